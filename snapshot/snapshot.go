@@ -1,0 +1,368 @@
+// Package snapshot is the heart of offsetkeeper: the snapshot format, its
+// capture from a Kafka cluster and the store that keeps snapshots in object
+// storage.
+//
+// The two types to know are [Snapshot], one immutable, versioned document
+// holding every Kafka Connect offset of a cluster at one moment, and [Store],
+// which writes snapshots to a gocloud.dev/blob bucket as single, compressed,
+// checksummed objects and reads them back, verifying the checksum every time.
+// [Capture] and [Capturer] build a Snapshot from a live cluster.
+//
+// Guarantees:
+//   - Source offset keys and values are kept as the exact bytes read from the
+//     offsets topic. Nothing is ever decoded and re-encoded on the way back.
+//   - A snapshot is listed only once it is whole: it is written with
+//     IfNotExist in one object, and a failed write leaves nothing behind.
+//   - Readers accept format versions MinVersion..Version and name the version
+//     they found otherwise.
+package snapshot
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+	"unicode/utf8"
+)
+
+// Format versions this build reads; it writes Version.
+const (
+	Version    = 1
+	MinVersion = 1
+)
+
+// Reasons a snapshot was taken.
+const (
+	ReasonManual    = "manual"
+	ReasonScheduled = "scheduled"
+	ReasonUndo      = "undo"
+)
+
+// Target states of a connector, as the Connect worker reads them.
+const (
+	StateStarted = "STARTED"
+	StatePaused  = "PAUSED"
+	StateStopped = "STOPPED"
+)
+
+// Connector types.
+const (
+	TypeSource  = "source"
+	TypeSink    = "sink"
+	TypeUnknown = "unknown"
+)
+
+// Topic roles.
+const (
+	RoleOffsets = "offsets"
+	RoleConfig  = "config"
+)
+
+// Errors returned by this package. Callers compare with errors.Is.
+var (
+	// ErrNotFound: no snapshot with that ID exists in the store.
+	ErrNotFound = errors.New("snapshot not found")
+	// ErrChecksum: the stored object does not match its SHA-256.
+	ErrChecksum = errors.New("snapshot checksum mismatch")
+	// ErrCorrupt: the object or document cannot be decoded.
+	ErrCorrupt = errors.New("snapshot is corrupt")
+	// ErrUnsupportedVersion: the document has a format version this build does not read.
+	ErrUnsupportedVersion = errors.New("unsupported snapshot format version")
+	// ErrExists: a snapshot with that ID is already stored (snapshots are immutable).
+	ErrExists = errors.New("snapshot already exists")
+)
+
+// Snapshot is one capture of every Kafka Connect offset of a cluster. It is
+// immutable once stored. Slices are sorted (see Normalize) so two captures
+// of the same state encode to the same document, apart from ID and time.
+type Snapshot struct {
+	// Version is the format version; always first in the document.
+	Version int `json:"version"`
+	// ID is assigned by Store.Put when empty; IDs sort by creation time.
+	ID             string    `json:"id"`
+	CreatedAt      time.Time `json:"created_at"`
+	ProgramVersion string    `json:"program_version"`
+	// ClusterID is the Kafka cluster id the snapshot was read from.
+	ClusterID string `json:"cluster_id"`
+	// Reason is why it was taken: manual, scheduled or undo.
+	Reason string `json:"reason"`
+	// Scope lists the connectors captured when the capture was limited to
+	// some (an undo snapshot, say); empty means the whole cluster.
+	Scope []string `json:"scope,omitempty"`
+	// Topics are the offsets and config topics read, with the offsets read up to.
+	Topics     []Topic     `json:"topics"`
+	Connectors []Connector `json:"connectors"`
+	// SourceOffsets are the live keys of every offsets topic read.
+	SourceOffsets []SourceOffset `json:"source_offsets"`
+	// SinkGroups are the consumer groups of sink connectors.
+	SinkGroups []SinkGroup `json:"sink_groups"`
+	// Warnings are things an operator should know about this capture
+	// (unparsed keys, a key present in two partitions, ...).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Topic is one topic read for the snapshot.
+type Topic struct {
+	Name       string           `json:"name"`
+	Role       string           `json:"role"`
+	Partitions []TopicPartition `json:"partitions"`
+}
+
+// TopicPartition records the offsets a partition was read between:
+// StartOffset is the log start, EndOffset the last stable offset taken when
+// the capture started (exclusive).
+type TopicPartition struct {
+	Partition   int32 `json:"partition"`
+	StartOffset int64 `json:"start_offset"`
+	EndOffset   int64 `json:"end_offset"`
+}
+
+// Connector is what the config topic says about one connector, or what the
+// offsets imply about a connector that has no config in this cluster.
+type Connector struct {
+	Name string `json:"name"`
+	// Type is source, sink or unknown. Sinks are told by their required
+	// topics or topics.regex setting.
+	Type  string `json:"type"`
+	Class string `json:"class,omitempty"`
+	// HasConfig is false for a connector known only from its offsets or group.
+	HasConfig bool `json:"has_config"`
+	// ConfigHash is the SHA-256 of the connector's config record value bytes.
+	ConfigHash string `json:"config_hash,omitempty"`
+	// TargetState is STARTED, PAUSED or STOPPED, read as the worker reads it
+	// (state.v2 first); empty without a config.
+	TargetState string `json:"target_state,omitempty"`
+	// Tasks is the task count of the latest commit-<name> record, -1 if none.
+	Tasks int `json:"tasks"`
+	// Group is the sink connector's resolved consumer group.
+	Group string `json:"group,omitempty"`
+	// OffsetsTopic is the connector's own offsets.storage.topic, if set.
+	OffsetsTopic string `json:"offsets_topic,omitempty"`
+	// ExactlyOnce is the connector's exactly.once.support setting, if set.
+	ExactlyOnce string `json:"exactly_once_support,omitempty"`
+}
+
+// Stopped reports whether the worker considers the connector stopped: no
+// config at all, or target state STOPPED with zero tasks.
+func (c Connector) Stopped() bool {
+	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks == 0)
+}
+
+// SourceOffset is one live key of an offsets topic: the last write of that
+// exact key in that partition, when it was not a tombstone.
+type SourceOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Offset is the record offset of the write that won.
+	Offset int64 `json:"offset"`
+	Key    Bytes `json:"key"`
+	Value  Bytes `json:"value"`
+	// Connector is the key's namespace; empty when the key is not
+	// [name, {map}] (see ParseError).
+	Connector string `json:"connector,omitempty"`
+	// SourcePartition and SourceOffset are the decoded partition and offset
+	// maps, informative only: the bytes above are what a restore writes.
+	SourcePartition json.RawMessage `json:"source_partition,omitempty"`
+	SourceOffset    json.RawMessage `json:"source_offset,omitempty"`
+	// ParseError says why the key did not decode; the record is still kept.
+	ParseError string `json:"parse_error,omitempty"`
+}
+
+// SinkGroup is one sink connector's consumer group.
+type SinkGroup struct {
+	Group string `json:"group"`
+	// Connector is the connector whose group this is, if one is known.
+	Connector string `json:"connector,omitempty"`
+	// State is the group state (Empty, Stable, Dead, ...).
+	State   string       `json:"state"`
+	Members int          `json:"members"`
+	Offsets []SinkOffset `json:"offsets"`
+}
+
+// SinkOffset is one committed group offset: the next offset to read.
+type SinkOffset struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Offset      int64  `json:"offset"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+	Metadata    string `json:"metadata,omitempty"`
+}
+
+// Bytes holds exact bytes losslessly in JSON: a JSON string when they are
+// valid UTF-8, {"base64":"..."} otherwise, null for nil.
+type Bytes []byte
+
+// MarshalJSON implements json.Marshaler.
+func (b Bytes) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var err error
+	if utf8.Valid(b) {
+		err = enc.Encode(string(b))
+	} else {
+		err = enc.Encode(struct {
+			Base64 string `json:"base64"`
+		}{base64.StdEncoding.EncodeToString(b)})
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *Bytes) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case bytes.Equal(data, []byte("null")):
+		*b = nil
+		return nil
+	case len(data) > 0 && data[0] == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*b = Bytes(s)
+		if *b == nil {
+			*b = Bytes{}
+		}
+		return nil
+	case len(data) > 0 && data[0] == '{':
+		var o struct {
+			Base64 *string `json:"base64"`
+		}
+		if err := json.Unmarshal(data, &o); err != nil {
+			return err
+		}
+		if o.Base64 == nil {
+			return errors.New(`bytes object without "base64"`)
+		}
+		raw, err := base64.StdEncoding.DecodeString(*o.Base64)
+		if err != nil {
+			return fmt.Errorf("decode base64 bytes: %w", err)
+		}
+		if raw == nil {
+			raw = []byte{}
+		}
+		*b = raw
+		return nil
+	}
+	return fmt.Errorf("bytes must be a string, {\"base64\":...} or null, got %.20q", data)
+}
+
+// Normalize sorts every slice into its canonical order: connectors and
+// groups by name, source offsets by topic, partition and key bytes, sink
+// offsets by topic and partition. Capture calls it; so may anyone building
+// a Snapshot by hand.
+func (s *Snapshot) Normalize() {
+	sort.Slice(s.Topics, func(i, j int) bool {
+		if s.Topics[i].Role != s.Topics[j].Role {
+			return s.Topics[i].Role > s.Topics[j].Role // offsets before config
+		}
+		return s.Topics[i].Name < s.Topics[j].Name
+	})
+	for _, t := range s.Topics {
+		sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
+	}
+	sort.Slice(s.Connectors, func(i, j int) bool { return s.Connectors[i].Name < s.Connectors[j].Name })
+	sort.Slice(s.SourceOffsets, func(i, j int) bool {
+		a, b := &s.SourceOffsets[i], &s.SourceOffsets[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return bytes.Compare(a.Key, b.Key) < 0
+	})
+	sort.Slice(s.SinkGroups, func(i, j int) bool { return s.SinkGroups[i].Group < s.SinkGroups[j].Group })
+	for _, g := range s.SinkGroups {
+		sort.Slice(g.Offsets, func(i, j int) bool {
+			if g.Offsets[i].Topic != g.Offsets[j].Topic {
+				return g.Offsets[i].Topic < g.Offsets[j].Topic
+			}
+			return g.Offsets[i].Partition < g.Offsets[j].Partition
+		})
+	}
+}
+
+// Connector returns the named connector, or false.
+func (s *Snapshot) Connector(name string) (Connector, bool) {
+	for _, c := range s.Connectors {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Connector{}, false
+}
+
+// SourceOffsetsOf returns the source offsets whose key names the connector.
+func (s *Snapshot) SourceOffsetsOf(connector string) []SourceOffset {
+	var out []SourceOffset
+	for _, o := range s.SourceOffsets {
+		if o.Connector == connector {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// SinkGroupOf returns the connector's sink group, or false.
+func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
+	for _, g := range s.SinkGroups {
+		if g.Connector == connector {
+			return g, true
+		}
+	}
+	return SinkGroup{}, false
+}
+
+// Unparsed counts the source keys that are not [name, {map}].
+func (s *Snapshot) Unparsed() int {
+	n := 0
+	for _, o := range s.SourceOffsets {
+		if o.Connector == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Encode writes the snapshot as one JSON document. HTML characters are not
+// escaped, so the document reads as the bytes it holds.
+func (s *Snapshot) Encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// Decode reads one JSON snapshot document. It rejects a version outside
+// MinVersion..Version with ErrUnsupportedVersion naming the version found,
+// before decoding anything else.
+func Decode(data []byte) (*Snapshot, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: decode document: %v", ErrCorrupt, err)
+	}
+	if head.Version == nil {
+		return nil, fmt.Errorf("%w: document has no version field", ErrCorrupt)
+	}
+	if v := *head.Version; v < MinVersion || v > Version {
+		return nil, fmt.Errorf("%w %d: this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, v, MinVersion, Version)
+	}
+	var s Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%w: decode version %d document: %v", ErrCorrupt, *head.Version, err)
+	}
+	return &s, nil
+}
