@@ -2,8 +2,20 @@ package snapshot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 )
 
 // Defaults for Options.
@@ -13,7 +25,11 @@ const (
 	DefaultGroupPrefix  = "connect-"
 )
 
-// Options say what to capture. STUB: being implemented.
+// ErrTopicMissing is returned when the worker offsets topic or the config
+// topic does not exist.
+var ErrTopicMissing = errors.New("topic does not exist")
+
+// Options say what to capture.
 type Options struct {
 	// OffsetsTopics are the worker offsets topics; default [DefaultOffsetsTopic].
 	// Per-connector offsets.storage.topic values found in configs are added.
@@ -23,27 +39,523 @@ type Options struct {
 	// GroupPrefix selects sink groups; default DefaultGroupPrefix.
 	GroupPrefix string
 	// Connectors limits the capture to these connectors; empty means all.
+	// A limited capture reads only the offsets topics and groups they use
+	// and keeps no unparsed keys.
 	Connectors []string
 	// ProgramVersion and Reason are copied into the snapshot.
 	ProgramVersion string
 	Reason         string
+	// Incremental keeps what was read in the Capturer and reads only what
+	// is new on the next Capture. The result is identical to a full read.
+	Incremental bool
 }
 
-// Capturer takes snapshots from one cluster. A Capturer may keep what it read
-// between calls and read only what is new (see Options); it is not safe for
-// concurrent use.
+func (o *Options) defaults() {
+	if len(o.OffsetsTopics) == 0 {
+		o.OffsetsTopics = []string{DefaultOffsetsTopic}
+	}
+	if o.ConfigTopic == "" {
+		o.ConfigTopic = DefaultConfigTopic
+	}
+	if o.GroupPrefix == "" {
+		o.GroupPrefix = DefaultGroupPrefix
+	}
+	if o.Reason == "" {
+		o.Reason = ReasonManual
+	}
+}
+
+// Capturer takes snapshots from one cluster. With Options.Incremental it
+// keeps what it read between calls and reads only what is new, falling back
+// to a full read of a partition whose log start moved past its position or
+// whose topic was recreated. It is not safe for concurrent use.
 type Capturer struct {
-	cl   *kgo.Client
-	opts Options
+	cl    *kgo.Client
+	adm   *kadm.Client
+	opts  Options
+	views map[string]*topicView
+	conf  *configState
+	// Stats of the last Capture.
+	stats CaptureStats
 }
 
-// NewCapturer returns a Capturer reading through cl.
-func NewCapturer(cl *kgo.Client, opts Options) *Capturer { return &Capturer{cl: cl, opts: opts} }
+// CaptureStats describe the work of one Capture.
+type CaptureStats struct {
+	// RecordsRead counts records fetched and applied (all topics).
+	RecordsRead int64
+	// Resets lists partitions read again from the start in an incremental run.
+	Resets   []string
+	Duration time.Duration
+}
 
-// Capture reads the cluster and returns a normalized snapshot without ID.
-func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) { panic("unimplemented") }
+// NewCapturer returns a Capturer reading through cl. cl must not be
+// configured to consume; the Capturer issues its own fetches.
+func NewCapturer(cl *kgo.Client, opts Options) *Capturer {
+	opts.defaults()
+	return &Capturer{cl: cl, adm: kadm.NewClient(cl), opts: opts, views: make(map[string]*topicView)}
+}
+
+// Stats returns the figures of the last Capture.
+func (c *Capturer) Stats() CaptureStats { return c.stats }
 
 // Capture is NewCapturer(cl, opts).Capture(ctx): one full read.
 func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*Snapshot, error) {
 	return NewCapturer(cl, opts).Capture(ctx)
+}
+
+// Capture reads the cluster and returns a normalized snapshot without ID.
+// Every partition-level error fails the capture: a short snapshot is worse
+// than none.
+func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
+	began := time.Now()
+	c.stats = CaptureStats{}
+	if !c.opts.Incremental {
+		c.views = make(map[string]*topicView)
+		c.conf = nil
+	}
+
+	md, err := c.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read cluster metadata: %w", err)
+	}
+
+	// 1. The config topic, as the worker reads it.
+	confBounds, missing, err := listBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("read config topic %q: %w: check --config-topic (config.storage.topic of the worker)", c.opts.ConfigTopic, ErrTopicMissing)
+	}
+	cv := c.views[c.opts.ConfigTopic]
+	if cv == nil || c.conf == nil {
+		c.conf = newConfigState()
+		cv = newTopicView(c.opts.ConfigTopic)
+		cv.onRecord = c.conf.apply
+		c.views[c.opts.ConfigTopic] = cv
+	}
+	before := c.conf.records
+	resets, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds)
+	if err != nil {
+		return nil, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+	}
+	if len(resets) > 0 {
+		// The config log moved under us: replay it whole.
+		c.conf = newConfigState()
+		cv = newTopicView(c.opts.ConfigTopic)
+		cv.onRecord = c.conf.apply
+		c.views[c.opts.ConfigTopic] = cv
+		before = 0
+		if _, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds); err != nil {
+			return nil, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+		}
+		c.stats.Resets = append(c.stats.Resets, resets...)
+	}
+	c.stats.RecordsRead += c.conf.records - before
+
+	scope := make(map[string]bool, len(c.opts.Connectors))
+	for _, n := range c.opts.Connectors {
+		scope[n] = true
+	}
+	inScope := func(name string) bool { return len(scope) == 0 || scope[name] }
+
+	connectors := make(map[string]*Connector)
+	for name := range c.conf.connectors {
+		if !inScope(name) {
+			continue
+		}
+		conn := c.conf.connector(name)
+		connectors[name] = &conn
+	}
+
+	// 2. The offsets topics: the worker's, plus each connector's own.
+	offsetTopics := slices.Clone(c.opts.OffsetsTopics)
+	workerTopic := map[string]bool{}
+	for _, t := range offsetTopics {
+		workerTopic[t] = true
+	}
+	for _, conn := range connectors {
+		if conn.OffsetsTopic != "" && !slices.Contains(offsetTopics, conn.OffsetsTopic) {
+			offsetTopics = append(offsetTopics, conn.OffsetsTopic)
+		}
+	}
+	sort.Strings(offsetTopics)
+	offBounds, missing, err := listBounds(ctx, c.adm, offsetTopics)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, t := range missing {
+		if workerTopic[t] {
+			return nil, fmt.Errorf("read offsets topic %q: %w: check --offsets-topic (offset.storage.topic of the worker)", t, ErrTopicMissing)
+		}
+		warnings = append(warnings, fmt.Sprintf("offsets topic %q named by a connector's offsets.storage.topic does not exist", t))
+	}
+	var views []*topicView
+	for _, t := range offsetTopics {
+		if _, ok := offBounds[t]; !ok {
+			continue
+		}
+		v := c.views[t]
+		if v == nil {
+			v = newTopicView(t)
+			c.views[t] = v
+		}
+		// Partitions that no longer exist are dropped from the view.
+		for p := range v.parts {
+			if _, ok := offBounds[t][p]; !ok {
+				delete(v.parts, p)
+			}
+		}
+		views = append(views, v)
+	}
+	positions := positionsOf(views)
+	resets, err = readTopics(ctx, c.cl, c.adm, views, offBounds)
+	if errors.Is(err, errTopicChanged) {
+		// Recreated under us: forget it and read it whole once more.
+		for _, v := range views {
+			delete(c.views, v.name)
+		}
+		return nil, fmt.Errorf("read offsets topics: %w; run the snapshot again", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read offsets topics: %w", err)
+	}
+	c.stats.Resets = append(c.stats.Resets, resets...)
+	c.stats.RecordsRead += recordsBetween(positions, views)
+
+	snap := &Snapshot{
+		Version:        Version,
+		CreatedAt:      time.Now().UTC(),
+		ProgramVersion: c.opts.ProgramVersion,
+		ClusterID:      md.Cluster,
+		Reason:         c.opts.Reason,
+		Scope:          slices.Clone(c.opts.Connectors),
+		SourceOffsets:  []SourceOffset{},
+		SinkGroups:     []SinkGroup{},
+		Connectors:     []Connector{},
+	}
+	sort.Strings(snap.Scope)
+	snap.Topics = append(snap.Topics, topicOf(c.opts.ConfigTopic, RoleConfig, confBounds[c.opts.ConfigTopic]))
+	for _, v := range views {
+		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
+	}
+
+	// 3. Source offsets: every live key, decoded where it decodes.
+	type where struct {
+		topic string
+		part  int32
+	}
+	seen := make(map[string][]where)
+	unparsed, nulls := 0, 0
+	for _, v := range views {
+		for p, pv := range v.parts {
+			nulls += pv.nulls
+			for k, r := range pv.keys {
+				so := SourceOffset{Topic: v.name, Partition: p, Offset: r.offset, Key: Bytes(k), Value: Bytes(r.value)}
+				name, _, raw, perr := connectjson.ParseKey([]byte(k))
+				if perr != nil {
+					if len(scope) > 0 {
+						continue
+					}
+					so.ParseError = perr.Error()
+					unparsed++
+				} else {
+					if !inScope(name) {
+						continue
+					}
+					so.Connector = name
+					so.SourcePartition = json.RawMessage(raw)
+					if len(r.value) > 0 && r.value[0] == '{' && json.Valid(r.value) {
+						so.SourceOffset = json.RawMessage(r.value)
+					}
+					if connectors[name] == nil {
+						connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
+					}
+				}
+				seen[v.name+"\x00"+k] = append(seen[v.name+"\x00"+k], where{v.name, p})
+				snap.SourceOffsets = append(snap.SourceOffsets, so)
+			}
+		}
+	}
+	if unparsed > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))
+	}
+	if nulls > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d records with a null key were skipped; no task can look them up", nulls))
+	}
+	for k, ws := range seen {
+		if len(ws) > 1 {
+			parts := make([]string, len(ws))
+			for i, w := range ws {
+				parts[i] = fmt.Sprint(w.part)
+			}
+			sort.Strings(parts)
+			_, key, _ := strings.Cut(k, "\x00")
+			warnings = append(warnings, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", key, strings.Join(parts, ", "), ws[0].topic))
+		}
+	}
+
+	// 4. Sink groups: by prefix, plus those named by connector configs.
+	groups, err := c.captureGroups(ctx, connectors, inScope, len(scope) > 0)
+	if err != nil {
+		return nil, err
+	}
+	snap.SinkGroups = groups
+	for _, g := range groups {
+		if g.Connector != "" && connectors[g.Connector] == nil {
+			connectors[g.Connector] = &Connector{Name: g.Connector, Type: TypeSink, Group: g.Group, Tasks: -1}
+		}
+	}
+
+	for _, conn := range connectors {
+		snap.Connectors = append(snap.Connectors, *conn)
+	}
+	sort.Strings(warnings)
+	snap.Warnings = warnings
+	snap.Normalize()
+	c.stats.Duration = time.Since(began)
+	return snap, nil
+}
+
+// captureGroups reads the sink groups: their state, members and committed
+// offsets, in batched requests.
+func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) ([]SinkGroup, error) {
+	owner := make(map[string]string) // group -> connector
+	for name, conn := range connectors {
+		if conn.Type == TypeSink && conn.Group != "" {
+			owner[conn.Group] = name
+		}
+	}
+	want := make(map[string]bool)
+	for g := range owner {
+		want[g] = true
+	}
+	listed, err := c.adm.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list consumer groups: %w", err)
+	}
+	exists := make(map[string]bool, len(listed))
+	for _, g := range listed {
+		exists[g.Group] = true
+		if scoped || !strings.HasPrefix(g.Group, c.opts.GroupPrefix) {
+			continue
+		}
+		if _, owned := owner[g.Group]; !owned {
+			// A group by prefix whose connector has no config here: name it
+			// after the Connect convention connect-<name>.
+			name := strings.TrimPrefix(g.Group, DefaultGroupPrefix)
+			if name == g.Group || !inScope(name) {
+				name = ""
+			}
+			owner[g.Group] = name
+		}
+		want[g.Group] = true
+	}
+	var names []string
+	for g := range want {
+		if exists[g] {
+			names = append(names, g)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return []SinkGroup{}, nil
+	}
+	described, err := c.adm.DescribeGroups(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("describe %d consumer groups: %w", len(names), err)
+	}
+	fetched := c.adm.FetchManyOffsets(ctx, names...)
+	if err := fetched.Error(); err != nil {
+		return nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
+	}
+	out := make([]SinkGroup, 0, len(names))
+	for _, g := range names {
+		d, ok := described[g]
+		if !ok {
+			return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
+		}
+		if d.Err != nil {
+			return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+		}
+		if d.State == "Dead" {
+			continue // deleted between list and describe
+		}
+		f, ok := fetched[g]
+		if !ok {
+			return nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
+		}
+		if f.Err != nil {
+			return nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
+		}
+		sg := SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: []SinkOffset{}}
+		var perr error
+		f.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil {
+				perr = fmt.Errorf("fetch offset of consumer group %q for %s/%d: %w", g, o.Topic, o.Partition, o.Err)
+				return
+			}
+			if o.At < 0 {
+				return // no commit for this partition
+			}
+			sg.Offsets = append(sg.Offsets, SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
+		})
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, sg)
+	}
+	return out, nil
+}
+
+func topicOf(name, role string, bs map[int32]bounds) Topic {
+	t := Topic{Name: name, Role: role}
+	for p, b := range bs {
+		t.Partitions = append(t.Partitions, TopicPartition{Partition: p, StartOffset: b.start, EndOffset: b.end})
+	}
+	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
+	return t
+}
+
+func positionsOf(views []*topicView) map[*partView]int64 {
+	m := make(map[*partView]int64)
+	for _, v := range views {
+		for _, pv := range v.parts {
+			m[pv] = pv.next
+		}
+	}
+	return m
+}
+
+// recordsBetween estimates records read as the offsets advanced.
+func recordsBetween(before map[*partView]int64, views []*topicView) int64 {
+	var n int64
+	for _, v := range views {
+		for _, pv := range v.parts {
+			n += pv.next - before[pv] // a new view starts from 0 in before
+		}
+	}
+	return n
+}
+
+// configState is the worker's view of the config topic, built by applying
+// its records in log order as KafkaConfigBackingStore does.
+type configState struct {
+	connectors map[string]*connConfig
+	states     map[string]string // target-state-<name>, kept apart: it may precede the config
+	tasks      map[string]int    // commit-<name>
+	records    int64
+}
+
+type connConfig struct {
+	props map[string]string
+	hash  string
+}
+
+func newConfigState() *configState {
+	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
+}
+
+func (s *configState) apply(r *kgo.Record) {
+	s.records++
+	key := string(r.Key)
+	switch {
+	case strings.HasPrefix(key, "connector-"):
+		name := strings.TrimPrefix(key, "connector-")
+		if r.Value == nil {
+			delete(s.connectors, name)
+			delete(s.tasks, name)
+			return
+		}
+		var v struct {
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.Properties == nil {
+			return // the worker logs and ignores it too
+		}
+		props := make(map[string]string, len(v.Properties))
+		for k, val := range v.Properties {
+			if s, ok := val.(string); ok {
+				props[k] = s
+			} else if val != nil {
+				props[k] = fmt.Sprint(val)
+			}
+		}
+		sum := sha256.Sum256(r.Value)
+		s.connectors[name] = &connConfig{props: props, hash: hex.EncodeToString(sum[:])}
+	case strings.HasPrefix(key, "target-state-"):
+		name := strings.TrimPrefix(key, "target-state-")
+		if r.Value == nil {
+			delete(s.states, name)
+			return
+		}
+		var v map[string]any
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return
+		}
+		st, ok := v["state.v2"].(string)
+		if !ok {
+			st, _ = v["state"].(string)
+		}
+		switch st {
+		case StateStarted, StatePaused, StateStopped:
+			s.states[name] = st
+		}
+	case strings.HasPrefix(key, "commit-"):
+		name := strings.TrimPrefix(key, "commit-")
+		if r.Value == nil {
+			return
+		}
+		var v struct {
+			Tasks *int `json:"tasks"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.Tasks == nil {
+			return
+		}
+		s.tasks[name] = *v.Tasks
+	}
+}
+
+// connector is the worker's view of one configured connector.
+func (s *configState) connector(name string) Connector {
+	cc := s.connectors[name]
+	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Tasks: -1, Type: TypeSource}
+	c.Class = cc.props["connector.class"]
+	if connectorType(c.Class, cc.props) == TypeSink {
+		c.Type = TypeSink
+		c.Group = cc.props["consumer.override.group.id"]
+		if c.Group == "" {
+			c.Group = DefaultGroupPrefix + name
+		}
+	} else {
+		c.OffsetsTopic = cc.props["offsets.storage.topic"]
+		c.ExactlyOnce = cc.props["exactly.once.support"]
+	}
+	// No target state record means STARTED, as the worker reads it.
+	c.TargetState = StateStarted
+	if st, ok := s.states[name]; ok {
+		c.TargetState = st
+	}
+	if n, ok := s.tasks[name]; ok {
+		c.Tasks = n
+	}
+	return c
+}
+
+// connectorType tells a sink from a source without the plugin at hand: by
+// the class's simple name first (MirrorMaker 2 sources have a topics
+// setting too), then by the topics or topics.regex setting every sink must
+// have.
+func connectorType(class string, props map[string]string) string {
+	simple := class[strings.LastIndex(class, ".")+1:]
+	switch {
+	case strings.Contains(simple, "Sink"):
+		return TypeSink
+	case strings.Contains(simple, "Source"), strings.HasPrefix(simple, "Mirror"):
+		return TypeSource
+	case props["topics"] != "" || props["topics.regex"] != "":
+		return TypeSink
+	}
+	return TypeSource
 }

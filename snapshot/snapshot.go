@@ -366,3 +366,32 @@ func Decode(data []byte) (*Snapshot, error) {
 	}
 	return &s, nil
 }
+
+// Filter returns a copy of the snapshot holding only the named connectors:
+// their entries, source offsets and sink groups. Scope records the names.
+func (s *Snapshot) Filter(connectors []string) *Snapshot {
+	keep := make(map[string]bool, len(connectors))
+	for _, c := range connectors {
+		keep[c] = true
+	}
+	out := *s
+	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
+	for _, c := range s.Connectors {
+		if keep[c.Name] {
+			out.Connectors = append(out.Connectors, c)
+		}
+	}
+	for _, o := range s.SourceOffsets {
+		if o.Connector != "" && keep[o.Connector] {
+			out.SourceOffsets = append(out.SourceOffsets, o)
+		}
+	}
+	for _, g := range s.SinkGroups {
+		if g.Connector != "" && keep[g.Connector] {
+			out.SinkGroups = append(out.SinkGroups, g)
+		}
+	}
+	out.Scope = append([]string(nil), connectors...)
+	sort.Strings(out.Scope)
+	return &out
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// defaultStore is where snapshots go when --store is not given.
+const defaultStore = "file://./offsetkeeper-snapshots"
+
+// globals are the flags every command shares.
+type globals struct {
+	fs *flag.FlagSet
+
+	logLevel  string
+	logFormat string
+	store     string
+
+	kafka         bool
+	brokers       string
+	workerConfig  string
+	offsetsTopics listFlag
+	configTopic   string
+	groupPrefix   string
+	clientID      string
+	timeout       time.Duration
+
+	// security, see docs/security.md
+	saslMechanism, saslUsername, saslPassword, saslPasswordFile string
+	tls                                                         bool
+	tlsCA, tlsCert, tlsKey, tlsServerName                       string
+	tlsInsecure                                                 bool
+}
+
+func (g *globals) register(fs *flag.FlagSet, kafka bool) {
+	g.fs = fs
+	g.kafka = kafka
+	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
+	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
+	if !kafka {
+		return
+	}
+	fs.StringVar(&g.brokers, "brokers", "localhost:9092", "Kafka bootstrap brokers, comma-separated")
+	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
+	fs.Var(&g.offsetsTopics, "offsets-topic", "worker offsets topic (offset.storage.topic); repeatable (default "+snapshot.DefaultOffsetsTopic+")")
+	fs.StringVar(&g.configTopic, "config-topic", snapshot.DefaultConfigTopic, "worker config topic (config.storage.topic)")
+	fs.StringVar(&g.groupPrefix, "group-prefix", snapshot.DefaultGroupPrefix, "consumer groups with this prefix are sink connector groups")
+	fs.StringVar(&g.clientID, "client-id", "offsetkeeper", "Kafka client id")
+	fs.DurationVar(&g.timeout, "kafka-timeout", 30*time.Second, "how long to keep trying to reach Kafka before giving up")
+	fs.StringVar(&g.saslMechanism, "sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM")
+	fs.StringVar(&g.saslUsername, "sasl-username", "", "SASL username")
+	fs.StringVar(&g.saslPassword, "sasl-password", "", "SASL password (prefer OFFSETKEEPER_SASL_PASSWORD or --sasl-password-file: flags show in ps)")
+	fs.StringVar(&g.saslPasswordFile, "sasl-password-file", "", "file holding the SASL password")
+	fs.BoolVar(&g.tls, "tls", false, "connect to Kafka with TLS")
+	fs.StringVar(&g.tlsCA, "tls-ca", "", "PEM file of the CA certificates to trust (implies --tls)")
+	fs.StringVar(&g.tlsCert, "tls-cert", "", "PEM client certificate for mTLS (implies --tls)")
+	fs.StringVar(&g.tlsKey, "tls-key", "", "PEM client private key for mTLS")
+	fs.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify the brokers' certificates against")
+	fs.BoolVar(&g.tlsInsecure, "tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+}
+
+// explicit reports whether a flag was given on the command line or in the
+// environment.
+func (g *globals) explicit(name string) bool {
+	found := false
+	g.fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
+}
+
+func (g *globals) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", g.logFormat)
+}
+
+// kafkaSettings resolves the Kafka client config and the Connect topic
+// names from the flags and the worker file; explicit flags win.
+func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
+	var (
+		cfg    kafkaconf.Config
+		worker kafkaconf.Worker
+	)
+	if g.workerConfig != "" {
+		f, err := os.Open(g.workerConfig)
+		if err != nil {
+			return cfg, snapshot.Options{}, fmt.Errorf("read worker config: %w", err)
+		}
+		props, err := kafkaconf.ParseProperties(f)
+		f.Close()
+		if err != nil {
+			return cfg, snapshot.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
+		}
+		cfg, worker, err = kafkaconf.FromWorkerProperties(props)
+		if err != nil {
+			return cfg, snapshot.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
+		}
+	}
+	if g.explicit("brokers") || len(cfg.Brokers) == 0 {
+		cfg.Brokers = splitList(g.brokers)
+	}
+	cfg.ClientID = g.clientID
+	cfg.RetryTimeout = g.timeout
+	if g.explicit("sasl-mechanism") {
+		cfg.SASL.Mechanism = g.saslMechanism
+	}
+	if g.explicit("sasl-username") {
+		cfg.SASL.Username = g.saslUsername
+	}
+	if g.explicit("sasl-password") {
+		cfg.SASL.Password = kafkaconf.Secret(g.saslPassword)
+	}
+	if g.explicit("sasl-password-file") {
+		cfg.SASL.PasswordFile = g.saslPasswordFile
+	}
+	if g.tls || g.tlsCA != "" || g.tlsCert != "" {
+		cfg.TLS.Enabled = true
+	}
+	if g.tlsCA != "" {
+		cfg.TLS.CAFile = g.tlsCA
+	}
+	if g.tlsCert != "" {
+		cfg.TLS.CertFile = g.tlsCert
+	}
+	if g.tlsKey != "" {
+		cfg.TLS.KeyFile = g.tlsKey
+	}
+	if g.tlsServerName != "" {
+		cfg.TLS.ServerName = g.tlsServerName
+	}
+	if g.tlsInsecure {
+		cfg.TLS.InsecureSkipVerify = true
+	}
+
+	opts := snapshot.Options{
+		OffsetsTopics:  []string(g.offsetsTopics),
+		ConfigTopic:    g.configTopic,
+		GroupPrefix:    g.groupPrefix,
+		ProgramVersion: programVersion(),
+	}
+	if len(opts.OffsetsTopics) == 0 && worker.OffsetsTopic != "" {
+		opts.OffsetsTopics = []string{worker.OffsetsTopic}
+	}
+	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
+		opts.ConfigTopic = worker.ConfigTopic
+	}
+	return cfg, opts, nil
+}
+
+// kafkaClient opens a Kafka client from the flags. The caller closes it.
+func (g *globals) kafkaClient(extra ...kgo.Opt) (*kgo.Client, snapshot.Options, error) {
+	cfg, opts, err := g.kafkaSettings()
+	if err != nil {
+		return nil, opts, err
+	}
+	kopts, err := cfg.Opts()
+	if err != nil {
+		return nil, opts, fmt.Errorf("configure Kafka client: %w", err)
+	}
+	cl, err := kgo.NewClient(append(kopts, extra...)...)
+	if err != nil {
+		return nil, opts, fmt.Errorf("create Kafka client for %s: %w", strings.Join(cfg.Brokers, ","), err)
+	}
+	return cl, opts, nil
+}
+
+// openStore opens the snapshot store named by --store.
+func (g *globals) openStore(ctx context.Context) (*snapshot.Store, error) {
+	return snapshot.OpenStore(ctx, g.store)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

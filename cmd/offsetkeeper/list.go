@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+func init() {
+	register(commandInfo{
+		name:    "list",
+		summary: "list stored snapshots, oldest first",
+		usage:   "[--output text|json]",
+		noKafka: true,
+		new:     func(e *env) command { return &listCmd{env: e} },
+	})
+}
+
+type listCmd struct {
+	*env
+	output string
+}
+
+func (c *listCmd) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+}
+
+func (c *listCmd) Run(ctx context.Context, args []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
+	store, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	infos, err := store.List(ctx)
+	if err != nil {
+		return err
+	}
+	if c.output == "json" {
+		if infos == nil {
+			infos = []snapshot.Info{}
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tREASON\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
+	for _, i := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
+	}
+	return tw.Flush()
+}
