@@ -30,6 +30,7 @@ type record struct {
 // partView is what has been read of one partition: the live keys and the
 // next offset to read.
 type partView struct {
+	start int64 // log start offset when last read
 	next  int64
 	keys  map[string]record
 	nulls int // records with a null key, which no task can look up
@@ -75,26 +76,6 @@ const (
 // A view whose partition moved under it (log start past its position, or
 // end before it) is reset and read from the start, and reported.
 func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds) (resets []string, err error) {
-	var pending []*cursor
-	for _, v := range views {
-		for p, b := range ends[v.name] {
-			pv := v.parts[p]
-			if pv == nil || pv.next < b.start || pv.next > b.end {
-				if pv != nil {
-					resets = append(resets, fmt.Sprintf("%s/%d: position %d outside [%d, %d]", v.name, p, pv.next, b.start, b.end))
-				}
-				pv = &partView{next: b.start, keys: make(map[string]record)}
-				v.parts[p] = pv
-			}
-			if pv.next < b.end {
-				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
-			}
-		}
-	}
-	if len(pending) == 0 {
-		return resets, nil
-	}
-
 	topicNames := make([]string, 0, len(views))
 	byName := make(map[string]*topicView, len(views))
 	for _, v := range views {
@@ -106,8 +87,10 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 	var (
 		leaders  map[string]map[int32]int32
 		attempts int
+		first    = true
 	)
 	refresh := func() error {
+		defer func() { first = false }()
 		md, err := adm.Metadata(ctx, topicNames...)
 		if err != nil {
 			return fmt.Errorf("read metadata of %v: %w", topicNames, err)
@@ -119,7 +102,12 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 			}
 			if v := byName[t.Topic]; v != nil {
 				if v.id != (kadm.TopicID{}) && t.ID != (kadm.TopicID{}) && v.id != t.ID {
-					return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
+					if !first {
+						return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
+					}
+					// Recreated since the last run: nothing kept is valid.
+					v.parts = make(map[int32]*partView)
+					resets = append(resets, fmt.Sprintf("%s: topic was recreated", t.Topic))
 				}
 				v.id = t.ID
 			}
@@ -132,6 +120,25 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 	}
 	if err := refresh(); err != nil {
 		return resets, err
+	}
+
+	var pending []*cursor
+	for _, v := range views {
+		for p, b := range ends[v.name] {
+			pv := v.parts[p]
+			// Records below a log start that moved are gone, and so are
+			// the keys they held: only a read from the new start is exact.
+			if pv == nil || b.start > pv.start || pv.next > b.end {
+				if pv != nil {
+					resets = append(resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.name, p, pv.start, pv.next, b.start, b.end))
+				}
+				pv = &partView{start: b.start, next: b.start, keys: make(map[string]record)}
+				v.parts[p] = pv
+			}
+			if pv.next < b.end {
+				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
+			}
+		}
 	}
 
 	for len(pending) > 0 {
@@ -275,7 +282,8 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 					// The log start moved past us (retention or
 					// DeleteRecords): nothing below it exists any more.
 					if rp.LogStartOffset > c.pv.next {
-						c.pv.next = rp.LogStartOffset
+						// What was read below it may be gone too: start over.
+						*c.pv = partView{start: rp.LogStartOffset, next: rp.LogStartOffset, keys: make(map[string]record)}
 						continue
 					}
 					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.next, fp.Err)

@@ -1,0 +1,175 @@
+package snapshot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// equalContent compares two snapshots apart from their ID and time.
+func equalContent(t *testing.T, a, b *snapshot.Snapshot) {
+	t.Helper()
+	a2, b2 := *a, *b
+	a2.CreatedAt, b2.CreatedAt = time.Time{}, time.Time{}
+	a2.ID, b2.ID = "", ""
+	ja, _ := json.Marshal(a2)
+	jb, _ := json.Marshal(b2)
+	if string(ja) != string(jb) {
+		t.Fatalf("snapshots differ:\n a: %.2000s\n b: %.2000s", ja, jb)
+	}
+}
+
+func produce(t *testing.T, cl *kgo.Client, rs ...*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Incremental capture must equal a full read after random writes,
+// tombstones and compaction.
+func TestIncrementalEqualsFull(t *testing.T) {
+	c, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	ctx := context.Background()
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	if _, err := inc.Capture(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 4; round++ {
+		var rs []*kgo.Record
+		for i := 0; i < 200; i++ {
+			key := fmt.Sprintf(`["churn-%d",{"filename":"/data/f%d.txt"}]`, rng.Intn(3), rng.Intn(50))
+			var val []byte
+			if rng.Intn(5) > 0 {
+				val = fmt.Appendf(nil, `{"position":%d}`, rng.Intn(100000))
+			}
+			rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
+		}
+		produce(t, cl, rs...)
+		if round%2 == 1 {
+			c.Compact()
+		}
+		got, err := inc.Capture(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalContent(t, got, full)
+		if st := inc.Stats(); st.RecordsRead > 400 {
+			t.Errorf("round %d: incremental run read %d records, want only the new ones", round, st.RecordsRead)
+		}
+	}
+}
+
+// An incremental view must start over when the log start moves past it.
+func TestIncrementalAfterDeleteRecords(t *testing.T) {
+	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	ctx := context.Background()
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	if _, err := inc.Capture(ctx); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, snapshot.DefaultOffsetsTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os := kadm.Offsets{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			os.Add(kadm.Offset{Topic: o.Topic, Partition: o.Partition, At: o.Offset, LeaderEpoch: -1})
+		}
+	})
+	if _, err := adm.DeleteRecords(ctx, os); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["fresh",{"filename":"x"}]`), Value: []byte(`{"position":1}`)})
+	got, err := inc.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalContent(t, got, full)
+	if len(inc.Stats().Resets) == 0 {
+		t.Errorf("no partition was reset after DeleteRecords")
+	}
+}
+
+// Regression: a read_committed reader never sees aborted records, so a
+// partition whose last records were aborted must still count as read to its
+// end; and records of a transaction still open must not appear.
+func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
+	c, cl, _ := seeded(t, connectdemo.Spec{})
+	_ = c
+	ctx := context.Background()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, "tiny-offsets"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, snapshot.DefaultConfigTopic); err != nil && !isExists(err) {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Topic: "tiny-offsets", Key: []byte(`["a",{"p":1}]`), Value: []byte(`{"o":1}`)})
+
+	txn := func(id string, commit bool, key string) *kgo.Client {
+		p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.TransactionalID(id), kgo.DefaultProduceTopic("tiny-offsets"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.ProduceSync(ctx, &kgo.Record{Key: []byte(key), Value: []byte(`{"o":99}`)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := p.EndTransaction(ctx, kgo.TryAbort); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			return nil
+		}
+		return p
+	}
+	txn("aborter", true, `["a",{"p":1}]`) // aborted: must not win
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	snap, err := snapshot.Capture(tctx, cl, snapshot.Options{OffsetsTopics: []string{"tiny-offsets"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.SourceOffsets) != 1 || string(snap.SourceOffsets[0].Value) != `{"o":1}` {
+		t.Fatalf("after an aborted tail: %+v", snap.SourceOffsets)
+	}
+
+	open := txn("opener", false, `["b",{"p":2}]`) // left open
+	defer open.Close()
+	snap, err = snapshot.Capture(tctx, cl, snapshot.Options{OffsetsTopics: []string{"tiny-offsets"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.SourceOffsets) != 1 {
+		t.Fatalf("an open transaction's record was captured: %+v", snap.SourceOffsets)
+	}
+}
+
+func isExists(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "TOPIC_ALREADY_EXISTS")
+}
