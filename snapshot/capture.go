@@ -286,11 +286,11 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	}
 	for k, ws := range seen {
 		if len(ws) > 1 {
+			sort.Slice(ws, func(i, j int) bool { return ws[i].part < ws[j].part })
 			parts := make([]string, len(ws))
 			for i, w := range ws {
 				parts[i] = fmt.Sprint(w.part)
 			}
-			sort.Strings(parts)
 			_, key, _ := strings.Cut(k, "\x00")
 			warnings = append(warnings, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", key, strings.Join(parts, ", "), ws[0].topic))
 		}
