@@ -1,13 +1,77 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/gcerrors"
+	"golang.org/x/sync/errgroup"
 )
 
-// Info describes a stored snapshot without reading its document.
+// DefaultStoreURL is the store the CLI uses when --store is not given: a
+// directory named offsetkeeper-snapshots in the working directory.
+const DefaultStoreURL = "file://./offsetkeeper-snapshots"
+
+// The object layout; see Store.
+const (
+	// keyPrefix is the folder every snapshot object is stored under.
+	keyPrefix = "snapshots/"
+	// keySuffix ends every snapshot object's key.
+	keySuffix = ".snap"
+	// contentType is the MIME type snapshot objects are written with.
+	contentType = "application/vnd.offsetkeeper.snapshot"
+	// objectFormat is the "format" value of every snapshot object header.
+	objectFormat = "offsetkeeper-snapshot"
+	// compressionZstd is the only body compression this build reads and writes.
+	compressionZstd = "zstd"
+	// maxDocumentSize is the largest decompressed document Get accepts, in
+	// bytes (4 GiB); a body that would inflate beyond it is ErrCorrupt.
+	maxDocumentSize = 4 << 30
+	// maxHeaderSize bounds the search for the header line, in bytes.
+	maxHeaderSize = 64 << 10
+	// listConcurrency bounds the Attributes calls List makes at once.
+	listConcurrency = 16
+)
+
+// Metadata keys written on every snapshot object so that List needs no
+// reads. Values are strings; counts are decimal, created is RFC 3339 UTC.
+const (
+	metaCreated    = "created"
+	metaReason     = "reason"
+	metaClusterID  = "cluster-id"
+	metaConnectors = "connectors"
+	metaSourceKeys = "source-keys"
+	metaSinkGroups = "sink-groups"
+	metaSHA256     = "sha256"
+)
+
+// idLayout is the time part of an ID: fixed width, UTC, microseconds.
+const idLayout = "20060102T150405.000000Z"
+
+// idLen is the length of every ID: the time part, "-", 6 hex digits.
+const idLen = len(idLayout) + 1 + 6
+
+// Info describes a stored snapshot without reading its document. Size is
+// the stored object's size in bytes; SHA256 is the hex SHA-256 of the
+// object's body (the compressed document).
 type Info struct {
 	ID         string    `json:"id"`
 	CreatedAt  time.Time `json:"created_at"`
@@ -20,13 +84,119 @@ type Info struct {
 	SHA256     string    `json:"sha256"`
 }
 
-// Store keeps snapshots in a blob bucket. STUB: being implemented.
+// Store keeps snapshots in a gocloud.dev/blob bucket, one immutable object
+// per snapshot, and verifies every object's SHA-256 when reading it.
+//
+// The object of snapshot ID is snapshots/ID.snap. It is self-contained, so
+// it survives copying between buckets: its first line is a JSON header
+// ending in "\n",
+//
+//	{"format":"offsetkeeper-snapshot","version":1,"compression":"zstd","sha256":"<hex>","body_size":N}
+//
+// and the rest, the body, is the zstd-compressed document Snapshot.Encode
+// writes; sha256 and body_size are of the body as stored. Readers ignore
+// header fields they do not know but refuse a format, version, compression
+// or encryption they do not know. The object is written with content type
+// application/vnd.offsetkeeper.snapshot and metadata holding its summary
+// (created, reason, cluster-id, connectors, source-keys, sink-groups,
+// sha256), which List reads instead of the object.
+//
+// A Store is safe for concurrent use if its bucket is (every gocloud driver
+// is). It holds no state besides the bucket, so several processes may share
+// one store: IDs carry a random suffix and writes use IfNotExist, so
+// concurrent Puts never overwrite each other.
 type Store struct {
 	bucket *blob.Bucket
+	// where names the store in errors, credentials removed; empty when
+	// the Store was made by NewStore.
+	where string
+	// testHookBeforeClose, when set by a test, runs in Put after the object
+	// was written and before the writer is closed (committed).
+	testHookBeforeClose func()
 }
 
-// OpenStore opens the store at a gocloud.dev/blob URL or a local directory path.
-func OpenStore(ctx context.Context, url string) (*Store, error) { panic("unimplemented") }
+// OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
+// (file, mem, s3, gs, azblob schemes) or, when it has no "://", a local
+// directory path. A local directory, given as a path or as a file:// URL, is
+// created (mode 0o755) if missing; "file://./dir" and "file://dir" are
+// relative to the working directory, "file:///dir" is absolute. Temporary
+// files of a local store are made next to their final name, so a snapshot
+// appears by an atomic rename and never across file systems.
+//
+// Errors name the URL with userinfo and secret-looking query parameters
+// removed. Close the Store when done.
+func OpenStore(ctx context.Context, storeURL string) (*Store, error) {
+	where := redactURL(storeURL)
+	fail := func(err error) (*Store, error) {
+		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", where, scrubError(err, storeURL))
+	}
+	if storeURL == "" {
+		return fail(errors.New("no store URL given"))
+	}
+	scheme, _, hasScheme := strings.Cut(storeURL, "://")
+	if !hasScheme {
+		return openDir(ctx, storeURL, "")
+	}
+	if strings.EqualFold(scheme, fileblob.Scheme) {
+		dir, query, err := filePath(storeURL)
+		if err != nil {
+			return fail(err)
+		}
+		return openDir(ctx, dir, query)
+	}
+	b, err := blob.OpenBucket(ctx, storeURL)
+	if err != nil {
+		return fail(err)
+	}
+	return &Store{bucket: b, where: where}, nil
+}
+
+// openDir opens the local directory dir, creating it if missing, with the
+// fileblob query parameters in query.
+func openDir(ctx context.Context, dir, query string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", dir, err)
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path; fileblob drops the "/" again
+	}
+	u := &url.URL{Scheme: fileblob.Scheme, Path: p, RawQuery: query}
+	where := redactURL(u.String())
+	// fileblob checks the query, then creates the directory if missing.
+	opener := &fileblob.URLOpener{Options: fileblob.Options{CreateDir: true, DirFileMode: 0o755, NoTempDir: true}}
+	b, err := opener.OpenBucketURL(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", where, scrubError(err, query))
+	}
+	return &Store{bucket: b, where: where}, nil
+}
+
+// filePath returns the directory and the raw query of a file:// URL. Unlike
+// fileblob, which ignores any host but ".", it reads "file://dir/sub" as the
+// relative path "dir/sub".
+func filePath(raw string) (dir, query string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", errors.New("not a valid URL")
+	}
+	p := u.Path
+	switch u.Host {
+	case "", "localhost":
+		if os.PathSeparator != '/' {
+			p = strings.TrimPrefix(p, "/")
+		}
+	case ".":
+		p = strings.TrimPrefix(p, "/")
+	default:
+		p = u.Host + p
+	}
+	if p == "" {
+		p = "."
+	}
+	return filepath.FromSlash(p), u.RawQuery, nil
+}
 
 // NewStore wraps an open bucket. Close closes it.
 func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
@@ -34,19 +204,590 @@ func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
 // Close closes the bucket.
 func (s *Store) Close() error { return s.bucket.Close() }
 
-// Put assigns s.ID if empty and writes the snapshot as one immutable object.
-func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) { panic("unimplemented") }
+// Put writes snap as one immutable object and returns its Info. Before
+// writing it fills in what is missing, even if the write then fails:
+// Version (Version), CreatedAt (now, in UTC, to the microsecond, and later
+// than any CreatedAt Put assigned before in this process) and ID
+// (NewID(CreatedAt)). A given ID must be a valid ID (see ParseID) and
+// Version must be Version.
+//
+// The object is written with IfNotExist: an ID already stored is ErrExists
+// and the stored snapshot is left as it was. The write is committed only
+// when whole; if it fails or ctx is cancelled, nothing is stored.
+func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
+	if snap == nil {
+		return Info{}, errors.New("put snapshot: nil snapshot")
+	}
+	if snap.Version == 0 {
+		snap.Version = Version
+	}
+	if snap.CreatedAt.IsZero() {
+		snap.CreatedAt = nextCreatedAt()
+	}
+	if snap.ID == "" {
+		snap.ID = NewID(snap.CreatedAt)
+	}
+	if _, err := ParseID(snap.ID); err != nil {
+		return Info{}, fmt.Errorf("put snapshot: %w", err)
+	}
+	if snap.Version != Version {
+		return Info{}, fmt.Errorf("put snapshot %s: %w %d: this build writes only version %d", snap.ID, ErrUnsupportedVersion, snap.Version, Version)
+	}
+	obj, info, err := encodeObject(snap)
+	if err != nil {
+		return Info{}, fmt.Errorf("put snapshot %s: %w", snap.ID, err)
+	}
 
-// Get reads, verifies and decodes a snapshot; ref may be an ID or "latest".
-func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
-	panic("unimplemented")
+	// Cancelling wctx before Close aborts the write: gocloud commits on
+	// Close only, and not at all if the writer's context is done.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, objectKey(snap.ID), &blob.WriterOptions{
+		IfNotExist:  true,
+		ContentType: contentType,
+		Metadata:    info.metadata(),
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
+	}
+	if _, err := w.Write(obj); err != nil {
+		cancel()
+		_ = w.Close()
+		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
+	}
+	if s.testHookBeforeClose != nil {
+		s.testHookBeforeClose()
+	}
+	if err := w.Close(); err != nil {
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), ErrExists)
+		}
+		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
+	}
+	return info, nil
 }
 
-// List returns every snapshot, oldest first.
-func (s *Store) List(ctx context.Context) ([]Info, error) { panic("unimplemented") }
+// Get reads, verifies and decodes one snapshot; ref is anything Resolve
+// accepts. It checks the object's header, the SHA-256 of its body
+// (ErrChecksum), its format version (ErrUnsupportedVersion), the
+// document's version, and that the document's ID is the object's
+// (ErrCorrupt). A missing snapshot is ErrNotFound.
+func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
+	id := ref
+	if _, err := ParseID(ref); err != nil {
+		if id, err = s.Resolve(ctx, ref); err != nil {
+			return nil, Info{}, err
+		}
+	}
+	return s.get(ctx, id)
+}
 
-// Delete removes one snapshot.
-func (s *Store) Delete(ctx context.Context, id string) error { panic("unimplemented") }
+// Verify is Get without keeping the document: it reads the whole object
+// and checks everything Get checks, returning the Info read.
+func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
+	_, info, err := s.Get(ctx, ref)
+	return info, err
+}
 
-// Resolve turns "latest" or an ID (or unique ID prefix) into an ID.
-func (s *Store) Resolve(ctx context.Context, ref string) (string, error) { panic("unimplemented") }
+// get reads and decodes the snapshot with the exact ID id.
+func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
+	data, err := s.bucket.ReadAll(ctx, objectKey(id))
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
+	}
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), err)
+	}
+	snap, info, err := decodeObject(id, data)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
+	}
+	return snap, info, nil
+}
+
+// List returns every snapshot in the store, oldest first (by ID). It reads
+// only object metadata, except for an object stored without the summary
+// metadata (copied by a tool that drops it), which it reads whole; if that
+// object does not verify, List fails naming it. Other objects under
+// snapshots/ (temporary files, names that are not ID.snap) are ignored, as
+// is a snapshot deleted while List runs. An empty store is an empty list.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	ids, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listConcurrency)
+	for i, id := range ids {
+		g.Go(func() error {
+			attrs, err := s.bucket.Attributes(gctx, objectKey(id))
+			if gcerrors.Code(err) == gcerrors.NotFound {
+				return nil // deleted since listed
+			}
+			if err != nil {
+				return fmt.Errorf("list snapshots%s: read attributes of %s: %w", s.in(), id, err)
+			}
+			info, ok := infoFromMetadata(id, attrs.Metadata)
+			if !ok {
+				_, info, err = s.get(gctx, id)
+				if errors.Is(err, ErrNotFound) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("list snapshots: object has no summary metadata: %w; if it is damaged, delete it", err)
+				}
+			}
+			info.Size = attrs.Size
+			infos[i] = info
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(infos, func(i Info) bool { return i.ID == "" }), nil
+}
+
+// list returns the IDs of the snapshot objects under keyPrefix, sorted.
+func (s *Store) list(ctx context.Context) ([]string, error) {
+	var ids []string
+	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), err)
+		}
+		if obj.IsDir {
+			continue
+		}
+		id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, keyPrefix), keySuffix)
+		if !ok {
+			continue
+		}
+		if _, err := ParseID(id); err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Delete removes the snapshot with the exact ID id (not a prefix, not
+// "latest"). A snapshot that is not there is ErrNotFound. Deleting a
+// snapshot that another process is reading may make that read fail.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if _, err := ParseID(id); err != nil {
+		return fmt.Errorf("delete snapshot: %w; give the full ID as list shows it", err)
+	}
+	err := s.bucket.Delete(ctx, objectKey(id))
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("delete snapshot %s: %w%s", id, ErrNotFound, s.in())
+	}
+	if err != nil {
+		return fmt.Errorf("delete snapshot %s%s: %w", id, s.in(), err)
+	}
+	return nil
+}
+
+// Resolve turns a reference into the ID of a stored snapshot. A reference
+// is "latest" (any case: the newest snapshot), a full ID, or a prefix of
+// exactly one stored ID. Nothing matching is ErrNotFound (also for
+// "latest" in an empty store); a prefix matching several IDs is an error
+// listing them.
+func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	if ref == "" {
+		return "", errors.New("resolve snapshot: empty reference: give an ID, a unique ID prefix or latest")
+	}
+	if _, err := ParseID(ref); err == nil {
+		ok, err := s.bucket.Exists(ctx, objectKey(ref))
+		if err != nil {
+			return "", fmt.Errorf("resolve snapshot %s%s: %w", ref, s.in(), err)
+		}
+		if !ok {
+			return "", fmt.Errorf("resolve snapshot %s: %w%s", ref, ErrNotFound, s.in())
+		}
+		return ref, nil
+	}
+	ids, err := s.list(ctx)
+	if err != nil {
+		return "", fmt.Errorf("resolve snapshot %q: %w", ref, err)
+	}
+	if strings.EqualFold(ref, "latest") {
+		if len(ids) == 0 {
+			return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
+		}
+		return ids[len(ids)-1], nil
+	}
+	var matches []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, ref) {
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("resolve snapshot %q: %w: no ID starts with it%s", ref, ErrNotFound, s.in())
+	case 1:
+		return matches[0], nil
+	}
+	const show = 10
+	list := strings.Join(matches[:min(len(matches), show)], ", ")
+	if len(matches) > show {
+		list += ", ..."
+	}
+	return "", fmt.Errorf("resolve snapshot %q: prefix matches %d snapshots (%s): give more of the ID", ref, len(matches), list)
+}
+
+// in returns " in store <url>" for messages, or "" when the URL is unknown.
+func (s *Store) in() string {
+	if s.where == "" {
+		return ""
+	}
+	return " in store " + s.where
+}
+
+// NewID returns a new snapshot ID for a snapshot created at t: the UTC time
+// to the microsecond, fixed width so IDs sort by time, then 6 random
+// lowercase hex digits so that two IDs made in the same microsecond differ,
+// e.g. 20261130T134920.123456Z-3fa94c.
+func NewID(t time.Time) string {
+	var r [3]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
+	return t.UTC().Format(idLayout) + "-" + hex.EncodeToString(r[:])
+}
+
+// ParseID checks that id is an ID as NewID makes them and returns its time.
+func ParseID(id string) (time.Time, error) {
+	bad := func() (time.Time, error) {
+		return time.Time{}, fmt.Errorf("%q is not a snapshot ID (like 20261130T134920.123456Z-3fa94c)", id)
+	}
+	if len(id) != idLen || id[len(idLayout)] != '-' {
+		return bad()
+	}
+	t, err := time.Parse(idLayout, id[:len(idLayout)])
+	if err != nil || t.Format(idLayout) != id[:len(idLayout)] {
+		return bad()
+	}
+	for _, c := range id[len(idLayout)+1:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return bad()
+		}
+	}
+	return t, nil
+}
+
+// objectKey is the key of the snapshot with ID id.
+func objectKey(id string) string { return keyPrefix + id + keySuffix }
+
+// createdClock makes the CreatedAt times Put assigns strictly increasing
+// within the process, so IDs of successive Puts sort in order even when
+// the clock has not moved a microsecond between them.
+var createdClock struct {
+	sync.Mutex
+	last time.Time
+}
+
+// nextCreatedAt returns now in UTC, truncated to the microsecond, and
+// later than any time it returned before.
+func nextCreatedAt() time.Time {
+	t := time.Now().UTC().Truncate(time.Microsecond)
+	createdClock.Lock()
+	defer createdClock.Unlock()
+	if !t.After(createdClock.last) {
+		t = createdClock.last.Add(time.Microsecond)
+	}
+	createdClock.last = t
+	return t
+}
+
+// objectHeader is the first line of every snapshot object. Readers ignore
+// fields they do not know, but refuse values they do not know in the
+// fields that say how to read the body (format, version, compression,
+// encryption).
+type objectHeader struct {
+	// Format is always objectFormat.
+	Format string `json:"format"`
+	// Version is the object format version, MinVersion..Version.
+	Version *int `json:"version"`
+	// Compression is how the body is compressed: compressionZstd.
+	Compression string `json:"compression"`
+	// Encryption is how the body is encrypted; empty (or "none") for not
+	// at all, the only value this build reads.
+	Encryption string `json:"encryption,omitempty"`
+	// SHA256 is the lowercase hex SHA-256 of the body as stored.
+	SHA256 string `json:"sha256"`
+	// BodySize is the length of the body as stored, in bytes.
+	BodySize *int64 `json:"body_size"`
+}
+
+// zstdCodec holds the encoder and decoder every Store shares; their
+// EncodeAll and DecodeAll are safe for concurrent use.
+var zstdCodec = sync.OnceValues(func() (*codec, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		return nil, fmt.Errorf("create zstd encoder: %w", err)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxDocumentSize))
+	if err != nil {
+		return nil, fmt.Errorf("create zstd decoder: %w", err)
+	}
+	return &codec{enc: enc, dec: dec}, nil
+})
+
+// codec is a zstd encoder and decoder.
+type codec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+// encodeObject returns the stored object for snap and its Info.
+func encodeObject(snap *Snapshot) ([]byte, Info, error) {
+	c, err := zstdCodec()
+	if err != nil {
+		return nil, Info{}, err
+	}
+	var doc bytes.Buffer
+	if err := snap.Encode(&doc); err != nil {
+		return nil, Info{}, err
+	}
+	body := c.enc.EncodeAll(doc.Bytes(), make([]byte, 0, doc.Len()/4+64))
+	sum := sha256.Sum256(body)
+	version, size := Version, int64(len(body))
+	head, err := json.Marshal(objectHeader{
+		Format:      objectFormat,
+		Version:     &version,
+		Compression: compressionZstd,
+		SHA256:      hex.EncodeToString(sum[:]),
+		BodySize:    &size,
+	})
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("encode header: %w", err)
+	}
+	obj := make([]byte, 0, len(head)+1+len(body))
+	obj = append(append(append(obj, head...), '\n'), body...)
+	info := infoOf(snap)
+	info.Size = int64(len(obj))
+	info.SHA256 = hex.EncodeToString(sum[:])
+	return obj, info, nil
+}
+
+// decodeObject checks and decodes the stored object data of the snapshot
+// with ID id.
+func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
+	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
+	if nl < 0 {
+		return nil, Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", ErrCorrupt, maxHeaderSize, len(data))
+	}
+	line, body := data[:nl], data[nl+1:]
+	var h objectHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, Info{}, fmt.Errorf("%w: decode header: %v", ErrCorrupt, err)
+	}
+	if h.Format != objectFormat {
+		return nil, Info{}, fmt.Errorf("%w: header format is %q, not %q: not an offsetkeeper snapshot", ErrCorrupt, h.Format, objectFormat)
+	}
+	if h.Version == nil {
+		return nil, Info{}, fmt.Errorf("%w: header has no version", ErrCorrupt)
+	}
+	if v := *h.Version; v < MinVersion || v > Version {
+		return nil, Info{}, fmt.Errorf("%w %d (object header): this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, v, MinVersion, Version)
+	}
+	if h.Encryption != "" && h.Encryption != "none" {
+		return nil, Info{}, fmt.Errorf("snapshot is encrypted with %q, which this build cannot decrypt; use an offsetkeeper build that supports it", h.Encryption)
+	}
+	if h.Compression != compressionZstd {
+		return nil, Info{}, fmt.Errorf("snapshot body is compressed with %q; this build reads only %q", h.Compression, compressionZstd)
+	}
+	if h.BodySize == nil {
+		return nil, Info{}, fmt.Errorf("%w: header has no body_size", ErrCorrupt)
+	}
+	if n := int64(len(body)); n != *h.BodySize {
+		what := "truncated"
+		if n > *h.BodySize {
+			what = "has trailing data"
+		}
+		return nil, Info{}, fmt.Errorf("%w: object %s: header says the body is %d bytes, found %d; take a new snapshot or restore another ID", ErrCorrupt, what, *h.BodySize, n)
+	}
+	sum := sha256.Sum256(body)
+	if got := hex.EncodeToString(sum[:]); got != h.SHA256 {
+		return nil, Info{}, fmt.Errorf("%w: body SHA-256 is %s, header says %q: the object was modified or damaged; take a new snapshot or restore another ID", ErrChecksum, got, h.SHA256)
+	}
+	c, err := zstdCodec()
+	if err != nil {
+		return nil, Info{}, err
+	}
+	doc, err := c.dec.DecodeAll(body, nil)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("%w: decompress body: %v", ErrCorrupt, err)
+	}
+	snap, err := Decode(doc)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if snap.ID != id {
+		return nil, Info{}, fmt.Errorf("%w: document ID is %q, not the object's ID", ErrCorrupt, snap.ID)
+	}
+	info := infoOf(snap)
+	info.Size = int64(len(data))
+	info.SHA256 = h.SHA256
+	return snap, info, nil
+}
+
+// infoOf summarizes snap, CreatedAt in UTC; Size and SHA256 are left to
+// the caller.
+func infoOf(snap *Snapshot) Info {
+	return Info{
+		ID:         snap.ID,
+		CreatedAt:  snap.CreatedAt.UTC(),
+		Reason:     snap.Reason,
+		ClusterID:  snap.ClusterID,
+		Connectors: len(snap.Connectors),
+		SourceKeys: len(snap.SourceOffsets),
+		SinkGroups: len(snap.SinkGroups),
+	}
+}
+
+// metadata returns the object metadata that holds the summary.
+func (i Info) metadata() map[string]string {
+	return map[string]string{
+		metaCreated:    i.CreatedAt.UTC().Format(time.RFC3339Nano),
+		metaReason:     i.Reason,
+		metaClusterID:  i.ClusterID,
+		metaConnectors: strconv.Itoa(i.Connectors),
+		metaSourceKeys: strconv.Itoa(i.SourceKeys),
+		metaSinkGroups: strconv.Itoa(i.SinkGroups),
+		metaSHA256:     i.SHA256,
+	}
+}
+
+// infoFromMetadata reads the summary of the snapshot with ID id back from
+// its object metadata; false if any of it is missing or malformed.
+func infoFromMetadata(id string, md map[string]string) (Info, bool) {
+	info := Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
+	for _, k := range []string{metaCreated, metaReason, metaClusterID, metaConnectors, metaSourceKeys, metaSinkGroups, metaSHA256} {
+		if _, ok := md[k]; !ok {
+			return Info{}, false
+		}
+	}
+	var err error
+	if info.CreatedAt, err = time.Parse(time.RFC3339Nano, md[metaCreated]); err != nil {
+		return Info{}, false
+	}
+	for k, p := range map[string]*int{metaConnectors: &info.Connectors, metaSourceKeys: &info.SourceKeys, metaSinkGroups: &info.SinkGroups} {
+		if *p, err = strconv.Atoi(md[k]); err != nil {
+			return Info{}, false
+		}
+	}
+	if _, err := hex.DecodeString(info.SHA256); err != nil || len(info.SHA256) != 2*sha256.Size {
+		return Info{}, false
+	}
+	return info, true
+}
+
+// secretParams are substrings of query parameter names whose values are
+// never shown.
+var secretParams = []string{"secret", "key", "sig", "token", "password", "passwd", "credential", "sas"}
+
+// isSecretParam reports whether the query parameter name may hold a secret.
+func isSecretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range secretParams {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactURL returns raw fit for messages: userinfo dropped, secret-looking
+// query parameter values replaced by REDACTED. A path is returned as is.
+func redactURL(raw string) string {
+	scheme, _, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return scheme + "://(unparsable URL)"
+	}
+	u.User = nil
+	q := u.Query()
+	redacted := false
+	for k := range q {
+		if isSecretParam(k) {
+			q[k] = []string{"REDACTED"}
+			redacted = true
+		}
+	}
+	if redacted {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// secretsIn returns the secrets of a URL or raw query that may be echoed
+// in a driver's error: the userinfo and secret-looking parameter values,
+// raw and escaped.
+func secretsIn(raw string) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= 4 {
+			out = append(out, s, url.QueryEscape(s), url.PathEscape(s))
+		}
+	}
+	query := raw
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			add(raw)
+			return out
+		}
+		if u.User != nil {
+			add(u.User.String())
+			add(u.User.Username())
+			if p, ok := u.User.Password(); ok {
+				add(p)
+			}
+		}
+		query = u.RawQuery
+	}
+	q, _ := url.ParseQuery(query)
+	for k, vs := range q {
+		if isSecretParam(k) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+	return out
+}
+
+// scrubError returns err with the secrets of raw (a URL or query) replaced
+// by REDACTED in its message; errors.Is and errors.As still see err.
+func scrubError(err error, raw string) error {
+	msg := err.Error()
+	for _, s := range secretsIn(raw) {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+// scrubbedError is an error whose message had secrets removed.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+// Error returns the scrubbed message.
+func (e *scrubbedError) Error() string { return e.msg }
+
+// Unwrap returns the original error.
+func (e *scrubbedError) Unwrap() error { return e.err }
