@@ -41,6 +41,8 @@ type globals struct {
 	tls                                                         bool
 	tlsCA, tlsCert, tlsKey, tlsServerName                       string
 	tlsInsecure                                                 bool
+	tlsSkipHostname                                             bool
+	oauthTokenFile                                              string
 }
 
 func (g *globals) register(fs *flag.FlagSet, kafka bool) {
@@ -69,6 +71,8 @@ func (g *globals) register(fs *flag.FlagSet, kafka bool) {
 	fs.StringVar(&g.tlsKey, "tls-key", "", "PEM client private key for mTLS")
 	fs.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify the brokers' certificates against")
 	fs.BoolVar(&g.tlsInsecure, "tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+	fs.BoolVar(&g.tlsSkipHostname, "tls-skip-hostname-verification", false, "verify the certificate chain but not the host name (ssl.endpoint.identification.algorithm= in Kafka terms)")
+	fs.StringVar(&g.oauthTokenFile, "sasl-oauth-token-file", "", "file holding the OAUTHBEARER token; read again at every authentication")
 }
 
 // explicit reports whether a flag was given on the command line or in the
@@ -155,6 +159,12 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 	if g.tlsInsecure {
 		cfg.TLS.InsecureSkipVerify = true
 	}
+	if g.tlsSkipHostname {
+		cfg.TLS.SkipHostnameVerification = true
+	}
+	if g.oauthTokenFile != "" {
+		cfg.SASL.TokenFile = g.oauthTokenFile
+	}
 
 	opts := snapshot.Options{
 		OffsetsTopics:  []string(g.offsetsTopics),
@@ -171,19 +181,18 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 	return cfg, opts, nil
 }
 
-// kafkaClient opens a Kafka client from the flags. The caller closes it.
-func (g *globals) kafkaClient(extra ...kgo.Opt) (*kgo.Client, snapshot.Options, error) {
+// kafkaClient opens a Kafka client from the flags and checks that the
+// cluster answers (and accepts the credentials) before any work starts, so
+// a wrong address or password fails fast with a clear message. The caller
+// closes the client.
+func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, snapshot.Options, error) {
 	cfg, opts, err := g.kafkaSettings()
 	if err != nil {
 		return nil, opts, err
 	}
-	kopts, err := cfg.Opts()
+	cl, err := cfg.Connect(ctx, extra...)
 	if err != nil {
-		return nil, opts, fmt.Errorf("configure Kafka client: %w", err)
-	}
-	cl, err := kgo.NewClient(append(kopts, extra...)...)
-	if err != nil {
-		return nil, opts, fmt.Errorf("create Kafka client for %s: %w", strings.Join(cfg.Brokers, ","), err)
+		return nil, opts, kafkaconf.DescribeError(err)
 	}
 	return cl, opts, nil
 }

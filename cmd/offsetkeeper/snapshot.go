@@ -41,7 +41,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	cl, opts, err := c.g.kafkaClient()
+	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,85 @@
+package kafkaconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Connect creates a client from c's options and extra ones after them, and
+// checks that a broker answers and accepts the credentials by requesting
+// cluster metadata, within RetryTimeout (and ctx). On failure it closes the
+// client and returns an error that names the brokers and, as DescribeError
+// does, what to check; SASL failures are recognised even when a broker
+// answers them by closing the connection. The caller closes the client.
+func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts, err := c.Opts()
+	if err != nil {
+		return nil, err
+	}
+	h := new(saslHook)
+	opts = append(opts, kgo.WithHooks(h))
+	cl, err := kgo.NewClient(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("create Kafka client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.retryTimeout())
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		cl.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), ctx.Err())
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %v: %w", c.retryTimeout(), err)
+		}
+		return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), c.describeConnectError(h, err))
+	}
+	return cl, nil
+}
+
+// saslHook remembers the last error on a SASL request, so that a broker that
+// closes the connection on bad credentials (instead of answering
+// SASL_AUTHENTICATION_FAILED) is reported as a SASL failure.
+type saslHook struct {
+	last atomic.Pointer[saslFailure]
+}
+
+type saslFailure struct {
+	addr string
+	err  error
+}
+
+var _ kgo.HookBrokerE2E = (*saslHook)(nil)
+
+func (h *saslHook) OnBrokerE2E(meta kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
+		return
+	}
+	if err := e2e.Err(); err != nil {
+		h.last.Store(&saslFailure{addr: net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err: err})
+	}
+}
+
+// describeConnectError is DescribeError with what Connect knows besides err:
+// a failed SASL exchange, and whether TLS is on.
+func (c Config) describeConnectError(h *saslHook, err error) error {
+	if f := h.last.Load(); f != nil && !isTimeout(err) {
+		if d := DescribeError(err); errors.Is(d, ErrSASL) {
+			return d
+		}
+		return describe(ErrSASL, err, "broker %s closed the connection during SASL %s authentication as user %q: check --sasl-username and --sasl-password (or --sasl-password-file) and --sasl-mechanism",
+			f.addr, strings.ToUpper(c.SASL.Mechanism), c.SASL.Username)
+	}
+	d := DescribeError(err)
+	if isTimeout(err) && c.TLS.tlsOn() && !errors.Is(d, ErrTLS) {
+		return describe(ErrUnreachable, err, "the Kafka brokers did not answer in time: check --brokers, and that the port is a TLS listener (--tls is on)")
+	}
+	return d
+}
