@@ -297,10 +297,11 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	}
 
 	// 4. Sink groups: by prefix, plus those named by connector configs.
-	groups, err := c.captureGroups(ctx, connectors, inScope, len(scope) > 0)
+	groups, gwarn, err := c.captureGroups(ctx, connectors, inScope, len(scope) > 0)
 	if err != nil {
 		return nil, err
 	}
+	warnings = append(warnings, gwarn...)
 	snap.SinkGroups = groups
 	for _, g := range groups {
 		if g.Connector != "" && connectors[g.Connector] == nil {
@@ -320,7 +321,7 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 
 // captureGroups reads the sink groups: their state, members and committed
 // offsets, in batched requests.
-func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) ([]SinkGroup, error) {
+func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) (_ []SinkGroup, warnings []string, _ error) {
 	owner := make(map[string]string) // group -> connector
 	for name, conn := range connectors {
 		if conn.Type == TypeSink && conn.Group != "" {
@@ -333,7 +334,7 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	}
 	listed, err := c.adm.ListGroups(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list consumer groups: %w", err)
+		return nil, nil, fmt.Errorf("list consumer groups: %w", err)
 	}
 	exists := make(map[string]bool, len(listed))
 	for _, g := range listed {
@@ -356,38 +357,42 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	for g := range want {
 		if exists[g] {
 			names = append(names, g)
+		} else if conn := owner[g]; conn != "" {
+			// Kafka lists only the groups a principal may describe, so a
+			// missing ACL shrinks the list without an error.
+			warnings = append(warnings, fmt.Sprintf("sink connector %q: its group %q does not exist or is not visible (no commit yet, or a missing DESCRIBE ACL on the group)", conn, g))
 		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return []SinkGroup{}, nil
+		return []SinkGroup{}, warnings, nil
 	}
 	described, err := c.adm.DescribeGroups(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("describe %d consumer groups: %w", len(names), err)
+		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(names), err)
 	}
 	fetched := c.adm.FetchManyOffsets(ctx, names...)
 	if err := fetched.Error(); err != nil {
-		return nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
+		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
 	}
 	out := make([]SinkGroup, 0, len(names))
 	for _, g := range names {
 		d, ok := described[g]
 		if !ok {
-			return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
+			return nil, nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
 		}
 		if d.Err != nil {
-			return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+			return nil, nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
 		}
 		if d.State == "Dead" {
 			continue // deleted between list and describe
 		}
 		f, ok := fetched[g]
 		if !ok {
-			return nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
+			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
 		}
 		if f.Err != nil {
-			return nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
+			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
 		}
 		sg := SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: []SinkOffset{}}
 		var perr error
@@ -402,11 +407,11 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 			sg.Offsets = append(sg.Offsets, SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
 		})
 		if perr != nil {
-			return nil, perr
+			return nil, nil, perr
 		}
 		out = append(out, sg)
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 func topicOf(name, role string, bs map[int32]bounds) Topic {
