@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/daemon"
+	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+func init() {
+	register(commandInfo{
+		name:    "daemon",
+		summary: "take snapshots on a schedule, prune them, serve /healthz, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
+		usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
+		new:     func(e *env) command { return &daemonCmd{env: e} },
+	})
+}
+
+type daemonCmd struct {
+	*env
+	schedule        string
+	skipImmediately bool
+	runTimeout      time.Duration
+	shutdownTimeout time.Duration
+	listen          string
+	keep            policyFlags
+
+	leaderElection bool
+	leaderGroup    string
+	leaderTopic    string
+	leaderSession  time.Duration
+}
+
+func (c *daemonCmd) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.schedule, "schedule", "@hourly", "when to snapshot: a 5-field cron spec (\"*/15 * * * *\") or a descriptor (@hourly, @daily, \"@every 15m\"); UTC unless it starts with CRON_TZ=<zone>")
+	fs.BoolVar(&c.skipImmediately, "skip-immediately", false, "do not snapshot at start; wait for the first tick")
+	fs.DurationVar(&c.runTimeout, "run-timeout", daemon.DefaultRunTimeout, "give up one run (capture, store, retention) after this long; nothing is stored then")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", daemon.DefaultShutdownTimeout, "on SIGTERM or SIGINT, let a running snapshot finish for this long, then abort it (nothing is stored)")
+	fs.StringVar(&c.listen, "listen", daemon.DefaultListen, "HTTP address for /healthz, /readyz, /metrics and /api/snapshots; empty to serve none")
+	c.keep.register(fs)
+	fs.BoolVar(&c.leaderElection, "leader-election", true, "elect one leader among replicas through a Kafka consumer group; only the leader snapshots")
+	fs.StringVar(&c.leaderGroup, "leader-group", "", "consumer group of the leader election (default offsetkeeper-leader-<hash of --store>)")
+	fs.StringVar(&c.leaderTopic, "leader-topic", daemon.DefaultLeaderTopic, "one-partition topic the election group subscribes to; created if missing")
+	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
+}
+
+func (c *daemonCmd) Run(ctx context.Context, args []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	if _, err := daemon.ParseSchedule(c.schedule); err != nil {
+		return usagef("--schedule: %v", err)
+	}
+	policy, err := c.keep.policy()
+	if err != nil {
+		return err
+	}
+	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 {
+		return usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive")
+	}
+	kcfg, opts, err := c.g.kafkaSettings()
+	if err != nil {
+		return err
+	}
+	kopts, err := kcfg.Opts()
+	if err != nil {
+		return fmt.Errorf("configure Kafka client: %w", err)
+	}
+
+	store, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return fmt.Errorf("create Kafka client: %w", err)
+	}
+	defer cl.Close()
+
+	opts.Reason = snapshot.ReasonScheduled
+	opts.Incremental = true
+	// One Capturer for the daemon's lifetime: each run reads only what is
+	// new since the last.
+	capt := snapshot.NewCapturer(cl, opts)
+	group := c.leaderGroup
+	if group == "" {
+		group = daemon.DefaultLeaderGroup(c.g.store)
+	}
+	d := &daemon.Daemon{
+		Config: daemon.Config{
+			Schedule:        c.schedule,
+			RunTimeout:      c.runTimeout,
+			SkipImmediately: c.skipImmediately,
+			Policy:          policy,
+			Listen:          c.listen,
+			ShutdownTimeout: c.shutdownTimeout,
+			Leader: daemon.LeaderConfig{
+				Enabled:        c.leaderElection,
+				Group:          group,
+				Topic:          c.leaderTopic,
+				SessionTimeout: c.leaderSession,
+				ClientOpts:     kopts,
+			},
+		},
+		Store: store,
+		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
+			snap, err := capt.Capture(ctx)
+			if err != nil {
+				return nil, kafkaconf.DescribeError(err)
+			}
+			return snap, nil
+		},
+		Kafka:  cl,
+		Logger: c.log,
+	}
+	err = d.Run(ctx)
+	if errors.Is(err, daemon.ErrLeaderElection) {
+		return fmt.Errorf("%w; a single replica can run without election: --leader-election=false", kafkaconf.DescribeError(err))
+	}
+	return err
+}

@@ -1,0 +1,151 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// probeTTL is how long /readyz reuses a store check, so frequent probes do
+// not list the bucket each time.
+const probeTTL = 10 * time.Second
+
+// probeTimeout bounds each check /readyz makes.
+const probeTimeout = 3 * time.Second
+
+// probe caches the result of one reachability check.
+type probe struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+// check returns the cached result if younger than probeTTL, else runs fn.
+// Concurrent callers share one check.
+func (p *probe) check(ctx context.Context, fn func(context.Context) error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.at.IsZero() && time.Since(p.at) < probeTTL {
+		return p.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	p.err = fn(ctx)
+	p.at = time.Now()
+	return p.err
+}
+
+// Handler serves the daemon's HTTP endpoints:
+//
+//	GET /healthz        200 while the process runs.
+//	GET /readyz         200 when Kafka and the store are reachable and, if
+//	                    this daemon leads, its last run succeeded; 503 with
+//	                    the reasons otherwise (before the first success too).
+//	                    A standby replica is ready when it can reach both.
+//	GET /metrics        Prometheus metrics (offsetkeeper_*, Go, process).
+//	GET /api/snapshots  The stored snapshots as a JSON array of
+//	                    snapshot.Info, oldest first.
+func (d *Daemon) Handler() http.Handler {
+	d.init()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", d.serveReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{Registry: d.m.reg}))
+	mux.HandleFunc("GET /api/snapshots", d.serveSnapshots)
+	return mux
+}
+
+func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
+	var lines []string
+	ready := true
+	fail := func(s string) { ready = false; lines = append(lines, s) }
+
+	// Both checks run at once so /readyz answers within probeTimeout.
+	var kafkaErr, storeErr error
+	var wg sync.WaitGroup
+	if d.Kafka != nil {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(r.Context(), probeTimeout)
+			defer cancel()
+			kafkaErr = d.Kafka.Ping(ctx)
+		})
+	}
+	if d.Store != nil {
+		wg.Go(func() {
+			storeErr = d.storeOK.check(r.Context(), func(ctx context.Context) error {
+				_, err := d.Store.List(ctx)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	if d.Kafka != nil {
+		if kafkaErr != nil {
+			fail("kafka: unreachable: " + kafkaErr.Error())
+		} else {
+			lines = append(lines, "kafka: ok")
+		}
+	}
+	if d.Store != nil {
+		if storeErr != nil {
+			fail("store: unreachable: " + storeErr.Error())
+		} else {
+			lines = append(lines, "store: ok")
+		}
+	}
+	d.mu.Lock()
+	st := d.status
+	d.mu.Unlock()
+	switch {
+	case !d.lead.isLeading():
+		lines = append(lines, "leader: no, standing by")
+	case st.lastResult == "":
+		fail("last run: none succeeded yet")
+	case st.lastResult == ResultFailure:
+		fail("last run: failed: " + st.lastErr)
+	default:
+		lines = append(lines, fmt.Sprintf("last run: succeeded, snapshot %s at %s", st.lastID, st.lastSuccess.UTC().Format(time.RFC3339)))
+	}
+
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if ready {
+		w.WriteHeader(http.StatusOK)
+		lines = append(lines, "ready")
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		lines = append(lines, "not ready")
+	}
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
+func (d *Daemon) serveSnapshots(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if d.Store == nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
+		return
+	}
+	infos, err := d.Store.List(r.Context())
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})
+		return
+	}
+	if infos == nil {
+		infos = []snapshot.Info{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(infos)
+}

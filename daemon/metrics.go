@@ -1,0 +1,117 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Run results, the values of the result label of offsetkeeper_runs_total.
+const (
+	ResultSuccess = "success"
+	ResultFailure = "failure"
+	ResultSkipped = "skipped"
+)
+
+// metrics are the daemon's Prometheus series, on a registry of their own
+// (with the Go and process collectors) rather than the global one. Their
+// names are a contract: dashboards and alerts are written against them.
+type metrics struct {
+	reg         *prometheus.Registry
+	runs        *prometheus.CounterVec
+	lastSuccess prometheus.Gauge
+	duration    prometheus.Histogram
+	size        prometheus.Gauge
+	source      *prometheus.GaugeVec
+	sink        *prometheus.GaugeVec
+	deletions   prometheus.Counter
+	backwards   *prometheus.GaugeVec
+	leader      prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "offsetkeeper_runs_total",
+			Help: "Scheduled snapshot runs by result: success, failure, or skipped (the previous run was still going, or leadership was lost mid-run).",
+		}, []string{"result"}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "offsetkeeper_last_success_timestamp_seconds",
+			Help: "Unix time of the last snapshot this daemon stored successfully; 0 before the first.",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "offsetkeeper_run_duration_seconds",
+			Help:    "Duration of snapshot runs (capture, store and retention), whatever their result.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}),
+		size: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "offsetkeeper_snapshot_size_bytes",
+			Help: "Stored size of the last snapshot, in bytes.",
+		}),
+		source: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "offsetkeeper_source_partitions",
+			Help: "Source partitions (live offsets-topic keys) per source connector in the last snapshot.",
+		}, []string{"connector"}),
+		sink: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "offsetkeeper_sink_partitions",
+			Help: "Committed topic partitions per sink connector group in the last snapshot.",
+		}, []string{"connector"}),
+		deletions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "offsetkeeper_retention_deletions_total",
+			Help: "Snapshots deleted by retention.",
+		}),
+		backwards: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "offsetkeeper_sink_offsets_moved_backwards",
+			Help: "Sink offsets (same group, topic and partition) that decreased or vanished between the previous snapshot and the last one, per connector.",
+		}, []string{"connector"}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "offsetkeeper_leader",
+			Help: "1 while this daemon is the leader that takes snapshots, 0 while it stands by.",
+		}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.runs, m.lastSuccess, m.duration, m.size, m.source, m.sink, m.deletions, m.backwards, m.leader,
+	)
+	// Every result series exists from the start, so rate() and absent()
+	// alerts work before the first failure.
+	for _, r := range []string{ResultSuccess, ResultFailure, ResultSkipped} {
+		m.runs.WithLabelValues(r)
+	}
+	return m
+}
+
+// observeSnapshot sets the per-connector partition gauges from snap,
+// dropping the series of connectors no longer in it.
+func (m *metrics) observeSnapshot(snap *snapshot.Snapshot, size int64) {
+	m.size.Set(float64(size))
+	m.source.Reset()
+	m.sink.Reset()
+	for _, c := range snap.Connectors {
+		switch c.Type {
+		case snapshot.TypeSource:
+			m.source.WithLabelValues(c.Name).Set(0)
+		case snapshot.TypeSink:
+			m.sink.WithLabelValues(c.Name).Set(0)
+		}
+	}
+	for _, o := range snap.SourceOffsets {
+		if o.Connector != "" {
+			m.source.WithLabelValues(o.Connector).Inc()
+		}
+	}
+	for _, g := range snap.SinkGroups {
+		m.sink.WithLabelValues(sinkConnector(g)).Add(float64(len(g.Offsets)))
+	}
+}
+
+// observeBackwards replaces the moved-backwards gauges with counts.
+func (m *metrics) observeBackwards(counts map[string]int) {
+	m.backwards.Reset()
+	for c, n := range counts {
+		m.backwards.WithLabelValues(c).Set(float64(n))
+	}
+}

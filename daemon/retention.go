@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Policy says which snapshots retention keeps. A snapshot kept by any rule
+// stays. The zero Policy has no rules and keeps everything.
+//
+// The count rules (Last, Hourly, Daily, Weekly, Monthly) are 0 when unset and
+// negative for "unlimited". Hourly to Monthly keep the newest snapshot of each
+// of the N most recent UTC hours, days, ISO weeks and months that have one.
+type Policy struct {
+	// Last keeps the N newest snapshots, whatever their reason.
+	Last int
+	// Hourly, Daily, Weekly and Monthly keep the newest non-undo snapshot in
+	// each of the N most recent UTC hours, days, ISO 8601 weeks and months
+	// that hold one. Undo snapshots never fill these buckets: one may hold
+	// only the connectors a restore touched and must not stand in for a
+	// whole day's backup.
+	Hourly, Daily, Weekly, Monthly int
+	// Within keeps every snapshot, undo snapshots included, created less
+	// than Within before now. Zero disables the rule.
+	Within time.Duration
+}
+
+// Empty reports whether p has no rules, in which case it keeps everything.
+func (p Policy) Empty() bool {
+	return p.Last == 0 && p.Hourly == 0 && p.Daily == 0 && p.Weekly == 0 && p.Monthly == 0 && p.Within <= 0
+}
+
+// String describes the policy, e.g. "last 3, daily 7, within 2d"; "none"
+// for the empty policy.
+func (p Policy) String() string {
+	var parts []string
+	for _, r := range []struct {
+		name string
+		n    int
+	}{{"last", p.Last}, {"hourly", p.Hourly}, {"daily", p.Daily}, {"weekly", p.Weekly}, {"monthly", p.Monthly}} {
+		switch {
+		case r.n < 0:
+			parts = append(parts, r.name+" unlimited")
+		case r.n > 0:
+			parts = append(parts, r.name+" "+strconv.Itoa(r.n))
+		}
+	}
+	if p.Within > 0 {
+		parts = append(parts, "within "+FormatDuration(p.Within))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Reasons given by ApplyPolicy.
+const (
+	reasonNoPolicy     = "no retention policy"
+	reasonNewest       = "newest snapshot"
+	reasonNewestNoUndo = "newest non-undo snapshot"
+	reasonNoRule       = "no rule keeps it"
+)
+
+// ApplyPolicy decides which snapshots p keeps and which it removes, as of
+// now. It is a pure function: it reads nothing but its arguments and
+// changes none of them.
+//
+// Snapshots are judged per ClusterID, as if each cluster had a store of its
+// own: the rules of one cluster never remove another's snapshots. Within a
+// cluster the newest snapshot and the newest non-undo snapshot are always
+// kept, whatever p says, so a store is never emptied by retention.
+//
+// keep and remove are sorted oldest first, like [snapshot.Store.List];
+// reasons maps every snapshot ID, kept or removed, to why. With an empty
+// Policy everything is kept.
+func ApplyPolicy(snaps []snapshot.Info, p Policy, now time.Time) (keep, remove []snapshot.Info, reasons map[string][]string) {
+	sorted := slices.Clone(snaps)
+	slices.SortStableFunc(sorted, func(a, b snapshot.Info) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	reasons = make(map[string][]string, len(sorted))
+	if p.Empty() {
+		for _, s := range sorted {
+			reasons[s.ID] = []string{reasonNoPolicy}
+		}
+		return sorted, nil, reasons
+	}
+
+	// Newest first, per cluster.
+	byCluster := map[string][]int{}
+	var clusters []string
+	for i := len(sorted) - 1; i >= 0; i-- {
+		c := sorted[i].ClusterID
+		if _, ok := byCluster[c]; !ok {
+			clusters = append(clusters, c)
+		}
+		byCluster[c] = append(byCluster[c], i)
+	}
+	kept := make([]bool, len(sorted))
+	for _, c := range clusters {
+		applyCluster(sorted, byCluster[c], p, now, kept, reasons)
+	}
+	for i, s := range sorted {
+		if kept[i] {
+			keep = append(keep, s)
+		} else {
+			remove = append(remove, s)
+		}
+	}
+	return keep, remove, reasons
+}
+
+// bucket is one counting rule: it keeps the newest snapshot of each of its
+// next count distinct keys.
+type bucket struct {
+	count  int // remaining; negative is unlimited
+	reason string
+	undo   bool // whether undo snapshots take part
+	key    func(t time.Time, i int) int
+	last   int
+	seen   bool
+}
+
+// applyCluster applies p to the snapshots sorted[idx...], given newest first.
+func applyCluster(sorted []snapshot.Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
+	buckets := []bucket{
+		{count: p.Last, reason: "last snapshot", undo: true, key: func(_ time.Time, i int) int { return i }},
+		{count: p.Hourly, reason: "hourly snapshot", key: func(t time.Time, _ int) int {
+			return t.Year()*1_000_000 + int(t.Month())*10_000 + t.Day()*100 + t.Hour()
+		}},
+		{count: p.Daily, reason: "daily snapshot", key: func(t time.Time, _ int) int {
+			return t.Year()*10_000 + int(t.Month())*100 + t.Day()
+		}},
+		{count: p.Weekly, reason: "weekly snapshot", key: func(t time.Time, _ int) int {
+			y, w := t.ISOWeek()
+			return y*100 + w
+		}},
+		{count: p.Monthly, reason: "monthly snapshot", key: func(t time.Time, _ int) int {
+			return t.Year()*100 + int(t.Month())
+		}},
+	}
+	newestNoUndo := true
+	for n, i := range idx {
+		s := sorted[i]
+		undo := s.Reason == snapshot.ReasonUndo
+		t := s.CreatedAt.UTC()
+		var why []string
+		if n == 0 {
+			why = append(why, reasonNewest)
+		}
+		if !undo && newestNoUndo {
+			newestNoUndo = false
+			if n != 0 {
+				why = append(why, reasonNewestNoUndo)
+			}
+		}
+		for b := range buckets {
+			bk := &buckets[b]
+			if bk.count == 0 || (undo && !bk.undo) {
+				continue
+			}
+			k := bk.key(t, n)
+			if bk.seen && k == bk.last {
+				continue
+			}
+			bk.seen, bk.last = true, k
+			if bk.count > 0 {
+				bk.count--
+			}
+			why = append(why, bk.reason)
+		}
+		if p.Within > 0 && now.Sub(s.CreatedAt) < p.Within {
+			why = append(why, "within "+FormatDuration(p.Within))
+		}
+		if len(why) > 0 {
+			kept[i] = true
+			reasons[s.ID] = why
+		} else {
+			reasons[s.ID] = []string{reasonNoRule}
+		}
+	}
+}
+
+// ParseDuration parses a retention duration: a Go duration ("36h",
+// "90m") or one using d for 24-hour days and w for weeks, alone or before
+// Go units ("7d", "2w", "1d12h"). Negative durations are rejected.
+func ParseDuration(s string) (time.Duration, error) {
+	rest := strings.TrimSpace(s)
+	if rest == "" {
+		return 0, fmt.Errorf("parse duration %q: empty", s)
+	}
+	var total time.Duration
+	for _, u := range []struct {
+		suffix byte
+		unit   time.Duration
+	}{{'w', 7 * 24 * time.Hour}, {'d', 24 * time.Hour}} {
+		i := strings.IndexByte(rest, u.suffix)
+		if i < 0 {
+			continue
+		}
+		n, err := strconv.ParseUint(rest[:i], 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("parse duration %q: bad number before %q", s, u.suffix)
+		}
+		total += time.Duration(n) * u.unit
+		rest = rest[i+1:]
+	}
+	if rest != "" {
+		d, err := time.ParseDuration(rest)
+		if err != nil {
+			return 0, fmt.Errorf("parse duration %q: %w", s, err)
+		}
+		if d < 0 {
+			return 0, fmt.Errorf("parse duration %q: negative", s)
+		}
+		total += d
+	}
+	return total, nil
+}
+
+// FormatDuration formats d with whole days as "d" and the rest as Go
+// formats it, trimming zero units: 48h → "2d", 36h → "1d12h", 90m → "1h30m".
+func FormatDuration(d time.Duration) string {
+	if d <= 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	if days := d / (24 * time.Hour); days > 0 {
+		b.WriteString(strconv.FormatInt(int64(days), 10) + "d")
+		d -= days * 24 * time.Hour
+	}
+	if d > 0 {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}

@@ -1,0 +1,370 @@
+package daemon
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// at parses an RFC 3339 time for test tables.
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// series returns n snapshots of cluster, the first at start, then every
+// step, all with the given reason.
+func series(cluster, reason string, start time.Time, step time.Duration, n int) []snapshot.Info {
+	var out []snapshot.Info
+	for i := range n {
+		t := start.Add(time.Duration(i) * step)
+		out = append(out, info(cluster, reason, t))
+	}
+	return out
+}
+
+func info(cluster, reason string, t time.Time) snapshot.Info {
+	return snapshot.Info{
+		ID:        t.UTC().Format("20060102T150405.000000Z") + "-" + fmt.Sprintf("%06x", len(cluster)*7+len(reason)),
+		CreatedAt: t,
+		Reason:    reason,
+		ClusterID: cluster,
+	}
+}
+
+func concat(parts ...[]snapshot.Info) []snapshot.Info { return slices.Concat(parts...) }
+
+const (
+	sched = snapshot.ReasonScheduled
+	undo  = snapshot.ReasonUndo
+	man   = snapshot.ReasonManual
+)
+
+// policyCases are the golden cases: each writes testdata/retention/<name>.golden.
+var policyCases = []struct {
+	name   string
+	policy Policy
+	now    time.Time
+	snaps  []snapshot.Info
+}{
+	{
+		name:   "empty-policy-keeps-all",
+		policy: Policy{},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-10T08:00:00Z"), time.Hour, 4),
+	},
+	{
+		// The acceptance case: @every 1s with --keep-last 3.
+		name:   "keep-last-3",
+		policy: Policy{Last: 3},
+		now:    at("2026-03-10T12:00:10Z"),
+		snaps:  series("c1", sched, at("2026-03-10T12:00:00Z"), time.Second, 8),
+	},
+	{
+		name:   "hourly-4",
+		policy: Policy{Hourly: 4},
+		now:    at("2026-03-10T14:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-10T08:10:00Z"), 20*time.Minute, 18),
+	},
+	{
+		// Buckets are UTC days even when CreatedAt carries another zone:
+		// 2026-03-11T04:30+05:00 is 2026-03-10T23:30Z, the newest of the 10th.
+		name:   "daily-3-utc-buckets",
+		policy: Policy{Daily: 3},
+		now:    at("2026-03-14T00:00:00Z"),
+		snaps: concat(
+			series("c1", sched, at("2026-03-09T03:00:00Z"), 6*time.Hour, 16),
+			[]snapshot.Info{info("c1", sched, at("2026-03-11T04:30:00+05:00"))},
+		),
+	},
+	{
+		// ISO weeks: 2026-12-28 (Mon) to 2027-01-03 (Sun) is 2026-W53;
+		// 2027-01-04 starts 2027-W01.
+		name:   "weekly-3-iso-year-boundary",
+		policy: Policy{Weekly: 3},
+		now:    at("2027-01-21T00:00:00Z"),
+		snaps:  series("c1", sched, at("2026-12-20T12:00:00Z"), 2*24*time.Hour, 16),
+	},
+	{
+		name:   "monthly-3",
+		policy: Policy{Monthly: 3},
+		now:    at("2026-07-01T00:00:00Z"),
+		snaps:  series("c1", sched, at("2026-01-15T00:00:00Z"), 9*24*time.Hour, 18),
+	},
+	{
+		name:   "within-2d",
+		policy: Policy{Within: 48 * time.Hour},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 10),
+	},
+	{
+		// Everything is older than --keep-within: the newest stays anyway.
+		name:   "newest-always-kept",
+		policy: Policy{Within: time.Hour},
+		now:    at("2026-04-01T00:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-01T00:00:00Z"), 24*time.Hour, 3),
+	},
+	{
+		// The newest is an undo snapshot: it stays, and so does the newest
+		// non-undo one, the last full backup.
+		name:   "newest-is-undo",
+		policy: Policy{Within: time.Hour},
+		now:    at("2026-04-01T00:00:00Z"),
+		snaps: concat(
+			series("c1", sched, at("2026-03-01T00:00:00Z"), 24*time.Hour, 3),
+			[]snapshot.Info{info("c1", undo, at("2026-03-10T00:00:00Z"))},
+		),
+	},
+	{
+		// Undo snapshots take a --keep-last slot but never fill an hourly or
+		// daily bucket; --keep-within keeps the young ones, the old are removed.
+		name:   "undo-snapshots",
+		policy: Policy{Last: 2, Hourly: 3, Daily: 2, Within: 90 * time.Minute},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: concat(
+			series("c1", sched, at("2026-03-09T09:00:00Z"), time.Hour, 27),
+			[]snapshot.Info{
+				info("c1", undo, at("2026-03-09T09:30:00Z")),
+				info("c1", undo, at("2026-03-10T10:45:00Z")),
+				info("c1", undo, at("2026-03-10T11:30:00Z")),
+			},
+		),
+	},
+	{
+		// Each cluster is judged alone: keep-last 2 keeps 2 of each.
+		name:   "two-clusters",
+		policy: Policy{Last: 2},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: concat(
+			series("cluster-a", sched, at("2026-03-10T08:00:00Z"), time.Hour, 4),
+			series("cluster-b", sched, at("2026-03-10T08:30:00Z"), time.Hour, 3),
+		),
+	},
+	{
+		name:   "daily-unlimited",
+		policy: Policy{Daily: -1},
+		now:    at("2026-03-12T00:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-08T00:00:00Z"), 8*time.Hour, 12),
+	},
+	{
+		// Input out of order, two snapshots in the same second, and manual
+		// snapshots counted like scheduled ones.
+		name:   "unsorted-and-ties",
+		policy: Policy{Last: 2, Hourly: 2},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: []snapshot.Info{
+			info("c1", sched, at("2026-03-10T10:15:00Z")),
+			info("c1", man, at("2026-03-10T11:00:00Z")),
+			info("c1", sched, at("2026-03-10T09:00:00Z")),
+			info("c1", sched, at("2026-03-10T11:00:00Z")),
+			info("c1", sched, at("2026-03-10T10:45:00Z")),
+		},
+	},
+	{
+		// A restic-like everyday policy over two months of 6-hourly snapshots.
+		name:   "combined",
+		policy: Policy{Last: 2, Hourly: 3, Daily: 4, Weekly: 3, Monthly: 2, Within: 12 * time.Hour},
+		now:    at("2026-03-02T00:00:00Z"),
+		snaps:  series("c1", sched, at("2026-01-02T03:00:00Z"), 6*time.Hour, 236),
+	},
+}
+
+// formatDecision renders what ApplyPolicy decided, newest first, one line
+// per snapshot.
+func formatDecision(p Policy, now time.Time, snaps, keep, remove []snapshot.Info, reasons map[string][]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# policy: %s\n# now: %s\n# kept %d, removed %d of %d\n", p, now.UTC().Format(time.RFC3339), len(keep), len(remove), len(snaps))
+	kept := map[string]bool{}
+	for _, s := range keep {
+		kept[s.ID] = true
+	}
+	all := slices.Concat(keep, remove)
+	slices.SortFunc(all, func(a, b snapshot.Info) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	for _, s := range all {
+		action := "remove"
+		if kept[s.ID] {
+			action = "keep"
+		}
+		fmt.Fprintf(&b, "%-6s  %s  %-20s  %-9s  %-9s  %s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.ClusterID, s.Reason, strings.Join(reasons[s.ID], ", "))
+	}
+	return b.String()
+}
+
+func TestApplyPolicyGolden(t *testing.T) {
+	for _, tc := range policyCases {
+		t.Run(tc.name, func(t *testing.T) {
+			keep, remove, reasons := ApplyPolicy(tc.snaps, tc.policy, tc.now)
+			got := formatDecision(tc.policy, tc.now, tc.snaps, keep, remove, reasons)
+			path := filepath.Join("testdata", "retention", tc.name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden file (run go test -update to create it): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("ApplyPolicy decision differs from %s (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestApplyPolicyInvariants checks, over random stores and policies, what
+// must hold whatever the rules: every snapshot is either kept or removed,
+// the newest of each cluster and young undo snapshots are kept, every
+// decision has a reason, and the input is left as it was.
+func TestApplyPolicyInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := at("2026-06-01T00:00:00Z")
+	reasonsOf := []string{sched, sched, sched, man, undo}
+	for iter := range 500 {
+		var snaps []snapshot.Info
+		for range rng.IntN(40) {
+			age := time.Duration(rng.Int64N(int64(90 * 24 * time.Hour)))
+			s := info([]string{"a", "bb"}[rng.IntN(2)], reasonsOf[rng.IntN(len(reasonsOf))], now.Add(-age))
+			s.ID += fmt.Sprintf("-%d", len(snaps))
+			snaps = append(snaps, s)
+		}
+		n := func() int { return rng.IntN(6) - 1 }
+		p := Policy{Last: n(), Hourly: n(), Daily: n(), Weekly: n(), Monthly: n()}
+		if rng.IntN(2) == 0 {
+			p.Within = time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))
+		}
+		before := slices.Clone(snaps)
+
+		keep, remove, reasons := ApplyPolicy(snaps, p, now)
+
+		if !slices.Equal(snaps, before) {
+			t.Fatalf("iter %d: ApplyPolicy changed its input", iter)
+		}
+		if len(keep)+len(remove) != len(snaps) {
+			t.Fatalf("iter %d: kept %d + removed %d != %d", iter, len(keep), len(remove), len(snaps))
+		}
+		kept := map[string]bool{}
+		for _, s := range keep {
+			kept[s.ID] = true
+		}
+		for _, s := range remove {
+			if kept[s.ID] {
+				t.Fatalf("iter %d: %s both kept and removed", iter, s.ID)
+			}
+		}
+		newest := map[string]snapshot.Info{}
+		for _, s := range snaps {
+			if len(reasons[s.ID]) == 0 {
+				t.Fatalf("iter %d: %s has no reason", iter, s.ID)
+			}
+			if p.Empty() && !kept[s.ID] {
+				t.Fatalf("iter %d: empty policy removed %s", iter, s.ID)
+			}
+			if s.Reason == undo && p.Within > 0 && now.Sub(s.CreatedAt) < p.Within && !kept[s.ID] {
+				t.Fatalf("iter %d: undo snapshot %s younger than %s removed", iter, s.ID, p.Within)
+			}
+			if n, ok := newest[s.ClusterID]; !ok || s.CreatedAt.After(n.CreatedAt) || (s.CreatedAt.Equal(n.CreatedAt) && s.ID > n.ID) {
+				newest[s.ClusterID] = s
+			}
+		}
+		for c, s := range newest {
+			if !kept[s.ID] {
+				t.Fatalf("iter %d: newest snapshot %s of cluster %s removed (policy %s)", iter, s.ID, c, p)
+			}
+		}
+		for i := 1; i < len(keep); i++ {
+			if keep[i].CreatedAt.Before(keep[i-1].CreatedAt) {
+				t.Fatalf("iter %d: keep not sorted oldest first", iter)
+			}
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		err  bool
+	}{
+		{in: "36h", want: 36 * time.Hour},
+		{in: "90m", want: 90 * time.Minute},
+		{in: "7d", want: 7 * 24 * time.Hour},
+		{in: "2w", want: 14 * 24 * time.Hour},
+		{in: "1w2d", want: 9 * 24 * time.Hour},
+		{in: "1d12h", want: 36 * time.Hour},
+		{in: "0", want: 0},
+		{in: "", err: true},
+		{in: "d", err: true},
+		{in: "-1h", err: true},
+		{in: "1d-1h", err: true},
+		{in: "2d1w", err: true},
+		{in: "1y", err: true},
+	} {
+		got, err := ParseDuration(tc.in)
+		if tc.err {
+			if err == nil {
+				t.Errorf("ParseDuration(%q) = %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		48 * time.Hour:                "2d",
+		36 * time.Hour:                "1d12h",
+		90 * time.Minute:              "1h30m",
+		time.Hour:                     "1h",
+		30 * time.Second:              "30s",
+		24*time.Hour + 90*time.Second: "1d1m30s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+		back, err := ParseDuration(FormatDuration(d))
+		if err != nil || back != d {
+			t.Errorf("ParseDuration(FormatDuration(%v)) = %v, %v", d, back, err)
+		}
+	}
+}
+
+func TestPolicyString(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{}, "none"},
+		{Policy{Last: 3}, "last 3"},
+		{Policy{Daily: -1, Within: 48 * time.Hour}, "daily unlimited, within 2d"},
+		{Policy{Last: 1, Hourly: 2, Daily: 3, Weekly: 4, Monthly: 5}, "last 1, hourly 2, daily 3, weekly 4, monthly 5"},
+	} {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
