@@ -123,15 +123,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd.Flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stdout, "Usage: offsetkeeper %s %s\n\n%s\n\nFlags (each also read from OFFSETKEEPER_<FLAG_NAME>):\n", info.name, info.usage, info.summary)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(stdout, fs)
 		fmt.Fprintf(stdout, "\n%s", exitCodesHelp)
 	}
 	positional, err := parseInterleaved(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
-		return exitOK
+		return exitOK // fs.Parse has printed the usage
 	}
 	if err == nil {
 		err = applyEnv(fs, os.LookupEnv)
@@ -241,4 +238,21 @@ func noArgs(args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	return nil
+}
+
+// printFlags lists the flags GNU style (--name), with their environment
+// twin and default.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n      %s\n      env %s", line, usage, envName(f.Name))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+			fmt.Fprintf(w, ", default %s", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
