@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+func init() {
+	register(commandInfo{
+		name:    "diff",
+		summary: "compare a snapshot with another snapshot or with the live cluster, offset by offset",
+		usage: `<ID|latest> [<ID>|--live] [--connector NAME]... [--output text|json] [--exit-code]
+
+Compares the first snapshot (old) with the second one, or with the live
+cluster when no second ID is given (--live says so explicitly), per connector
+and partition: sink offsets that moved forward or backward, source keys whose
+value changed, and offsets that appeared or vanished. --output json prints a
+JSON array of changes. The exit code is 0 whether or not they differ; with
+--exit-code it is 1 when they differ, like git diff --exit-code.`,
+		new: func(e *env) command { return &diffCmd{env: e} },
+	})
+}
+
+// errDiffers is returned with --exit-code when the two sides differ.
+var errDiffers = errors.New("the snapshots differ (--exit-code)")
+
+type diffCmd struct {
+	*env
+	connectors listFlag
+	live       bool
+	output     string
+	exitCode   bool
+	timeout    time.Duration
+}
+
+func (c *diffCmd) Flags(fs *flag.FlagSet) {
+	fs.Var(&c.connectors, "connector", "compare only this connector; repeatable (default every connector on either side)")
+	fs.BoolVar(&c.live, "live", false, "compare with the live cluster (the default when only one ID is given)")
+	fs.StringVar(&c.output, "output", "text", "output format: text or json (an array of changes)")
+	fs.BoolVar(&c.exitCode, "exit-code", false, "exit 1 when there are differences (default: exit 0 either way)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
+}
+
+func (c *diffCmd) Run(ctx context.Context, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing snapshot ID (or latest)")
+	case len(args) > 2:
+		return usagef("unexpected argument %q", args[2])
+	case len(args) == 2 && c.live:
+		return usagef("give a second snapshot ID or --live, not both")
+	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	store, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	a, _, err := store.Get(ctx, args[0])
+	if err != nil {
+		return fmt.Errorf("read snapshot %q: %w", args[0], err)
+	}
+	var (
+		b     *snapshot.Snapshot
+		bName string
+	)
+	if len(args) == 2 {
+		if b, _, err = store.Get(ctx, args[1]); err != nil {
+			return fmt.Errorf("read snapshot %q: %w", args[1], err)
+		}
+		bName = b.ID
+	} else {
+		cl, opts, err := c.g.kafkaClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		b, err = restore.CaptureLive(ctx, cl, a, restore.Options{
+			OffsetsTopics:  opts.OffsetsTopics,
+			ConfigTopic:    opts.ConfigTopic,
+			GroupPrefix:    opts.GroupPrefix,
+			Connectors:     c.connectors,
+			ProgramVersion: opts.ProgramVersion,
+		})
+		if err != nil {
+			return fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
+		}
+		bName = "live (cluster " + b.ClusterID + ")"
+	}
+	changes := restore.Diff(a, b, c.connectors)
+
+	if c.output == "json" {
+		if changes == nil {
+			changes = []restore.Change{}
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(changes); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "diff %s -> %s\n", a.ID, bName)
+		if a.ClusterID != b.ClusterID {
+			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
+		}
+		if err := restore.PrintChanges(c.stdout, changes); err != nil {
+			return err
+		}
+	}
+	if c.exitCode && len(changes) > 0 {
+		return errDiffers
+	}
+	return nil
+}

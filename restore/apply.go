@@ -1,0 +1,241 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// transactionTimeout bounds a restore transaction: a restore that dies
+// with its transaction open holds that topic's readers back this long.
+const transactionTimeout = time.Minute
+
+// Result is what Apply wrote.
+type Result struct {
+	// SourceWrites are key records written, Tombstones the tombstones.
+	SourceWrites, Tombstones int
+	// SinkCommits are group offsets committed, SinkDeletions deleted.
+	SinkCommits, SinkDeletions int
+	// Topics are the offsets topics written, each in one committed
+	// transaction, in the order written.
+	Topics []TopicResult
+	// Groups are the consumer groups written, in the order written.
+	Groups   []string
+	Duration time.Duration
+}
+
+// TopicResult is one offsets topic written.
+type TopicResult struct {
+	Topic   string
+	Records int
+	// Partitions is the topic's partition count the records were placed by.
+	Partitions int32
+}
+
+// Apply writes the plan: for each offsets topic, the changed, added and
+// removed keys (as tombstones) in one transaction of a producer with
+// transactional id TransactionalIDPrefix+topic; then, for each group, the
+// changed and added offsets in one commit and the removed ones in one
+// offset delete. Every record's partition is checked against
+// murmur2(key) % partitions before its transaction commits, and every
+// partition's commit and delete error is checked.
+//
+// The producers are new clients made from cl.Opts() (so they share its
+// brokers, TLS and SASL settings); cl must not be configured to consume.
+// Apply does not run the safety checks (see Plan.Check) and does not store
+// the undo snapshot (Plan.Live): the caller does both first. On failure it
+// returns what was done so far with an error wrapping ErrApply that says
+// which topics and groups were written: a topic whose transaction did not
+// commit is left as it was.
+func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
+	began := time.Now()
+	res := &Result{}
+	done := func() string {
+		var parts []string
+		for _, t := range res.Topics {
+			parts = append(parts, fmt.Sprintf("topic %s (%d records)", t.Topic, t.Records))
+		}
+		for _, g := range res.Groups {
+			parts = append(parts, "group "+g)
+		}
+		if len(parts) == 0 {
+			return "nothing was written"
+		}
+		return "already written: " + strings.Join(parts, ", ")
+	}
+
+	byTopic := map[string][]SourceChange{}
+	for _, cp := range p.Connectors {
+		if cp.Source == nil {
+			continue
+		}
+		for _, ch := range cp.Source.Changes {
+			if ch.Action.writes() {
+				byTopic[ch.Topic] = append(byTopic[ch.Topic], ch)
+			}
+		}
+	}
+	for _, topic := range sortedKeys(byTopic) {
+		changes := byTopic[topic]
+		n := p.partitions[topic]
+		if err := writeTopic(ctx, cl, topic, n, changes); err != nil {
+			res.Duration = time.Since(began)
+			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
+		}
+		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: len(changes), Partitions: n})
+		for _, ch := range changes {
+			if ch.Action == Removed {
+				res.Tombstones++
+			} else {
+				res.SourceWrites++
+			}
+		}
+	}
+
+	adm := kadm.NewClient(cl)
+	for _, cp := range p.Connectors {
+		sp := cp.Sink
+		if sp == nil {
+			continue
+		}
+		commits, deletes := kadm.Offsets{}, kadm.TopicsSet{}
+		nc, nd := 0, 0
+		for _, ch := range sp.Changes {
+			switch ch.Action {
+			case Changed, Added:
+				commits.Add(kadm.Offset{Topic: ch.Topic, Partition: ch.Partition, At: ch.New, LeaderEpoch: ch.LeaderEpoch, Metadata: ch.Metadata})
+				nc++
+			case Removed:
+				deletes.Add(ch.Topic, ch.Partition)
+				nd++
+			}
+		}
+		if nc == 0 && nd == 0 {
+			continue
+		}
+		if err := writeGroup(ctx, adm, sp, commits, deletes); err != nil {
+			res.Duration = time.Since(began)
+			return res, fmt.Errorf("%w: restore offsets of group %q (connector %q): %w (%s)", ErrApply, sp.Group, cp.Name, err, done())
+		}
+		res.SinkCommits += nc
+		res.SinkDeletions += nd
+		res.Groups = append(res.Groups, sp.Group)
+	}
+	res.Duration = time.Since(began)
+	return res, nil
+}
+
+// writeTopic writes changes to topic in one transaction and commits it
+// only if every record landed on its murmur2 partition of n.
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []SourceChange) error {
+	opts := append(slices.Clone(cl.Opts()),
+		kgo.TransactionalID(TransactionalIDPrefix+topic),
+		kgo.TransactionTimeout(transactionTimeout),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+	)
+	pcl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("create transactional producer: %w", err)
+	}
+	defer pcl.Close()
+	if err := pcl.BeginTransaction(); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	records := make([]*kgo.Record, len(changes))
+	for i, ch := range changes {
+		// Exact bytes; Value nil is a tombstone. No Partition: the default
+		// partitioner hashes the key with murmur2, as Connect's producer.
+		records[i] = &kgo.Record{Topic: topic, Key: ch.Key, Value: ch.New}
+	}
+	var perr error
+	for _, r := range pcl.ProduceSync(ctx, records...) {
+		if r.Err != nil {
+			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Record.Key), r.Err))
+			continue
+		}
+		if want := snapshot.PartitionFor(r.Record.Key, n); r.Record.Partition != want {
+			perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", displayKey(r.Record.Key), r.Record.Partition, want, n))
+		}
+	}
+	if perr != nil {
+		abort(ctx, pcl)
+		return perr
+	}
+	if err := pcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		abort(ctx, pcl)
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	return nil
+}
+
+// abort ends pcl's transaction with an abort, even when ctx is done.
+func abort(ctx context.Context, pcl *kgo.Client) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = pcl.AbortBufferedRecords(actx)
+	_ = pcl.EndTransaction(actx, kgo.TryAbort)
+}
+
+// writeGroup commits and deletes one group's offsets, checking every
+// partition's answer.
+func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kadm.Offsets, deletes kadm.TopicsSet) error {
+	var failed []string
+	members := false
+	if len(commits) > 0 {
+		resp, err := adm.CommitOffsets(ctx, sp.Group, commits)
+		if err != nil {
+			return fmt.Errorf("commit offsets: %w", err)
+		}
+		commits.Each(func(o kadm.Offset) {
+			r, ok := resp.Lookup(o.Topic, o.Partition)
+			switch {
+			case !ok:
+				failed = append(failed, fmt.Sprintf("commit %s/%d: no answer", o.Topic, o.Partition))
+			case r.Err != nil:
+				if errors.Is(r.Err, kerr.UnknownMemberID) || errors.Is(r.Err, kerr.IllegalGeneration) {
+					members = true
+				}
+				failed = append(failed, fmt.Sprintf("commit %s/%d: %v", o.Topic, o.Partition, r.Err))
+			}
+		})
+	}
+	if len(deletes) > 0 && len(failed) == 0 {
+		resp, err := adm.DeleteOffsets(ctx, sp.Group, deletes)
+		if err != nil {
+			return fmt.Errorf("delete offsets: %w", err)
+		}
+		for _, tp := range deletes.Sorted() {
+			for _, part := range tp.Partitions {
+				perr, ok := resp[tp.Topic][part]
+				switch {
+				case !ok:
+					failed = append(failed, fmt.Sprintf("delete %s/%d: no answer", tp.Topic, part))
+				case perr != nil:
+					if errors.Is(perr, kerr.GroupSubscribedToTopic) {
+						members = true
+					}
+					failed = append(failed, fmt.Sprintf("delete %s/%d: %v", tp.Topic, part, perr))
+				}
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	sort.Strings(failed)
+	hint := ""
+	if members {
+		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
+	}
+	return fmt.Errorf("%d partitions failed: %s%s", len(failed), strings.Join(failed, "; "), hint)
+}

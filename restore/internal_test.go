@@ -1,0 +1,150 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+func TestOnlyCompact(t *testing.T) {
+	for policy, want := range map[string]bool{
+		"compact":         true,
+		"[compact]":       true,
+		" compact ":       true,
+		"delete":          false,
+		"compact,delete":  false,
+		"delete, compact": false,
+		"":                false,
+	} {
+		if got := onlyCompact(policy); got != want {
+			t.Errorf("onlyCompact(%q) = %v, want %v", policy, got, want)
+		}
+	}
+}
+
+func TestResolveScope(t *testing.T) {
+	snap := &snapshot.Snapshot{
+		ID:    "s",
+		Scope: []string{"gone", "src", "snk"},
+		Connectors: []snapshot.Connector{
+			{Name: "src", Type: snapshot.TypeSource},
+			{Name: "snk", Type: snapshot.TypeSink, Group: "connect-snk"},
+		},
+		SinkGroups: []snapshot.SinkGroup{{Group: "connect-snk", Connector: "snk"}},
+	}
+	names := func(ss []scoped) string {
+		var out []string
+		for _, s := range ss {
+			n := s.name + ":"
+			if s.source {
+				n += "source"
+			}
+			if s.sink {
+				n += "sink"
+			}
+			out = append(out, n)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		opts Options
+		want string
+		err  error
+	}{
+		// "gone" had no offsets when the scoped snapshot was taken: it is
+		// in scope so that restoring the snapshot removes what it has now.
+		{Options{}, "gone:sourcesink snk:sink src:source", nil},
+		{Options{SourceOnly: true}, "gone:source src:source", nil},
+		{Options{SinkOnly: true}, "gone:sink snk:sink", nil},
+		{Options{Connectors: []string{"src", "src"}}, "src:source", nil},
+		{Options{Connectors: []string{"src"}, SinkOnly: true}, "", ErrEmptyScope},
+		{Options{Connectors: []string{"nope"}}, "", ErrNotInSnapshot},
+	} {
+		got, err := resolveScope(snap, tc.opts)
+		if !errors.Is(err, tc.err) || names(got) != tc.want {
+			t.Errorf("resolveScope(%+v) = %q, %v; want %q, %v", tc.opts, names(got), err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestApplyAbortsMisplacedRecords: if records would land anywhere but
+// their murmur2 partition (here: the plan believes the topic has another
+// partition count), the topic's transaction is aborted and readers see
+// the topic as it was.
+func TestApplyAbortsMisplacedRecords(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := connectdemo.Seed(ctx, cl, spec); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Damage two keys of jdbc-orders-source.
+	for _, k := range []string{`{"protocol":"1","table":"shop.orders"}`, `{"protocol":"1","table":"shop.customers"}`} {
+		rec := &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["` + connectdemo.ConnJDBC + `",` + k + `]`), Value: []byte(`{"x":0}`)}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damaged, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(ctx, cl, snap, Options{Connectors: []string{connectdemo.ConnJDBC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Counts(); c.SourceWrites != 2 {
+		t.Fatalf("plan %+v, want 2 source writes", c)
+	}
+	plan.partitions[snapshot.DefaultOffsetsTopic] = 7
+	res, err := Apply(ctx, cl, plan)
+	if !errors.Is(err, ErrApply) || !strings.Contains(err.Error(), "not its murmur2 partition") || len(res.Topics) != 0 {
+		t.Fatalf("Apply: %v (result %+v), want an aborted transaction", err, res)
+	}
+	after, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, d := string(mustEncode(t, after.SourceOffsetsOf(connectdemo.ConnJDBC))), string(mustEncode(t, damaged.SourceOffsetsOf(connectdemo.ConnJDBC))); a != d {
+		t.Errorf("aborted restore changed what readers see:\n%s\nwas\n%s", a, d)
+	}
+	// Nothing is left open either.
+	listed, err := kadm.NewClient(cl).ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range listed {
+		if strings.HasPrefix(id, TransactionalIDPrefix) {
+			t.Errorf("transaction %s left open", id)
+		}
+	}
+}
+
+func mustEncode(t *testing.T, offs []snapshot.SourceOffset) []byte {
+	t.Helper()
+	var sb strings.Builder
+	for _, o := range offs {
+		sb.WriteString(o.Topic + " " + string(o.Key) + " " + string(o.Value) + "\n")
+	}
+	return []byte(sb.String())
+}

@@ -1,0 +1,240 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// CaptureLive reads the live state of the connectors in opts.Connectors
+// (the whole cluster when empty) as a snapshot with reason undo: NewPlan
+// compares with it, and the same capture, stored, is the undo snapshot of a
+// restore.
+//
+// It is snapshot.Capture plus what a restore of snap needs to see: the own
+// offsets topics (offsets.storage.topic) that snap's connectors had, when
+// they exist here, even if no live config names them; and, in a scoped
+// capture, the sink group of every connector in scope, found by its live
+// config or, without one, by the group snap recorded. A connector in scope
+// with no config here gets an entry (HasConfig false) carrying the type,
+// group and offsets topic snap gave it, so that restoring this capture
+// writes back to the same places. snap may be nil.
+//
+// A worker offsets topic (opts.OffsetsTopics) that does not exist is
+// ErrTopicMissing with the command that creates it.
+func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*snapshot.Snapshot, error) {
+	opts.defaults()
+	adm := kadm.NewClient(cl)
+	scope := opts.Connectors
+	scopeSet := make(map[string]bool, len(scope))
+	for _, n := range scope {
+		scopeSet[n] = true
+	}
+	inScope := func(name string) bool { return len(scope) == 0 || scopeSet[name] }
+
+	// Offsets topics: the worker's, plus the snapshot connectors' own.
+	var own []string
+	if snap != nil {
+		for _, c := range snap.Connectors {
+			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) && !slices.Contains(own, c.OffsetsTopic) {
+				own = append(own, c.OffsetsTopic)
+			}
+		}
+	}
+	exists, err := topicsExist(ctx, adm, append(slices.Clone(opts.OffsetsTopics), own...))
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range opts.OffsetsTopics {
+		if !exists[t] {
+			return nil, missingTopicError(t, snapPartitions(snap, t), "the worker offsets topic")
+		}
+	}
+	var extra []string
+	for _, t := range own {
+		if exists[t] {
+			extra = append(extra, t)
+		}
+	}
+
+	live, err := snapshot.Capture(ctx, cl, opts.captureOptions(scope, extra))
+	if err != nil {
+		return nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
+	}
+	if len(scope) == 0 || snap == nil {
+		return live, nil
+	}
+
+	// A scoped capture finds groups through live configs only: add the
+	// groups and entries of connectors known only from the snapshot.
+	snapIdx, liveIdx := newIndex(snap), newIndex(live)
+	at := make(map[string]int, len(live.Connectors))
+	for i, c := range live.Connectors {
+		at[c.Name] = i
+	}
+	for _, name := range scope {
+		sc, inSnap := snapIdx.connector(name)
+		lc, ok := liveIdx.connector(name)
+		if !ok {
+			lc = snapshot.Connector{Name: name, Type: snapshot.TypeUnknown, Tasks: -1}
+			if inSnap {
+				lc.Type = sc.Type
+			}
+		}
+		if !lc.HasConfig {
+			if lc.OffsetsTopic == "" && inSnap {
+				lc.OffsetsTopic = sc.OffsetsTopic
+			}
+			if lc.Group == "" {
+				lc.Group = snapGroupName(snapIdx, name)
+			}
+			if lc.Type == snapshot.TypeUnknown && inSnap {
+				lc.Type = sc.Type
+			}
+		}
+		if !ok {
+			live.Connectors = append(live.Connectors, lc)
+		} else {
+			live.Connectors[at[name]] = lc
+		}
+		if _, has := liveIdx.sinkGroupOf(name); has {
+			continue
+		}
+		group := lc.Group
+		if group == "" || lc.Type == snapshot.TypeSource && lc.HasConfig {
+			continue
+		}
+		g, found, err := readGroup(ctx, adm, group)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			g.Connector = name
+			live.SinkGroups = append(live.SinkGroups, g)
+		}
+	}
+	live.Normalize()
+	return live, nil
+}
+
+// snapGroupName is the group a snapshot records for connector, or "".
+func snapGroupName(snap *index, connector string) string {
+	if g, ok := snap.sinkGroupOf(connector); ok {
+		return g.Group
+	}
+	if c, ok := snap.connector(connector); ok {
+		return c.Group
+	}
+	return ""
+}
+
+// readGroup describes one group and fetches its committed offsets. A group
+// that does not exist (or is Dead) is found == false.
+func readGroup(ctx context.Context, adm *kadm.Client, group string) (snapshot.SinkGroup, bool, error) {
+	described, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
+	}
+	d, ok := described[group]
+	if !ok {
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
+	}
+	if d.Err != nil {
+		if errors.Is(d.Err, kerr.GroupIDNotFound) {
+			return snapshot.SinkGroup{}, false, nil
+		}
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
+	}
+	if d.State == "Dead" || d.State == "" {
+		return snapshot.SinkGroup{}, false, nil
+	}
+	fetched, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return snapshot.SinkGroup{}, false, nil
+		}
+		return snapshot.SinkGroup{}, false, fmt.Errorf("fetch committed offsets of consumer group %q: %w", group, err)
+	}
+	g := snapshot.SinkGroup{Group: group, State: d.State, Members: len(d.Members), Offsets: []snapshot.SinkOffset{}}
+	var perr error
+	fetched.Each(func(o kadm.OffsetResponse) {
+		if o.Err != nil {
+			if perr == nil {
+				perr = fmt.Errorf("fetch committed offset of consumer group %q for %s/%d: %w", group, o.Topic, o.Partition, o.Err)
+			}
+			return
+		}
+		if o.At < 0 {
+			return
+		}
+		g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
+	})
+	if perr != nil {
+		return snapshot.SinkGroup{}, false, perr
+	}
+	return g, true, nil
+}
+
+// topicsExist tells which of topics exist.
+func topicsExist(ctx context.Context, adm *kadm.Client, topics []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(topics))
+	if len(topics) == 0 {
+		return out, nil
+	}
+	md, err := adm.Metadata(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata of topics %v: %w", topics, err)
+	}
+	for _, t := range topics {
+		d, ok := md.Topics[t]
+		switch {
+		case !ok, errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			out[t] = false
+		case d.Err != nil:
+			return nil, fmt.Errorf("read metadata of topic %q: %w", t, d.Err)
+		default:
+			out[t] = len(d.Partitions) > 0
+		}
+	}
+	return out, nil
+}
+
+// missingTopicError explains how to create an offsets topic a restore
+// needs. partitions is the count the snapshot saw, 0 if unknown.
+func missingTopicError(topic string, partitions int32, what string) error {
+	if partitions <= 0 {
+		partitions = 25
+	}
+	return fmt.Errorf("%w: %q (%s): a restore never creates it; create it as a compacted topic with the partition count the workers use (offset.storage.partitions, %d in the snapshot or by default), e.g. kafka-topics.sh --bootstrap-server <brokers> --create --topic %s --partitions %d --replication-factor 3 --config cleanup.policy=compact",
+		ErrTopicMissing, topic, what, partitions, topic, partitions)
+}
+
+// snapPartitions is the partition count snap recorded for topic, 0 if none.
+func snapPartitions(snap *snapshot.Snapshot, topic string) int32 {
+	if snap == nil {
+		return 0
+	}
+	for _, t := range snap.Topics {
+		if t.Name == topic {
+			return int32(len(t.Partitions))
+		}
+	}
+	return 0
+}
+
+func scopeName(scope []string) string {
+	switch len(scope) {
+	case 0:
+		return "the cluster"
+	case 1:
+		return fmt.Sprintf("connector %q", scope[0])
+	}
+	return fmt.Sprintf("%d connectors", len(scope))
+}

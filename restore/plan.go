@@ -1,0 +1,892 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Action is what a restore does with one offset.
+type Action string
+
+// Actions of a plan.
+const (
+	// Unchanged: the live offset already equals the snapshot's.
+	Unchanged Action = "unchanged"
+	// Changed: the live offset differs; the snapshot's is written.
+	Changed Action = "changed"
+	// Added: the snapshot has an offset that is missing here; it is written.
+	Added Action = "added"
+	// Removed: an offset lives here that the snapshot does not have; a
+	// source key gets a tombstone, a sink offset is deleted.
+	Removed Action = "removed"
+	// Skipped: a sink offset that cannot be committed here because its
+	// topic or partition does not exist.
+	Skipped Action = "skipped"
+)
+
+// writes reports whether the action writes something.
+func (a Action) writes() bool { return a == Changed || a == Added || a == Removed }
+
+// Plan is the comparison of a snapshot with the live state of the
+// connectors in scope: what a restore would write. It is made by NewPlan,
+// printed by Print, checked by Check and carried out by Apply. A Plan is
+// not safe for concurrent use.
+type Plan struct {
+	// Snapshot is the snapshot restored, filtered to the scope.
+	Snapshot *snapshot.Snapshot
+	// Live is the live state of the scope read by NewPlan (see CaptureLive):
+	// stored before Apply, it is the undo snapshot.
+	Live *snapshot.Snapshot
+	// ClusterID is the live cluster's id; OtherCluster is set when it
+	// differs from the snapshot's and Options.AllowOtherCluster allowed it.
+	ClusterID    string
+	OtherCluster bool
+	// Scope names the connectors compared, sorted.
+	Scope []string
+	// Connectors are the per-connector comparisons, sorted by name.
+	Connectors []ConnectorPlan
+	// Warnings are things the operator should know before applying.
+	Warnings []string
+
+	opts   Options
+	source *snapshot.Snapshot
+	// snapIdx and liveIdx index source and Live by connector.
+	snapIdx, liveIdx *index
+	// partitions is the live partition count of every offsets topic read.
+	partitions map[string]int32
+	// policies is the cleanup.policy of the topics written to, when it
+	// could be described.
+	policies map[string]string
+}
+
+// ConnectorPlan is the comparison for one connector.
+type ConnectorPlan struct {
+	Name string
+	// Type is source, sink or unknown, as the snapshot (else this cluster)
+	// has it.
+	Type string
+	// Live is the connector as this cluster's config topic has it;
+	// HasConfig is false when it has no config here.
+	Live snapshot.Connector
+	// Source is nil when source offsets are not restored for it.
+	Source *SourcePlan
+	// Sink is nil when sink offsets are not restored for it.
+	Sink *SinkPlan
+}
+
+// State is the connector's live state for display: its target state, with
+// the task count when that is not 0, or "no config".
+func (c ConnectorPlan) State() string {
+	if !c.Live.HasConfig {
+		return "no config"
+	}
+	if c.Live.Tasks != 0 {
+		if c.Live.Tasks < 0 {
+			return c.Live.TargetState + ", no task commit"
+		}
+		return fmt.Sprintf("%s, %d tasks", c.Live.TargetState, c.Live.Tasks)
+	}
+	return c.Live.TargetState
+}
+
+// SourcePlan compares a connector's source offsets.
+type SourcePlan struct {
+	// Target is the topic the connector reads its offsets from here: its
+	// own offsets.storage.topic, or the worker's.
+	Target string
+	// Topics are the offsets topics compared, where live keys of the
+	// connector that the snapshot lacks are tombstoned: the worker topics
+	// and the target.
+	Topics []string
+	// ExactlyOnce is set for a connector with exactly.once.support or its
+	// own offsets topic, here or in the snapshot.
+	ExactlyOnce bool
+	// Changes hold every key compared, unchanged ones included, sorted by
+	// topic, partition and key.
+	Changes []SourceChange
+
+	// touched are the partitions the connector's keys live in here and
+	// will be written to.
+	touched kadm.TopicsSet
+}
+
+// SourceChange is one source offset key compared.
+type SourceChange struct {
+	Action Action
+	// Topic and Partition are where the key is written: the target topic
+	// and murmur2(Key) % its partition count here.
+	Topic     string
+	Partition int32
+	// Key is the exact key bytes.
+	Key []byte
+	// Old is the live value (nil when Added); New is the snapshot's value
+	// (nil when Removed: the record written is a tombstone).
+	Old, New []byte
+	// From is where the snapshot held the key, as topic/partition, when
+	// that is not Topic/Partition.
+	From string
+}
+
+// SinkPlan compares a sink connector's consumer group offsets.
+type SinkPlan struct {
+	Group string
+	// Exists tells whether the group exists here; a commit creates it.
+	Exists  bool
+	State   string
+	Members int
+	// Changes hold every partition compared, unchanged ones included,
+	// sorted by topic and partition.
+	Changes []SinkChange
+}
+
+// SinkChange is one committed group offset compared.
+type SinkChange struct {
+	Action    Action
+	Topic     string
+	Partition int32
+	// Old is the live committed offset, -1 when none; New is the
+	// snapshot's, -1 when Removed.
+	Old, New int64
+	// LeaderEpoch and Metadata are committed with New, as the snapshot has
+	// them.
+	LeaderEpoch int32
+	Metadata    string
+	// Reason says why a Skipped offset cannot be committed.
+	Reason string
+}
+
+// Counts are the totals of a plan.
+type Counts struct {
+	// SourceWrites are changed and added keys; Tombstones removed keys.
+	SourceWrites, Tombstones int
+	// SinkCommits are changed and added group offsets; SinkDeletions
+	// removed ones.
+	SinkCommits, SinkDeletions int
+	// Unchanged source keys and sink offsets.
+	SourceUnchanged, SinkUnchanged int
+	// SinkSkipped offsets cannot be committed here.
+	SinkSkipped int
+}
+
+// Writes is the number of records and offsets Apply would write.
+func (c Counts) Writes() int {
+	return c.SourceWrites + c.Tombstones + c.SinkCommits + c.SinkDeletions
+}
+
+// Counts totals the plan.
+func (p *Plan) Counts() Counts {
+	var c Counts
+	for _, cp := range p.Connectors {
+		if cp.Source != nil {
+			for _, ch := range cp.Source.Changes {
+				switch ch.Action {
+				case Changed, Added:
+					c.SourceWrites++
+				case Removed:
+					c.Tombstones++
+				case Unchanged:
+					c.SourceUnchanged++
+				}
+			}
+		}
+		if cp.Sink != nil {
+			for _, ch := range cp.Sink.Changes {
+				switch ch.Action {
+				case Changed, Added:
+					c.SinkCommits++
+				case Removed:
+					c.SinkDeletions++
+				case Unchanged:
+					c.SinkUnchanged++
+				case Skipped:
+					c.SinkSkipped++
+				}
+			}
+		}
+	}
+	return c
+}
+
+// Empty reports whether the plan writes nothing.
+func (p *Plan) Empty() bool { return p.Counts().Writes() == 0 }
+
+// Differences lists, one line each, every offset where the live state
+// differs from the snapshot: what a restore still has to do, skipped sink
+// offsets included. Empty after a successful restore.
+func (p *Plan) Differences() []string {
+	var out []string
+	for _, cp := range p.Connectors {
+		if cp.Source != nil {
+			for _, ch := range cp.Source.Changes {
+				switch ch.Action {
+				case Changed:
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: value %s here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New)))
+				case Added:
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: missing here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.New)))
+				case Removed:
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: %s here, not in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.Old)))
+				}
+			}
+		}
+		if cp.Sink != nil {
+			for _, ch := range cp.Sink.Changes {
+				switch ch.Action {
+				case Changed:
+					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d here, %d in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.Old, ch.New))
+				case Added:
+					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: no offset here, %d in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.New))
+				case Removed:
+					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d here, none in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.Old))
+				case Skipped:
+					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d cannot be committed here: %s", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.New, ch.Reason))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// scoped is one connector in scope and the parts of it restored.
+type scoped struct {
+	name         string
+	source, sink bool
+}
+
+// resolveScope picks the connectors to restore: those named, which must
+// be in the snapshot, or all the snapshot holds (its connectors, plus the
+// names of a scoped snapshot's Scope, which held no offsets then).
+func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
+	idx := newIndex(snap)
+	known := map[string]bool{}
+	for _, c := range snap.Connectors {
+		known[c.Name] = true
+	}
+	for _, n := range snap.Scope {
+		known[n] = true
+	}
+	for _, o := range snap.SourceOffsets {
+		if o.Connector != "" {
+			known[o.Connector] = true
+		}
+	}
+	for _, g := range snap.SinkGroups {
+		if g.Connector != "" {
+			known[g.Connector] = true
+		}
+	}
+	var names []string
+	if len(opts.Connectors) > 0 {
+		var missing []string
+		for _, n := range opts.Connectors {
+			if !known[n] {
+				missing = append(missing, fmt.Sprintf("%q", n))
+				continue
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w %s: connector %s not found; 'offsetkeeper show %s' lists its connectors", ErrNotInSnapshot, snap.ID, strings.Join(missing, ", "), snap.ID)
+		}
+	} else {
+		for n := range known {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []scoped
+	for _, n := range names {
+		typ := snapshot.TypeUnknown
+		if c, ok := idx.connector(n); ok {
+			typ = c.Type
+		}
+		_, hasGroup := idx.sinkGroupOf(n)
+		hasKeys := len(idx.sourceOffsetsOf(n)) > 0
+		s := scoped{
+			name:   n,
+			source: !opts.SinkOnly && (typ != snapshot.TypeSink || hasKeys),
+			sink:   !opts.SourceOnly && (typ == snapshot.TypeSink || typ == snapshot.TypeUnknown || hasGroup),
+		}
+		if s.source || s.sink {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		what := "connectors"
+		switch {
+		case opts.SourceOnly:
+			what = "source connectors"
+		case opts.SinkOnly:
+			what = "sink connectors"
+		}
+		return nil, fmt.Errorf("%w: snapshot %s holds no %s to restore", ErrEmptyScope, snap.ID, what)
+	}
+	return out, nil
+}
+
+// NewPlan compares snap with the live state of the connectors in scope
+// (Options.Connectors, else every connector of snap) and returns what a
+// restore would write. It writes nothing.
+//
+// It fails with ErrOtherCluster when snap is from another cluster and
+// Options.AllowOtherCluster is not set, ErrNotInSnapshot for a named
+// connector snap lacks, ErrEmptyScope when no connector is left, and
+// ErrTopicMissing when an offsets topic a key must be written to does not
+// exist. It does not run the safety checks: see Check.
+//
+// Source keys are compared per connector by exact key bytes and target
+// topic. The target of the keys the connector read (its primary copies) is
+// the topic it reads here: its own offsets.storage.topic if its live
+// config has one; else, when it has a live config, the worker topic; else
+// (no config here) the own topic the snapshot recorded, or the worker
+// topic. A key the snapshot holds in a worker topic (a primary key of a
+// connector without its own topic, or the secondary copy an exactly-once
+// connector writes) is also restored to that worker topic when it is one
+// of Options.OffsetsTopics, else to the first of them. Where two copies
+// meet in one target, the primary one wins. The topics compared for a
+// connector are the worker topics and its targets: a live key of the
+// connector there that the snapshot lacks is tombstoned. The live value of
+// a key is the one on its murmur2 partition; a copy elsewhere is reported
+// in Warnings and left alone. Sink offsets are compared per partition of
+// the group the live config names (else the snapshot's).
+func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*Plan, error) {
+	if snap == nil {
+		return nil, errors.New("plan restore: no snapshot")
+	}
+	if opts.SourceOnly && opts.SinkOnly {
+		return nil, errors.New("plan restore: source only and sink only exclude each other")
+	}
+	opts.defaults()
+	scope, err := resolveScope(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(scope))
+	for i, s := range scope {
+		names[i] = s.name
+	}
+
+	adm := kadm.NewClient(cl)
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read cluster metadata: %w", err)
+	}
+	p := &Plan{
+		ClusterID:  md.Cluster,
+		Scope:      names,
+		opts:       opts,
+		source:     snap,
+		snapIdx:    newIndex(snap),
+		partitions: map[string]int32{},
+		policies:   map[string]string{},
+	}
+	switch {
+	case snap.ClusterID == "":
+		p.warnf("snapshot %s records no cluster id: cannot tell whether it was taken from this cluster (%s)", snap.ID, md.Cluster)
+	case snap.ClusterID != md.Cluster && !opts.AllowOtherCluster:
+		return nil, fmt.Errorf("%w: snapshot %s was taken from cluster %q, this is cluster %q; to move offsets to another cluster on purpose (a migration or disaster recovery), pass --allow-other-cluster", ErrOtherCluster, snap.ID, snap.ClusterID, md.Cluster)
+	case snap.ClusterID != md.Cluster:
+		p.OtherCluster = true
+		p.warnf("snapshot %s is from cluster %q, this is cluster %q (allowed: migration)", snap.ID, snap.ClusterID, md.Cluster)
+	}
+
+	if n := snap.Unparsed(); n > 0 && len(opts.Connectors) == 0 {
+		p.warnf("snapshot %s holds %d offsets topic keys that are not [connector, {partition}]; no connector owns them and a restore leaves them alone", snap.ID, n)
+	}
+
+	copts := opts
+	copts.Connectors = names
+	live, err := CaptureLive(ctx, cl, snap, copts)
+	if err != nil {
+		return nil, err
+	}
+	p.Live = live
+	p.liveIdx = newIndex(live)
+	p.Snapshot = snap.Filter(names)
+	for _, t := range live.Topics {
+		if t.Role == snapshot.RoleOffsets {
+			p.partitions[t.Name] = int32(len(t.Partitions))
+		}
+	}
+
+	seenPairs := map[[2]string]bool{}
+	for _, s := range scope {
+		sc, inSnap := p.snapIdx.connector(s.name)
+		lc, _ := p.liveIdx.connector(s.name)
+		cp := ConnectorPlan{Name: s.name, Type: lc.Type, Live: lc}
+		if inSnap {
+			cp.Type = sc.Type
+		}
+		if s.source {
+			cp.Source, err = p.planSource(snap, s.name, seenPairs)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if s.sink {
+			cp.Sink, err = p.planSink(ctx, adm, s.name)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if inSnap && lc.HasConfig && sc.Type != lc.Type && sc.Type != snapshot.TypeUnknown && lc.Type != snapshot.TypeUnknown {
+			p.warnf("connector %q is a %s here but a %s in the snapshot", s.name, lc.Type, sc.Type)
+		}
+		p.Connectors = append(p.Connectors, cp)
+	}
+	if err := p.checkSinkBounds(ctx, adm); err != nil {
+		return nil, err
+	}
+	p.describePolicies(ctx, adm)
+	return p, nil
+}
+
+func (p *Plan) warnf(format string, args ...any) {
+	p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
+}
+
+type topicKey struct {
+	topic string
+	key   string
+}
+
+func sortedTopicKeys[V any](m map[topicKey]V) []topicKey {
+	keys := make([]topicKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].key < keys[j].key
+	})
+	return keys
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// planSource compares one connector's source keys.
+func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2]string]bool) (*SourcePlan, error) {
+	workers := p.opts.OffsetsTopics
+	workerFor := func(t string) string {
+		if slices.Contains(workers, t) {
+			return t
+		}
+		return workers[0]
+	}
+	sc, _ := p.snapIdx.connector(name)
+	lc, _ := p.liveIdx.connector(name)
+	ownSnap := sc.OffsetsTopic
+	primaryFor := func(t string) string {
+		switch {
+		case lc.HasConfig && lc.OffsetsTopic != "":
+			return lc.OffsetsTopic
+		case lc.HasConfig:
+			return workerFor(t)
+		case ownSnap != "":
+			return ownSnap
+		case lc.OffsetsTopic != "":
+			return lc.OffsetsTopic
+		}
+		return workerFor(t)
+	}
+	sp := &SourcePlan{
+		Target:      primaryFor(workers[0]),
+		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || ownSnap != "" || lc.OffsetsTopic != "",
+		touched:     kadm.TopicsSet{},
+	}
+
+	// What the snapshot wants, by target topic and key.
+	type pick struct {
+		o       snapshot.SourceOffset
+		primary bool
+		copies  []snapshot.SourceOffset
+	}
+	want := map[topicKey]*pick{}
+	better := func(a snapshot.SourceOffset, aPrimary bool, b *pick) bool {
+		if aPrimary != b.primary {
+			return aPrimary
+		}
+		if a.Topic == b.o.Topic {
+			am := a.Partition == snapshot.PartitionFor(a.Key, snapPartitions(snap, a.Topic))
+			bm := b.o.Partition == snapshot.PartitionFor(b.o.Key, snapPartitions(snap, b.o.Topic))
+			if am != bm {
+				return am
+			}
+			return a.Partition < b.o.Partition
+		}
+		return a.Topic < b.o.Topic
+	}
+	merged := map[string]bool{}
+	for _, o := range p.snapIdx.sourceOffsetsOf(name) {
+		primary := ownSnap == "" || o.Topic == ownSnap
+		// A key the snapshot holds in a worker topic stays there; the copy
+		// the connector read (primary) also goes where it reads now.
+		var targets []string
+		if ownSnap == "" || o.Topic != ownSnap {
+			targets = append(targets, workerFor(o.Topic))
+		}
+		if t := primaryFor(o.Topic); primary && !slices.Contains(targets, t) {
+			targets = append(targets, t)
+		}
+		for _, target := range targets {
+			if pair := [2]string{o.Topic, target}; !seenPairs[pair] {
+				seenPairs[pair] = true
+				if sn, ln := snapPartitions(snap, o.Topic), p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
+					p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, o.Topic, sn, ln)
+				}
+			}
+			k := topicKey{target, string(o.Key)}
+			cur := want[k]
+			if cur == nil {
+				want[k] = &pick{o: o, primary: primary, copies: []snapshot.SourceOffset{o}}
+				continue
+			}
+			cur.copies = append(cur.copies, o)
+			if cur.o.Topic != o.Topic {
+				merged[min(cur.o.Topic, o.Topic)+"\x00"+max(cur.o.Topic, o.Topic)] = true
+			}
+			if better(o, primary, cur) {
+				cur.o, cur.primary = o, primary
+			}
+		}
+	}
+	for _, pair := range sortedKeys(merged) {
+		a, b, _ := strings.Cut(pair, "\x00")
+		p.warnf("connector %q: keys the snapshot holds in both %q and %q go to one topic here; where both hold a key, the copy from the topic the connector read wins", name, a, b)
+	}
+
+	topics := slices.Clone(workers)
+	if !slices.Contains(topics, sp.Target) {
+		topics = append(topics, sp.Target)
+	}
+	for _, k := range sortedTopicKeys(want) {
+		w := want[k]
+		if _, ok := p.partitions[k.topic]; !ok {
+			return nil, missingTopicError(k.topic, snapPartitions(snap, w.o.Topic), fmt.Sprintf("the offsets topic of connector %q", name))
+		}
+		if !slices.Contains(topics, k.topic) {
+			topics = append(topics, k.topic)
+		}
+	}
+	sort.Strings(topics)
+	sp.Topics = topics
+
+	// What lives here, on each key's murmur2 partition.
+	have := map[topicKey][]byte{}
+	for _, o := range p.liveIdx.sourceOffsetsOf(name) {
+		if !slices.Contains(topics, o.Topic) {
+			continue
+		}
+		sp.touched.Add(o.Topic, o.Partition)
+		n := p.partitions[o.Topic]
+		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
+			p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+			continue
+		}
+		have[topicKey{o.Topic, string(o.Key)}] = o.Value
+	}
+
+	for _, k := range sortedTopicKeys(want) {
+		w := want[k]
+		part := snapshot.PartitionFor(w.o.Key, p.partitions[k.topic])
+		sp.touched.Add(k.topic, part)
+		ch := SourceChange{Topic: k.topic, Partition: part, Key: w.o.Key, New: w.o.Value}
+		if w.o.Topic != k.topic || w.o.Partition != part {
+			ch.From = fmt.Sprintf("%s/%d", w.o.Topic, w.o.Partition)
+		}
+		if old, ok := have[k]; ok {
+			ch.Old = old
+			ch.Action = Changed
+			if bytes.Equal(old, w.o.Value) {
+				ch.Action = Unchanged
+			}
+		} else {
+			ch.Action = Added
+		}
+		if dup := samePlaceCopies(w.copies); len(dup) > 1 {
+			p.warnf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", name, displayKey(w.o.Key), joinInt32(dup), w.o.Topic, w.o.Partition, part, k.topic)
+		}
+		sp.Changes = append(sp.Changes, ch)
+	}
+	for k, old := range have {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		sp.Changes = append(sp.Changes, SourceChange{
+			Action: Removed, Topic: k.topic, Partition: snapshot.PartitionFor([]byte(k.key), p.partitions[k.topic]),
+			Key: []byte(k.key), Old: old,
+		})
+	}
+	sort.Slice(sp.Changes, func(i, j int) bool {
+		a, b := sp.Changes[i], sp.Changes[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return bytes.Compare(a.Key, b.Key) < 0
+	})
+	return sp, nil
+}
+
+// samePlaceCopies returns the partitions of the copies that share the
+// first copy's topic, sorted; more than one means a hand-made duplicate.
+func samePlaceCopies(copies []snapshot.SourceOffset) []int32 {
+	var ps []int32
+	for _, c := range copies {
+		if c.Topic == copies[0].Topic {
+			ps = append(ps, c.Partition)
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+func joinInt32(ps []int32) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// planSink compares one connector's group offsets.
+func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*SinkPlan, error) {
+	lc, _ := p.liveIdx.connector(name)
+	sg, hasSnapGroup := p.snapIdx.sinkGroupOf(name)
+	group := ""
+	switch {
+	case lc.HasConfig && lc.Type == snapshot.TypeSink && lc.Group != "":
+		group = lc.Group
+	case hasSnapGroup:
+		group = sg.Group
+	default:
+		group = snapGroupName(p.snapIdx, name)
+		if group == "" {
+			group = lc.Group
+		}
+	}
+	if group == "" {
+		if c, ok := p.snapIdx.connector(name); ok && c.Type == snapshot.TypeSink {
+			p.warnf("connector %q: no consumer group known, here or in the snapshot; its sink offsets are not restored", name)
+		}
+		return nil, nil
+	}
+	if hasSnapGroup && sg.Group != group {
+		p.warnf("connector %q uses group %q here, the snapshot's was %q: its offsets are restored into %q", name, group, sg.Group, group)
+	}
+	plan := &SinkPlan{Group: group}
+	lg, ok := p.liveIdx.sinkGroupOf(name)
+	if ok && lg.Group != group {
+		ok = false
+	}
+	if !ok {
+		// The live capture found the connector's group under another
+		// name, or not at all: read the one restored into.
+		var err error
+		lg, ok, err = readGroup(ctx, adm, group)
+		if err != nil {
+			return nil, err
+		}
+	}
+	have := map[topicPart]snapshot.SinkOffset{}
+	if ok {
+		plan.Exists, plan.State, plan.Members = true, lg.State, lg.Members
+		for _, o := range lg.Offsets {
+			have[topicPart{o.Topic, o.Partition}] = o
+		}
+	}
+	want := map[topicPart]bool{}
+	if hasSnapGroup {
+		for _, o := range sg.Offsets {
+			tp := topicPart{o.Topic, o.Partition}
+			want[tp] = true
+			ch := SinkChange{Topic: o.Topic, Partition: o.Partition, Old: -1, New: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, Action: Added}
+			if l, ok := have[tp]; ok {
+				ch.Old = l.Offset
+				ch.Action = Changed
+				if l.Offset == o.Offset && l.Metadata == o.Metadata {
+					ch.Action = Unchanged
+				}
+			}
+			plan.Changes = append(plan.Changes, ch)
+		}
+	}
+	for tp, l := range have {
+		if !want[tp] {
+			plan.Changes = append(plan.Changes, SinkChange{Action: Removed, Topic: tp.topic, Partition: tp.part, Old: l.Offset, New: -1, LeaderEpoch: -1})
+		}
+	}
+	sort.Slice(plan.Changes, func(i, j int) bool {
+		a, b := plan.Changes[i], plan.Changes[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return plan, nil
+}
+
+type topicPart struct {
+	topic string
+	part  int32
+}
+
+// checkSinkBounds warns about sink offsets outside their partition's log
+// and skips those whose topic or partition does not exist here.
+func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
+	var topics []string
+	for _, cp := range p.Connectors {
+		if cp.Sink == nil {
+			continue
+		}
+		for _, ch := range cp.Sink.Changes {
+			if ch.Action.writes() && ch.Action != Removed && !slices.Contains(topics, ch.Topic) {
+				topics = append(topics, ch.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	sort.Strings(topics)
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list start offsets of sink topics %v: %w", topics, err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list end offsets of sink topics %v: %w", topics, err)
+	}
+	missingTopic := func(t string) bool {
+		if e, ok := ends[t][-1]; ok && e.Err != nil {
+			return true
+		}
+		return len(ends[t]) == 0
+	}
+	warned := map[string]bool{}
+	for ci := range p.Connectors {
+		sp := p.Connectors[ci].Sink
+		if sp == nil {
+			continue
+		}
+		for i := range sp.Changes {
+			ch := &sp.Changes[i]
+			if ch.Action != Changed && ch.Action != Added {
+				continue
+			}
+			if missingTopic(ch.Topic) {
+				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q does not exist here", ch.Topic)
+				if !warned[ch.Topic] {
+					warned[ch.Topic] = true
+					p.warnf("sink topic %q does not exist here: its committed offsets cannot be restored until it is created (run the restore again then)", ch.Topic)
+				}
+				continue
+			}
+			end, ok := ends[ch.Topic][ch.Partition]
+			if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
+				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition)
+				p.warnf("group %q: sink topic %q has no partition %d here: offset %d cannot be restored", sp.Group, ch.Topic, ch.Partition, ch.New)
+				continue
+			}
+			if end.Err != nil {
+				return fmt.Errorf("list end offset of %s/%d: %w", ch.Topic, ch.Partition, end.Err)
+			}
+			start, ok := starts[ch.Topic][ch.Partition]
+			if !ok || start.Err != nil {
+				serr := errors.New("no start offset returned")
+				if ok {
+					serr = start.Err
+				}
+				return fmt.Errorf("list start offset of %s/%d: %w", ch.Topic, ch.Partition, serr)
+			}
+			switch {
+			case ch.New > end.Offset:
+				p.warnf("group %q: offset %d for %s/%d is beyond the partition's end offset %d: the connector's consumer will reset by its auto.offset.reset policy", sp.Group, ch.New, ch.Topic, ch.Partition, end.Offset)
+			case ch.New < start.Offset:
+				p.warnf("group %q: offset %d for %s/%d is before the partition's start offset %d (those records were deleted): the connector's consumer will reset by its auto.offset.reset policy", sp.Group, ch.New, ch.Topic, ch.Partition, start.Offset)
+			}
+		}
+	}
+	return nil
+}
+
+// describePolicies reads the cleanup.policy of every offsets topic the
+// plan writes to, for Check. A topic that cannot be described is a warning.
+func (p *Plan) describePolicies(ctx context.Context, adm *kadm.Client) {
+	var topics []string
+	for _, cp := range p.Connectors {
+		if cp.Source == nil {
+			continue
+		}
+		for _, ch := range cp.Source.Changes {
+			if ch.Action.writes() && !slices.Contains(topics, ch.Topic) {
+				topics = append(topics, ch.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	sort.Strings(topics)
+	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		p.warnf("cannot describe the configs of offsets topics %v, their cleanup.policy is not checked: %v", topics, err)
+		return
+	}
+	for _, t := range topics {
+		rc, err := rcs.On(t, nil)
+		if err == nil {
+			err = rc.Err
+		}
+		if err != nil {
+			p.warnf("cannot describe the config of offsets topic %q, its cleanup.policy is not checked: %v", t, err)
+			continue
+		}
+		policy := "delete" // Kafka's default
+		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" {
+				policy = c.MaybeValue()
+			}
+		}
+		p.policies[t] = policy
+	}
+}
+
+// onlyCompact reports whether a cleanup.policy is exactly {compact}, the
+// only policy a Connect worker accepts on its offsets topic.
+func onlyCompact(policy string) bool {
+	seen := false
+	for _, part := range strings.Split(strings.Trim(policy, "[]"), ",") {
+		switch strings.TrimSpace(part) {
+		case "compact":
+			seen = true
+		case "":
+		default:
+			return false
+		}
+	}
+	return seen
+}

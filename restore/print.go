@@ -1,0 +1,146 @@
+package restore
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+)
+
+// Print writes the plan for a person to read: a header, then per connector
+// a line "connector <name> (<type>, <state>)" and one line per offset that
+// changes, with old -> new values; unchanged offsets are counted, not
+// listed. Warnings and the totals line
+// "plan: N source writes, M tombstones, K sink commits, J sink deletions"
+// end it.
+func (p *Plan) Print(w io.Writer) error {
+	ew := &errWriter{w: w}
+	s := p.Snapshot
+	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %d connectors\n",
+		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, len(p.Connectors))
+	for _, cp := range p.Connectors {
+		ew.printf("connector %s (%s, %s)\n", cp.Name, cp.Type, cp.State())
+		if sp := cp.Source; sp != nil {
+			unchanged := 0
+			for _, ch := range sp.Changes {
+				where := fmt.Sprintf("%s/%d", ch.Topic, ch.Partition)
+				from := ""
+				if ch.From != "" {
+					from = fmt.Sprintf("  (from %s in the snapshot)", ch.From)
+				}
+				switch ch.Action {
+				case Unchanged:
+					unchanged++
+				case Changed:
+					ew.printf("  source  %s  %s  changed  %s -> %s%s\n", where, displayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New), from)
+				case Added:
+					ew.printf("  source  %s  %s  added  %s%s\n", where, displayKey(ch.Key), displayValue(ch.New), from)
+				case Removed:
+					ew.printf("  source  %s  %s  removed  %s -> tombstone\n", where, displayKey(ch.Key), displayValue(ch.Old))
+				}
+			}
+			switch {
+			case len(sp.Changes) == 0:
+				ew.printf("  source  no keys, here or in the snapshot (target %s)\n", sp.Target)
+			case unchanged > 0:
+				ew.printf("  source  unchanged %d keys\n", unchanged)
+			}
+		}
+		if sp := cp.Sink; sp != nil {
+			unchanged, writes := 0, 0
+			for _, ch := range sp.Changes {
+				where := fmt.Sprintf("%s/%d", ch.Topic, ch.Partition)
+				switch ch.Action {
+				case Unchanged:
+					unchanged++
+				case Changed:
+					writes++
+					ew.printf("  sink  %s  %s  changed %d -> %d (%s)\n", sp.Group, where, ch.Old, ch.New, direction(ch.Old, ch.New))
+				case Added:
+					writes++
+					ew.printf("  sink  %s  %s  added %d\n", sp.Group, where, ch.New)
+				case Removed:
+					writes++
+					ew.printf("  sink  %s  %s  removed %d (offset deleted)\n", sp.Group, where, ch.Old)
+				case Skipped:
+					ew.printf("  sink  %s  %s  skipped %d (%s)\n", sp.Group, where, ch.New, ch.Reason)
+				}
+			}
+			switch {
+			case len(sp.Changes) == 0:
+				ew.printf("  sink  %s  no offsets, here or in the snapshot\n", sp.Group)
+			case unchanged > 0:
+				ew.printf("  sink  %s  unchanged %d offsets\n", sp.Group, unchanged)
+			}
+			if !sp.Exists && writes > 0 {
+				ew.printf("  sink  %s  the group does not exist here: the commit creates it\n", sp.Group)
+			}
+		}
+	}
+	for _, warn := range p.Warnings {
+		ew.printf("warning: %s\n", warn)
+	}
+	c := p.Counts()
+	ew.printf("plan: %d source writes, %d tombstones, %d sink commits, %d sink deletions", c.SourceWrites, c.Tombstones, c.SinkCommits, c.SinkDeletions)
+	if c.SinkSkipped > 0 {
+		ew.printf(", %d sink offsets skipped", c.SinkSkipped)
+	}
+	ew.printf("\n")
+	return ew.err
+}
+
+func direction(old, new int64) string {
+	if new > old {
+		return "forward"
+	}
+	return "backward"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// displayKey shows a source key by its partition object, exactly as its
+// bytes hold it; a key that does not parse is quoted.
+func displayKey(key []byte) string {
+	if _, _, raw, err := connectjson.ParseKey(key); err == nil {
+		return displayValue(raw)
+	}
+	return strconv.Quote(string(key))
+}
+
+// displayValue shows bytes as they are when they are printable UTF-8,
+// quoted otherwise; nil is "null" (a tombstone).
+func displayValue(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	if !utf8.Valid(b) {
+		return strconv.Quote(string(b))
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(string(b))
+		}
+	}
+	return string(b)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

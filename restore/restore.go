@@ -1,0 +1,119 @@
+// Package restore writes a snapshot's Kafka Connect offsets back into a
+// cluster, and compares snapshots with each other or with a live cluster.
+//
+// The two types to know are [Plan], the comparison of a snapshot with the
+// live state of the connectors in scope (what a dry run prints), and
+// [Result], what [Apply] wrote. A restore is NewPlan, then [Plan.Check] (the
+// safety checks), then Apply, then [Verify]:
+//
+//	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+//	err = plan.Check(ctx, cl)          // errors.Is(err, restore.ErrRefused)
+//	undo := plan.Live                  // store it before writing: the undo snapshot
+//	res, err := restore.Apply(ctx, cl, plan)
+//	v, err := restore.Verify(ctx, cl, plan) // errors.Is(err, restore.ErrVerifyFailed)
+//
+// [Diff] compares two snapshots (or a snapshot and [CaptureLive]) offset by
+// offset, without writing anything.
+//
+// Guarantees:
+//   - Source offset keys and values are written as the exact bytes the
+//     snapshot holds; nothing is decoded and re-encoded.
+//   - Every source record is written to murmur2(key) % partitions of the
+//     topic the connector reads, chosen by franz-go's default partitioner
+//     (never by setting a partition by hand), and Apply aborts a topic's
+//     transaction if any record landed elsewhere.
+//   - The records of one topic are written in one Kafka transaction: a
+//     restore that fails part way leaves that topic as it was.
+//   - A connector out of scope is never read for the safety checks and never
+//     written.
+//   - Planning and checking write nothing.
+package restore
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Errors returned by this package. Callers compare with errors.Is.
+var (
+	// ErrRefused: a safety check refused the restore; nothing was written.
+	// The error is a *RefusedError listing every reason.
+	ErrRefused = errors.New("restore refused by a safety check")
+	// ErrOtherCluster: the snapshot was taken from another Kafka cluster
+	// (its cluster id differs) and Options.AllowOtherCluster is not set.
+	ErrOtherCluster = errors.New("snapshot is from another Kafka cluster")
+	// ErrEmptyScope: no connector of the snapshot is left to restore.
+	ErrEmptyScope = errors.New("nothing to restore: the scope is empty")
+	// ErrNotInSnapshot: a connector named in Options.Connectors is not in
+	// the snapshot.
+	ErrNotInSnapshot = errors.New("connector not in snapshot")
+	// ErrTopicMissing: an offsets topic a restore must write to does not
+	// exist; a restore never creates one.
+	ErrTopicMissing = errors.New("offsets topic does not exist")
+	// ErrVerifyFailed: after applying, the live state still differs from
+	// the snapshot.
+	ErrVerifyFailed = errors.New("restored state differs from the snapshot")
+	// ErrApply: a write failed part way; what was committed before stays.
+	ErrApply = errors.New("restore failed part way")
+)
+
+// TransactionalIDPrefix starts the transactional id of every restore
+// producer: the id of the producer writing topic t is the prefix plus t. A
+// second restore of the same topic therefore fences the first; Check
+// refuses while another restore's transaction is open.
+const TransactionalIDPrefix = "offsetkeeper-restore-"
+
+// Options say what to restore and where the Connect topics are.
+type Options struct {
+	// OffsetsTopics are the worker offsets topics (offset.storage.topic);
+	// default [snapshot.DefaultOffsetsTopic]. A source key of the snapshot
+	// stored in one of them is restored to the same topic, otherwise to the
+	// first one (unless its connector has its own offsets topic).
+	OffsetsTopics []string
+	// ConfigTopic is the worker config topic; default snapshot.DefaultConfigTopic.
+	ConfigTopic string
+	// GroupPrefix is the sink group prefix; default snapshot.DefaultGroupPrefix.
+	GroupPrefix string
+	// Connectors limits the restore to these connectors of the snapshot;
+	// empty means every connector the snapshot holds.
+	Connectors []string
+	// SourceOnly restores only source offsets, SinkOnly only sink group
+	// offsets; at most one may be set.
+	SourceOnly, SinkOnly bool
+	// AllowOtherCluster lets a snapshot taken from another Kafka cluster be
+	// restored (a migration or disaster recovery into a new cluster).
+	AllowOtherCluster bool
+	// ProgramVersion is recorded in the live capture (the undo snapshot).
+	ProgramVersion string
+}
+
+func (o *Options) defaults() {
+	if len(o.OffsetsTopics) == 0 {
+		o.OffsetsTopics = []string{snapshot.DefaultOffsetsTopic}
+	}
+	if o.ConfigTopic == "" {
+		o.ConfigTopic = snapshot.DefaultConfigTopic
+	}
+	if o.GroupPrefix == "" {
+		o.GroupPrefix = snapshot.DefaultGroupPrefix
+	}
+}
+
+func (o Options) captureOptions(scope []string, extraTopics []string) snapshot.Options {
+	topics := append([]string(nil), o.OffsetsTopics...)
+	for _, t := range extraTopics {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	return snapshot.Options{
+		OffsetsTopics:  topics,
+		ConfigTopic:    o.ConfigTopic,
+		GroupPrefix:    o.GroupPrefix,
+		Connectors:     scope,
+		ProgramVersion: o.ProgramVersion,
+		Reason:         snapshot.ReasonUndo,
+	}
+}

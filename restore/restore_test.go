@@ -1,0 +1,422 @@
+package restore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// newCluster starts a 3-broker kfake cluster, seeded with spec unless nil.
+func newCluster(t *testing.T, spec *connectdemo.Spec, opts ...kfake.Opt) (*kgo.Client, *connectdemo.Expected) {
+	t.Helper()
+	kc, err := connectdemo.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if spec == nil {
+		return cl, nil
+	}
+	exp, err := connectdemo.Seed(t.Context(), cl, *spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	return cl, exp
+}
+
+// small is a cluster with the worker topics (offsets topic 4 partitions,
+// cleanup.policy as given) and one source connector "c1" with no config,
+// plus the snapshot that restores one key of it.
+func small(t *testing.T, policy string) (*kgo.Client, *snapshot.Snapshot) {
+	t.Helper()
+	cl, _ := newCluster(t, nil)
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, snapshot.DefaultConfigTopic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 4, -1, map[string]*string{"cleanup.policy": kadm.StringPtr(policy)}, snapshot.DefaultOffsetsTopic); err != nil {
+		t.Fatal(err)
+	}
+	key := []byte(`["c1",{"file":"a->b <&>"}]`)
+	snap := &snapshot.Snapshot{
+		Version:    snapshot.Version,
+		ID:         "20240101T000000.000000Z-000001",
+		ClusterID:  connectdemo.DefaultClusterID,
+		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 4)}},
+		Connectors: []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1}},
+		SourceOffsets: []snapshot.SourceOffset{{
+			Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 4),
+			Key: key, Value: []byte(`{"pos":1.0E7}`), Connector: "c1",
+		}},
+	}
+	return cl, snap
+}
+
+// TestCheckCleanupPolicyAndConcurrentRestore: an offsets topic that is not
+// exactly compact, and another restore's open transaction, refuse.
+func TestCheckCleanupPolicyAndConcurrentRestore(t *testing.T) {
+	cl, snap := small(t, "compact,delete")
+	ctx := context.Background()
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Counts(); c.SourceWrites != 1 || c.Writes() != 1 {
+		t.Fatalf("plan counts %+v, want one source write", c)
+	}
+
+	// Another restore holds a transaction open.
+	other, err := kgo.NewClient(append(cl.Opts(), kgo.TransactionalID(restore.TransactionalIDPrefix+"connect-offsets"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("x"), Value: []byte("y")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	err = plan.Check(ctx, cl)
+	var refused *restore.RefusedError
+	if !errors.As(err, &refused) || !errors.Is(err, restore.ErrRefused) {
+		t.Fatalf("Check: %v, want a RefusedError", err)
+	}
+	checks := map[string]bool{}
+	for _, r := range refused.Refusals {
+		checks[r.Check] = true
+	}
+	if !checks[restore.CheckCleanupPolicy] || !checks[restore.CheckConcurrentRestore] || len(refused.Refusals) != 2 {
+		t.Errorf("refusals %v, want cleanup-policy and concurrent-restore", refused.Refusals)
+	}
+	if !strings.Contains(err.Error(), "cleanup.policy=compact,delete") {
+		t.Errorf("error %q does not name the policy", err)
+	}
+
+	if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("compact")}}, snapshot.DefaultOffsetsTopic); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Check(ctx, cl); err != nil {
+		t.Fatalf("Check after the fixes: %v", err)
+	}
+	res, err := restore.Apply(ctx, cl, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SourceWrites != 1 || len(res.Topics) != 1 || res.Topics[0].Partitions != 4 {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := restore.Verify(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNewPlanErrors: the bad inputs NewPlan rejects before reading offsets.
+func TestNewPlanErrors(t *testing.T) {
+	cl, snap := small(t, "compact")
+	ctx := context.Background()
+
+	other := *snap
+	other.ClusterID = "elsewhere"
+	if _, err := restore.NewPlan(ctx, cl, &other, restore.Options{}); !errors.Is(err, restore.ErrOtherCluster) {
+		t.Errorf("other cluster: %v", err)
+	}
+	plan, err := restore.NewPlan(ctx, cl, &other, restore.Options{AllowOtherCluster: true})
+	if err != nil || !plan.OtherCluster {
+		t.Errorf("other cluster allowed: %v", err)
+	}
+
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{SinkOnly: true}); !errors.Is(err, restore.ErrEmptyScope) {
+		t.Errorf("sink only of a source snapshot: %v", err)
+	}
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Connectors: []string{"c2"}}); !errors.Is(err, restore.ErrNotInSnapshot) {
+		t.Errorf("unknown connector: %v", err)
+	}
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{OffsetsTopics: []string{"nope"}}); !errors.Is(err, restore.ErrTopicMissing) {
+		t.Errorf("missing worker topic: %v", err)
+	}
+
+	// A connector whose own offsets topic is gone: refused, with the
+	// command that creates it.
+	own := *snap
+	own.Connectors = []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1, OffsetsTopic: "c1-offsets"}}
+	own.SourceOffsets = []snapshot.SourceOffset{snap.SourceOffsets[0]}
+	own.SourceOffsets[0].Topic = "c1-offsets"
+	own.Topics = append(own.Topics, snapshot.Topic{Name: "c1-offsets", Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 3)})
+	_, err = restore.NewPlan(ctx, cl, &own, restore.Options{})
+	if !errors.Is(err, restore.ErrTopicMissing) || !strings.Contains(err.Error(), "--partitions 3") {
+		t.Errorf("missing own topic: %v", err)
+	}
+}
+
+// TestPlanDefaultSpec: an untouched cluster plans nothing; the safety
+// checks name every running connector and the live group; the
+// exactly-once connector targets its own topic.
+func TestPlanDefaultSpec(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	spec.LiveSinkMember = true
+	cl, exp := newCluster(t, &spec)
+	ctx := context.Background()
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Empty() || len(plan.Differences()) != 0 {
+		t.Errorf("untouched cluster: plan %+v, differences %v", plan.Counts(), plan.Differences())
+	}
+	var sb strings.Builder
+	if err := plan.Print(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sb.String(), `is in partitions 8, 11 of "connect-offsets" in the snapshot`) {
+		t.Errorf("plan does not report the hand-made duplicate:\n%s", sb.String())
+	}
+	for _, cp := range plan.Connectors {
+		if cp.Name == connectdemo.ConnEOS && (cp.Source == nil || cp.Source.Target != connectdemo.EOSOffsetsTopic || !cp.Source.ExactlyOnce) {
+			t.Errorf("payments-cdc source plan %+v", cp.Source)
+		}
+	}
+
+	err = plan.Check(ctx, cl)
+	var refused *restore.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Check: %v", err)
+	}
+	running := map[string]bool{}
+	members := ""
+	for _, r := range refused.Refusals {
+		switch r.Check {
+		case restore.CheckRunning:
+			running[r.Connector] = true
+		case restore.CheckGroupMembers:
+			members = r.Connector
+		default:
+			t.Errorf("unexpected refusal %s", r)
+		}
+	}
+	for name, c := range exp.Connectors {
+		stopped := !c.HasConfig || c.TargetState == connectdemo.StateStopped && c.Tasks == 0
+		if running[name] == stopped {
+			t.Errorf("connector %s (%s, %d tasks): refused as running = %v", name, c.TargetState, c.Tasks, running[name])
+		}
+	}
+	if members != connectdemo.ConnSinkES {
+		t.Errorf("group member refusal for %q, want %q", members, connectdemo.ConnSinkES)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	k1, k2, k3 := []byte(`["c",{"f":"a"}]`), []byte(`["c",{"f":"b"}]`), []byte(`["c",{"f":"c"}]`)
+	a := &snapshot.Snapshot{
+		Connectors: []snapshot.Connector{{Name: "c", Type: snapshot.TypeSource}, {Name: "s", Type: snapshot.TypeSink}},
+		SourceOffsets: []snapshot.SourceOffset{
+			{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":1}`), Connector: "c"},
+			{Topic: "o", Partition: 2, Key: k2, Value: []byte(`{"p":2}`), Connector: "c"},
+			{Topic: "o", Partition: 0, Key: []byte("junk"), Value: []byte("x")},
+		},
+		SinkGroups: []snapshot.SinkGroup{
+			{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 10}, {Topic: "t", Partition: 1, Offset: 10}, {Topic: "t", Partition: 2, Offset: 10}, {Topic: "t", Partition: 3, Offset: 5}}},
+			{Group: "foreign", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 1}}},
+		},
+	}
+	b := &snapshot.Snapshot{
+		Connectors: a.Connectors,
+		SourceOffsets: []snapshot.SourceOffset{
+			{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":9}`), Connector: "c"},
+			{Topic: "o", Partition: 3, Key: k3, Value: []byte(`{"p":3}`), Connector: "c"},
+		},
+		SinkGroups: []snapshot.SinkGroup{
+			{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 12}, {Topic: "t", Partition: 1, Offset: 3}, {Topic: "t", Partition: 3, Offset: 5}, {Topic: "t", Partition: 4, Offset: 7}}},
+		},
+	}
+	var got []string
+	for _, c := range restore.Diff(a, b, nil) {
+		got = append(got, c.Connector+" "+c.Kind+" "+c.Topic)
+	}
+	want := []string{"c changed o", "c vanished o", "c appeared o", "s forward t", "s backward t", "s vanished t", "s appeared t"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Diff:\n got %v\nwant %v", got, want)
+	}
+	if n := len(restore.Diff(a, b, []string{"s"})); n != 4 {
+		t.Errorf("Diff scoped to s: %d changes, want 4", n)
+	}
+	if n := len(restore.Diff(a, a, nil)); n != 0 {
+		t.Errorf("Diff of a snapshot with itself: %d changes", n)
+	}
+	var sb strings.Builder
+	if err := restore.PrintChanges(&sb, restore.Diff(a, b, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`  source  o/1  {"f":"a"}  changed  {"p":1} -> {"p":9}`,
+		`  sink  connect-s  t/1  moved backward  10 -> 3`,
+		`diff: 2 connectors differ; source: 1 changed, 1 appeared, 1 vanished; sink: 1 moved forward, 1 moved backward, 1 appeared, 1 vanished`,
+	} {
+		if !strings.Contains(sb.String(), line) {
+			t.Errorf("PrintChanges lacks %q:\n%s", line, sb.String())
+		}
+	}
+}
+
+// TestPlanSinkBounds: a group that does not exist yet is created by the
+// commit; an offset beyond the log end is a warning; an offset for a topic
+// that does not exist is skipped, and Verify then reports it.
+func TestPlanSinkBounds(t *testing.T) {
+	cl, snap := small(t, "compact")
+	ctx := context.Background()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, -1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	manual, err := kgo.NewClient(append(cl.Opts(), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manual.Close()
+	for i := 0; i < 10; i++ {
+		if err := manual.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap.Connectors = []snapshot.Connector{{Name: "s", Type: snapshot.TypeSink, Group: "connect-s", Tasks: -1}}
+	snap.SourceOffsets = nil
+	snap.SinkGroups = []snapshot.SinkGroup{{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{
+		{Topic: "nope", Partition: 0, Offset: 3, LeaderEpoch: -1},
+		{Topic: "t", Partition: 0, Offset: 4, LeaderEpoch: -1, Metadata: "m"},
+		{Topic: "t", Partition: 1, Offset: 50, LeaderEpoch: -1},
+	}}}
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Counts(); c.SinkCommits != 2 || c.SinkSkipped != 1 {
+		t.Errorf("counts %+v, want 2 commits and 1 skipped", c)
+	}
+	warnings := strings.Join(plan.Warnings, "\n")
+	for _, want := range []string{`sink topic "nope" does not exist here`, "offset 50 for t/1 is beyond the partition's end offset 0"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	if sp := plan.Connectors[0].Sink; sp == nil || sp.Exists {
+		t.Fatalf("sink plan %+v: the group must not exist yet", sp)
+	}
+	if err := plan.Check(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	res, err := restore.Apply(ctx, cl, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SinkCommits != 2 || len(res.Groups) != 1 {
+		t.Errorf("result %+v", res)
+	}
+	fetched, err := adm.FetchOffsets(ctx, "connect-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := fetched.Lookup("t", 0); !ok || o.At != 4 || o.Metadata != "m" {
+		t.Errorf("t/0 committed %+v, want 4 with metadata m", o)
+	}
+	v, err := restore.Verify(ctx, cl, plan)
+	if !errors.Is(err, restore.ErrVerifyFailed) || len(v.Differences) != 1 || !strings.Contains(v.Differences[0], `topic "nope" does not exist here`) {
+		t.Errorf("Verify: %v", err)
+	}
+}
+
+// TestPlanTargetsFollowLiveConfig: source keys go to the topic the
+// connector reads now: a connector that gained its own offsets topic gets
+// its keys there (and keeps them in the worker topic); one that lost it
+// gets the copy it read merged into the worker topic.
+func TestPlanTargetsFollowLiveConfig(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	cl, _ := newCluster(t, &spec)
+	ctx := context.Background()
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 3, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, "file-offsets"); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	conf := func(key, value string) {
+		recs = append(recs, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte(key), Value: []byte(value)})
+	}
+	conf("connector-"+connectdemo.ConnFile, `{"properties":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","offsets.storage.topic":"file-offsets","name":"source-file-01"}}`)
+	conf("connector-"+connectdemo.ConnEOS, `{"properties":{"connector.class":"io.debezium.connector.postgresql.PostgresConnector","name":"payments-cdc"}}`)
+	for _, n := range []string{connectdemo.ConnFile, connectdemo.ConnEOS} {
+		conf("commit-"+n, `{"tasks":0}`)
+		conf("target-state-"+n, `{"state":"PAUSED","state.v2":"STOPPED"}`)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Connectors: []string{connectdemo.ConnFile, connectdemo.ConnEOS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, cp := range plan.Connectors {
+		got[cp.Name] = cp.Source.Target
+		for _, ch := range cp.Source.Changes {
+			got[cp.Name+" "+ch.Topic] = string(ch.Action)
+		}
+	}
+	want := map[string]string{
+		connectdemo.ConnFile:                          "file-offsets",
+		connectdemo.ConnFile + " connect-offsets":     "unchanged",
+		connectdemo.ConnFile + " file-offsets":        "added",
+		connectdemo.ConnEOS:                           "connect-offsets",
+		connectdemo.ConnEOS + " connect-offsets":      "unchanged",
+		connectdemo.ConnEOS + " payments-cdc-offsets": "",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q (plan %v)", k, got[k], w, got)
+		}
+	}
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), `connector "payments-cdc": keys the snapshot holds in both "connect-offsets" and "payments-cdc-offsets" go to one topic here`) {
+		t.Errorf("no merge warning: %v", plan.Warnings)
+	}
+	if err := plan.Check(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restore.Apply(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restore.Verify(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
+}

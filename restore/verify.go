@@ -1,0 +1,45 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Verification is the outcome of Verify.
+type Verification struct {
+	// Connectors is how many connectors were compared.
+	Connectors int
+	// Differences list every offset that still differs (see
+	// Plan.Differences); empty when the restore is complete.
+	Differences []string
+	// Plan is the fresh comparison Verify made: applying it again would
+	// write exactly the differences.
+	Plan *Plan
+}
+
+// Verify reads the live state of the plan's connectors again (offsets
+// topics read_committed to their end, and the groups) and compares it with
+// the snapshot exactly as NewPlan does, limited as the plan was (scope,
+// source only, sink only). It returns an error wrapping ErrVerifyFailed,
+// with the Verification, when anything differs.
+func Verify(ctx context.Context, cl *kgo.Client, p *Plan) (*Verification, error) {
+	opts := p.opts
+	opts.Connectors = p.Scope
+	opts.AllowOtherCluster = opts.AllowOtherCluster || p.OtherCluster
+	again, err := NewPlan(ctx, cl, p.source, opts)
+	if err != nil {
+		return nil, fmt.Errorf("verify restore: %w", err)
+	}
+	v := &Verification{Connectors: len(again.Connectors), Differences: again.Differences(), Plan: again}
+	if len(v.Differences) > 0 {
+		shown := v.Differences
+		if len(shown) > 20 {
+			shown = append(shown[:20:20], fmt.Sprintf("... and %d more", len(v.Differences)-20))
+		}
+		return v, fmt.Errorf("%w: %d offsets differ:\n  - %s", ErrVerifyFailed, len(v.Differences), strings.Join(shown, "\n  - "))
+	}
+	return v, nil
+}
