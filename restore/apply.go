@@ -142,6 +142,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 		kgo.TransactionalID(TransactionalIDPrefix+topic),
 		kgo.TransactionTimeout(transactionTimeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(restorePartitioner{}),
 	)
 	pcl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -153,9 +154,15 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	}
 	records := make([]*kgo.Record, len(changes))
 	for i, ch := range changes {
-		// Exact bytes; Value nil is a tombstone. No Partition: the default
-		// partitioner hashes the key with murmur2, as Connect's producer.
+		// Exact bytes; Value nil is a tombstone.
 		records[i] = &kgo.Record{Topic: topic, Key: ch.Key, Value: ch.New}
+		if ch.Stray {
+			records[i].Context = context.WithValue(ctx, strayPartition{}, ch.Partition)
+		}
+	}
+	stray := make(map[*kgo.Record]bool)
+	for i, ch := range changes {
+		stray[records[i]] = ch.Stray
 	}
 	var perr error
 	for _, r := range pcl.ProduceSync(ctx, records...) {
@@ -163,7 +170,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Record.Key), r.Err))
 			continue
 		}
-		if want := snapshot.PartitionFor(r.Record.Key, n); r.Record.Partition != want {
+		if want := snapshot.PartitionFor(r.Record.Key, n); !stray[r.Record] && r.Record.Partition != want {
 			perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", displayKey(r.Record.Key), r.Record.Partition, want, n))
 		}
 	}
@@ -238,4 +245,27 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
 	}
 	return fmt.Errorf("%d partitions failed: %s%s", len(failed), strings.Join(failed, "; "), hint)
+}
+
+// strayPartition is the record context key holding the partition of a
+// stray copy's tombstone.
+type strayPartition struct{}
+
+// restorePartitioner places a record on murmur2(key) % partitions, as
+// Connect's producer does, using the partition count the producer sees at
+// that moment; the tombstone of a stray copy goes to the partition that copy
+// lives in (its record context says which).
+type restorePartitioner struct{}
+
+func (restorePartitioner) ForTopic(string) kgo.TopicPartitioner { return restorePartitioner{} }
+
+func (restorePartitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+func (restorePartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Context != nil {
+		if p, ok := r.Context.Value(strayPartition{}).(int32); ok && int(p) < n {
+			return int(p)
+		}
+	}
+	return int(snapshot.PartitionFor(r.Key, int32(n)))
 }

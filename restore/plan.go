@@ -136,6 +136,11 @@ type SourceChange struct {
 	// From is where the snapshot held the key, as topic/partition, when
 	// that is not Topic/Partition.
 	From string
+	// Stray marks the tombstone of a live copy on a partition other than
+	// the key's murmur2 partition (written there by hand, or before the
+	// topic grew): a worker reads that copy too, so only a tombstone on
+	// that very partition removes it. It is written to Partition exactly.
+	Stray bool
 }
 
 // SinkPlan compares a sink connector's consumer group offsets.
@@ -592,8 +597,21 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 	sort.Strings(topics)
 	sp.Topics = topics
 
+	// Where the snapshot held each key, to tell its own hand-made copies
+	// from ones that appeared since.
+	type placed struct {
+		topic string
+		part  int32
+		key   string
+	}
+	snapAt := map[placed]bool{}
+	for _, o := range p.snapIdx.sourceOffsetsOf(name) {
+		snapAt[placed{o.Topic, o.Partition, string(o.Key)}] = true
+	}
+
 	// What lives here, on each key's murmur2 partition.
 	have := map[topicKey][]byte{}
+	var strays []SourceChange
 	for _, o := range p.liveIdx.sourceOffsetsOf(name) {
 		if !slices.Contains(topics, o.Topic) {
 			continue
@@ -601,11 +619,18 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 		sp.touched.Add(o.Topic, o.Partition)
 		n := p.partitions[o.Topic]
 		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
-			p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+			if snapAt[placed{o.Topic, o.Partition, string(o.Key)}] {
+				p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				continue
+			}
+			// A copy the snapshot did not have: a worker reads it, so it
+			// goes, with a tombstone on the partition it lives in.
+			strays = append(strays, SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value, Stray: true})
 			continue
 		}
 		have[topicKey{o.Topic, string(o.Key)}] = o.Value
 	}
+	sp.Changes = append(sp.Changes, strays...)
 
 	for _, k := range sortedTopicKeys(want) {
 		w := want[k]

@@ -40,7 +40,11 @@ func (p *Plan) Print(w io.Writer) error {
 				case Added:
 					ew.printf("  source  %s  %s  added  %s%s\n", where, displayKey(ch.Key), displayValue(ch.New), from)
 				case Removed:
-					ew.printf("  source  %s  %s  removed  %s -> tombstone\n", where, displayKey(ch.Key), displayValue(ch.Old))
+					stray := ""
+					if ch.Stray {
+						stray = " (a copy off its murmur2 partition, not in the snapshot: tombstoned on this partition)"
+					}
+					ew.printf("  source  %s  %s  removed  %s -> tombstone%s\n", where, displayKey(ch.Key), displayValue(ch.Old), stray)
 				}
 			}
 			switch {
