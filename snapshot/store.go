@@ -82,6 +82,10 @@ type Info struct {
 	SinkGroups int       `json:"sink_groups"`
 	Size       int64     `json:"size"`
 	SHA256     string    `json:"sha256"`
+	// Encrypted is set for a snapshot encrypted with a Keeper (see
+	// SetKeeper); KeyID is then the ID of its key, never the key.
+	Encrypted bool   `json:"encrypted,omitempty"`
+	KeyID     string `json:"key_id,omitempty"`
 }
 
 // Store keeps snapshots in a gocloud.dev/blob bucket, one immutable object
@@ -113,6 +117,8 @@ type Store struct {
 	// testHookBeforeClose, when set by a test, runs in Put after the object
 	// was written and before the writer is closed (committed).
 	testHookBeforeClose func()
+	// keeper, when set, encrypts what Put writes; see encrypt.go.
+	keeper *Keeper
 }
 
 // OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
@@ -201,8 +207,8 @@ func filePath(raw string) (dir, query string, err error) {
 // NewStore wraps an open bucket. Close closes it.
 func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
 
-// Close closes the bucket.
-func (s *Store) Close() error { return s.bucket.Close() }
+// Close closes the bucket and the Keeper, if any.
+func (s *Store) Close() error { return errors.Join(s.bucket.Close(), s.keeper.Close()) }
 
 // Put writes snap as one immutable object and returns its Info. Before
 // writing it fills in what is missing, even if the write then fails:
@@ -234,6 +240,9 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 		return Info{}, fmt.Errorf("put snapshot %s: %w %d: this build writes only version %d", snap.ID, ErrUnsupportedVersion, snap.Version, Version)
 	}
 	obj, info, err := encodeObject(snap)
+	if err == nil {
+		obj, info, err = s.seal(ctx, obj, info)
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("put snapshot %s: %w", snap.ID, err)
 	}
@@ -271,7 +280,8 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 // accepts. It checks the object's header, the SHA-256 of its body
 // (ErrChecksum), its format version (ErrUnsupportedVersion), the
 // document's version, and that the document's ID is the object's
-// (ErrCorrupt). A missing snapshot is ErrNotFound.
+// (ErrCorrupt). A missing snapshot is ErrNotFound. An encrypted snapshot
+// is ErrEncrypted without a Keeper and ErrDecrypt with the wrong one.
 func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
 	id := ref
 	if _, err := ParseID(ref); err != nil {
@@ -283,10 +293,12 @@ func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
 }
 
 // Verify is Get without keeping the document: it reads the whole object
-// and checks everything Get checks, returning the Info read.
+// and checks everything Get checks, returning the Info read. An encrypted
+// snapshot verified without a Keeper has only its header, size and
+// checksum checked; its Info then has Encrypted set and no counts.
 func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
 	_, info, err := s.Get(ctx, ref)
-	return info, err
+	return keyless(info, err)
 }
 
 // get reads and decodes the snapshot with the exact ID id.
@@ -298,11 +310,15 @@ func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), err)
 	}
+	data, sealed, err := s.unseal(ctx, id, data)
+	if err != nil {
+		return nil, Info{}, err
+	}
 	snap, info, err := decodeObject(id, data)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
-	return snap, info, nil
+	return snap, sealed.stored(info), nil
 }
 
 // List returns every snapshot in the store, oldest first (by ID). It reads
@@ -331,6 +347,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 			info, ok := infoFromMetadata(id, attrs.Metadata)
 			if !ok {
 				_, info, err = s.get(gctx, id)
+				info, err = keyless(info, err)
 				if errors.Is(err, ErrNotFound) {
 					return nil
 				}
@@ -413,15 +430,12 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		}
 		return ref, nil
 	}
+	if strings.EqualFold(ref, "latest") {
+		return s.latest(ctx)
+	}
 	ids, err := s.list(ctx)
 	if err != nil {
 		return "", fmt.Errorf("resolve snapshot %q: %w", ref, err)
-	}
-	if strings.EqualFold(ref, "latest") {
-		if len(ids) == 0 {
-			return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
-		}
-		return ids[len(ids)-1], nil
 	}
 	var matches []string
 	for _, id := range ids {
@@ -441,6 +455,26 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		list += ", ..."
 	}
 	return "", fmt.Errorf("resolve snapshot %q: prefix matches %d snapshots (%s): give more of the ID", ref, len(matches), list)
+}
+
+// latest returns the newest snapshot that is not an undo snapshot. An undo
+// snapshot holds only the connectors of one restore, and restoring it
+// reverts that restore, so "latest" never means one: running the same
+// "restore latest" twice must be a no-op. Undo snapshots are named by ID.
+func (s *Store) latest(ctx context.Context) (string, error) {
+	infos, err := s.List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("resolve latest: %w", err)
+	}
+	for i := len(infos) - 1; i >= 0; i-- {
+		if infos[i].Reason != ReasonUndo {
+			return infos[i].ID, nil
+		}
+	}
+	if len(infos) > 0 {
+		return "", fmt.Errorf("resolve latest: %w: the store holds only undo snapshots%s; name one by its ID", ErrNotFound, s.in())
+	}
+	return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
 }
 
 // in returns " in store <url>" for messages, or "" when the URL is unknown.
@@ -516,9 +550,11 @@ type objectHeader struct {
 	Version *int `json:"version"`
 	// Compression is how the body is compressed: compressionZstd.
 	Compression string `json:"compression"`
-	// Encryption is how the body is encrypted; empty (or "none") for not
-	// at all, the only value this build reads.
+	// Encryption is how the body is encrypted: empty (or "none") for not
+	// at all, or encryptionSecrets (see encrypt.go).
 	Encryption string `json:"encryption,omitempty"`
+	// KeyID is the ID of the key of an encrypted body (Keeper.ID).
+	KeyID string `json:"key_id,omitempty"`
 	// SHA256 is the lowercase hex SHA-256 of the body as stored.
 	SHA256 string `json:"sha256"`
 	// BodySize is the length of the body as stored, in bytes.
@@ -545,17 +581,47 @@ type codec struct {
 	dec *zstd.Decoder
 }
 
-// encodeObject returns the stored object for snap and its Info.
+// zstdLevel is the level Put compresses documents at. On snapshot
+// documents (JSON with repeated field names and key prefixes)
+// SpeedFastest compresses as well as SpeedDefault does, or better, in
+// about half the time; see docs/benchmarks.md.
+const zstdLevel = zstd.SpeedFastest
+
+// zstdWriters are the streaming encoders encodeObject compresses with;
+// each holds a few MiB of tables, so they are reused.
+var zstdWriters sync.Pool
+
+// zstdWriter returns an encoder from zstdWriters, or a new one compressing
+// blocks on up to two goroutines, next to the one encoding the document.
+func zstdWriter() (*zstd.Encoder, error) {
+	if zw, ok := zstdWriters.Get().(*zstd.Encoder); ok {
+		return zw, nil
+	}
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithEncoderConcurrency(2))
+	if err != nil {
+		return nil, fmt.Errorf("create zstd encoder: %w", err)
+	}
+	return zw, nil
+}
+
+// encodeObject returns the stored object for snap and its Info. The
+// document is streamed through the compressor: only the compressed body
+// is ever held whole in memory.
 func encodeObject(snap *Snapshot) ([]byte, Info, error) {
-	c, err := zstdCodec()
+	zw, err := zstdWriter()
 	if err != nil {
 		return nil, Info{}, err
 	}
-	var doc bytes.Buffer
-	if err := snap.Encode(&doc); err != nil {
+	var compressed bytes.Buffer
+	zw.Reset(&compressed)
+	if err := snap.Encode(zw); err != nil {
 		return nil, Info{}, err
 	}
-	body := c.enc.EncodeAll(doc.Bytes(), make([]byte, 0, doc.Len()/4+64))
+	if err := zw.Close(); err != nil {
+		return nil, Info{}, fmt.Errorf("compress snapshot %s: %w", snap.ID, err)
+	}
+	zstdWriters.Put(zw)
+	body := compressed.Bytes()
 	sum := sha256.Sum256(body)
 	version, size := Version, int64(len(body))
 	head, err := json.Marshal(objectHeader{
@@ -654,7 +720,7 @@ func infoOf(snap *Snapshot) Info {
 
 // metadata returns the object metadata that holds the summary.
 func (i Info) metadata() map[string]string {
-	return map[string]string{
+	md := map[string]string{
 		metaCreated:    i.CreatedAt.UTC().Format(time.RFC3339Nano),
 		metaReason:     i.Reason,
 		metaClusterID:  i.ClusterID,
@@ -663,12 +729,17 @@ func (i Info) metadata() map[string]string {
 		metaSinkGroups: strconv.Itoa(i.SinkGroups),
 		metaSHA256:     i.SHA256,
 	}
+	if i.Encrypted {
+		md[metaEncrypted], md[metaKeyID] = "true", i.KeyID
+	}
+	return md
 }
 
 // infoFromMetadata reads the summary of the snapshot with ID id back from
 // its object metadata; false if any of it is missing or malformed.
 func infoFromMetadata(id string, md map[string]string) (Info, bool) {
 	info := Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
+	info.Encrypted, info.KeyID = md[metaEncrypted] == "true", md[metaKeyID]
 	for _, k := range []string{metaCreated, metaReason, metaClusterID, metaConnectors, metaSourceKeys, metaSinkGroups, metaSHA256} {
 		if _, ok := md[k]; !ok {
 			return Info{}, false
