@@ -241,19 +241,39 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
 	}
 
-	// 3. Source offsets: every live key, decoded where it decodes.
-	type where struct {
-		topic string
-		part  int32
-	}
-	seen := make(map[string][]where)
-	unparsed, nulls := 0, 0
+	// 3. Source offsets: every live key, decoded where it decodes, built
+	// directly in the canonical order (topics, partitions, key bytes) so
+	// that Normalize finds them sorted.
+	n := 0
 	for _, v := range views {
-		for p, pv := range v.parts {
+		for _, pv := range v.parts {
+			n += len(pv.keys)
+		}
+	}
+	snap.SourceOffsets = make([]SourceOffset, 0, n)
+	var (
+		unparsed, nulls int
+		names           = make(map[string]string) // interned connector names
+		entries         []keyEntry
+		lastName        string
+	)
+	for _, v := range views {
+		nparts := int32(len(offBounds[v.name]))
+		// Keys off their murmur2 partition: the only ones that can be
+		// live in two partitions.
+		var suspects []string
+		for _, p := range sortedPartitions(v.parts) {
+			pv := v.parts[p]
 			nulls += pv.nulls
-			for k, r := range pv.keys {
-				so := SourceOffset{Topic: v.name, Partition: p, Offset: r.offset, Key: Bytes(k), Value: Bytes(r.value)}
-				name, _, raw, perr := connectjson.ParseKey([]byte(k))
+			entries = entries[:0]
+			for k, i := range pv.keys {
+				entries = append(entries, keyEntry{k, i})
+			}
+			slices.SortFunc(entries, func(a, b keyEntry) int { return strings.Compare(a.key, b.key) })
+			for _, e := range entries {
+				r, kb := pv.recs[e.rec], stringBytes(e.key)
+				so := SourceOffset{Topic: v.name, Partition: p, Offset: r.offset, Key: Bytes(kb), Value: Bytes(r.value)}
+				name, raw, perr := parseSourceKey(kb, names)
 				if perr != nil {
 					if len(scope) > 0 {
 						continue
@@ -266,34 +286,29 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 					}
 					so.Connector = name
 					so.SourcePartition = json.RawMessage(raw)
-					if len(r.value) > 0 && r.value[0] == '{' && json.Valid(r.value) {
+					if len(r.value) > 0 && r.value[0] == '{' && validJSON(r.value) {
 						so.SourceOffset = json.RawMessage(r.value)
 					}
-					if connectors[name] == nil {
-						connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
+					if name != lastName {
+						if connectors[name] == nil {
+							connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
+						}
+						lastName = name
 					}
 				}
-				seen[v.name+"\x00"+k] = append(seen[v.name+"\x00"+k], where{v.name, p})
+				if PartitionFor(kb, nparts) != p {
+					suspects = append(suspects, e.key)
+				}
 				snap.SourceOffsets = append(snap.SourceOffsets, so)
 			}
 		}
+		warnings = append(warnings, duplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))
 	}
 	if nulls > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d records with a null key were skipped; no task can look them up", nulls))
-	}
-	for k, ws := range seen {
-		if len(ws) > 1 {
-			sort.Slice(ws, func(i, j int) bool { return ws[i].part < ws[j].part })
-			parts := make([]string, len(ws))
-			for i, w := range ws {
-				parts[i] = fmt.Sprint(w.part)
-			}
-			_, key, _ := strings.Cut(k, "\x00")
-			warnings = append(warnings, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", key, strings.Join(parts, ", "), ws[0].topic))
-		}
 	}
 
 	// 4. Sink groups: by prefix, plus those named by connector configs.
@@ -412,6 +427,192 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 		out = append(out, sg)
 	}
 	return out, warnings, nil
+}
+
+// keyEntry is a live key of a partition view and its record's index.
+type keyEntry struct {
+	key string
+	rec int32
+}
+
+func sortedPartitions(parts map[int32]*partView) []int32 {
+	ps := make([]int32, 0, len(parts))
+	for p := range parts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// duplicateWarnings reports the keys of suspects (kept keys found off
+// their murmur2 partition) that are live in more than one partition of v.
+// A key that every partition holds on its murmur2 partition only cannot be
+// live twice, so only suspects need looking at. Whether a key is kept
+// depends on its bytes alone, so every copy of a kept key is kept too.
+func duplicateWarnings(v *topicView, suspects []string) []string {
+	var out []string
+	done := make(map[string]bool, len(suspects))
+	ps := sortedPartitions(v.parts)
+	for _, k := range suspects {
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		var parts []string
+		for _, p := range ps {
+			if _, ok := v.parts[p].keys[k]; ok {
+				parts = append(parts, fmt.Sprint(p))
+			}
+		}
+		if len(parts) > 1 {
+			out = append(out, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", k, strings.Join(parts, ", "), v.name))
+		}
+	}
+	return out
+}
+
+// parseSourceKey is connectjson.ParseKey for what a capture needs, the
+// connector name (interned in names) and the raw partition object, with a
+// fast path for the keys nearly every connector writes: ["name",{...}] with
+// a plain ASCII name and a flat object of plain ASCII strings, integers,
+// booleans and nulls, and nothing else around. Every key the fast path
+// accepts, ParseKey accepts with the same name and raw partition; any
+// other key goes to ParseKey.
+func parseSourceKey(key []byte, names map[string]string) (string, []byte, error) {
+	if name, raw, ok := fastSourceKey(key); ok {
+		return intern(names, name), raw, nil
+	}
+	name, _, raw, err := connectjson.ParseKey(key)
+	if err != nil {
+		return "", nil, err
+	}
+	return intern(names, []byte(name)), raw, nil
+}
+
+func intern(names map[string]string, b []byte) string {
+	if s, ok := names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	names[s] = s
+	return s
+}
+
+// fastSourceKey parses ["name",{...}] as described at parseSourceKey.
+func fastSourceKey(key []byte) (name, raw []byte, ok bool) {
+	if len(key) < 7 || key[0] != '[' || key[1] != '"' || key[len(key)-1] != ']' {
+		return nil, nil, false
+	}
+	i := plainString(key, 1)
+	if i < 0 || i+1 >= len(key) || key[i] != ',' {
+		return nil, nil, false
+	}
+	name = key[2 : i-1]
+	end := flatObject(key, i+1)
+	if end != len(key)-1 {
+		return nil, nil, false
+	}
+	return name, key[i+1 : end : end], true
+}
+
+// validJSON is json.Valid with a fast path for flat objects of plain ASCII
+// strings, integers, booleans and nulls (what connectors write as offset
+// values); what the fast path accepts json.Valid accepts too.
+func validJSON(b []byte) bool {
+	if flatObject(b, 0) == len(b) {
+		return true
+	}
+	return json.Valid(b)
+}
+
+// plainString returns the index just past the JSON string starting at
+// b[i] == '"' when it holds only printable ASCII other than '"' and '\\'
+// (no escapes), or -1.
+func plainString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return -1
+		}
+	}
+	return -1
+}
+
+// flatObject returns the index just past the JSON object starting at b[i]
+// when it is flat and plain: no white space, field names and string values
+// as plainString reads them, values that are such strings, integers
+// without leading zeros, true, false or null. Otherwise it returns -1.
+// Both encoding/json and connectjson accept every such object.
+func flatObject(b []byte, i int) int {
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	i++
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i = plainString(b, i); i < 0 || i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		i++
+		if i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
+		case c == '"':
+			i = plainString(b, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			i = plainInt(b, i)
+		case c == 't':
+			i = literal(b, i, "true")
+		case c == 'f':
+			i = literal(b, i, "false")
+		case c == 'n':
+			i = literal(b, i, "null")
+		default:
+			return -1
+		}
+		if i < 0 || i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// plainInt returns the index just past the integer at b[i]: an optional
+// minus and 1 to 18 digits, no leading zero. Otherwise -1.
+func plainInt(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if n := i - start; n == 0 || n > 18 || (n > 1 && b[start] == '0') {
+		return -1
+	}
+	return i
+}
+
+func literal(b []byte, i int, word string) int {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
 }
 
 func topicOf(name, role string, bs map[int32]bounds) Topic {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,17 +25,156 @@ import (
 
 // record is the winning write of one key in one partition.
 type record struct {
-	value  []byte
+	value  []byte // in the view's arena
 	offset int64
 }
 
 // partView is what has been read of one partition: the live keys and the
 // next offset to read.
+//
+// Keys and values are copied into an arena, so the view holds a few large
+// chunks instead of one allocation per key and never keeps a fetch
+// response alive. The map keys are strings over the arena's bytes; bytes
+// handed out by the arena are never written again, so snapshots may alias
+// them. A partition whose arena holds mostly dead bytes (overwritten
+// values, tombstoned keys) is compacted into a new arena; snapshots that
+// alias the old one keep it alive for as long as they live.
 type partView struct {
 	start int64 // log start offset when last read
 	next  int64
-	keys  map[string]record
+	// keys maps every live key to its record in recs.
+	keys map[string]int32
+	recs []record
+	// dead counts the records of recs no key points to.
+	dead  int
+	arena arena
+	// live is the size of the live keys and values, in bytes.
+	live  int64
 	nulls int // records with a null key, which no task can look up
+}
+
+func newPartView(start int64) *partView {
+	return &partView{start: start, next: start, keys: make(map[string]int32)}
+}
+
+// set makes value, written at offset, the live value of key.
+func (pv *partView) set(key, value []byte, offset int64) {
+	if i, ok := pv.keys[string(key)]; ok {
+		r := &pv.recs[i]
+		pv.live += int64(len(value) - len(r.value))
+		r.value, r.offset = pv.arena.copy(value), offset
+		return
+	}
+	k := pv.arena.copy(key)
+	pv.keys[arenaString(k)] = int32(len(pv.recs))
+	pv.recs = append(pv.recs, record{value: pv.arena.copy(value), offset: offset})
+	pv.live += int64(len(key) + len(value))
+}
+
+// remove forgets key (a tombstone).
+func (pv *partView) remove(key []byte) {
+	i, ok := pv.keys[string(key)]
+	if !ok {
+		return
+	}
+	pv.live -= int64(len(key) + len(pv.recs[i].value))
+	pv.recs[i] = record{}
+	pv.dead++
+	delete(pv.keys, string(key))
+}
+
+// compactAbove is the dead arena bytes a partition view tolerates beyond
+// its live bytes before it is compacted.
+const compactAbove = 4 << 20
+
+// maybeCompact copies the live keys and values into a new arena when more
+// than half of the arena (and more than compactAbove bytes) is dead, and
+// drops the dead records. The cost is linear in the live bytes and is paid
+// at most once per doubling of the arena.
+func (pv *partView) maybeCompact() {
+	if pv.arena.size-pv.live <= max(pv.live, compactAbove) && pv.dead <= max(len(pv.recs)/2, 1024) {
+		return
+	}
+	var a arena
+	a.reserve(pv.live)
+	keys := make(map[string]int32, len(pv.keys))
+	recs := make([]record, 0, len(pv.keys))
+	for k, i := range pv.keys {
+		r := pv.recs[i]
+		keys[arenaString(a.copy(stringBytes(k)))] = int32(len(recs))
+		recs = append(recs, record{value: a.copy(r.value), offset: r.offset})
+	}
+	pv.keys, pv.recs, pv.arena, pv.dead = keys, recs, a, 0
+}
+
+// arena hands out copies of byte slices cut from large chunks: one
+// allocation per chunk instead of one per key or value. A copy is never
+// written again. It is not safe for concurrent use.
+type arena struct {
+	buf  []byte
+	next int   // size of the next chunk
+	size int64 // bytes handed out so far, live or dead
+}
+
+// Chunk sizes of an arena: they double from arenaMinChunk to
+// arenaMaxChunk, so a small partition wastes little and a large one
+// allocates rarely. A slice larger than a quarter of arenaMaxChunk gets
+// an allocation of its own.
+const (
+	arenaMinChunk = 4 << 10
+	arenaMaxChunk = 1 << 20
+)
+
+// empty is the copy of every empty non-nil slice.
+var empty = []byte{}
+
+// copy returns a copy of b, non-nil (possibly empty) when b is non-nil.
+func (a *arena) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return empty[:0:0]
+	}
+	a.size += int64(len(b))
+	if len(b) > cap(a.buf)-len(a.buf) {
+		if len(b) > arenaMaxChunk/4 {
+			return append([]byte(nil), b...)
+		}
+		a.next = min(max(2*a.next, arenaMinChunk), arenaMaxChunk)
+		a.buf = make([]byte, 0, max(a.next, len(b)))
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[n:len(a.buf):len(a.buf)]
+}
+
+// reserve makes the next chunk hold n bytes at least (at most
+// arenaMaxChunk), for a copy of known size.
+func (a *arena) reserve(n int64) {
+	if n > int64(cap(a.buf)-len(a.buf)) {
+		a.buf = make([]byte, 0, min(max(n, arenaMinChunk), arenaMaxChunk))
+		a.next = cap(a.buf)
+	}
+}
+
+// arenaString is a string over b without a copy; b must never be written
+// again (arena copies never are).
+func arenaString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// stringBytes returns the bytes of a string made by arenaString, without a
+// copy; they must not be written. The empty string gives an empty non-nil
+// slice, as []byte("") does.
+func stringBytes(s string) []byte {
+	if len(s) == 0 {
+		return empty[:0:0]
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // topicView is what has been read of one topic. A Capturer keeps views
@@ -132,7 +273,7 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 				if pv != nil {
 					resets = append(resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.name, p, pv.start, pv.next, b.start, b.end))
 				}
-				pv = &partView{start: b.start, next: b.start, keys: make(map[string]record)}
+				pv = newPartView(b.start)
 				v.parts[p] = pv
 			}
 			if pv.next < b.end {
@@ -149,24 +290,38 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		for _, c := range pending {
 			byLeader[leaders[c.view.name][c.part]] = append(byLeader[leaders[c.view.name][c.part]], c)
 		}
+		// Each leader is read in a loop of its own, so that a slow broker
+		// never holds the others back, until its partitions are read or
+		// one of them needs a metadata refresh.
 		var (
 			mu       sync.Mutex
 			wg       sync.WaitGroup
 			firstErr error
 			retryErr error
 		)
+		failed := func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return firstErr != nil
+		}
 		for leader, cs := range byLeader {
 			wg.Add(1)
 			go func(leader int32, cs []*cursor) {
 				defer wg.Done()
-				retry, err := fetchOnce(ctx, cl, leader, cs, decompressor)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				if retry != nil {
-					retryErr = retry
+				for len(cs) > 0 && !failed() {
+					retry, err := fetchOnce(ctx, cl, leader, cs, decompressor)
+					if err != nil || retry != nil {
+						mu.Lock()
+						if err != nil && firstErr == nil {
+							firstErr = err
+						}
+						if retry != nil {
+							retryErr = retry
+						}
+						mu.Unlock()
+						return
+					}
+					cs = slices.DeleteFunc(cs, func(c *cursor) bool { return c.pv.next >= c.end })
 				}
 			}(leader, cs)
 		}
@@ -200,6 +355,27 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 }
 
 var errTopicChanged = errors.New("topic changed")
+
+// recordPools reuse the kgo.Record slices fetch processing decodes each
+// batch into: a read allocates per batch only what the pool lacks, instead
+// of a Record for every record read.
+var recordPools = []kgo.Pool{new(recordPool)}
+
+// recordPool is a kgo.PoolRecords over a sync.Pool.
+type recordPool struct{ p sync.Pool }
+
+// GetRecords returns a slice of n records at least.
+func (p *recordPool) GetRecords(n int) []kgo.Record {
+	if rs, ok := p.p.Get().(*[]kgo.Record); ok && cap(*rs) >= n {
+		return (*rs)[:n]
+	}
+	return make([]kgo.Record, n)
+}
+
+// PutRecords takes back a slice of zeroed records.
+func (p *recordPool) PutRecords(rs []kgo.Record) {
+	p.p.Put(&rs)
+}
 
 // fetchOnce sends one Fetch to leader for the cursors and applies what comes
 // back. It reports retry when leadership must be refreshed first.
@@ -275,6 +451,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 				IsolationLevel: kgo.ReadCommitted(),
 				Topic:          name,
 				Partition:      rp.Partition,
+				Pools:          recordPools,
 			}, rp, dec, nil)
 			if fp.Err != nil {
 				switch {
@@ -283,7 +460,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 					// DeleteRecords): nothing below it exists any more.
 					if rp.LogStartOffset > c.pv.next {
 						// What was read below it may be gone too: start over.
-						*c.pv = partView{start: rp.LogStartOffset, next: rp.LogStartOffset, keys: make(map[string]record)}
+						*c.pv = *newPartView(rp.LogStartOffset)
 						continue
 					}
 					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.next, fp.Err)
@@ -295,13 +472,16 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 				}
 			}
 			for _, r := range fp.Records {
-				if r.Offset >= c.end {
-					break
+				if r.Offset < c.end {
+					c.view.apply(c.pv, r)
 				}
-				c.view.apply(c.pv, r)
+				r.Recycle() // apply keeps nothing of r
 			}
 			if next > c.pv.next {
 				c.pv.next = min(next, c.end)
+			}
+			if c.view.onRecord == nil {
+				c.pv.maybeCompact()
 			}
 		}
 	}
@@ -319,15 +499,34 @@ func (v *topicView) apply(pv *partView, r *kgo.Record) {
 		return
 	}
 	if r.Value == nil {
-		delete(pv.keys, string(r.Key))
+		pv.remove(r.Key)
 		return
 	}
-	pv.keys[string(r.Key)] = record{value: r.Value, offset: r.Offset}
+	pv.set(r.Key, r.Value, r.Offset)
 }
 
 // listBounds returns, for each existing topic, its partitions' log start and
-// last stable offset. Missing topics are returned separately.
+// last stable offset. Missing topics are returned separately. A partition
+// that answers a retriable error (NOT_LEADER_FOR_PARTITION while a leader
+// is elected, a broker restarting) is asked again, up to 10 times over
+// about 5 seconds: kgo retries once on fresh metadata, an election can take
+// longer.
 func listBounds(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]bounds, []string, error) {
+	for attempt := 1; ; attempt++ {
+		out, missing, err := listBoundsOnce(ctx, adm, topics)
+		if err == nil || !kerr.IsRetriable(err) || attempt == 10 || ctx.Err() != nil {
+			return out, missing, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%w (while retrying: %w)", ctx.Err(), err)
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// listBoundsOnce is one try of listBounds.
+func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]bounds, []string, error) {
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list start offsets of %v: %w", topics, err)

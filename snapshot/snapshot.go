@@ -19,12 +19,16 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -74,6 +78,11 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported snapshot format version")
 	// ErrExists: a snapshot with that ID is already stored (snapshots are immutable).
 	ErrExists = errors.New("snapshot already exists")
+	// ErrEncrypted: the snapshot is encrypted and the Store has no Keeper.
+	ErrEncrypted = errors.New("snapshot is encrypted")
+	// ErrDecrypt: the Store's Keeper does not decrypt the snapshot (a wrong
+	// key, or no permission to use a KMS key).
+	ErrDecrypt = errors.New("snapshot does not decrypt with the key given")
 )
 
 // Snapshot is one capture of every Kafka Connect offset of a cluster. It is
@@ -198,21 +207,21 @@ type Bytes []byte
 
 // MarshalJSON implements json.Marshaler.
 func (b Bytes) MarshalJSON() ([]byte, error) {
-	if b == nil {
-		return []byte("null"), nil
+	return b.appendJSON(nil), nil
+}
+
+// appendJSON appends the JSON form of b to dst, exactly as encoding/json
+// writes it with HTML escaping off.
+func (b Bytes) appendJSON(dst []byte) []byte {
+	switch {
+	case b == nil:
+		return append(dst, "null"...)
+	case utf8.Valid(b):
+		return appendString(dst, b)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	var err error
-	if utf8.Valid(b) {
-		err = enc.Encode(string(b))
-	} else {
-		err = enc.Encode(struct {
-			Base64 string `json:"base64"`
-		}{base64.StdEncoding.EncodeToString(b)})
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
+	dst = append(dst, `{"base64":"`...)
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, `"}`...)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -260,34 +269,41 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 // offsets by topic and partition. Capture calls it; so may anyone building
 // a Snapshot by hand.
 func (s *Snapshot) Normalize() {
-	sort.Slice(s.Topics, func(i, j int) bool {
-		if s.Topics[i].Role != s.Topics[j].Role {
-			return s.Topics[i].Role > s.Topics[j].Role // offsets before config
+	sortIfNeeded(s.Topics, func(a, b Topic) int {
+		if a.Role != b.Role {
+			return -strings.Compare(a.Role, b.Role) // offsets before config
 		}
-		return s.Topics[i].Name < s.Topics[j].Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	for _, t := range s.Topics {
-		sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
+		sortIfNeeded(t.Partitions, func(a, b TopicPartition) int { return cmp.Compare(a.Partition, b.Partition) })
 	}
-	sort.Slice(s.Connectors, func(i, j int) bool { return s.Connectors[i].Name < s.Connectors[j].Name })
-	sort.Slice(s.SourceOffsets, func(i, j int) bool {
-		a, b := &s.SourceOffsets[i], &s.SourceOffsets[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
+	sortIfNeeded(s.Connectors, func(a, b Connector) int { return strings.Compare(a.Name, b.Name) })
+	sortIfNeeded(s.SourceOffsets, func(a, b SourceOffset) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
 		}
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
+		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			return c
 		}
-		return bytes.Compare(a.Key, b.Key) < 0
+		return bytes.Compare(a.Key, b.Key)
 	})
-	sort.Slice(s.SinkGroups, func(i, j int) bool { return s.SinkGroups[i].Group < s.SinkGroups[j].Group })
+	sortIfNeeded(s.SinkGroups, func(a, b SinkGroup) int { return strings.Compare(a.Group, b.Group) })
 	for _, g := range s.SinkGroups {
-		sort.Slice(g.Offsets, func(i, j int) bool {
-			if g.Offsets[i].Topic != g.Offsets[j].Topic {
-				return g.Offsets[i].Topic < g.Offsets[j].Topic
+		sortIfNeeded(g.Offsets, func(a, b SinkOffset) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
 			}
-			return g.Offsets[i].Partition < g.Offsets[j].Partition
+			return cmp.Compare(a.Partition, b.Partition)
 		})
+	}
+}
+
+// sortIfNeeded sorts s by cmp unless it is sorted already: a capture
+// builds its slices in order, and checking is much cheaper than sorting.
+func sortIfNeeded[S ~[]E, E any](s S, cmp func(a, b E) int) {
+	if !slices.IsSortedFunc(s, cmp) {
+		slices.SortFunc(s, cmp)
 	}
 }
 
@@ -335,13 +351,276 @@ func (s *Snapshot) Unparsed() int {
 
 // Encode writes the snapshot as one JSON document. HTML characters are not
 // escaped, so the document reads as the bytes it holds.
+//
+// The document is exactly what encoding/json writes for a Snapshot (with
+// SetEscapeHTML(false)), field order and all, but it is streamed to w in
+// pieces of about encodeChunk bytes: the source offsets and sink groups,
+// nearly all of a large snapshot, are written by hand without reflection
+// and never held whole in memory.
 func (s *Snapshot) Encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	e := docEncoder{w: w, buf: make([]byte, 0, encodeChunk+4096)}
+	if err := e.snapshot(s); err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}
 	return nil
+}
+
+// encodeChunk is the size of the pieces Encode writes.
+const encodeChunk = 64 << 10
+
+// docEncoder streams a Snapshot document.
+type docEncoder struct {
+	w   io.Writer
+	buf []byte
+}
+
+// flush writes out buf once it holds encodeChunk bytes, or always when
+// force is set.
+func (e *docEncoder) flush(force bool) error {
+	if len(e.buf) < encodeChunk && !force {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
+}
+
+// value appends v as encoding/json writes it, HTML not escaped.
+func (e *docEncoder) value(v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+	return nil
+}
+
+func (e *docEncoder) field(name string) {
+	e.buf = append(e.buf, ',', '"')
+	e.buf = append(e.buf, name...)
+	e.buf = append(e.buf, '"', ':')
+}
+
+func (e *docEncoder) snapshot(s *Snapshot) error {
+	e.buf = append(e.buf, `{"version":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(s.Version), 10)
+	e.field("id")
+	e.buf = appendString(e.buf, s.ID)
+	e.field("created_at")
+	if err := e.value(s.CreatedAt); err != nil {
+		return err
+	}
+	e.field("program_version")
+	e.buf = appendString(e.buf, s.ProgramVersion)
+	e.field("cluster_id")
+	e.buf = appendString(e.buf, s.ClusterID)
+	e.field("reason")
+	e.buf = appendString(e.buf, s.Reason)
+	if len(s.Scope) > 0 {
+		e.field("scope")
+		if err := e.value(s.Scope); err != nil {
+			return err
+		}
+	}
+	e.field("topics")
+	if err := e.value(s.Topics); err != nil {
+		return err
+	}
+	e.field("connectors")
+	if err := e.value(s.Connectors); err != nil {
+		return err
+	}
+	e.field("source_offsets")
+	if s.SourceOffsets == nil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, '[')
+		for i := range s.SourceOffsets {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			var err error
+			if e.buf, err = s.SourceOffsets[i].appendJSON(e.buf); err != nil {
+				return err
+			}
+			if err := e.flush(false); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	}
+	e.field("sink_groups")
+	if s.SinkGroups == nil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, '[')
+		for i := range s.SinkGroups {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = s.SinkGroups[i].appendJSON(e.buf)
+			if err := e.flush(false); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	}
+	if len(s.Warnings) > 0 {
+		e.field("warnings")
+		if err := e.value(s.Warnings); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}', '\n')
+	return e.flush(true)
+}
+
+// appendJSON appends o as encoding/json writes it (HTML not escaped).
+func (o *SourceOffset) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"topic":`...)
+	dst = appendString(dst, o.Topic)
+	dst = append(dst, `,"partition":`...)
+	dst = strconv.AppendInt(dst, int64(o.Partition), 10)
+	dst = append(dst, `,"offset":`...)
+	dst = strconv.AppendInt(dst, o.Offset, 10)
+	dst = append(dst, `,"key":`...)
+	dst = o.Key.appendJSON(dst)
+	dst = append(dst, `,"value":`...)
+	dst = o.Value.appendJSON(dst)
+	if o.Connector != "" {
+		dst = append(dst, `,"connector":`...)
+		dst = appendString(dst, o.Connector)
+	}
+	var err error
+	if len(o.SourcePartition) > 0 {
+		dst = append(dst, `,"source_partition":`...)
+		if dst, err = appendRaw(dst, o.SourcePartition); err != nil {
+			return dst, fmt.Errorf("json: error calling MarshalJSON for type json.RawMessage: %w", err)
+		}
+	}
+	if len(o.SourceOffset) > 0 {
+		dst = append(dst, `,"source_offset":`...)
+		if dst, err = appendRaw(dst, o.SourceOffset); err != nil {
+			return dst, fmt.Errorf("json: error calling MarshalJSON for type json.RawMessage: %w", err)
+		}
+	}
+	if o.ParseError != "" {
+		dst = append(dst, `,"parse_error":`...)
+		dst = appendString(dst, o.ParseError)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendJSON appends g as encoding/json writes it (HTML not escaped).
+func (g *SinkGroup) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"group":`...)
+	dst = appendString(dst, g.Group)
+	if g.Connector != "" {
+		dst = append(dst, `,"connector":`...)
+		dst = appendString(dst, g.Connector)
+	}
+	dst = append(dst, `,"state":`...)
+	dst = appendString(dst, g.State)
+	dst = append(dst, `,"members":`...)
+	dst = strconv.AppendInt(dst, int64(g.Members), 10)
+	dst = append(dst, `,"offsets":`...)
+	if g.Offsets == nil {
+		return append(dst, "null}"...)
+	}
+	dst = append(dst, '[')
+	for i, o := range g.Offsets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"topic":`...)
+		dst = appendString(dst, o.Topic)
+		dst = append(dst, `,"partition":`...)
+		dst = strconv.AppendInt(dst, int64(o.Partition), 10)
+		dst = append(dst, `,"offset":`...)
+		dst = strconv.AppendInt(dst, o.Offset, 10)
+		dst = append(dst, `,"leader_epoch":`...)
+		dst = strconv.AppendInt(dst, int64(o.LeaderEpoch), 10)
+		if o.Metadata != "" {
+			dst = append(dst, `,"metadata":`...)
+			dst = appendString(dst, o.Metadata)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}
+
+// appendRaw appends a json.RawMessage as encoding/json writes it:
+// compacted, and an error if it is not valid JSON. The usual flat object
+// without white space is appended as it is.
+func appendRaw(dst, raw []byte) ([]byte, error) {
+	if flatObject(raw, 0) == len(raw) {
+		return append(dst, raw...), nil
+	}
+	b := bytes.NewBuffer(dst)
+	if err := json.Compact(b, raw); err != nil {
+		return dst, err
+	}
+	return b.Bytes(), nil
+}
+
+// appendString appends s as a JSON string exactly as encoding/json writes
+// it with HTML escaping off: '"', '\\' and control characters escaped
+// (\b, \f, \n, \r, \t or \u00XX), invalid UTF-8 as \ufffd, U+2028 and
+// U+2029 as \u2028 and \u2029, everything else as it is.
+func appendString[T ~[]byte | ~string](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		// As encoding/json: decode from a copy of at most 4 bytes, which
+		// stays on the stack for either type.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // Decode reads one JSON snapshot document. It rejects a version outside

@@ -347,7 +347,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 			info, ok := infoFromMetadata(id, attrs.Metadata)
 			if !ok {
 				_, info, err = s.get(gctx, id)
-				info, err = keyless(info, err)
+				info, err = listable(info, err)
 				if errors.Is(err, ErrNotFound) {
 					return nil
 				}

@@ -26,6 +26,8 @@ type globals struct {
 	logLevel  string
 	logFormat string
 	store     string
+	// encryptKey is a secret when it is a base64key:// URL: never print it.
+	encryptKey string
 
 	kafka         bool
 	brokers       string
@@ -51,6 +53,7 @@ func (g *globals) register(fs *flag.FlagSet, kafka bool) {
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
+	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
 	if !kafka {
 		return
 	}
@@ -198,8 +201,20 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 }
 
 // openStore opens the snapshot store named by --store.
+// With --encrypt-key, the store encrypts what it writes and decrypts what
+// it reads with that key.
 func (g *globals) openStore(ctx context.Context) (*snapshot.Store, error) {
-	return snapshot.OpenStore(ctx, g.store)
+	store, err := snapshot.OpenStore(ctx, g.store)
+	if err != nil || g.encryptKey == "" {
+		return store, err
+	}
+	k, err := snapshot.OpenKeeper(ctx, g.encryptKey)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	store.SetKeeper(k)
+	return store, nil
 }
 
 func splitList(s string) []string {

@@ -49,7 +49,11 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 			c.log.Error("verify snapshot", "snapshot_id", ref, "err", err)
 			continue
 		}
-		fmt.Fprintf(c.stdout, "ok   %s sha256:%s\n", info.ID, info.SHA256)
+		note := ""
+		if info.Encrypted && c.g.encryptKey == "" {
+			note = " (encrypted; checksum ok, contents not checked without --encrypt-key)"
+		}
+		fmt.Fprintf(c.stdout, "ok   %s sha256:%s%s\n", info.ID, info.SHA256, note)
 	}
 	if bad > 0 {
 		return fmt.Errorf("verify: %d of %d snapshots failed; do not restore them", bad, len(refs))
