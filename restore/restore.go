@@ -115,5 +115,8 @@ func (o Options) captureOptions(scope []string, extraTopics []string) snapshot.O
 		Connectors:     scope,
 		ProgramVersion: o.ProgramVersion,
 		Reason:         snapshot.ReasonUndo,
+		// A new cluster in a disaster recovery may have no config topic
+		// yet: then no connector has a config here, so none runs.
+		ConfigTopicOptional: true,
 	}
 }
