@@ -45,6 +45,11 @@ type Options struct {
 	// ProgramVersion and Reason are copied into the snapshot.
 	ProgramVersion string
 	Reason         string
+	// ConfigTopicOptional lets a capture go on when the config topic does
+	// not exist (a new cluster in a disaster recovery): every connector then
+	// counts as having no config, and the snapshot says so in a warning.
+	// Without it a missing config topic is an error (a mistyped name).
+	ConfigTopicOptional bool
 	// Incremental keeps what was read in the Capturer and reads only what
 	// is new on the next Capture. The result is identical to a full read.
 	Incremental bool
@@ -120,38 +125,10 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	}
 
 	// 1. The config topic, as the worker reads it.
-	confBounds, missing, err := listBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
+	confBounds, confMissing, err := c.readConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("read config topic %q: %w: check --config-topic (config.storage.topic of the worker)", c.opts.ConfigTopic, ErrTopicMissing)
-	}
-	cv := c.views[c.opts.ConfigTopic]
-	if cv == nil || c.conf == nil {
-		c.conf = newConfigState()
-		cv = newTopicView(c.opts.ConfigTopic)
-		cv.onRecord = c.conf.apply
-		c.views[c.opts.ConfigTopic] = cv
-	}
-	before := c.conf.records
-	resets, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds)
-	if err != nil {
-		return nil, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
-	}
-	if len(resets) > 0 {
-		// The config log moved under us: replay it whole.
-		c.conf = newConfigState()
-		cv = newTopicView(c.opts.ConfigTopic)
-		cv.onRecord = c.conf.apply
-		c.views[c.opts.ConfigTopic] = cv
-		before = 0
-		if _, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds); err != nil {
-			return nil, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
-		}
-		c.stats.Resets = append(c.stats.Resets, resets...)
-	}
-	c.stats.RecordsRead += c.conf.records - before
 
 	scope := make(map[string]bool, len(c.opts.Connectors))
 	for _, n := range c.opts.Connectors {
@@ -185,6 +162,9 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	var warnings []string
+	if confMissing {
+		warnings = append(warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", c.opts.ConfigTopic))
+	}
 	for _, t := range missing {
 		if workerTopic[t] {
 			return nil, fmt.Errorf("read offsets topic %q: %w: check --offsets-topic (offset.storage.topic of the worker)", t, ErrTopicMissing)
@@ -210,7 +190,7 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		views = append(views, v)
 	}
 	positions := positionsOf(views)
-	resets, err = readTopics(ctx, c.cl, c.adm, views, offBounds)
+	resets, err := readTopics(ctx, c.cl, c.adm, views, offBounds)
 	if errors.Is(err, errTopicChanged) {
 		// Recreated under us: forget it and read it whole once more.
 		for _, v := range views {
@@ -236,7 +216,9 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		Connectors:     []Connector{},
 	}
 	sort.Strings(snap.Scope)
-	snap.Topics = append(snap.Topics, topicOf(c.opts.ConfigTopic, RoleConfig, confBounds[c.opts.ConfigTopic]))
+	if !confMissing {
+		snap.Topics = append(snap.Topics, topicOf(c.opts.ConfigTopic, RoleConfig, confBounds[c.opts.ConfigTopic]))
+	}
 	for _, v := range views {
 		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
 	}
@@ -332,6 +314,50 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	snap.Normalize()
 	c.stats.Duration = time.Since(began)
 	return snap, nil
+}
+
+// readConfig brings the config state machine up to the topic's end. It
+// reports a missing topic when Options.ConfigTopicOptional allows one, and
+// leaves the state empty then.
+func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds, bool, error) {
+	confBounds, missing, err := listBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(missing) > 0 {
+		if !c.opts.ConfigTopicOptional {
+			return nil, false, fmt.Errorf("read config topic %q: %w: check --config-topic (config.storage.topic of the worker)", c.opts.ConfigTopic, ErrTopicMissing)
+		}
+		c.conf = newConfigState()
+		delete(c.views, c.opts.ConfigTopic)
+		return nil, true, nil
+	}
+	cv := c.views[c.opts.ConfigTopic]
+	if cv == nil || c.conf == nil {
+		c.conf = newConfigState()
+		cv = newTopicView(c.opts.ConfigTopic)
+		cv.onRecord = c.conf.apply
+		c.views[c.opts.ConfigTopic] = cv
+	}
+	before := c.conf.records
+	resets, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds)
+	if err != nil {
+		return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+	}
+	if len(resets) > 0 {
+		// The config log moved under us: replay it whole.
+		c.conf = newConfigState()
+		cv = newTopicView(c.opts.ConfigTopic)
+		cv.onRecord = c.conf.apply
+		c.views[c.opts.ConfigTopic] = cv
+		before = 0
+		if _, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds); err != nil {
+			return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+		}
+		c.stats.Resets = append(c.stats.Resets, resets...)
+	}
+	c.stats.RecordsRead += c.conf.records - before
+	return confBounds, false, nil
 }
 
 // captureGroups reads the sink groups: their state, members and committed
