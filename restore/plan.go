@@ -79,6 +79,10 @@ type ConnectorPlan struct {
 	// Live is the connector as this cluster's config topic has it;
 	// HasConfig is false when it has no config here.
 	Live snapshot.Connector
+	// REST is the connector's state as the Connect REST API reports it
+	// ("RUNNING, 2 tasks"), when the caller asked it; Print shows it next to
+	// the config topic's.
+	REST string
 	// Source is nil when source offsets are not restored for it.
 	Source *SourcePlan
 	// Sink is nil when sink offsets are not restored for it.

@@ -12,7 +12,8 @@ import (
 )
 
 // Print writes the plan for a person to read: a header, then per connector
-// a line "connector <name> (<type>, <state>)" and one line per offset that
+// a line "connector <name> (<type>, <state>)" (with "; REST <state>" when
+// ConnectorPlan.REST is set) and one line per offset that
 // changes, with old -> new values; unchanged offsets are counted, not
 // listed. Warnings and the totals line
 // "plan: N source writes, M tombstones, K sink commits, J sink deletions"
@@ -23,7 +24,11 @@ func (p *Plan) Print(w io.Writer) error {
 	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %d connectors\n",
 		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, len(p.Connectors))
 	for _, cp := range p.Connectors {
-		ew.printf("connector %s (%s, %s)\n", cp.Name, cp.Type, cp.State())
+		if cp.REST != "" {
+			ew.printf("connector %s (%s, %s; REST %s)\n", cp.Name, cp.Type, cp.State(), cp.REST)
+		} else {
+			ew.printf("connector %s (%s, %s)\n", cp.Name, cp.Type, cp.State())
+		}
 		if sp := cp.Source; sp != nil {
 			unchanged := 0
 			for _, ch := range sp.Changes {

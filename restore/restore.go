@@ -15,9 +15,17 @@
 // [Diff] compares two snapshots (or a snapshot and [CaptureLive]) offset by
 // offset, without writing anything.
 //
+// Through the Kafka Connect REST API instead of Kafka, [Plan.ConnectRequests]
+// turns a plan into PATCH requests, [ApplyConnect] sends them and
+// [VerifyConnect] reads them back (see ConnectRequests for what Connect
+// cannot write byte for byte). [ParseOffsetsFile] reads a Connect REST
+// offsets body or kafka-consumer-groups CSV, and [OffsetsFile.Snapshot]
+// turns it into a snapshot to restore like any other.
+//
 // Guarantees:
-//   - Source offset keys and values are written as the exact bytes the
-//     snapshot holds; nothing is decoded and re-encoded.
+//   - Apply writes source offset keys and values as the exact bytes the
+//     snapshot holds; nothing is decoded and re-encoded. (Through the REST
+//     API, Connect writes its own normalized bytes: see ConnectRequests.)
 //   - Every source record is written to murmur2(key) % partitions of the
 //     topic the connector reads, chosen by franz-go's default partitioner
 //     (never by setting a partition by hand), and Apply aborts a topic's
@@ -57,6 +65,13 @@ var (
 	ErrVerifyFailed = errors.New("restored state differs from the snapshot")
 	// ErrApply: a write failed part way; what was committed before stays.
 	ErrApply = errors.New("restore failed part way")
+	// ErrFenced: another restore of the same offsets topic started while
+	// this one was writing and took over its transactional id; the broker
+	// aborted this one's transaction. It comes wrapped in ErrApply.
+	ErrFenced = errors.New("another restore took over the offsets topic")
+	// ErrBadFile: an offsets file (see ParseOffsetsFile) does not validate;
+	// the error lists every problem, and nothing was written.
+	ErrBadFile = errors.New("offsets file is not valid")
 )
 
 // TransactionalIDPrefix starts the transactional id of every restore

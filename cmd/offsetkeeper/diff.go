@@ -47,6 +47,7 @@ func (c *diffCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text or json (an array of changes)")
 	fs.BoolVar(&c.exitCode, "exit-code", false, "exit 1 when there are differences (default: exit 0 either way)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
+	c.g.connect.register(fs)
 }
 
 func (c *diffCmd) Run(ctx context.Context, args []string) error {
@@ -60,6 +61,10 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
+	}
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -115,6 +120,11 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "diff %s -> %s\n", a.ID, bName)
 		if a.ClusterID != b.ClusterID {
 			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
+		}
+		if rc != nil {
+			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, len(args) == 1); err != nil {
+				return err
+			}
 		}
 		if err := restore.PrintChanges(c.stdout, changes); err != nil {
 			return err

@@ -45,6 +45,10 @@ type globals struct {
 	tlsInsecure                                                 bool
 	tlsSkipHostname                                             bool
 	oauthTokenFile                                              string
+
+	// connect reaches the Kafka Connect REST API (--connect-url ...); the
+	// commands that use it register its flags (see connect.go).
+	connect connectFlags
 }
 
 func (g *globals) register(fs *flag.FlagSet, kafka bool) {

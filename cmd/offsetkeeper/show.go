@@ -9,14 +9,24 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 func init() {
 	register(commandInfo{
 		name:    "show",
-		summary: "print a snapshot: a summary, the whole document, or Connect's REST offsets body for one connector",
-		usage:   "<ID|latest> [--connector NAME]... [--output text|json|connect-rest]",
+		summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, or sink offsets as CSV",
+		usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv] [--output-dir DIR] [--connect-url URL...]
+
+--output connect-rest prints, for one --connector, exactly the body of
+Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
+--output-dir it writes one <connector>.json per connector (every connector of
+the snapshot, or those named), each byte of the name other than letters,
+digits, '-', '_' and '.' written as %XX. --output csv prints the sink groups'
+offsets as kafka-consumer-groups.sh --reset-offsets --from-file reads them:
+group,topic,partition,offset, no header. With --connect-url the text output
+shows each connector's REST state next to the snapshot's.`,
 		noKafka: true,
 		new:     func(e *env) command { return &showCmd{env: e} },
 	})
@@ -26,11 +36,14 @@ type showCmd struct {
 	*env
 	connectors listFlag
 	output     string
+	outputDir  string
 }
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "show only this connector; repeatable")
-	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document) or connect-rest (the body of GET /connectors/NAME/offsets; needs one --connector)")
+	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir) or csv (sink offsets as group,topic,partition,offset)")
+	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
+	c.g.connect.register(fs)
 }
 
 func (c *showCmd) Run(ctx context.Context, args []string) error {
@@ -41,12 +54,19 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[1])
 	}
 	switch c.output {
-	case "text", "json", "connect-rest":
+	case "text", "json", "connect-rest", "csv":
 	default:
-		return usagef("--output %q: want text, json or connect-rest", c.output)
+		return usagef("--output %q: want text, json, connect-rest or csv", c.output)
 	}
-	if c.output == "connect-rest" && len(c.connectors) != 1 {
-		return usagef("--output connect-rest prints one connector's offsets: give exactly one --connector")
+	switch {
+	case c.outputDir != "" && c.output != "connect-rest":
+		return usagef("--output-dir goes with --output connect-rest")
+	case c.output == "connect-rest" && c.outputDir == "" && len(c.connectors) != 1:
+		return usagef("--output connect-rest prints one connector's offsets: give exactly one --connector, or --output-dir DIR for a file per connector")
+	}
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
 	}
 	store, err := c.g.openStore(ctx)
 	if err != nil {
@@ -64,6 +84,9 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 	}
 	switch c.output {
 	case "connect-rest":
+		if c.outputDir != "" {
+			return exportConnectREST(c.stdout, c.stderr, snap, c.connectors, c.outputDir)
+		}
 		body, err := snap.ConnectREST(c.connectors[0])
 		if err != nil {
 			return err
@@ -75,11 +98,21 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 			snap = snap.Filter(c.connectors)
 		}
 		return snap.Encode(c.stdout)
+	case "csv":
+		return exportCSV(c.stdout, c.stderr, snap, c.connectors)
 	}
-	return showText(c.stdout, snap, c.connectors)
+	var rest map[string]connectrest.Status
+	if rc != nil {
+		if rest, err = restStates(ctx, rc); err != nil {
+			return err
+		}
+	}
+	return showText(c.stdout, snap, c.connectors, rest)
 }
 
-func showText(w io.Writer, s *snapshot.Snapshot, only []string) error {
+// showText prints a summary of s; rest, when not nil, holds the connectors'
+// REST states to show next to the snapshot's.
+func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]connectrest.Status) error {
 	fmt.Fprintf(w, "snapshot %s\n  created   %s\n  reason    %s\n  cluster   %s\n  program   %s\n", s.ID, s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), s.Reason, s.ClusterID, s.ProgramVersion)
 	if len(s.Scope) > 0 {
 		fmt.Fprintf(w, "  scope     %s\n", strings.Join(s.Scope, ", "))
@@ -103,7 +136,11 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string) error {
 		if !conn.HasConfig {
 			state = "no config"
 		}
-		fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\ttasks %d\t%s\n", conn.Name, conn.Type, state, conn.Tasks, conn.Class)
+		if rest != nil {
+			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\ttasks %d\trest %s\t%s\n", conn.Name, conn.Type, state, conn.Tasks, restState(rest, conn.Name), conn.Class)
+		} else {
+			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\ttasks %d\t%s\n", conn.Name, conn.Type, state, conn.Tasks, conn.Class)
+		}
 		for _, o := range s.SourceOffsetsOf(conn.Name) {
 			fmt.Fprintf(tw, "  %s/%d\t%s\t-> %s\n", o.Topic, o.Partition, o.SourcePartition, o.Value)
 		}

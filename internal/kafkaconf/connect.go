@@ -17,7 +17,10 @@ import (
 // cluster metadata, within RetryTimeout (and ctx). On failure it closes the
 // client and returns an error that names the brokers and, as DescribeError
 // does, what to check; SASL failures are recognised even when a broker
-// answers them by closing the connection. The caller closes the client.
+// answers them by closing the connection. The client returned retries a
+// connection closed on its first request (kgo.AlwaysRetryEOF): once a broker
+// has answered, that is a network event, not a wrong setting. The caller
+// closes the client.
 func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
 	opts, err := c.Opts()
 	if err != nil {
@@ -40,6 +43,17 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 			err = fmt.Errorf("no answer within %v: %w", c.retryTimeout(), err)
 		}
 		return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), c.describeConnectError(h, err))
+	}
+	// The brokers answered, so the address, TLS and SASL settings are
+	// right: from now on a connection closed on its first request is a
+	// broker restarting or a network blip, not a misconfiguration. kgo does
+	// not retry that by default (it suspects missing SASL or TLS), which
+	// failed a whole snapshot on one dropped connection; the client handed
+	// out retries it, within RetryTimeout.
+	cl.Close()
+	cl, err = kgo.NewClient(append(append(opts, extra...), kgo.AlwaysRetryEOF())...)
+	if err != nil {
+		return nil, fmt.Errorf("create Kafka client: %w", err)
 	}
 	return cl, nil
 }

@@ -151,6 +151,12 @@ func DescribeError(err error) error {
 		return describe(ErrUnreachable, err, "cannot reach Kafka broker %s: check --brokers", opAddr(opErr))
 	}
 	if isTimeout(err) {
+		if _, ok := errors.AsType[*kerr.Error](err); ok {
+			// A broker did answer, with an error, until time ran out
+			// (a retry gave up): that error says what failed, and
+			// "did not answer" would send the operator to --brokers.
+			return err
+		}
 		if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Addr != nil {
 			return describe(ErrUnreachable, err, "Kafka broker %s did not answer in time: check --brokers and that the port is a Kafka listener", opAddr(opErr))
 		}

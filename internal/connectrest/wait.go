@@ -1,0 +1,186 @@
+package connectrest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// WaitStopped polls every Config.PollInterval until each of connectors is
+// stopped as a restore needs it, and returns nil then:
+//   - its REST status is STOPPED with no tasks (a connector Connect has no
+//     status for counts only when the config topic has no config for it
+//     either);
+//   - its latest target state in configTopic is STOPPED and its latest
+//     task count 0 (no config there counts as stopped);
+//   - and each consumer group in groups is Empty, Dead or gone: a sink's
+//     tasks have left it.
+//
+// cl reads the config topic and describes the groups. When ctx ends first
+// it returns an error wrapping ErrNotStopped that says, per connector and
+// group, what was last seen.
+func (c *Client) WaitStopped(ctx context.Context, cl *kgo.Client, configTopic string, connectors, groups []string) error {
+	want := make(map[string]string, len(connectors))
+	for _, n := range connectors {
+		want[n] = StateStopped
+	}
+	return c.wait(ctx, cl, configTopic, want, groups)
+}
+
+// WaitStates polls every Config.PollInterval until each connector of want
+// is in the state given, RUNNING, PAUSED or STOPPED, per its REST status
+// (RUNNING: the connector and every task it lists RUNNING; STOPPED: no
+// tasks) and per configTopic (target state STARTED, PAUSED or
+// STOPPED; STOPPED also a task count of 0). When ctx ends first it returns
+// an error wrapping ErrNotStopped that says what was last seen.
+func (c *Client) WaitStates(ctx context.Context, cl *kgo.Client, configTopic string, want map[string]string) error {
+	return c.wait(ctx, cl, configTopic, want, nil)
+}
+
+func (c *Client) wait(ctx context.Context, cl *kgo.Client, configTopic string, want map[string]string, groups []string) error {
+	adm := kadm.NewClient(cl)
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	groups = append([]string(nil), groups...)
+	sort.Strings(groups)
+	var last []string // what the last complete look found
+	for {
+		pending, err := c.pending(ctx, adm, cl, configTopic, names, want, groups)
+		if err == nil && len(pending) == 0 {
+			return nil
+		}
+		if err == nil {
+			last = pending
+		} else if ctx.Err() == nil {
+			// A failed look is not final: the cluster may be rebalancing.
+			last = []string{err.Error()}
+		}
+		t := time.NewTimer(c.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			continue
+		}
+		if len(last) == 0 {
+			return fmt.Errorf("%w: %w", ErrNotStopped, err)
+		}
+		return fmt.Errorf("%w (%v): %s", ErrNotStopped, ctx.Err(), strings.Join(last, "; "))
+	}
+}
+
+// pending returns, one phrase each, what is not yet in the state wanted.
+func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, groups []string) ([]string, error) {
+	var out []string
+	configs, err := ReadConfigTopic(ctx, cl, configTopic)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		w := want[name]
+		conf, hasConf := configs[name]
+		st, err := c.Status(ctx, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if hasConf {
+				out = append(out, fmt.Sprintf("connector %q: Connect has no status for it yet (config topic: %s)", name, describeConfigured(conf)))
+			} else if w != StateStopped {
+				out = append(out, fmt.Sprintf("connector %q: Connect does not know it", name))
+			}
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if !restIs(st, w) {
+			out = append(out, fmt.Sprintf("connector %q: REST status %s, waiting for %s", name, st, w))
+			continue
+		}
+		if !hasConf {
+			if w != StateStopped {
+				out = append(out, fmt.Sprintf("connector %q: no config in config topic %q", name, configTopic))
+			}
+			continue
+		}
+		if !configIs(conf, w) {
+			out = append(out, fmt.Sprintf("connector %q: config topic says %s, waiting for %s", name, describeConfigured(conf), w))
+		}
+	}
+	if len(groups) > 0 {
+		described, err := adm.DescribeGroups(ctx, groups...)
+		if err != nil {
+			return nil, fmt.Errorf("describe consumer groups %v: %w", groups, err)
+		}
+		for _, g := range groups {
+			d, ok := described[g]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
+			case d.Err != nil && errors.Is(d.Err, kerr.GroupIDNotFound):
+			case d.Err != nil:
+				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+			case d.State == "Empty" || d.State == "Dead" || d.State == "":
+			default:
+				out = append(out, fmt.Sprintf("group %q: %s with %d members, waiting for Empty", g, d.State, len(d.Members)))
+			}
+		}
+	}
+	return out, nil
+}
+
+func restIs(st Status, want string) bool {
+	switch want {
+	case StateStopped:
+		return st.Stopped()
+	case StateRunning:
+		if st.Connector.State != StateRunning {
+			return false
+		}
+		for _, t := range st.Tasks {
+			if t.State != StateRunning {
+				return false
+			}
+		}
+		return true
+	}
+	return st.Connector.State == want
+}
+
+func configIs(c Configured, want string) bool {
+	switch want {
+	case StateStopped:
+		return c.Stopped()
+	case StateRunning:
+		return c.TargetState == TargetStarted
+	case StatePaused:
+		return c.TargetState == TargetPaused
+	}
+	return false
+}
+
+// describeConfigured is a config topic state in a few words: "STOPPED",
+// "STARTED, 2 tasks", "STARTED, no task commit".
+func describeConfigured(c Configured) string {
+	switch {
+	case c.Tasks < 0:
+		return c.TargetState + ", no task commit"
+	case c.Tasks == 0:
+		return c.TargetState
+	case c.Tasks == 1:
+		return c.TargetState + ", 1 task"
+	}
+	return fmt.Sprintf("%s, %d tasks", c.TargetState, c.Tasks)
+}
+
+// String is the config topic state in a few words: "STOPPED", "STARTED,
+// 2 tasks", "STARTED, no task commit".
+func (c Configured) String() string { return describeConfigured(c) }

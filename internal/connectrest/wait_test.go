@@ -1,0 +1,77 @@
+package connectrest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+)
+
+// TestWaitStoppedAndStates: WaitStopped waits out a lagging status and a
+// sink member that leaves late, and says what it is still waiting for
+// when it gives up; WaitStates sees a resumed connector run again.
+func TestWaitStoppedAndStates(t *testing.T) {
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Stop()
+	srv, err := connecttest.Start(cl, connecttest.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	topic := connectdemo.DefaultConfigsTopic
+	names := []string{connectdemo.ConnMySQL, connectdemo.ConnSinkES, connectdemo.ConnDeleted}
+
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err = rc.WaitStopped(short, cl, topic, names, []string{connectdemo.GroupSinkES})
+	cancel()
+	if !errors.Is(err, connectrest.ErrNotStopped) || !strings.Contains(err.Error(), `connector "inventory-connector": REST status RUNNING, 1 task, waiting for STOPPED`) {
+		t.Fatalf("wait on running connectors: %v", err)
+	}
+
+	for _, n := range names[:2] {
+		if err := rc.Stop(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := rc.WaitStopped(long, cl, topic, names, []string{connectdemo.GroupSinkES}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := rc.Resume(ctx, connectdemo.ConnMySQL); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Pause(ctx, connectdemo.ConnSinkES); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{connectdemo.ConnMySQL: connectrest.StateRunning, connectdemo.ConnSinkES: connectrest.StatePaused}
+	if err := rc.WaitStates(long, cl, topic, want); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,989 @@
+// Package connecttest is an in-process fake of the Kafka Connect REST API
+// for tests, kept honest by the Kafka cluster it serves: every answer is
+// read from, and every change written to, the cluster's Connect topics, the
+// way a Connect worker (its herder) reads and writes them. A test that
+// writes the config topic directly and a test that calls the REST API see
+// the same connectors in the same states.
+//
+// The type to know is [Server]. What it implements, after
+// ../shared/docs/connect-offsets.md §9:
+//
+//	GET    /                                   {"version","commit","kafka_cluster_id"}
+//	GET    /connectors[?expand=status&expand=info]
+//	GET    /connectors/{name}                  ConnectorInfo
+//	GET    /connectors/{name}/status           ConnectorStateInfo; STOPPED has "tasks":[]
+//	PUT    /connectors/{name}/stop             204: commit-<c> {"tasks":0}, then target-state STOPPED
+//	PUT    /connectors/{name}/pause            202: target-state PAUSED
+//	PUT    /connectors/{name}/resume           202: target-state STARTED, then task configs and commit-<c>
+//	GET    /connectors/{name}/offsets          the offsets as Connect renders them
+//	PATCH  /connectors/{name}/offsets          400 unless STOPPED with no tasks; writes as Connect does
+//	DELETE /connectors/{name}/offsets          likewise, removing every offset
+//
+// Errors are {"error_code":N,"message":"..."}. Source offsets are written
+// the way Worker.modifySourceConnectorOffsets writes them: each partition
+// normalized through Connect's JsonConverter round trip (key bytes in
+// HashMap order, connectjson.CanonicalKey; values as connectjson.RESTMap
+// renders them), a null offset as a tombstone, to murmur2(key) of the
+// connector's offsets topic (its own offsets.storage.topic, with the
+// worker topic as secondary store). Sink offsets go through the group
+// admin API, as a non-member, so the broker refuses them while the group
+// has members. Unlike a real worker it writes without transactions, runs
+// no connector code and elects no leader.
+//
+// Knobs for failure paths: InjectConflicts (409 during a rebalance),
+// InjectTimeouts (500 "Request timed out"), SetVersion, Options.StopLag
+// (the status topic lags behind a stop), Options.SinkMembers (a running
+// sink keeps a consumer in its group, which leaves some time after a stop)
+// and Options.FrameworkOnly (a connector whose alterOffsets hook does not
+// confirm). Requests lists what was asked.
+package connecttest
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Messages Connect answers with, verbatim where the doc quotes them.
+const (
+	MsgRebalance    = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
+	MsgTimedOut     = "Request timed out"
+	MsgNoOffsets    = "Partitions / offsets need to be provided for an alter offsets request"
+	MsgAltered      = "The offsets for this connector have been altered successfully"
+	MsgReset        = "The offsets for this connector have been reset successfully"
+	MsgFrameworkFmt = "The Connect framework-managed offsets for this connector have been %s successfully. However, if this connector manages offsets externally, they will need to be manually %s in the system that the connector uses."
+)
+
+// Options configure a Server. Zero fields take the defaults.
+type Options struct {
+	// ConfigTopic and OffsetsTopic are the worker's config.storage.topic
+	// and offset.storage.topic; default connect-configs and connect-offsets.
+	ConfigTopic, OffsetsTopic string
+	// Version, Commit and WorkerID are reported by GET / and the status;
+	// default "3.7.0", "0123456789abcdef" and "connect-1:8083".
+	Version, Commit, WorkerID string
+	// StopLag is how many status reads after a stop still report the
+	// connector and its tasks as they were, as a status topic does while
+	// tasks shut down.
+	StopLag int
+	// SinkMembers keeps a consumer in the group of every sink connector
+	// whose tasks run (STARTED or PAUSED with tasks), as its tasks would;
+	// after a stop it leaves the group MemberLeaveDelay later (default
+	// 200ms). Start waits until each has joined.
+	SinkMembers      bool
+	MemberLeaveDelay time.Duration
+	// Username and Password, or Token, make the server require HTTP basic
+	// auth or a bearer token (401 otherwise).
+	Username, Password, Token string
+	// TLS serves HTTPS with this configuration.
+	TLS *tls.Config
+	// FrameworkOnly names connectors whose alterOffsets hook returns false:
+	// Connect then says it altered only the framework-managed offsets.
+	FrameworkOnly []string
+}
+
+// Server is a fake Connect REST API over a Kafka cluster. Make it with
+// Start and Close it when done. It serves one request at a time, which also
+// orders its config topic writes as a herder's.
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:port (https:// with TLS).
+	URL string
+
+	opts Options
+	cl   *kgo.Client // reads
+	prod *kgo.Client // writes, murmur2 partitioner
+	adm  *kadm.Client
+	srv  *httptest.Server
+
+	mu        sync.Mutex
+	conflicts int
+	timeouts  int
+	lag       map[string]*lagged
+	members   map[string]func()
+	leaving   sync.WaitGroup
+	requests  []string
+}
+
+type lagged struct {
+	reads  int
+	status statusJSON
+}
+
+// Start starts a Server over the cluster cl talks to. cl must not be
+// configured to consume; the server makes its own clients from cl.Opts().
+func Start(cl *kgo.Client, opts Options) (*Server, error) {
+	if opts.ConfigTopic == "" {
+		opts.ConfigTopic = snapshot.DefaultConfigTopic
+	}
+	if opts.OffsetsTopic == "" {
+		opts.OffsetsTopic = snapshot.DefaultOffsetsTopic
+	}
+	if opts.Version == "" {
+		opts.Version = "3.7.0"
+	}
+	if opts.Commit == "" {
+		opts.Commit = "0123456789abcdef"
+	}
+	if opts.WorkerID == "" {
+		opts.WorkerID = "connect-1:8083"
+	}
+	if opts.MemberLeaveDelay <= 0 {
+		opts.MemberLeaveDelay = 200 * time.Millisecond
+	}
+	prod, err := kgo.NewClient(append(slices.Clone(cl.Opts()),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("connecttest: create producer: %w", err)
+	}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, members: map[string]func(){}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handle(s.root))
+	mux.HandleFunc("GET /connectors", s.handle(s.list))
+	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
+	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
+	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.stop))
+	mux.HandleFunc("PUT /connectors/{name}/pause", s.handle(s.pause))
+	mux.HandleFunc("PUT /connectors/{name}/resume", s.handle(s.resume))
+	mux.HandleFunc("GET /connectors/{name}/offsets", s.handle(s.getOffsets))
+	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.patchOffsets))
+	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.deleteOffsets))
+	mux.HandleFunc("/", s.handle(func(ctx context.Context, r *http.Request) (int, any, error) {
+		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
+	}))
+	s.srv = httptest.NewUnstartedServer(mux)
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected in tests
+	if opts.TLS != nil {
+		s.srv.TLS = opts.TLS
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
+	s.URL = s.srv.URL
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	_, err = s.reconcile(ctx)
+	s.mu.Unlock()
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("connecttest: %w", err)
+	}
+	return s, nil
+}
+
+// Close stops the server and its sink members.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.mu.Lock()
+	for name, stop := range s.members {
+		stop()
+		delete(s.members, name)
+	}
+	s.mu.Unlock()
+	s.leaving.Wait()
+	s.prod.Close()
+}
+
+// InjectConflicts makes the next n requests (other than GET / and status
+// reads) fail with 409 and Connect's rebalance message.
+func (s *Server) InjectConflicts(n int) {
+	s.mu.Lock()
+	s.conflicts = n
+	s.mu.Unlock()
+}
+
+// InjectTimeouts makes the next n PUT, PATCH and DELETE requests fail with
+// 500 "Request timed out", without doing anything.
+func (s *Server) InjectTimeouts(n int) {
+	s.mu.Lock()
+	s.timeouts = n
+	s.mu.Unlock()
+}
+
+// SetVersion changes the version GET / reports.
+func (s *Server) SetVersion(v string) {
+	s.mu.Lock()
+	s.opts.Version = v
+	s.mu.Unlock()
+}
+
+// Requests returns every request so far as "METHOD /path" (unescaped),
+// the ones refused included.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// httpError is an answer with an error status.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("%d %s", e.status, e.msg) }
+
+func apiError(status int, format string, args ...any) error {
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// handler answers one request: a status and a value to encode as JSON
+// (a []byte is written as it is; nil writes no body).
+type handler func(ctx context.Context, r *http.Request) (int, any, error)
+
+func (s *Server) handle(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		status, v, err := s.serve(r, h)
+		if err != nil {
+			var he *httpError
+			if !errors.As(err, &he) {
+				he = &httpError{status: http.StatusInternalServerError, msg: err.Error()}
+			}
+			status, v = he.status, map[string]any{"error_code": he.status, "message": he.msg}
+		}
+		if v == nil {
+			w.WriteHeader(status)
+			return
+		}
+		body, ok := v.([]byte)
+		if !ok {
+			body = encode(v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(body)
+	}
+}
+
+func (s *Server) serve(r *http.Request, h handler) (int, any, error) {
+	if err := s.authorize(r); err != nil {
+		return 0, nil, err
+	}
+	write := r.Method != http.MethodGet
+	if s.conflicts > 0 && r.URL.Path != "/" && !strings.HasSuffix(r.URL.Path, "/status") {
+		s.conflicts--
+		return 0, nil, apiError(http.StatusConflict, MsgRebalance)
+	}
+	if s.timeouts > 0 && write {
+		s.timeouts--
+		return 0, nil, apiError(http.StatusInternalServerError, MsgTimedOut)
+	}
+	return h(r.Context(), r)
+}
+
+func (s *Server) authorize(r *http.Request) error {
+	switch {
+	case s.opts.Username != "":
+		u, p, ok := r.BasicAuth()
+		if !ok || u != s.opts.Username || p != s.opts.Password {
+			return apiError(http.StatusUnauthorized, "Credentials authentication failed")
+		}
+	case s.opts.Token != "":
+		if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {
+			return apiError(http.StatusUnauthorized, "Credentials authentication failed")
+		}
+	}
+	return nil
+}
+
+func encode(v any) []byte {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // Jackson does not escape <, > and &
+	if err := enc.Encode(v); err != nil {
+		return []byte(fmt.Sprintf(`{"error_code":500,"message":%q}`, err.Error()))
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// connector is one configured connector as the server sees it.
+type connector struct {
+	connectrest.Configured
+	typ          string
+	group        string
+	offsetsTopic string
+	topics       []string
+	topicsRegex  string
+}
+
+// view reads the config topic: every configured connector, by name.
+func (s *Server) view(ctx context.Context) (map[string]connector, error) {
+	configs, err := connectrest.ReadConfigTopic(ctx, s.cl, s.opts.ConfigTopic)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]connector, len(configs))
+	for name, c := range configs {
+		conn := connector{Configured: c, typ: connectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+		if conn.typ == snapshot.TypeSink {
+			conn.group = c.Config["consumer.override.group.id"]
+			if conn.group == "" {
+				conn.group = snapshot.DefaultGroupPrefix + name
+			}
+			for _, t := range strings.Split(c.Config["topics"], ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					conn.topics = append(conn.topics, t)
+				}
+			}
+			conn.topicsRegex = c.Config["topics.regex"]
+		}
+		out[name] = conn
+	}
+	return out, nil
+}
+
+// connectorType tells a sink from a source the way package snapshot does,
+// without the plugin: by the class's simple name, then by the topics or
+// topics.regex setting every sink has.
+func connectorType(props map[string]string) string {
+	class := props["connector.class"]
+	simple := class[strings.LastIndex(class, ".")+1:]
+	switch {
+	case strings.Contains(simple, "Sink"):
+		return snapshot.TypeSink
+	case strings.Contains(simple, "Source"), strings.HasPrefix(simple, "Mirror"):
+		return snapshot.TypeSource
+	case props["topics"] != "" || props["topics.regex"] != "":
+		return snapshot.TypeSink
+	}
+	return snapshot.TypeSource
+}
+
+// lookup reads the config topic and returns the named connector, or 404.
+func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+	name := r.PathValue("name")
+	all, err := s.reconcile(ctx)
+	if err != nil {
+		return connector{}, nil, err
+	}
+	c, ok := all[name]
+	if !ok {
+		return connector{}, nil, apiError(http.StatusNotFound, "Connector %s not found", name)
+	}
+	return c, all, nil
+}
+
+// reconcile reads the config topic and starts or stops sink members to
+// match it.
+func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
+	all, err := s.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.opts.SinkMembers {
+		return all, nil
+	}
+	for name, stop := range s.members {
+		c, ok := all[name]
+		if !ok || !runsTasks(c) {
+			s.leave(name, stop)
+		}
+	}
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := all[name]
+		if c.typ != snapshot.TypeSink || !runsTasks(c) || s.members[name] != nil {
+			continue
+		}
+		stop, err := s.join(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		s.members[name] = stop
+	}
+	return all, nil
+}
+
+func runsTasks(c connector) bool { return c.TargetState != connectrest.TargetStopped && c.Tasks > 0 }
+
+// leave makes a sink member leave its group MemberLeaveDelay from now.
+func (s *Server) leave(name string, stop func()) {
+	delete(s.members, name)
+	s.leaving.Add(1)
+	go func() {
+		defer s.leaving.Done()
+		time.Sleep(s.opts.MemberLeaveDelay)
+		stop()
+	}()
+}
+
+// join starts a consumer in the sink's group and waits for its assignment.
+func (s *Server) join(ctx context.Context, c connector) (func(), error) {
+	opts := append(slices.Clone(s.cl.Opts()), kgo.ConsumerGroup(c.group), kgo.DisableAutoCommit())
+	switch {
+	case c.topicsRegex != "":
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.topicsRegex))
+	case len(c.topics) > 0:
+		opts = append(opts, kgo.ConsumeTopics(c.topics...))
+	default:
+		return func() {}, nil
+	}
+	assigned := make(chan struct{})
+	var once sync.Once
+	opts = append(opts, kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+		once.Do(func() { close(assigned) })
+	}))
+	member, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start a member of group %q: %w", c.group, err)
+	}
+	mctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer member.Close() // leaves the group
+		for mctx.Err() == nil {
+			member.PollFetches(mctx)
+		}
+	}()
+	stop := func() { cancel(); <-done }
+	select {
+	case <-assigned:
+		return stop, nil
+	case <-ctx.Done():
+	case <-time.After(20 * time.Second):
+	}
+	stop()
+	return nil, fmt.Errorf("start a member of group %q: no assignment", c.group)
+}
+
+// ---- JSON shapes (§9), written independently of package connectrest ----
+
+type stateJSON struct {
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+type taskStateJSON struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+type statusJSON struct {
+	Name      string          `json:"name"`
+	Connector stateJSON       `json:"connector"`
+	Tasks     []taskStateJSON `json:"tasks"`
+	Type      string          `json:"type"`
+}
+
+type taskIDJSON struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+type infoJSON struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []taskIDJSON      `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+// statusOf derives a connector's status from its config topic state, or
+// the lagging one a recent stop left.
+func (s *Server) statusOf(c connector) statusJSON {
+	if l := s.lag[c.Name]; l != nil {
+		if l.reads > 0 {
+			l.reads--
+			return l.status
+		}
+		delete(s.lag, c.Name)
+	}
+	st := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{}}
+	taskState := ""
+	switch c.TargetState {
+	case connectrest.TargetStarted:
+		st.Connector.State, taskState = connectrest.StateRunning, connectrest.StateRunning
+	case connectrest.TargetPaused:
+		st.Connector.State, taskState = connectrest.StatePaused, connectrest.StatePaused
+	default:
+		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
+	}
+	st.Connector.WorkerID = s.opts.WorkerID
+	for i := 0; i < c.Tasks; i++ {
+		st.Tasks = append(st.Tasks, taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID})
+	}
+	return st
+}
+
+func (s *Server) infoOf(c connector) infoJSON {
+	info := infoJSON{Name: c.Name, Config: c.Config, Tasks: []taskIDJSON{}, Type: c.typ}
+	for i := 0; i < c.Tasks; i++ {
+		info.Tasks = append(info.Tasks, taskIDJSON{Connector: c.Name, Task: i})
+	}
+	return info
+}
+
+// ---- handlers ----
+
+func (s *Server) root(ctx context.Context, r *http.Request) (int, any, error) {
+	md, err := s.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]string{"version": s.opts.Version, "commit": s.opts.Commit, "kafka_cluster_id": md.Cluster}, nil
+}
+
+func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
+	all, err := s.reconcile(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	expand := r.URL.Query()["expand"]
+	withStatus, withInfo := slices.Contains(expand, "status"), slices.Contains(expand, "info")
+	if !withStatus && !withInfo {
+		return http.StatusOK, names, nil
+	}
+	out := map[string]map[string]any{}
+	for _, n := range names {
+		e := map[string]any{}
+		if withStatus {
+			e["status"] = s.statusOf(all[n])
+		}
+		if withInfo {
+			e["info"] = s.infoOf(all[n])
+		}
+		out[n] = e
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) info(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.infoOf(c), nil
+}
+
+func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) {
+	name := r.PathValue("name")
+	all, err := s.reconcile(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	c, ok := all[name]
+	if !ok {
+		return 0, nil, apiError(http.StatusNotFound, "No status found for connector %s", name)
+	}
+	return http.StatusOK, s.statusOf(c), nil
+}
+
+// produce writes records in order, each synchronously.
+func (s *Server) produce(ctx context.Context, recs ...*kgo.Record) error {
+	for _, r := range recs {
+		if err := s.prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+			return fmt.Errorf("write %s to %s: %w", r.Key, r.Topic, err)
+		}
+	}
+	return nil
+}
+
+func (s *Server) configRecord(key, value string) *kgo.Record {
+	return &kgo.Record{Topic: s.opts.ConfigTopic, Key: []byte(key), Value: []byte(value)}
+}
+
+// stop is DistributedHerder.stopConnector: an empty task list, then the
+// target state STOPPED.
+func (s *Server) stop(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	before := s.statusOf(c)
+	if err := s.produce(ctx,
+		s.configRecord("commit-"+c.Name, `{"tasks":0}`),
+		s.configRecord("target-state-"+c.Name, `{"state":"PAUSED","state.v2":"STOPPED"}`),
+	); err != nil {
+		return 0, nil, err
+	}
+	if s.opts.StopLag > 0 && before.Connector.State != connectrest.StateStopped {
+		s.lag[c.Name] = &lagged{reads: s.opts.StopLag, status: before}
+	}
+	if _, err := s.reconcile(ctx); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// taskRecords are the task configs and the commit a connector that starts
+// (or is paused from STOPPED) generates: tasks.max tasks, at least one.
+func (s *Server) taskRecords(c connector) []*kgo.Record {
+	n, err := strconv.Atoi(c.Config["tasks.max"])
+	if err != nil || n < 1 {
+		n = 1
+	}
+	var recs []*kgo.Record
+	for i := 0; i < n; i++ {
+		props := map[string]string{}
+		for k, v := range c.Config {
+			props[k] = v
+		}
+		props["task.index"] = strconv.Itoa(i)
+		recs = append(recs, s.configRecord(fmt.Sprintf("task-%s-%d", c.Name, i), string(encode(map[string]any{"properties": props}))))
+	}
+	return append(recs, s.configRecord("commit-"+c.Name, fmt.Sprintf(`{"tasks":%d}`, n)))
+}
+
+func (s *Server) pause(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	recs := []*kgo.Record{s.configRecord("target-state-"+c.Name, `{"state":"PAUSED","state.v2":"PAUSED"}`)}
+	if c.Tasks <= 0 {
+		recs = append(recs, s.taskRecords(c)...)
+	}
+	if err := s.produce(ctx, recs...); err != nil {
+		return 0, nil, err
+	}
+	delete(s.lag, c.Name)
+	if _, err := s.reconcile(ctx); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusAccepted, nil, nil
+}
+
+func (s *Server) resume(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	recs := []*kgo.Record{s.configRecord("target-state-"+c.Name, `{"state":"STARTED","state.v2":"STARTED"}`)}
+	if c.Tasks <= 0 {
+		recs = append(recs, s.taskRecords(c)...)
+	}
+	if err := s.produce(ctx, recs...); err != nil {
+		return 0, nil, err
+	}
+	delete(s.lag, c.Name)
+	if _, err := s.reconcile(ctx); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusAccepted, nil, nil
+}
+
+// capture reads the connector's offsets as Connect's stores hold them.
+func (s *Server) capture(ctx context.Context, c connector) (*snapshot.Snapshot, error) {
+	return snapshot.Capture(ctx, s.cl, snapshot.Options{
+		OffsetsTopics: []string{s.opts.OffsetsTopic},
+		ConfigTopic:   s.opts.ConfigTopic,
+		Connectors:    []string{c.Name},
+	})
+}
+
+func (s *Server) getOffsets(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	snap, err := s.capture(ctx, c)
+	if err != nil {
+		return 0, nil, err
+	}
+	body, err := snap.ConnectREST(c.Name)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, body, nil
+}
+
+// offsetsEntry is one {"partition":...,"offset":...} of a request body.
+type offsetsEntry struct {
+	partition connectjson.Map
+	offset    connectjson.Map // nil: null
+}
+
+// checkStopped is the herder's precondition for altering offsets.
+func checkStopped(c connector) error {
+	if c.TargetState != connectrest.TargetStopped || c.Tasks != 0 {
+		return apiError(http.StatusBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.Name)
+	}
+	return nil
+}
+
+func (s *Server) patchOffsets(ctx context.Context, r *http.Request) (int, any, error) {
+	entries, err := parseBody(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkStopped(c); err != nil {
+		return 0, nil, err
+	}
+	if c.typ == snapshot.TypeSink {
+		err = s.alterSink(ctx, c, entries)
+	} else {
+		err = s.alterSource(ctx, c, entries)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]string{"message": s.message(c, "altered")}, nil
+}
+
+func (s *Server) message(c connector, verb string) string {
+	if slices.Contains(s.opts.FrameworkOnly, c.Name) {
+		return fmt.Sprintf(MsgFrameworkFmt, verb, verb)
+	}
+	if verb == "reset" {
+		return MsgReset
+	}
+	return MsgAltered
+}
+
+// parseBody reads {"offsets":[{"partition":{...},"offset":{...}|null}]}
+// as Connect's Jackson mapper does: unknown fields are an error, an empty
+// or missing list is 400.
+func parseBody(r *http.Request) ([]offsetsEntry, error) {
+	var body struct {
+		Offsets []struct {
+			Partition json.RawMessage `json:"partition"`
+			Offset    json.RawMessage `json:"offset"`
+		} `json:"offsets"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		return nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", err)
+	}
+	if len(body.Offsets) == 0 {
+		return nil, apiError(http.StatusBadRequest, MsgNoOffsets)
+	}
+	out := make([]offsetsEntry, 0, len(body.Offsets))
+	for i, e := range body.Offsets {
+		var entry offsetsEntry
+		if len(e.Partition) == 0 || string(e.Partition) == "null" {
+			return nil, apiError(http.StatusBadRequest, "Partitions cannot be null or missing (entry %d)", i)
+		}
+		m, err := connectjson.ParseMap(e.Partition)
+		if err != nil {
+			return nil, apiError(http.StatusBadRequest, "Partition %d is not a JSON object: %v", i, err)
+		}
+		entry.partition = m
+		if len(e.Offset) > 0 && string(e.Offset) != "null" {
+			o, err := connectjson.ParseMap(e.Offset)
+			if err != nil {
+				return nil, apiError(http.StatusBadRequest, "Offset %d is not a JSON object or null: %v", i, err)
+			}
+			entry.offset = o
+		}
+		out = append(out, entry)
+	}
+	return out, nil
+}
+
+// primitive is OffsetUtils.validateFormat: keys are strings (always, in
+// JSON) and values null or primitive.
+func primitive(m connectjson.Map) bool {
+	for _, f := range m {
+		if k := f.Value.Kind(); k == connectjson.KindObject || k == connectjson.KindArray {
+			return false
+		}
+	}
+	return true
+}
+
+// alterSource writes each entry as Worker.modifySourceConnectorOffsets
+// does, normalized through the JsonConverter round trip, to the
+// connector's store: its own topic as primary with the worker topic as
+// secondary (KAFKA-15018 order: tombstones to the secondary first, then
+// everything to the primary, then the rest to the secondary), or the
+// worker topic alone.
+func (s *Server) alterSource(ctx context.Context, c connector, entries []offsetsEntry) error {
+	var recs []*kgo.Record
+	for i, e := range entries {
+		if !primitive(e.partition) || (e.offset != nil && !primitive(e.offset)) {
+			return apiError(http.StatusBadRequest, "Partition / offset %d: values must be primitive (no objects or arrays)", i)
+		}
+		rec := &kgo.Record{Key: connectjson.CanonicalKey(c.Name, e.partition)}
+		if e.offset != nil {
+			rec.Value = connectjson.RESTMap(e.offset)
+		}
+		recs = append(recs, rec)
+	}
+	return s.writeSource(ctx, c, recs)
+}
+
+func (s *Server) writeSource(ctx context.Context, c connector, recs []*kgo.Record) error {
+	primary, secondary := s.opts.OffsetsTopic, ""
+	if c.offsetsTopic != "" && c.offsetsTopic != s.opts.OffsetsTopic {
+		primary, secondary = c.offsetsTopic, s.opts.OffsetsTopic
+	}
+	var out []*kgo.Record
+	to := func(topic string, tombstones bool) {
+		for _, r := range recs {
+			if tombstones == (r.Value == nil) {
+				out = append(out, &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value})
+			}
+		}
+	}
+	if secondary != "" {
+		to(secondary, true)
+	}
+	to(primary, true)
+	to(primary, false)
+	if secondary != "" {
+		to(secondary, false)
+	}
+	if err := s.prod.ProduceSync(ctx, out...).FirstErr(); err != nil {
+		return fmt.Errorf("failed to write offsets of connector %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// alterSink is SinkUtils.parseSinkConnectorOffsets, then alter and delete
+// of the group's offsets through the admin API.
+func (s *Server) alterSink(ctx context.Context, c connector, entries []offsetsEntry) error {
+	commits, deletes := kadm.Offsets{}, kadm.TopicsSet{}
+	for _, e := range entries {
+		topic, ok := e.partition.Get("kafka_topic")
+		part, ok2 := e.partition.Get("kafka_partition")
+		if !ok || !ok2 {
+			return apiError(http.StatusBadRequest, "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'")
+		}
+		if topic.Kind() != connectjson.KindString {
+			return apiError(http.StatusBadRequest, "Kafka topic names must be valid strings")
+		}
+		p, err := strconv.ParseInt(javaText(part), 10, 32)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%s'. Partition values for sink connectors need to be integers.", javaText(part))
+		}
+		if e.offset == nil {
+			deletes.Add(topic.Str(), int32(p))
+			continue
+		}
+		off, ok := e.offset.Get("kafka_offset")
+		if !ok {
+			return apiError(http.StatusBadRequest, "The offset for a sink connector should either be null or contain the key 'kafka_offset'")
+		}
+		o, err := strconv.ParseInt(javaText(off), 10, 64)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%s'. Offset values for sink connectors need to be integers.", javaText(off))
+		}
+		commits.Add(kadm.Offset{Topic: topic.Str(), Partition: int32(p), At: o, LeaderEpoch: -1})
+	}
+	notEmpty := fmt.Sprintf("Failed to alter consumer group offsets for connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to alter its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.", c.Name)
+	if len(commits) > 0 {
+		resp, err := s.adm.CommitOffsets(ctx, c.group, commits)
+		if err != nil {
+			return err
+		}
+		if err := resp.Error(); err != nil {
+			if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) || errors.Is(err, kerr.RebalanceInProgress) {
+				return errors.New(notEmpty)
+			}
+			return err
+		}
+	}
+	if len(deletes) > 0 {
+		resp, err := s.adm.DeleteOffsets(ctx, c.group, deletes)
+		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			return err
+		}
+		for _, ps := range resp {
+			for _, perr := range ps {
+				if errors.Is(perr, kerr.GroupSubscribedToTopic) {
+					return errors.New(notEmpty)
+				}
+				if perr != nil {
+					return perr
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// javaText is value.toString() as SinkUtils uses it before parsing.
+func javaText(v connectjson.Value) string {
+	if v.Kind() == connectjson.KindString {
+		return v.Str()
+	}
+	return v.String()
+}
+
+func (s *Server) deleteOffsets(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkStopped(c); err != nil {
+		return 0, nil, err
+	}
+	if c.typ == snapshot.TypeSink {
+		resp, err := s.adm.DeleteGroups(ctx, c.group)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := resp.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			if errors.Is(err, kerr.NonEmptyGroup) {
+				return 0, nil, fmt.Errorf("Failed to reset consumer group offsets for connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to reset its offsets could be successfully completed.", c.Name)
+			}
+			return 0, nil, err
+		}
+		return http.StatusOK, map[string]string{"message": s.message(c, "reset")}, nil
+	}
+	snap, err := s.capture(ctx, c)
+	if err != nil {
+		return 0, nil, err
+	}
+	seen := map[string]bool{}
+	var recs []*kgo.Record
+	for _, o := range snap.SourceOffsetsOf(c.Name) {
+		name, m, _, err := connectjson.ParseKey(o.Key)
+		if err != nil || name != c.Name {
+			continue
+		}
+		k := connectjson.CanonicalKey(name, m)
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			recs = append(recs, &kgo.Record{Key: k})
+		}
+	}
+	if len(recs) > 0 {
+		if err := s.writeSource(ctx, c, recs); err != nil {
+			return 0, nil, err
+		}
+	}
+	return http.StatusOK, map[string]string{"message": s.message(c, "reset")}, nil
+}

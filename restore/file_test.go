@@ -1,0 +1,182 @@
+package restore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+func TestParseOffsetsFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, connector string
+		// entries or rows when valid; problems when not
+		n    int
+		want []string
+	}{
+		{"rest", `{"offsets":[{"partition":{"f":"a"},"offset":{"pos":1}},{"partition":{"f":"b"},"offset":null}]}`, "c", 2, nil},
+		{"rest with BOM and CRLF", "\ufeff{\r\n\"offsets\":[\r\n{\"partition\":{\"f\":\"a\"},\"offset\":{\"pos\":1.0E7}}]}\r\n", "c", 1, nil},
+		{"rest without connector", `{"offsets":[{"partition":{"f":"a"},"offset":null}]}`, "", 0, []string{"does not name its connector"}},
+		{"rest empty", `{"offsets":[]}`, "c", 0, []string{`"offsets" is empty`}},
+		{"rest no offsets", `{"partitions":[]}`, "c", 0, []string{`unknown field "partitions"`, `no "offsets" field`}},
+		{"rest trailing data", `{"offsets":[{"partition":{"f":"a"},"offset":null}]} x`, "c", 0, []string{"data after the JSON body"}},
+		{"rest bad entries", `{"offsets":[
+{"partition":{"f":"a","f":"b"},"offset":null},
+{"partition":null,"offset":null},
+{"partition":{"f":[1]},"offset":{"x":1},"extra":1},
+"nope",
+{"partition":{"f":"c"},"offset":{"o":{"n":1}}}]}`, "c", 0, []string{
+			`offsets[0] (line 2): partition: field "f" appears twice`,
+			"offsets[1] (line 3): no partition",
+			`offsets[2] (line 4): unknown field "extra"`,
+			`offsets[2] (line 4): partition: field "f" is a array`,
+			"offsets[3] (line 5): want",
+			`offsets[4] (line 6): offset: field "o" is a object`,
+		}},
+		{"csv", "group,topic,partition,offset\ng1,t,0,5\n\n\"g,2\",t,1,6\r\n", "", 2, nil},
+		{"csv with connector", "g1,t,0,5\n", "c", 0, []string{"leave it out"}},
+		{"csv bad", "g1,t,0,5\ng1,t,0,6\n,t,1,1\ng1,bad topic,1,1\ng1,t,-1,1\ng1,t,1,-5\nt,1,1\ng1,t,1,1,1\n", "", 0, []string{
+			"line 2: group \"g1\" t/0 is also on line 1",
+			"line 3: empty group",
+			"line 4: topic \"bad topic\"",
+			"line 5: partition \"-1\"",
+			"line 6: offset \"-5\"",
+			"line 7: 3 fields",
+			"line 8: 5 fields",
+		}},
+		{"empty", " \n", "", 0, []string{"the file is empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := restore.ParseOffsetsFile(tc.name, []byte(tc.data), tc.connector)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(f.Entries) + len(f.Rows); got != tc.n {
+					t.Errorf("%d entries, want %d", got, tc.n)
+				}
+				return
+			}
+			if !errors.Is(err, restore.ErrBadFile) {
+				t.Fatalf("err %v, want ErrBadFile", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestFileSnapshot: a file becomes the live state with its offsets on
+// top. Existing keys keep their bytes whatever the file's field order; a
+// partition only the latest snapshot has takes that snapshot's bytes, in
+// their own field order; a new one gets Connect's; a value equal as Connect
+// compares keeps its bytes; a null leaves a key Connect does not show.
+func TestFileSnapshot(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	cl, _ := newCluster(t, &spec)
+	ctx := context.Background()
+	off := connectdemo.DefaultOffsetsTopic
+	odd := []byte(`["jdbc-orders-source",{"table":"shop.refunds","protocol":"1"}]`)
+	oddOnly := []byte(`["jdbc-orders-source",{"table":"shop.returns","protocol":"1"}]`)
+	produce(t, cl, &kgo.Record{Topic: off, Key: odd, Value: []byte(`{"incrementing":5}`)}, &kgo.Record{Topic: off, Key: oddOnly, Value: []byte(`{"incrementing":6}`)})
+	previous, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Topic: off, Key: oddOnly}) // gone live, kept in the snapshot
+
+	body := `{"offsets":[
+{"partition":{"table":"shop.orders","protocol":"1"},"offset":{"incrementing":42}},
+{"partition":{"protocol":"1","table":"shop.customers"},"offset":{"timestamp":1,"timestamp_nanos":2}},
+{"partition":{"protocol":"1","table":"shop.returns"},"offset":{"incrementing":7}},
+{"partition":{"table":"shop.new","protocol":"1"},"offset":{"incrementing":1.0E2}},
+{"partition":{"protocol":"1","table":"shop.refunds"},"offset":null}]}`
+	f, err := restore.ParseOffsetsFile("jdbc.json", []byte(body), connectdemo.ConnJDBC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, warnings, err := f.Snapshot(ctx, cl, restore.Options{}, previous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Reason != restore.ReasonFile || snap.ClusterID != connectdemo.DefaultClusterID || len(snap.Scope) != 1 {
+		t.Errorf("snapshot %+v", snap)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `lives only under key {"table":"shop.refunds","protocol":"1"}`) {
+		t.Errorf("warnings %q", warnings)
+	}
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ch := range plan.Connectors[0].Source.Changes {
+		if ch.Action != restore.Unchanged {
+			got[string(ch.Key)] = string(ch.Action) + " " + string(ch.New)
+		}
+	}
+	want := map[string]string{
+		// The stored key; its value is the same Long: nothing to write.
+		// shop.customers: other value, written in the stored field order.
+		`["jdbc-orders-source",{"protocol":"1","table":"shop.customers"}]`: `changed {"timestamp_nanos":2,"timestamp":1}`,
+		// Only in the latest snapshot: its bytes, in their field order.
+		string(oddOnly): `added {"incrementing":7}`,
+		// New: Connect's bytes (HashMap order), a Double as Java writes it.
+		`["jdbc-orders-source",{"protocol":"1","table":"shop.new"}]`: `added {"incrementing":100.0}`,
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes %v, want %v", got, want)
+	}
+
+	// A sink connector's REST body: numbers as strings too, null deletes.
+	sink := `{"offsets":[{"partition":{"kafka_topic":"clicks","kafka_partition":"1"},"offset":{"kafka_offset":"7"}},
+{"partition":{"kafka_topic":"orders","kafka_partition":5},"offset":null},
+{"partition":{"kafka_topic":"orders","kafka_partition":1.5},"offset":{"kafka_offset":-1}}]}`
+	f, err = restore.ParseOffsetsFile("s3.json", []byte(sink), connectdemo.ConnSinkS3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = f.Snapshot(ctx, cl, restore.Options{}, previous)
+	if !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), "offsets[2] (line 3): kafka_partition 1.5") || !strings.Contains(err.Error(), "kafka_offset -1") {
+		t.Fatalf("bad sink entry: %v", err)
+	}
+	f, _ = restore.ParseOffsetsFile("s3.json", []byte(sink[:strings.LastIndex(sink, ",\n")]+"]}"), connectdemo.ConnSinkS3)
+	snap, _, err = f.Snapshot(ctx, cl, restore.Options{}, previous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, ch := range plan.Connectors[0].Sink.Changes {
+		if ch.Action != restore.Unchanged {
+			lines = append(lines, string(ch.Action)+" "+ch.Topic)
+		}
+	}
+	if strings.Join(lines, ",") != "changed clicks,removed orders" {
+		t.Errorf("sink changes %v", lines)
+	}
+}
+
+func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
