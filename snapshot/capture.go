@@ -1,12 +1,14 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -223,6 +225,23 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
 	}
 
+	// 4, started now. Sink groups: by prefix, plus those named by connector
+	// configs. Fetching them is mostly waiting on the group coordinators,
+	// so it runs while the source offsets are built; it looks only at the
+	// configured sinks, which building the source offsets does not change.
+	type groupsResult struct {
+		groups   []SinkGroup
+		warnings []string
+		err      error
+	}
+	groupsDone := make(chan groupsResult, 1)
+	configured := maps.Clone(connectors)
+	go func() {
+		var r groupsResult
+		r.groups, r.warnings, r.err = c.captureGroups(ctx, configured, inScope, len(scope) > 0)
+		groupsDone <- r
+	}()
+
 	// 3. Source offsets: every live key, decoded where it decodes, built
 	// directly in the canonical order (topics, partitions, key bytes) so
 	// that Normalize finds them sorted.
@@ -233,12 +252,8 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	snap.SourceOffsets = make([]SourceOffset, 0, n)
-	var (
-		unparsed, nulls int
-		names           = make(map[string]string) // interned connector names
-		entries         []keyEntry
-		lastName        string
-	)
+	b := offsetBuilder{scoped: len(scope) > 0, inScope: inScope, connectors: connectors, names: make(map[string]string)}
+	var unparsed, nulls int
 	for _, v := range views {
 		nparts := int32(len(offBounds[v.name]))
 		// Keys off their murmur2 partition: the only ones that can be
@@ -247,41 +262,26 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		for _, p := range sortedPartitions(v.parts) {
 			pv := v.parts[p]
 			nulls += pv.nulls
-			entries = entries[:0]
-			for k, i := range pv.keys {
-				entries = append(entries, keyEntry{k, i})
+			from := len(snap.SourceOffsets)
+			if pv.built != nil {
+				snap.SourceOffsets = b.update(snap.SourceOffsets, v.name, p, nparts, pv)
+				suspects = append(suspects, pv.built.suspects...)
+			} else {
+				var sus []string
+				snap.SourceOffsets, sus = b.build(snap.SourceOffsets, v.name, p, nparts, pv)
+				suspects = append(suspects, sus...)
+				if c.opts.Incremental {
+					// The Capturer's own copy: callers may change theirs.
+					pv.built = &builtPart{offsets: slices.Clone(snap.SourceOffsets[from:]), suspects: sus}
+					pv.dirty = make(map[string]struct{})
+				}
 			}
-			slices.SortFunc(entries, func(a, b keyEntry) int { return strings.Compare(a.key, b.key) })
-			for _, e := range entries {
-				r, kb := pv.recs[e.rec], stringBytes(e.key)
-				so := SourceOffset{Topic: v.name, Partition: p, Offset: r.offset, Key: Bytes(kb), Value: Bytes(r.value)}
-				name, raw, perr := parseSourceKey(kb, names)
-				if perr != nil {
-					if len(scope) > 0 {
-						continue
-					}
-					so.ParseError = perr.Error()
+			for i := from; i < len(snap.SourceOffsets); i++ {
+				if o := &snap.SourceOffsets[i]; o.ParseError != "" {
 					unparsed++
 				} else {
-					if !inScope(name) {
-						continue
-					}
-					so.Connector = name
-					so.SourcePartition = json.RawMessage(raw)
-					if len(r.value) > 0 && r.value[0] == '{' && validJSON(r.value) {
-						so.SourceOffset = json.RawMessage(r.value)
-					}
-					if name != lastName {
-						if connectors[name] == nil {
-							connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
-						}
-						lastName = name
-					}
+					b.register(o.Connector)
 				}
-				if PartitionFor(kb, nparts) != p {
-					suspects = append(suspects, e.key)
-				}
-				snap.SourceOffsets = append(snap.SourceOffsets, so)
 			}
 		}
 		warnings = append(warnings, duplicateWarnings(v, suspects)...)
@@ -293,8 +293,9 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 		warnings = append(warnings, fmt.Sprintf("%d records with a null key were skipped; no task can look them up", nulls))
 	}
 
-	// 4. Sink groups: by prefix, plus those named by connector configs.
-	groups, gwarn, err := c.captureGroups(ctx, connectors, inScope, len(scope) > 0)
+	// 4. Sink groups, read meanwhile.
+	gr := <-groupsDone
+	groups, gwarn, err := gr.groups, gr.warnings, gr.err
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +313,11 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	sort.Strings(warnings)
 	snap.Warnings = warnings
 	snap.Normalize()
+	if !c.opts.Incremental {
+		// Nothing read is kept for the next Capture: let the views go now
+		// (the snapshot holds what it needs of their arenas).
+		c.views, c.conf = make(map[string]*topicView), nil
+	}
 	c.stats.Duration = time.Since(began)
 	return snap, nil
 }
@@ -408,12 +414,20 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	if len(names) == 0 {
 		return []SinkGroup{}, warnings, nil
 	}
-	described, err := c.adm.DescribeGroups(ctx, names...)
+	var described kadm.DescribedGroups
+	err = retryDropped(ctx, func() (err error) {
+		described, err = c.adm.DescribeGroups(ctx, names...)
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(names), err)
 	}
-	fetched := c.adm.FetchManyOffsets(ctx, names...)
-	if err := fetched.Error(); err != nil {
+	var fetched kadm.FetchOffsetsResponses
+	err = retryDropped(ctx, func() error {
+		fetched = c.adm.FetchManyOffsets(ctx, names...)
+		return fetched.Error()
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
 	}
 	out := make([]SinkGroup, 0, len(names))
@@ -455,10 +469,246 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	return out, warnings, nil
 }
 
+// offsetBuilder makes the source offsets of a Capture from the views.
+type offsetBuilder struct {
+	scoped     bool
+	inScope    func(string) bool
+	connectors map[string]*Connector
+	names      map[string]string // interned connector names
+	lastName   string
+	entries    []keyEntry
+}
+
+// make returns the SourceOffset of the live key k of partition p of topic,
+// and whether the capture keeps it (a scoped capture keeps only the keys of
+// its connectors).
+func (b *offsetBuilder) make(topic string, p int32, k string, r record) (SourceOffset, bool) {
+	kb := stringBytes(k)
+	so := SourceOffset{Topic: topic, Partition: p, Offset: r.offset, Key: Bytes(kb), Value: Bytes(r.value)}
+	name, raw, perr := parseSourceKey(kb, b.names)
+	if perr != nil {
+		if b.scoped {
+			return so, false
+		}
+		so.ParseError = perr.Error()
+		return so, true
+	}
+	if !b.inScope(name) {
+		return so, false
+	}
+	so.Connector = name
+	so.SourcePartition = json.RawMessage(raw)
+	if len(r.value) > 0 && r.value[0] == '{' && validJSON(r.value) {
+		so.SourceOffset = json.RawMessage(r.value)
+	}
+	return so, true
+}
+
+// register adds a connector known only from its offsets.
+func (b *offsetBuilder) register(name string) {
+	if name == b.lastName || name == "" {
+		return
+	}
+	if b.connectors[name] == nil {
+		b.connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
+	}
+	b.lastName = name
+}
+
+// build appends the source offsets of partition p of topic to out, in key
+// order, and returns the kept keys that are off their murmur2 partition.
+func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *partView) ([]SourceOffset, []string) {
+	b.entries = b.entries[:0]
+	for k, i := range pv.keys {
+		b.entries = append(b.entries, keyEntry{key: k, rec: i})
+	}
+	sortKeyEntries(b.entries, 0)
+	var suspects []string
+	for _, e := range b.entries {
+		so, kept := b.make(topic, p, e.key, pv.recs[e.rec])
+		if !kept {
+			continue
+		}
+		if PartitionFor(so.Key, nparts) != p {
+			suspects = append(suspects, e.key)
+		}
+		out = append(out, so)
+	}
+	return out, suspects
+}
+
+// update appends the source offsets of partition p of topic to out as
+// build would, from what the last Capture built and the keys written since
+// (pv.dirty), and keeps the result for the next Capture. Its cost is a copy
+// of the partition's offsets plus the work of the keys written.
+func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32, pv *partView) []SourceOffset {
+	dirty := make([]string, 0, len(pv.dirty))
+	for k := range pv.dirty {
+		dirty = append(dirty, k)
+	}
+	slices.Sort(dirty)
+	old := pv.built.offsets
+	byKey := func(o SourceOffset, k string) int { return strings.Compare(string(o.Key), k) }
+	// The usual case, keys whose values moved, is an update in place of
+	// the Capturer's copy; keys added or removed take a merge into a new one.
+	inPlace := true
+	for _, k := range dirty {
+		_, found := slices.BinarySearchFunc(old, k, byKey)
+		_, live := pv.keys[k]
+		if !found || !live {
+			inPlace = false
+			break
+		}
+	}
+	if inPlace {
+		for _, k := range dirty {
+			j, _ := slices.BinarySearchFunc(old, k, byKey)
+			so, _ := b.make(topic, p, k, pv.recs[pv.keys[k]]) // kept: its key was
+			old[j] = so
+		}
+		clear(pv.dirty)
+		return append(out, old...)
+	}
+	next := make([]SourceOffset, 0, len(old)+len(dirty))
+	i := 0
+	for _, k := range dirty {
+		j, found := slices.BinarySearchFunc(old[i:], k, byKey)
+		next = append(next, old[i:i+j]...)
+		i += j
+		if found {
+			i++ // replaced or removed
+		}
+		idx, live := pv.keys[k]
+		if !live {
+			continue
+		}
+		so, kept := b.make(topic, p, k, pv.recs[idx])
+		if !kept {
+			continue
+		}
+		if PartitionFor(so.Key, nparts) != p && !slices.Contains(pv.built.suspects, k) {
+			pv.built.suspects = append(pv.built.suspects, k)
+		}
+		next = append(next, so)
+	}
+	next = append(next, old[i:]...)
+	pv.built.offsets = next
+	clear(pv.dirty)
+	return append(out, next...)
+}
+
+// retryDropped runs fn again, up to 4 times over about a second, while it
+// fails with an error kgo deems a retryable broker error. kgo does not retry
+// a connection dropped while it looks group coordinators up, which failed a
+// whole snapshot on one dropped connection (a broker restarting).
+func retryDropped(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == 4 || !kgo.IsRetryableBrokerErr(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
+}
+
 // keyEntry is a live key of a partition view and its record's index.
 type keyEntry struct {
-	key string
-	rec int32
+	key  string
+	word uint64 // scratch for sortKeyEntries
+	rec  int32
+}
+
+// radixSortWords sorts es by word, stably: a least-significant-digit radix
+// sort, one byte per pass, skipping the bytes all words share.
+func radixSortWords(es []keyEntry) {
+	if len(es) <= 64 {
+		slices.SortStableFunc(es, func(a, b keyEntry) int { return cmp.Compare(a.word, b.word) })
+		return
+	}
+	src, dst := es, make([]keyEntry, len(es))
+	for shift := 0; shift < 64; shift += 8 {
+		var at [257]int
+		for i := range src {
+			at[byte(src[i].word>>shift)+1]++
+		}
+		if at[byte(src[0].word>>shift)+1] == len(src) {
+			continue // every word has this byte: nothing moves
+		}
+		for d := 1; d < len(at); d++ {
+			at[d] += at[d-1]
+		}
+		for i := range src {
+			d := byte(src[i].word >> shift)
+			dst[at[d]] = src[i]
+			at[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &es[0] {
+		copy(es, src)
+	}
+}
+
+// sortKeyEntries sorts es, whose keys all share their first depth bytes,
+// by key bytes. The keys of one partition share long prefixes
+// (["connector",{"filename":"/data/...), on which string comparisons
+// would spend most of their time, so this is a most-significant-digit
+// radix sort with 8-byte digits: it skips the bytes all keys share, sorts
+// by the next 8 as one integer, and goes on within each run of keys that
+// agree on them.
+func sortKeyEntries(es []keyEntry, depth int) {
+	if len(es) < 2 {
+		return
+	}
+	if len(es) <= 12 {
+		slices.SortFunc(es, func(a, b keyEntry) int { return strings.Compare(a.key[depth:], b.key[depth:]) })
+		return
+	}
+	first := es[0].key
+	lcp := len(first) - depth
+	for _, e := range es[1:] {
+		n := depth
+		for n < depth+lcp && n < len(e.key) && e.key[n] == first[n] {
+			n++
+		}
+		lcp = n - depth
+	}
+	depth += lcp
+	for i := range es {
+		var w uint64
+		for j := 0; j < 8; j++ {
+			w <<= 8
+			if depth+j < len(es[i].key) {
+				w |= uint64(es[i].key[depth+j])
+			}
+		}
+		es[i].word = w
+	}
+	radixSortWords(es)
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].word == es[i].word {
+			j++
+		}
+		if j-i > 1 {
+			// Keys that end within these 8 bytes are prefixes of the
+			// others (the missing bytes counted as zeros): shortest first.
+			run := es[i:j]
+			slices.SortStableFunc(run, func(a, b keyEntry) int {
+				return cmp.Compare(min(len(a.key), depth+9), min(len(b.key), depth+9))
+			})
+			k := 0
+			for k < len(run) && len(run[k].key) <= depth+8 {
+				k++
+			}
+			sortKeyEntries(run[k:], depth+8)
+		}
+		i = j
+	}
 }
 
 func sortedPartitions(parts map[int32]*partView) []int32 {

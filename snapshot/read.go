@@ -51,6 +51,35 @@ type partView struct {
 	// live is the size of the live keys and values, in bytes.
 	live  int64
 	nulls int // records with a null key, which no task can look up
+	// built is what the last Capture of an incremental Capturer made of
+	// this partition, and dirty the keys set or removed since; nil when
+	// the next Capture must build the partition from scratch.
+	built *builtPart
+	dirty map[string]struct{}
+}
+
+// builtPart is the source offsets a Capture made of one partition, kept by
+// an incremental Capturer so that the next Capture redoes only the keys
+// written since.
+type builtPart struct {
+	offsets []SourceOffset // in key order
+	// suspects are kept keys found off their murmur2 partition (some may
+	// be gone since: duplicateWarnings checks).
+	suspects []string
+}
+
+// touch records that key changed since the partition was built. Once more
+// than half the keys changed, building from scratch is as cheap: the
+// built state is dropped.
+func (pv *partView) touch(key []byte) {
+	if pv.built == nil {
+		return
+	}
+	if len(pv.dirty) > len(pv.keys)/2 {
+		pv.built, pv.dirty = nil, nil
+		return
+	}
+	pv.dirty[string(key)] = struct{}{}
 }
 
 func newPartView(start int64) *partView {
@@ -59,6 +88,7 @@ func newPartView(start int64) *partView {
 
 // set makes value, written at offset, the live value of key.
 func (pv *partView) set(key, value []byte, offset int64) {
+	pv.touch(key)
 	if i, ok := pv.keys[string(key)]; ok {
 		r := &pv.recs[i]
 		pv.live += int64(len(value) - len(r.value))
@@ -77,6 +107,7 @@ func (pv *partView) remove(key []byte) {
 	if !ok {
 		return
 	}
+	pv.touch(key)
 	pv.live -= int64(len(key) + len(pv.recs[i].value))
 	pv.recs[i] = record{}
 	pv.dead++
@@ -122,7 +153,7 @@ type arena struct {
 // an allocation of its own.
 const (
 	arenaMinChunk = 4 << 10
-	arenaMaxChunk = 1 << 20
+	arenaMaxChunk = 256 << 10
 )
 
 // empty is the copy of every empty non-nil slice.
@@ -206,10 +237,14 @@ type bounds struct {
 	start, end int64
 }
 
-// fetchMaxBytes bounds one fetch response; partMaxBytes one partition of it.
+// fetchMaxBytes bounds one fetch response; partMaxBytes one partition of
+// it. A partition's records are decoded all at once, so partMaxBytes bounds
+// the records in flight per broker; with 8 MiB a response still holds
+// several partitions and a read takes few round trips (see
+// docs/benchmarks.md).
 const (
-	fetchMaxBytes = 64 << 20
-	partMaxBytes  = 16 << 20
+	fetchMaxBytes = 8 << 20
+	partMaxBytes  = 1 << 20
 )
 
 // readTopics brings every view up to the given ends. leaders maps topic and
@@ -282,9 +317,18 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		}
 	}
 
+	// lastRetry is the last error retried: when time runs out, it is what
+	// went wrong, not the deadline.
+	var lastRetry error
+	stopped := func(err error) error {
+		if lastRetry != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w (while retrying: %w)", err, lastRetry)
+		}
+		return err
+	}
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
-			return resets, err
+			return resets, stopped(err)
 		}
 		byLeader := make(map[int32][]*cursor)
 		for _, c := range pending {
@@ -327,20 +371,21 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		}
 		wg.Wait()
 		if firstErr != nil {
-			return resets, firstErr
+			return resets, stopped(firstErr)
 		}
 		if retryErr != nil {
+			lastRetry = retryErr
 			attempts++
 			if attempts > 20 {
 				return resets, fmt.Errorf("read topics %v: gave up after %d attempts: %w; check broker health", topicNames, attempts, retryErr)
 			}
 			select {
 			case <-ctx.Done():
-				return resets, ctx.Err()
+				return resets, stopped(ctx.Err())
 			case <-time.After(time.Duration(attempts) * 100 * time.Millisecond):
 			}
 			if err := refresh(); err != nil {
-				return resets, err
+				return resets, stopped(err)
 			}
 		}
 		next := pending[:0]
@@ -361,20 +406,38 @@ var errTopicChanged = errors.New("topic changed")
 // of a Record for every record read.
 var recordPools = []kgo.Pool{new(recordPool)}
 
-// recordPool is a kgo.PoolRecords over a sync.Pool.
-type recordPool struct{ p sync.Pool }
+// recordPool is a kgo.PoolRecords: sync.Pools of record slices by size
+// class (powers of two), so that a slice comes back for batches of about
+// the same size.
+type recordPool struct{ classes [24]sync.Pool }
 
-// GetRecords returns a slice of n records at least.
+// recordClass is the size class of slices of n records: capacity
+// 1<<(class+6).
+func recordClass(n int) int {
+	c := 0
+	for 64<<c < n {
+		c++
+	}
+	return c
+}
+
+// GetRecords returns a slice of n records.
 func (p *recordPool) GetRecords(n int) []kgo.Record {
-	if rs, ok := p.p.Get().(*[]kgo.Record); ok && cap(*rs) >= n {
+	c := recordClass(n)
+	if c >= len(p.classes) {
+		return make([]kgo.Record, n)
+	}
+	if rs, ok := p.classes[c].Get().(*[]kgo.Record); ok {
 		return (*rs)[:n]
 	}
-	return make([]kgo.Record, n)
+	return make([]kgo.Record, n, 64<<c)
 }
 
 // PutRecords takes back a slice of zeroed records.
 func (p *recordPool) PutRecords(rs []kgo.Record) {
-	p.p.Put(&rs)
+	if c := recordClass(cap(rs)); c < len(p.classes) && 64<<c == cap(rs) {
+		p.classes[c].Put(&rs)
+	}
 }
 
 // fetchOnce sends one Fetch to leader for the cursors and applies what comes

@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -565,6 +567,25 @@ func appendRaw(dst, raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// plain8 reports whether the 8 bytes of s at i are printable ASCII other
+// than '"' and '\\', which appendString copies as they are; it tests them
+// at once, as one word.
+func plain8[T ~[]byte | ~string](s T, i int) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	// The classic "has a zero byte" and "has a byte below n" tests: exact
+	// as to whether any byte matches, which is all that is asked here.
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	control := (w - ones*0x20) &^ w               // a byte below 0x20
+	quote := (q - ones) &^ q                      // a '"'
+	backslash := (b - ones) &^ b                  // a '\\'
+	return (control|quote|backslash|w)&highs == 0 // w: a byte of 0x80 or more
+}
+
 // appendString appends s as a JSON string exactly as encoding/json writes
 // it with HTML escaping off: '"', '\\' and control characters escaped
 // (\b, \f, \n, \r, \t or \u00XX), invalid UTF-8 as \ufffd, U+2028 and
@@ -574,6 +595,10 @@ func appendString[T ~[]byte | ~string](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(s, i) {
+			i += 8
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
@@ -627,6 +652,9 @@ func appendString[T ~[]byte | ~string](dst []byte, s T) []byte {
 // MinVersion..Version with ErrUnsupportedVersion naming the version found,
 // before decoding anything else.
 func Decode(data []byte) (*Snapshot, error) {
+	if s, ok := decodeFast(data); ok {
+		return s, nil
+	}
 	var head struct {
 		Version *int `json:"version"`
 	}
@@ -660,10 +688,27 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 			out.Connectors = append(out.Connectors, c)
 		}
 	}
-	for _, o := range s.SourceOffsets {
-		if o.Connector != "" && keep[o.Connector] {
-			out.SourceOffsets = append(out.SourceOffsets, o)
+	// Source offsets come in runs of one connector's keys: one map lookup
+	// per run, and one allocation of the exact size.
+	kept := func(yield func(i int) bool) {
+		last, in := "", false
+		for i := range s.SourceOffsets {
+			o := &s.SourceOffsets[i]
+			if o.Connector != last || i == 0 {
+				last, in = o.Connector, o.Connector != "" && keep[o.Connector]
+			}
+			if in && !yield(i) {
+				return
+			}
 		}
+	}
+	n := 0
+	for range kept {
+		n++
+	}
+	out.SourceOffsets = make([]SourceOffset, 0, n)
+	for i := range kept {
+		out.SourceOffsets = append(out.SourceOffsets, s.SourceOffsets[i])
 	}
 	for _, g := range s.SinkGroups {
 		if g.Connector != "" && keep[g.Connector] {
@@ -673,4 +718,427 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 	out.Scope = append([]string(nil), connectors...)
 	sort.Strings(out.Scope)
 	return &out
+}
+
+// decodeFast decodes a document as Encode writes it, giving exactly what
+// the encoding/json path of Decode gives, or reports false to leave the
+// document to that path (anything unusual, any error).
+//
+// The source offsets, nearly all of a large document, are read by a strict
+// parser of the form Encode writes (fields in their order, no white
+// space), which validates what it reads and copies keys and values into a
+// few large chunks. The rest of the document, with the source offsets
+// replaced by [], goes through encoding/json: a document is valid JSON
+// exactly when both parts are, since the array stands where [] stands.
+// A top-level field that encoding/json would also match to version or
+// source_offsets (another case, an escape, a duplicate) sends the whole
+// document to the slow path.
+func decodeFast(data []byte) (*Snapshot, bool) {
+	var (
+		version     = -1
+		soStart     = -1
+		soEnd       int
+		seenVersion bool
+		offsets     []SourceOffset
+		ok          bool
+	)
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		if data[i] != '"' {
+			return nil, false
+		}
+		end := skipString(data, i)
+		if end < 0 {
+			return nil, false
+		}
+		name := data[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return nil, false
+		}
+		start := skipSpace(data, i+1)
+		if string(name) == "source_offsets" && soStart < 0 {
+			// Parsed where it stands: nearly all of the document.
+			if offsets, i, ok = decodeSourceOffsets(data, start); !ok {
+				return nil, false
+			}
+		} else if i = skipValue(data, start, 0); i < 0 {
+			return nil, false
+		}
+		switch {
+		case bytes.EqualFold(name, []byte("version")):
+			v, err := strconv.Atoi(string(data[start:i]))
+			if seenVersion || string(name) != "version" || err != nil || data[start] == '-' || data[start] == '+' {
+				return nil, false
+			}
+			seenVersion, version = true, v
+		case bytes.EqualFold(name, []byte("source_offsets")):
+			if soStart >= 0 || string(name) != "source_offsets" {
+				return nil, false
+			}
+			soStart, soEnd = start, i
+		}
+		i = skipSpace(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	if version < MinVersion || version > Version || soStart < 0 {
+		return nil, false
+	}
+	rest := make([]byte, 0, len(data)-(soEnd-soStart)+2)
+	rest = append(append(append(rest, data[:soStart]...), "[]"...), data[soEnd:]...)
+	var s Snapshot
+	if json.Unmarshal(rest, &s) != nil {
+		return nil, false
+	}
+	s.SourceOffsets = offsets
+	return &s, true
+}
+
+// decodeSourceOffsets reads the source_offsets array at b[i] as Encode
+// writes it and returns the index just past it; false for anything else,
+// or anything invalid.
+func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return nil, 0, false
+	}
+	d := offsetDecoder{b: b, i: i + 1, interned: map[string]string{}}
+	out := make([]SourceOffset, 0, 1024)
+	for !d.lit("]") {
+		if len(out) > 0 && !d.lit(",") {
+			return nil, 0, false
+		}
+		var o SourceOffset
+		var ok bool
+		if !d.lit(`{"topic":`) {
+			return nil, 0, false
+		}
+		if o.Topic, ok = d.str(true); !ok || !d.lit(`,"partition":`) {
+			return nil, 0, false
+		}
+		p, ok := d.int(32)
+		if !ok || !d.lit(`,"offset":`) {
+			return nil, 0, false
+		}
+		o.Partition = int32(p)
+		if o.Offset, ok = d.int(64); !ok || !d.lit(`,"key":`) {
+			return nil, 0, false
+		}
+		if o.Key, ok = d.bytes(); !ok || !d.lit(`,"value":`) {
+			return nil, 0, false
+		}
+		if o.Value, ok = d.bytes(); !ok {
+			return nil, 0, false
+		}
+		if d.lit(`,"connector":`) {
+			if o.Connector, ok = d.str(true); !ok {
+				return nil, 0, false
+			}
+		}
+		if d.lit(`,"source_partition":`) {
+			if o.SourcePartition, ok = d.raw(); !ok {
+				return nil, 0, false
+			}
+		}
+		if d.lit(`,"source_offset":`) {
+			if o.SourceOffset, ok = d.raw(); !ok {
+				return nil, 0, false
+			}
+		}
+		if d.lit(`,"parse_error":`) {
+			if o.ParseError, ok = d.str(false); !ok {
+				return nil, 0, false
+			}
+		}
+		if !d.lit("}") {
+			return nil, 0, false
+		}
+		out = append(out, o)
+	}
+	return out, d.i, true
+}
+
+// offsetDecoder is the cursor of decodeSourceOffsets.
+type offsetDecoder struct {
+	b        []byte
+	i        int
+	arena    arena // keys, values and raw messages
+	scratch  []byte
+	interned map[string]string
+}
+
+// lit consumes s if the input continues with it.
+func (d *offsetDecoder) lit(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+// int reads an integer that fits in bits bits, as JSON writes integers.
+func (d *offsetDecoder) int(bits int) (int64, bool) {
+	start := d.i
+	if d.i < len(d.b) && d.b[d.i] == '-' {
+		d.i++
+	}
+	digits := d.i
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		d.i++
+	}
+	if d.i == digits || (d.i-digits > 1 && d.b[digits] == '0') {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(d.b[start:d.i]), 10, bits)
+	return n, err == nil
+}
+
+// unquote reads a JSON string and returns its bytes as encoding/json
+// decodes them (escapes resolved, invalid UTF-8 and lone surrogates as
+// U+FFFD), in scratch or in the input; false if it is not a valid JSON
+// string.
+func (d *offsetDecoder) unquote() ([]byte, bool) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false
+	}
+	s := d.b[d.i+1:]
+	r := 0
+	for r < len(s) {
+		if r+8 <= len(s) && plain8(s, r) {
+			r += 8
+			continue
+		}
+		c := s[r]
+		if c == '\\' || c == '"' || c < ' ' {
+			break
+		}
+		if c < utf8.RuneSelf {
+			r++
+			continue
+		}
+		rr, size := utf8.DecodeRune(s[r:])
+		if rr == utf8.RuneError && size == 1 {
+			break
+		}
+		r += size
+	}
+	if r < len(s) && s[r] == '"' {
+		d.i += r + 2
+		return s[:r], true
+	}
+	b := append(d.scratch[:0], s[:r]...)
+	for {
+		if r >= len(s) {
+			return nil, false
+		}
+		switch c := s[r]; {
+		case c == '"':
+			d.scratch = b
+			d.i += r + 2
+			return b, true
+		case c == '\\':
+			r++
+			if r >= len(s) {
+				return nil, false
+			}
+			switch s[r] {
+			case '"', '\\', '/':
+				b = append(b, s[r])
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := hex4(s[r+1:])
+				if rr < 0 {
+					return nil, false
+				}
+				r += 4
+				if utf16.IsSurrogate(rr) {
+					if r+2 < len(s) && s[r+1] == '\\' && s[r+2] == 'u' {
+						if rr1 := hex4(s[r+3:]); rr1 >= 0 {
+							if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+								b = utf8.AppendRune(b, dec)
+								r += 6 // the second escape; the r++ below passes it
+								break
+							}
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+			default:
+				return nil, false
+			}
+			r++
+		case c < ' ':
+			return nil, false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			b = utf8.AppendRune(b, rr)
+			r += size
+		}
+	}
+}
+
+// hex4 reads the 4 hex digits of a \u escape; -1 if they are not.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// str reads a JSON string; intern shares the strings that repeat (topic
+// and connector names).
+func (d *offsetDecoder) str(intern bool) (string, bool) {
+	b, ok := d.unquote()
+	if !ok {
+		return "", false
+	}
+	if !intern {
+		return string(b), true
+	}
+	if s, ok := d.interned[string(b)]; ok {
+		return s, true
+	}
+	s := string(b)
+	d.interned[s] = s
+	return s, true
+}
+
+// bytes reads a Bytes value as Bytes.UnmarshalJSON does: a string, null,
+// or {"base64":"..."} (in plain base64 characters).
+func (d *offsetDecoder) bytes() (Bytes, bool) {
+	if d.lit("null") {
+		return nil, true
+	}
+	if d.lit(`{"base64":"`) {
+		start := d.i
+		for d.i < len(d.b) && d.b[d.i] != '"' {
+			if c := d.b[d.i]; c == '\\' || c < ' ' || c >= utf8.RuneSelf {
+				return nil, false
+			}
+			d.i++
+		}
+		enc := d.b[start:d.i]
+		if !d.lit(`"}`) {
+			return nil, false
+		}
+		raw := make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
+		n, err := base64.StdEncoding.Decode(raw, enc)
+		if err != nil {
+			return nil, false
+		}
+		return raw[:n:n], true
+	}
+	b, ok := d.unquote()
+	if !ok {
+		return nil, false
+	}
+	if len(b) == 0 {
+		return Bytes{}, true
+	}
+	return d.arena.copy(b), true
+}
+
+// raw reads a json.RawMessage holding an object, as it stands.
+func (d *offsetDecoder) raw() (json.RawMessage, bool) {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return nil, false
+	}
+	end := skipValue(d.b, d.i, 0)
+	if end < 0 || !validJSON(d.b[d.i:end]) {
+		return nil, false
+	}
+	m := d.arena.copy(d.b[d.i:end])
+	d.i = end
+	return m, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string at b[i], or -1.
+// It does not validate: what it skips is validated elsewhere.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value at b[i], or -1. It
+// finds the end of valid JSON exactly but does not validate.
+func skipValue(b []byte, i, depth int) int {
+	if i >= len(b) || depth > 10000 {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		i = skipSpace(b, i+1)
+		for i < len(b) && b[i] != '}' && b[i] != ']' {
+			if i = skipValue(b, i, depth+1); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && (b[i] == ',' || b[i] == ':') {
+				i = skipSpace(b, i+1)
+			}
+		}
+		if i >= len(b) {
+			return -1
+		}
+		return i + 1
+	}
+	j := i
+	for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || (b[j] >= '0' && b[j] <= '9') || (b[j] >= 'a' && b[j] <= 'z') || (b[j] >= 'A' && b[j] <= 'Z')) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }

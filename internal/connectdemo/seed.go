@@ -136,6 +136,14 @@ func Seed(ctx context.Context, cl *kgo.Client, spec Spec) (*Expected, error) {
 	s := &seeder{cl: cl, parts: parts, exp: exp, txn: map[string]*kgo.Client{}, tracked: map[string]bool{}}
 	defer s.close()
 
+	if spec.ExtraSinkGroups > 0 {
+		ts := TopicSpec{Name: BulkSinkTopic, Partitions: int32(spec.GroupPartitions)}
+		if err := createTopic(ctx, adm, ts, spec.Topics.ReplicationFactor); err != nil {
+			return nil, err
+		}
+		exp.Partitions[BulkSinkTopic] = ts.Partitions
+	}
+
 	own := []string{}
 	for _, c := range append(slices.Clone(spec.Connectors), bulkConnectors(spec)...) {
 		exp.Connectors[c.Name] = c
@@ -180,6 +188,13 @@ func Seed(ctx context.Context, cl *kgo.Client, spec Spec) (*Expected, error) {
 		if g.Live && spec.LiveSinkMember && live == nil {
 			live = &spec.Groups[i]
 		}
+	}
+	bulk := bulkGroups(spec)
+	if err := commitGroups(ctx, adm, bulk); err != nil {
+		return nil, err
+	}
+	for _, g := range bulk {
+		exp.Groups[g.Name] = g
 	}
 	sort.Strings(exp.NotCaptured)
 
@@ -567,19 +582,95 @@ func startMember(ctx context.Context, cl *kgo.Client, g Group) (func(), error) {
 	}
 }
 
-// bulkConnectors are the ExtraFileConnectors connectors.
+// BulkSinkTopic is the data topic the ExtraSinkGroups sinks read.
+const BulkSinkTopic = "bulk-sink-data"
+
+// bulkSinkClass is the connector class of the ExtraSinkGroups sinks.
+const bulkSinkClass = "io.confluent.connect.s3.S3SinkConnector"
+
+// bulkConnectors are the ExtraFileConnectors and ExtraSinkGroups connectors.
 func bulkConnectors(spec Spec) []Connector {
-	out := make([]Connector, spec.ExtraFileConnectors)
-	for i := range out {
-		out[i] = Connector{
+	state, tasks := StateStarted, 1
+	if spec.BulkStopped {
+		state, tasks = StateStopped, 0
+	}
+	out := make([]Connector, 0, spec.ExtraFileConnectors+spec.ExtraSinkGroups)
+	for i := 0; i < spec.ExtraFileConnectors; i++ {
+		out = append(out, Connector{
 			Name: bulkName(i), Type: TypeSource, Class: "org.apache.kafka.connect.file.FileStreamSourceConnector",
-			HasConfig: true, TargetState: StateStarted, Tasks: 1, Counter: "position",
-		}
+			HasConfig: true, TargetState: state, Tasks: tasks, Counter: "position",
+		})
+	}
+	for i := 0; i < spec.ExtraSinkGroups; i++ {
+		name := bulkSinkName(i)
+		out = append(out, Connector{
+			Name: name, Type: TypeSink, Class: bulkSinkClass,
+			HasConfig: true, TargetState: state, Tasks: tasks, Group: "connect-" + name,
+		})
 	}
 	return out
 }
 
 func bulkName(i int) string { return fmt.Sprintf("file-bulk-%04d", i) }
+
+func bulkSinkName(i int) string { return fmt.Sprintf("bulk-sink-%04d", i) }
+
+// bulkGroups are the groups of the ExtraSinkGroups sinks, with offsets
+// drawn from spec.Seed (apart from the bulk keys' draws).
+func bulkGroups(spec Spec) []Group {
+	if spec.ExtraSinkGroups <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x73696e6b73))
+	out := make([]Group, spec.ExtraSinkGroups)
+	for i := range out {
+		name := bulkSinkName(i)
+		g := Group{Name: "connect-" + name, Connector: name, Captured: true, Offsets: make([]GroupOffset, spec.GroupPartitions)}
+		for p := range g.Offsets {
+			g.Offsets[p] = GroupOffset{Topic: BulkSinkTopic, Partition: int32(p), Offset: 1 + rng.Int64N(1<<20)}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// commitGroups commits the offsets of gs, a few groups at a time.
+func commitGroups(ctx context.Context, adm *kadm.Client, gs []Group) error {
+	const parallel = 8
+	work := make(chan Group)
+	errs := make(chan error, parallel)
+	for range parallel {
+		go func() {
+			var first error
+			for g := range work {
+				if first == nil {
+					first = commitGroup(ctx, adm, g.Name, g.Offsets)
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, g := range gs {
+		work <- g
+	}
+	close(work)
+	var first error
+	for range parallel {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// bulkKeyPosition is the last position of bulk key (i, j) with
+// HistoryPerKey: a hash of the seed and the key's indexes.
+func bulkKeyPosition(seed int64, i, j int) int64 {
+	x := uint64(seed) ^ uint64(i)<<32 ^ uint64(j) + 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return int64((x ^ x>>31) & (1<<30 - 1))
+}
 
 // bulkBatches yields the bulk connectors' config records (in leader
 // transactions) and their offsets (plain), deterministically from
@@ -600,14 +691,32 @@ func bulkBatches(spec Spec) iter.Seq[Batch] {
 			b = next
 			return true
 		}
+		config := func(name, props, taskClass string) []Record {
+			if spec.BulkStopped {
+				return []Record{
+					{Topic: cfgT, Key: []byte("connector-" + name), Value: []byte(`{"properties":{` + props + `}}`)},
+					{Topic: cfgT, Key: []byte("target-state-" + name), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`)},
+					{Topic: cfgT, Key: []byte("commit-" + name), Value: []byte(`{"tasks":0}`)},
+				}
+			}
+			return []Record{
+				{Topic: cfgT, Key: []byte("connector-" + name), Value: []byte(`{"properties":{` + props + `}}`)},
+				{Topic: cfgT, Key: []byte("task-" + name + "-0"), Value: []byte(`{"properties":{` + props + `,"task.class":"` + taskClass + `"}}`)},
+				{Topic: cfgT, Key: []byte("commit-" + name), Value: []byte(`{"tasks":1}`)},
+			}
+		}
 		for i := 0; i < spec.ExtraFileConnectors; i++ {
 			name := bulkName(i)
 			props := `"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","tasks.max":"1","file":"/data/bulk/` + name + `","topic":"bulk-lines","name":"` + name + `"`
-			b.Records = append(b.Records,
-				Record{Topic: cfgT, Key: []byte("connector-" + name), Value: []byte(`{"properties":{` + props + `}}`)},
-				Record{Topic: cfgT, Key: []byte("task-" + name + "-0"), Value: []byte(`{"properties":{` + props + `,"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}`)},
-				Record{Topic: cfgT, Key: []byte("commit-" + name), Value: []byte(`{"tasks":1}`)},
-			)
+			b.Records = append(b.Records, config(name, props, "org.apache.kafka.connect.file.FileStreamSourceTask")...)
+			if len(b.Records) >= chunk && !flush(Batch{TransactionalID: b.TransactionalID}) {
+				return
+			}
+		}
+		for i := 0; i < spec.ExtraSinkGroups; i++ {
+			name := bulkSinkName(i)
+			props := `"connector.class":"` + bulkSinkClass + `","tasks.max":"1","topics":"` + BulkSinkTopic + `","s3.bucket.name":"bulk","flush.size":"1000","name":"` + name + `"`
+			b.Records = append(b.Records, config(name, props, "io.confluent.connect.s3.S3SinkTask")...)
 			if len(b.Records) >= chunk && !flush(Batch{TransactionalID: b.TransactionalID}) {
 				return
 			}
@@ -615,13 +724,26 @@ func bulkBatches(spec Spec) iter.Seq[Batch] {
 		if !flush(Batch{}) {
 			return
 		}
+		if spec.HistoryPerKey > 0 {
+			for round := 0; round <= spec.HistoryPerKey; round++ {
+				for i := 0; i < spec.ExtraFileConnectors; i++ {
+					name := bulkName(i)
+					for j := 0; j < spec.FilesPerConnector; j++ {
+						pos := bulkKeyPosition(spec.Seed, i, j) * int64(round+1) / int64(spec.HistoryPerKey+1)
+						b.Records = append(b.Records, Record{Topic: offT, Key: bulkKey(name, j), Value: positionJSON(pos), Connector: name})
+						if len(b.Records) >= chunk && !flush(Batch{}) {
+							return
+						}
+					}
+				}
+			}
+			flush(Batch{})
+			return
+		}
 		for i := 0; i < spec.ExtraFileConnectors; i++ {
 			name := bulkName(i)
 			for j := 0; j < spec.FilesPerConnector; j++ {
-				key := make([]byte, 0, 2*len(name)+48)
-				key = append(key, `["`+name+`",{"filename":"/data/bulk/`+name+`/part-`...)
-				key = append(key, zeroPad(j, 6)...)
-				key = append(key, `.log"}]`...)
+				key := bulkKey(name, j)
 				pos := rng.Int64N(1 << 30)
 				if rng.IntN(4) == 0 {
 					b.Records = append(b.Records, Record{Topic: offT, Key: key, Value: positionJSON(pos / 2), Connector: name})
@@ -637,6 +759,14 @@ func bulkBatches(spec Spec) iter.Seq[Batch] {
 		}
 		flush(Batch{})
 	}
+}
+
+// bulkKey is the key of source partition j of the bulk connector name.
+func bulkKey(name string, j int) []byte {
+	key := make([]byte, 0, 2*len(name)+48)
+	key = append(key, `["`+name+`",{"filename":"/data/bulk/`+name+`/part-`...)
+	key = append(key, zeroPad(j, 6)...)
+	return append(key, `.log"}]`...)
 }
 
 func positionJSON(pos int64) []byte {

@@ -123,6 +123,26 @@ type Spec struct {
 	// earlier write first, about 2% end in a tombstone.
 	ExtraFileConnectors int
 	FilesPerConnector   int
+	// HistoryPerKey, when above 0, replaces those random histories: every
+	// bulk key gets exactly HistoryPerKey earlier writes and no tombstone,
+	// written in rounds (every key's first write, then every key's second,
+	// ...), so the offsets topic holds exactly keys × (1+HistoryPerKey)
+	// bulk records for keys = ExtraFileConnectors × FilesPerConnector live
+	// bulk keys. 0 keeps the random histories.
+	HistoryPerKey int
+	// BulkStopped writes the bulk connectors (file and sink) STOPPED with
+	// no tasks, as a worker leaves them after PUT /connectors/<name>/stop,
+	// so that a restore of them passes its safety checks. Churn leaves
+	// stopped connectors alone.
+	BulkStopped bool
+	// ExtraSinkGroups adds that many sink connectors named
+	// bulk-sink-NNNN reading the data topic BulkSinkTopic, each with its
+	// consumer group connect-bulk-sink-NNNN holding a committed offset for
+	// every one of GroupPartitions (default 1) partitions of that topic.
+	// The data topic is created with GroupPartitions partitions and left
+	// empty: the committed offsets point past its end, which Kafka allows.
+	ExtraSinkGroups int
+	GroupPartitions int
 	// LiveSinkMember keeps a consumer in the Live group until the Seed ctx
 	// ends or Expected.Stop is called.
 	LiveSinkMember bool
@@ -138,6 +158,9 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.ExtraFileConnectors > 0 && s.FilesPerConnector <= 0 {
 		s.FilesPerConnector = 1
+	}
+	if s.ExtraSinkGroups > 0 && s.GroupPartitions <= 0 {
+		s.GroupPartitions = 1
 	}
 	return s
 }
