@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -74,13 +75,29 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		return "already written: " + strings.Join(parts, ", ")
 	}
 
-	byTopic := map[string][]SourceChange{}
+	// The changes to write, by topic, in the plan's order: pointers into
+	// the plan, each topic's slice allocated once.
+	counts := map[string]int{}
 	for _, cp := range p.Connectors {
 		if cp.Source == nil {
 			continue
 		}
-		for _, ch := range cp.Source.Changes {
-			if ch.Action.writes() {
+		for i := range cp.Source.Changes {
+			if ch := &cp.Source.Changes[i]; ch.Action.writes() {
+				counts[ch.Topic]++
+			}
+		}
+	}
+	byTopic := make(map[string][]*SourceChange, len(counts))
+	for t, n := range counts {
+		byTopic[t] = make([]*SourceChange, 0, n)
+	}
+	for _, cp := range p.Connectors {
+		if cp.Source == nil {
+			continue
+		}
+		for i := range cp.Source.Changes {
+			if ch := &cp.Source.Changes[i]; ch.Action.writes() {
 				byTopic[ch.Topic] = append(byTopic[ch.Topic], ch)
 			}
 		}
@@ -137,12 +154,20 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 
 // writeTopic writes changes to topic in one transaction and commits it
 // only if every record landed on its murmur2 partition of n.
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []SourceChange) error {
+//
+// The producer buffers every record of the transaction (they are all in
+// memory already, so Produce never waits for room) and does not compress,
+// as Connect's own offsets producer does not (compression.type none):
+// kgo's default snappy cost the producer a fifth more CPU for no gain in
+// wall time (docs/benchmarks.md), and every reader has to decompress it.
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []*SourceChange) error {
 	opts := append(slices.Clone(cl.Opts()),
 		kgo.TransactionalID(TransactionalIDPrefix+topic),
 		kgo.TransactionTimeout(transactionTimeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(restorePartitioner{}),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.MaxBufferedRecords(max(len(changes), 1)),
 	)
 	pcl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -152,27 +177,47 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	if err := pcl.BeginTransaction(); err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	records := make([]*kgo.Record, len(changes))
+	// One allocation for all records. The promises (kgo calls them one at
+	// a time, in the order ProduceSync would list the results) check each
+	// result; a stray copy's tombstone has its own promise, as it goes to
+	// the partition it removes the copy from.
+	records := make([]kgo.Record, len(changes))
+	var (
+		wg             sync.WaitGroup
+		perr, fenceErr error
+	)
+	result := func(r *kgo.Record, err error, stray bool) {
+		defer wg.Done()
+		switch {
+		case fenceErr != nil:
+		case err != nil && fenced(err):
+			fenceErr = err
+		case err != nil:
+			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Key), err))
+		case !stray:
+			if want := snapshot.PartitionFor(r.Key, n); r.Partition != want {
+				perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", displayKey(r.Key), r.Partition, want, n))
+			}
+		}
+	}
+	onRecord := func(r *kgo.Record, err error) { result(r, err, false) }
+	onStray := func(r *kgo.Record, err error) { result(r, err, true) }
+	wg.Add(len(changes))
 	for i, ch := range changes {
 		// Exact bytes; Value nil is a tombstone.
-		records[i] = &kgo.Record{Topic: topic, Key: ch.Key, Value: ch.New}
+		r := &records[i]
+		*r = kgo.Record{Topic: topic, Key: ch.Key, Value: ch.New}
 		if ch.Stray {
-			records[i].Context = context.WithValue(ctx, strayPartition{}, ch.Partition)
+			r.Context = context.WithValue(ctx, strayPartition{}, ch.Partition)
+			pcl.Produce(ctx, r, onStray)
+		} else {
+			pcl.Produce(ctx, r, onRecord)
 		}
 	}
-	stray := make(map[*kgo.Record]bool)
-	for i, ch := range changes {
-		stray[records[i]] = ch.Stray
-	}
-	var perr error
-	for _, r := range pcl.ProduceSync(ctx, records...) {
-		if r.Err != nil {
-			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Record.Key), r.Err))
-			continue
-		}
-		if want := snapshot.PartitionFor(r.Record.Key, n); !stray[r.Record] && r.Record.Partition != want {
-			perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", displayKey(r.Record.Key), r.Record.Partition, want, n))
-		}
+	wg.Wait()
+	if fenceErr != nil {
+		abort(ctx, pcl)
+		return fencedError(topic, fenceErr)
 	}
 	if perr != nil {
 		abort(ctx, pcl)
@@ -180,9 +225,26 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	}
 	if err := pcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		abort(ctx, pcl)
+		if fenced(err) {
+			return fencedError(topic, err)
+		}
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	return nil
+}
+
+// fenced reports whether err says a newer producer with the same
+// transactional id, another restore of the same topic, fenced this one.
+func fenced(err error) bool {
+	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced)
+}
+
+// fencedError explains a fenced restore producer, once, instead of the
+// broker's INVALID_PRODUCER_EPOCH for every record: two restores passed
+// the concurrent-restore check together (it cannot see a restore that has
+// not opened its transaction yet), and the later one took over.
+func fencedError(topic string, err error) error {
+	return fmt.Errorf("%w %q: it started at the same time as this one and took over the transactional id %q, so the broker aborted this one's transaction (%w); let it finish, then run this restore again to see what is left", ErrFenced, topic, TransactionalIDPrefix+topic, err)
 }
 
 // abort ends pcl's transaction with an abort, even when ctx is done.

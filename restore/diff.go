@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"sort"
 
@@ -85,10 +86,10 @@ type tpk struct {
 	key   string
 }
 
-func diffSource(name string, a, b []snapshot.SourceOffset) []Change {
-	index := func(os []snapshot.SourceOffset) map[tpk][]byte {
-		m := make(map[tpk][]byte, len(os))
-		for _, o := range os {
+func diffSource(name string, a, b iter.Seq[*snapshot.SourceOffset]) []Change {
+	index := func(os iter.Seq[*snapshot.SourceOffset]) map[tpk][]byte {
+		m := make(map[tpk][]byte)
+		for o := range os {
 			m[tpk{o.Topic, o.Partition, string(o.Key)}] = o.Value
 		}
 		return m

@@ -1,31 +1,38 @@
 package restore
 
-import "github.com/offsetkeeper/offsetkeeper/snapshot"
+import (
+	"iter"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
 
 // index looks a snapshot's entries up by connector name in constant time,
 // with the answers of the Snapshot methods of the same names (first match
 // wins). Building it is linear; a plan with thousands of connectors would
 // be quadratic without it.
+//
+// The source offsets of each connector are positions in the snapshot's
+// SourceOffsets (4 bytes a key, not a copy of the 160-byte SourceOffset),
+// found on the first call of sourceOffsetsOf: a live capture's index is
+// mostly asked about connectors and groups only.
 type index struct {
-	conns   map[string]snapshot.Connector
-	offsets map[string][]snapshot.SourceOffset
-	groups  map[string]snapshot.SinkGroup
+	snap   *snapshot.Snapshot
+	conns  map[string]snapshot.Connector
+	groups map[string]snapshot.SinkGroup
+	// offsets holds the positions of each connector's source offsets, nil
+	// until offsetsOf first needs them.
+	offsets map[string][]int32
 }
 
 func newIndex(s *snapshot.Snapshot) *index {
 	x := &index{
-		conns:   make(map[string]snapshot.Connector, len(s.Connectors)),
-		offsets: make(map[string][]snapshot.SourceOffset),
-		groups:  make(map[string]snapshot.SinkGroup, len(s.SinkGroups)),
+		snap:   s,
+		conns:  make(map[string]snapshot.Connector, len(s.Connectors)),
+		groups: make(map[string]snapshot.SinkGroup, len(s.SinkGroups)),
 	}
 	for _, c := range s.Connectors {
 		if _, dup := x.conns[c.Name]; !dup {
 			x.conns[c.Name] = c
-		}
-	}
-	for _, o := range s.SourceOffsets {
-		if o.Connector != "" {
-			x.offsets[o.Connector] = append(x.offsets[o.Connector], o)
 		}
 	}
 	for _, g := range s.SinkGroups {
@@ -36,12 +43,83 @@ func newIndex(s *snapshot.Snapshot) *index {
 	return x
 }
 
+// indexOffsets fills x.offsets: one slice of positions for the whole
+// snapshot, cut per connector. A snapshot's keys come in runs of one
+// connector (they sort by topic, partition and key, and a key starts with
+// its connector's name), so the map is looked up once per run.
+func (x *index) indexOffsets() {
+	offs := x.snap.SourceOffsets
+	counts := make(map[string]int32)
+	last, n := "", int32(0)
+	for i := range offs {
+		c := offs[i].Connector
+		if c != last {
+			if last != "" {
+				counts[last] += n
+			}
+			last, n = c, 0
+		}
+		n++
+	}
+	if last != "" {
+		counts[last] += n
+	}
+	total := int32(0)
+	for _, n := range counts {
+		total += n
+	}
+	all := make([]int32, total)
+	x.offsets = make(map[string][]int32, len(counts))
+	at := int32(0)
+	for name, n := range counts {
+		x.offsets[name] = all[at : at : at+n]
+		at += n
+	}
+	last = ""
+	var cur []int32
+	for i := range offs {
+		c := offs[i].Connector
+		if c == "" {
+			continue
+		}
+		if c != last {
+			if last != "" {
+				x.offsets[last] = cur
+			}
+			last, cur = c, x.offsets[c]
+		}
+		cur = append(cur, int32(i))
+	}
+	if last != "" {
+		x.offsets[last] = cur
+	}
+}
+
 func (x *index) connector(name string) (snapshot.Connector, bool) {
 	c, ok := x.conns[name]
 	return c, ok
 }
 
-func (x *index) sourceOffsetsOf(name string) []snapshot.SourceOffset { return x.offsets[name] }
+// offsetsOf returns the positions in the snapshot's SourceOffsets of the
+// source offsets of connector name, in the snapshot's order.
+func (x *index) offsetsOf(name string) []int32 {
+	if x.offsets == nil {
+		x.indexOffsets()
+	}
+	return x.offsets[name]
+}
+
+// sourceOffsetsOf yields the source offsets of connector name, in the
+// snapshot's order. They point into the snapshot: do not change them.
+func (x *index) sourceOffsetsOf(name string) iter.Seq[*snapshot.SourceOffset] {
+	return func(yield func(*snapshot.SourceOffset) bool) {
+		for _, i := range x.offsetsOf(name) {
+			if !yield(&x.snap.SourceOffsets[i]) {
+				return
+			}
+		}
+	}
+}
 
 func (x *index) sinkGroupOf(name string) (snapshot.SinkGroup, bool) {
 	g, ok := x.groups[name]

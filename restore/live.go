@@ -30,6 +30,23 @@ import (
 // A worker offsets topic (opts.OffsetsTopics) that does not exist is
 // ErrTopicMissing with the command that creates it.
 func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*snapshot.Snapshot, error) {
+	live, _, err := captureLive(ctx, cl, snap, opts, false, nil, false)
+	return live, err
+}
+
+// liveCapturer is the Capturer of a plan's live capture, with the client
+// and the options it was made with.
+type liveCapturer struct {
+	cl   *kgo.Client
+	opts snapshot.Options
+	c    *snapshot.Capturer
+}
+
+// captureLive is CaptureLive through reuse when reuse was made for the same
+// client and capture options, else through a new Capturer, incremental
+// when asked. It returns the Capturer used, for the next capture; with
+// last, there is none (Capturer.CaptureLast): it keeps nothing.
+func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, incremental bool, reuse *liveCapturer, last bool) (*snapshot.Snapshot, *liveCapturer, error) {
 	opts.defaults()
 	adm := kadm.NewClient(cl)
 	scope := opts.Connectors
@@ -50,11 +67,11 @@ func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	exists, err := topicsExist(ctx, adm, append(slices.Clone(opts.OffsetsTopics), own...))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range opts.OffsetsTopics {
 		if !exists[t] {
-			return nil, missingTopicError(t, snapPartitions(snap, t), "the worker offsets topic")
+			return nil, nil, missingTopicError(t, snapPartitions(snap, t), "the worker offsets topic")
 		}
 	}
 	var extra []string
@@ -64,12 +81,22 @@ func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		}
 	}
 
-	live, err := snapshot.Capture(ctx, cl, opts.captureOptions(scope, extra))
+	copts := opts.captureOptions(scope, extra)
+	copts.Incremental = incremental
+	lc := reuse
+	if lc == nil || lc.cl != cl || !sameCapture(lc.opts, copts) {
+		lc = &liveCapturer{cl: cl, opts: copts, c: snapshot.NewCapturer(cl, copts)}
+	}
+	capture := lc.c.Capture
+	if last {
+		capture = lc.c.CaptureLast
+	}
+	live, err := capture(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
+		return nil, nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
 	}
 	if len(scope) == 0 || snap == nil {
-		return live, nil
+		return live, lc, nil
 	}
 
 	// A scoped capture finds groups through live configs only: add the
@@ -113,7 +140,7 @@ func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		}
 		g, found, err := readGroup(ctx, adm, group)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if found {
 			g.Connector = name
@@ -121,7 +148,15 @@ func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		}
 	}
 	live.Normalize()
-	return live, nil
+	return live, lc, nil
+}
+
+// sameCapture reports whether captures with options a and b read and
+// record the same things.
+func sameCapture(a, b snapshot.Options) bool {
+	return slices.Equal(a.OffsetsTopics, b.OffsetsTopics) && a.ConfigTopic == b.ConfigTopic && a.GroupPrefix == b.GroupPrefix &&
+		slices.Equal(a.Connectors, b.Connectors) && a.ConfigTopicOptional == b.ConfigTopicOptional && a.Incremental == b.Incremental &&
+		a.ProgramVersion == b.ProgramVersion && a.Reason == b.Reason
 }
 
 // snapGroupName is the group a snapshot records for connector, or "".

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,9 @@ func (a Action) writes() bool { return a == Changed || a == Added || a == Remove
 // printed by Print, checked by Check and carried out by Apply. A Plan is
 // not safe for concurrent use.
 type Plan struct {
-	// Snapshot is the snapshot restored, filtered to the scope.
+	// Snapshot is the snapshot restored, filtered to the scope. It may
+	// share its source offsets with the snapshot given to NewPlan: do not
+	// modify them.
 	Snapshot *snapshot.Snapshot
 	// Live is the live state of the scope read by NewPlan (see CaptureLive):
 	// stored before Apply, it is the undo snapshot.
@@ -63,11 +66,17 @@ type Plan struct {
 	source *snapshot.Snapshot
 	// snapIdx and liveIdx index source and Live by connector.
 	snapIdx, liveIdx *index
+	// capturer read Live and keeps what it read: Verify's capture through
+	// it reads only the records written since.
+	capturer *liveCapturer
 	// partitions is the live partition count of every offsets topic read.
 	partitions map[string]int32
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
+	// froms holds the SourceChange.From strings made, one per snapshot
+	// partition.
+	froms map[topicPart]string
 }
 
 // ConnectorPlan is the comparison for one connector.
@@ -276,7 +285,11 @@ type scoped struct {
 // be in the snapshot, or all the snapshot holds (its connectors, plus the
 // names of a scoped snapshot's Scope, which held no offsets then).
 func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
-	idx := newIndex(snap)
+	return resolveScopeIn(snap, newIndex(snap), opts)
+}
+
+// resolveScopeIn is resolveScope with idx, an index of snap.
+func resolveScopeIn(snap *snapshot.Snapshot, idx *index, opts Options) ([]scoped, error) {
 	known := map[string]bool{}
 	for _, c := range snap.Connectors {
 		known[c.Name] = true
@@ -284,9 +297,13 @@ func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
 	for _, n := range snap.Scope {
 		known[n] = true
 	}
-	for _, o := range snap.SourceOffsets {
-		if o.Connector != "" {
-			known[o.Connector] = true
+	// Source offsets come in runs of one connector's keys: one map
+	// write per run.
+	hasKeys := map[string]bool{}
+	last := ""
+	for i := range snap.SourceOffsets {
+		if c := snap.SourceOffsets[i].Connector; c != last && c != "" {
+			known[c], hasKeys[c], last = true, true, c
 		}
 	}
 	for _, g := range snap.SinkGroups {
@@ -322,10 +339,9 @@ func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
 			typ = c.Type
 		}
 		_, hasGroup := idx.sinkGroupOf(n)
-		hasKeys := len(idx.sourceOffsetsOf(n)) > 0
 		s := scoped{
 			name:   n,
-			source: !opts.SinkOnly && (typ != snapshot.TypeSink || hasKeys),
+			source: !opts.SinkOnly && (typ != snapshot.TypeSink || hasKeys[n]),
 			sink:   !opts.SourceOnly && (typ == snapshot.TypeSink || typ == snapshot.TypeUnknown || hasGroup),
 		}
 		if s.source || s.sink {
@@ -370,7 +386,19 @@ func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
 // a key is the one on its murmur2 partition; a copy elsewhere is reported
 // in Warnings and left alone. Sink offsets are compared per partition of
 // the group the live config names (else the snapshot's).
+//
+// The plan points into snap (its keys, values and source offsets) and
+// keeps it for Verify: do not modify snap while the plan is in use.
 func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*Plan, error) {
+	return newPlan(ctx, cl, snap, opts, nil)
+}
+
+// newPlan is NewPlan. With prev, an earlier plan of the same snapshot
+// (Verify's), it reuses prev's index of the snapshot and, when the scope
+// is the same, its filtered snapshot and its live Capturer: the live
+// capture then reads only the records written since prev's (an
+// incremental capture equals a full one).
+func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, error) {
 	if snap == nil {
 		return nil, errors.New("plan restore: no snapshot")
 	}
@@ -378,7 +406,14 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		return nil, errors.New("plan restore: source only and sink only exclude each other")
 	}
 	opts.defaults()
-	scope, err := resolveScope(snap, opts)
+	if prev != nil && prev.source != snap {
+		prev = nil
+	}
+	snapIdx := newIndex(snap)
+	if prev != nil {
+		snapIdx = prev.snapIdx
+	}
+	scope, err := resolveScopeIn(snap, snapIdx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +432,7 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		Scope:      names,
 		opts:       opts,
 		source:     snap,
-		snapIdx:    newIndex(snap),
+		snapIdx:    snapIdx,
 		partitions: map[string]int32{},
 		policies:   map[string]string{},
 	}
@@ -417,13 +452,22 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 
 	copts := opts
 	copts.Connectors = names
-	live, err := CaptureLive(ctx, cl, snap, copts)
+	var reuse *liveCapturer
+	if prev != nil && slices.Equal(prev.Scope, names) {
+		reuse = prev.capturer
+		p.Snapshot = prev.Snapshot
+	} else {
+		p.Snapshot = filterScope(snap, names)
+	}
+	// The live capture keeps what it read, so that Verify reads only what
+	// was written since; Verify's own capture keeps nothing.
+	live, lc, err := captureLive(ctx, cl, snap, copts, true, reuse, prev != nil)
 	if err != nil {
 		return nil, err
 	}
 	p.Live = live
+	p.capturer = lc
 	p.liveIdx = newIndex(live)
-	p.Snapshot = snap.Filter(names)
 	for _, t := range live.Topics {
 		if t.Role == snapshot.RoleOffsets {
 			p.partitions[t.Name] = int32(len(t.Partitions))
@@ -462,27 +506,36 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	return p, nil
 }
 
+// filterScope is snap.Filter(names), except that when the scope keeps every
+// source offset of snap (the restore of a whole snapshot) the result shares
+// them with snap instead of copying them (160 bytes a key).
+func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
+	if len(snap.SourceOffsets) == 0 {
+		return snap.Filter(names)
+	}
+	keep := make(map[string]bool, len(names))
+	for _, n := range names {
+		keep[n] = true
+	}
+	// Source offsets come in runs of one connector's keys.
+	for i := range snap.SourceOffsets {
+		c := snap.SourceOffsets[i].Connector
+		if i > 0 && c == snap.SourceOffsets[i-1].Connector {
+			continue
+		}
+		if c == "" || !keep[c] {
+			return snap.Filter(names)
+		}
+	}
+	rest := *snap
+	rest.SourceOffsets = nil
+	out := rest.Filter(names)
+	out.SourceOffsets = snap.SourceOffsets[:len(snap.SourceOffsets):len(snap.SourceOffsets)]
+	return out
+}
+
 func (p *Plan) warnf(format string, args ...any) {
 	p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
-}
-
-type topicKey struct {
-	topic string
-	key   string
-}
-
-func sortedTopicKeys[V any](m map[topicKey]V) []topicKey {
-	keys := make([]topicKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].topic != keys[j].topic {
-			return keys[i].topic < keys[j].topic
-		}
-		return keys[i].key < keys[j].key
-	})
-	return keys
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -495,6 +548,14 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // planSource compares one connector's source keys.
+//
+// It is a merge of two lists in the order of the changes (topic, partition,
+// key): what the snapshot wants, by target topic, and what lives here on
+// each key's murmur2 partition. A capture and Normalize leave both sides in
+// that order already in the usual case (keys on their murmur2 partitions,
+// the same partition count), so a sort is needed only for input in another
+// order; and nothing is copied per key: the changes point at the bytes of
+// the snapshot and of the live capture.
 func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2]string]bool) (*SourcePlan, error) {
 	workers := p.opts.OffsetsTopics
 	workerFor := func(t string) string {
@@ -524,105 +585,220 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || ownSnap != "" || lc.OffsetsTopic != "",
 		touched:     kadm.TopicsSet{},
 	}
+	snapOffs := snap.SourceOffsets
+	liveOffs := p.Live.SourceOffsets
 
-	// What the snapshot wants, by target topic and key.
-	type pick struct {
-		o       snapshot.SourceOffset
+	// What the snapshot wants: one entry per snapshot key and target
+	// topic. A key the snapshot holds in a worker topic stays there; the
+	// copy the connector read (primary) also goes where it reads now.
+	type wantEntry struct {
+		pos     int32 // in snap.SourceOffsets
+		part    int32 // the key's murmur2 partition of the target here
+		target  int32 // in targets, then in topics
 		primary bool
-		copies  []snapshot.SourceOffset
 	}
-	want := map[topicKey]*pick{}
-	better := func(a snapshot.SourceOffset, aPrimary bool, b *pick) bool {
-		if aPrimary != b.primary {
-			return aPrimary
+	var targets []string
+	targetsOf := map[string][]int32{} // by snapshot topic
+	positions := p.snapIdx.offsetsOf(name)
+	want := make([]wantEntry, 0, len(positions))
+	for _, pos := range positions {
+		o := &snapOffs[pos]
+		ts, ok := targetsOf[o.Topic]
+		if !ok {
+			var names []string
+			if ownSnap == "" || o.Topic != ownSnap {
+				names = append(names, workerFor(o.Topic))
+			}
+			if t := primaryFor(o.Topic); (ownSnap == "" || o.Topic == ownSnap) && !slices.Contains(names, t) {
+				names = append(names, t)
+			}
+			for _, target := range names {
+				if pair := [2]string{o.Topic, target}; !seenPairs[pair] {
+					seenPairs[pair] = true
+					if sn, ln := snapPartitions(snap, o.Topic), p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
+						p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, o.Topic, sn, ln)
+					}
+				}
+				i := slices.Index(targets, target)
+				if i < 0 {
+					i = len(targets)
+					targets = append(targets, target)
+				}
+				ts = append(ts, int32(i))
+			}
+			targetsOf[o.Topic] = ts
 		}
-		if a.Topic == b.o.Topic {
-			am := a.Partition == snapshot.PartitionFor(a.Key, snapPartitions(snap, a.Topic))
-			bm := b.o.Partition == snapshot.PartitionFor(b.o.Key, snapPartitions(snap, b.o.Topic))
+		primary := ownSnap == "" || o.Topic == ownSnap
+		for _, t := range ts {
+			want = append(want, wantEntry{pos: pos, target: t, primary: primary})
+		}
+	}
+
+	// better reports whether snapshot key a is a better source for a
+	// target than b, when both hold the same key.
+	better := func(a *wantEntry, b *wantEntry) bool {
+		if a.primary != b.primary {
+			return a.primary
+		}
+		ao, bo := &snapOffs[a.pos], &snapOffs[b.pos]
+		if ao.Topic == bo.Topic {
+			am := ao.Partition == snapshot.PartitionFor(ao.Key, snapPartitions(snap, ao.Topic))
+			bm := bo.Partition == snapshot.PartitionFor(bo.Key, snapPartitions(snap, bo.Topic))
 			if am != bm {
 				return am
 			}
-			return a.Partition < b.o.Partition
+			return ao.Partition < bo.Partition
 		}
-		return a.Topic < b.o.Topic
-	}
-	merged := map[string]bool{}
-	for _, o := range p.snapIdx.sourceOffsetsOf(name) {
-		primary := ownSnap == "" || o.Topic == ownSnap
-		// A key the snapshot holds in a worker topic stays there; the copy
-		// the connector read (primary) also goes where it reads now.
-		var targets []string
-		if ownSnap == "" || o.Topic != ownSnap {
-			targets = append(targets, workerFor(o.Topic))
-		}
-		if t := primaryFor(o.Topic); primary && !slices.Contains(targets, t) {
-			targets = append(targets, t)
-		}
-		for _, target := range targets {
-			if pair := [2]string{o.Topic, target}; !seenPairs[pair] {
-				seenPairs[pair] = true
-				if sn, ln := snapPartitions(snap, o.Topic), p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
-					p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, o.Topic, sn, ln)
-				}
-			}
-			k := topicKey{target, string(o.Key)}
-			cur := want[k]
-			if cur == nil {
-				want[k] = &pick{o: o, primary: primary, copies: []snapshot.SourceOffset{o}}
-				continue
-			}
-			cur.copies = append(cur.copies, o)
-			if cur.o.Topic != o.Topic {
-				merged[min(cur.o.Topic, o.Topic)+"\x00"+max(cur.o.Topic, o.Topic)] = true
-			}
-			if better(o, primary, cur) {
-				cur.o, cur.primary = o, primary
-			}
-		}
-	}
-	for _, pair := range sortedKeys(merged) {
-		a, b, _ := strings.Cut(pair, "\x00")
-		p.warnf("connector %q: keys the snapshot holds in both %q and %q go to one topic here; where both hold a key, the copy from the topic the connector read wins", name, a, b)
+		return ao.Topic < bo.Topic
 	}
 
 	topics := slices.Clone(workers)
 	if !slices.Contains(topics, sp.Target) {
 		topics = append(topics, sp.Target)
 	}
-	for _, k := range sortedTopicKeys(want) {
-		w := want[k]
-		if _, ok := p.partitions[k.topic]; !ok {
-			return nil, missingTopicError(k.topic, snapPartitions(snap, w.o.Topic), fmt.Sprintf("the offsets topic of connector %q", name))
-		}
-		if !slices.Contains(topics, k.topic) {
-			topics = append(topics, k.topic)
+	for _, t := range targets {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
 		}
 	}
 	sort.Strings(topics)
 	sp.Topics = topics
+	// A target that does not exist here: the error names the first by
+	// topic, and the snapshot's partition count of its first key by bytes.
+	for _, t := range topics {
+		ti := int32(slices.Index(targets, t))
+		if _, ok := p.partitions[t]; ok || ti < 0 {
+			continue
+		}
+		var first *wantEntry
+		for i := range want {
+			w := &want[i]
+			if w.target != ti {
+				continue
+			}
+			if first == nil {
+				first = w
+				continue
+			}
+			if c := bytes.Compare(snapOffs[w.pos].Key, snapOffs[first.pos].Key); c < 0 || c == 0 && better(w, first) {
+				first = w
+			}
+		}
+		return nil, missingTopicError(t, snapPartitions(snap, snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", name))
+	}
+	// From here on, target numbers are positions in topics, whose order
+	// is the changes' order.
+	rank := make([]int32, len(targets))
+	for i, t := range targets {
+		rank[i] = int32(slices.Index(topics, t))
+	}
+	for i := range want {
+		w := &want[i]
+		w.target = rank[w.target]
+		w.part = snapshot.PartitionFor(snapOffs[w.pos].Key, p.partitions[topics[w.target]])
+	}
+	cmpWant := func(a, b wantEntry) int {
+		if c := cmp.Compare(a.target, b.target); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.part, b.part); c != 0 {
+			return c
+		}
+		return bytes.Compare(snapOffs[a.pos].Key, snapOffs[b.pos].Key)
+	}
+	if !slices.IsSortedFunc(want, cmpWant) {
+		// Stable: among copies of one key the snapshot's order decides
+		// ties, as it did when they were met one by one.
+		slices.SortStableFunc(want, cmpWant)
+	}
 
+	// One pick per target and key: copies of a key in one target are
+	// adjacent now (same target, same key, so the same partition).
+	type dupWarning struct {
+		topic string
+		key   []byte
+		msg   string
+	}
+	var dups []dupWarning
+	merged := map[string]bool{}
+	picks := want[:0] // in place: a pick is never ahead of its group
+	for i := 0; i < len(want); {
+		j := i + 1
+		for j < len(want) && want[j].target == want[i].target && bytes.Equal(snapOffs[want[j].pos].Key, snapOffs[want[i].pos].Key) {
+			j++
+		}
+		best := want[i]
+		if j-i > 1 {
+			group := want[i:j]
+			for k := 1; k < len(group); k++ {
+				o, cur := &snapOffs[group[k].pos], &snapOffs[best.pos]
+				if cur.Topic != o.Topic {
+					merged[min(cur.Topic, o.Topic)+"\x00"+max(cur.Topic, o.Topic)] = true
+				}
+				if better(&group[k], &best) {
+					best = group[k]
+				}
+			}
+			first := snapOffs[group[0].pos].Topic
+			var ps []int32
+			for _, c := range group {
+				if o := &snapOffs[c.pos]; o.Topic == first {
+					ps = append(ps, o.Partition)
+				}
+			}
+			if len(ps) > 1 {
+				slices.Sort(ps)
+				bo, topic := &snapOffs[best.pos], topics[best.target]
+				dups = append(dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
+			}
+		}
+		picks = append(picks, best)
+		i = j
+	}
+	for _, pair := range sortedKeys(merged) {
+		a, b, _ := strings.Cut(pair, "\x00")
+		p.warnf("connector %q: keys the snapshot holds in both %q and %q go to one topic here; where both hold a key, the copy from the topic the connector read wins", name, a, b)
+	}
+
+	// What lives here, on each key's murmur2 partition, in the same
+	// order; copies elsewhere are strays.
+	type haveEntry struct {
+		pos    int32 // in Live.SourceOffsets
+		target int32 // in topics
+	}
+	livePositions := p.liveIdx.offsetsOf(name)
+	have := make([]haveEntry, 0, len(livePositions))
+	var strays []SourceChange
 	// Where the snapshot held each key, to tell its own hand-made copies
-	// from ones that appeared since.
+	// from ones that appeared since; made for the first stray only.
 	type placed struct {
 		topic string
 		part  int32
 		key   string
 	}
-	snapAt := map[placed]bool{}
-	for _, o := range p.snapIdx.sourceOffsetsOf(name) {
-		snapAt[placed{o.Topic, o.Partition, string(o.Key)}] = true
-	}
-
-	// What lives here, on each key's murmur2 partition.
-	have := map[topicKey][]byte{}
-	var strays []SourceChange
-	for _, o := range p.liveIdx.sourceOffsetsOf(name) {
-		if !slices.Contains(topics, o.Topic) {
+	var snapAt map[placed]bool
+	lastTopic, lastTarget, lastPart := "", int32(-1), int32(-1)
+	for _, pos := range livePositions {
+		o := &liveOffs[pos]
+		if o.Topic != lastTopic || lastTarget < 0 {
+			lastTopic, lastTarget, lastPart = o.Topic, int32(slices.Index(topics, o.Topic)), -1
+		}
+		if lastTarget < 0 {
 			continue
 		}
-		sp.touched.Add(o.Topic, o.Partition)
+		if o.Partition != lastPart {
+			sp.touched.Add(o.Topic, o.Partition)
+			lastPart = o.Partition
+		}
 		n := p.partitions[o.Topic]
 		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
+			if snapAt == nil {
+				snapAt = map[placed]bool{}
+				for _, sp := range positions {
+					so := &snapOffs[sp]
+					snapAt[placed{so.Topic, so.Partition, string(so.Key)}] = true
+				}
+			}
 			if snapAt[placed{o.Topic, o.Partition, string(o.Key)}] {
 				p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
 				continue
@@ -632,65 +808,123 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 			strays = append(strays, SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value, Stray: true})
 			continue
 		}
-		have[topicKey{o.Topic, string(o.Key)}] = o.Value
+		have = append(have, haveEntry{pos: pos, target: lastTarget})
 	}
-	sp.Changes = append(sp.Changes, strays...)
+	cmpHave := func(a, b haveEntry) int {
+		if c := cmp.Compare(a.target, b.target); c != 0 {
+			return c
+		}
+		ao, bo := &liveOffs[a.pos], &liveOffs[b.pos]
+		if c := cmp.Compare(ao.Partition, bo.Partition); c != 0 {
+			return c
+		}
+		return bytes.Compare(ao.Key, bo.Key)
+	}
+	if !slices.IsSortedFunc(have, cmpHave) {
+		slices.SortStableFunc(have, cmpHave)
+	}
+	slices.SortStableFunc(dups, func(a, b dupWarning) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	for _, d := range dups {
+		p.warnf("%s", d.msg)
+	}
 
-	for _, k := range sortedTopicKeys(want) {
-		w := want[k]
-		part := snapshot.PartitionFor(w.o.Key, p.partitions[k.topic])
-		sp.touched.Add(k.topic, part)
-		ch := SourceChange{Topic: k.topic, Partition: part, Key: w.o.Key, New: w.o.Value}
-		if w.o.Topic != k.topic || w.o.Partition != part {
-			ch.From = fmt.Sprintf("%s/%d", w.o.Topic, w.o.Partition)
-		}
-		if old, ok := have[k]; ok {
-			ch.Old = old
-			ch.Action = Changed
-			if bytes.Equal(old, w.o.Value) {
-				ch.Action = Unchanged
+	// The merge: first the pairs (pick, live key) in order, then the
+	// changes, allocated once at their exact number.
+	type pair struct{ w, h int32 } // -1: none
+	pairs := make([]pair, 0, max(len(picks), len(have)))
+	i, j := 0, 0
+	for i < len(picks) || j < len(have) {
+		c := 0
+		switch {
+		case i == len(picks):
+			c = 1
+		case j == len(have):
+			c = -1
+		default:
+			w, h := &picks[i], &have[j]
+			if c = cmp.Compare(w.target, h.target); c == 0 {
+				ho := &liveOffs[h.pos]
+				if c = cmp.Compare(w.part, ho.Partition); c == 0 {
+					c = bytes.Compare(snapOffs[w.pos].Key, ho.Key)
+				}
 			}
-		} else {
-			ch.Action = Added
 		}
-		if dup := samePlaceCopies(w.copies); len(dup) > 1 {
-			p.warnf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", name, displayKey(w.o.Key), joinInt32(dup), w.o.Topic, w.o.Partition, part, k.topic)
+		// Two live copies of one key in one partition (not from a
+		// capture): the last one counts.
+		if c >= 0 {
+			for j+1 < len(have) && have[j+1].target == have[j].target && bytes.Equal(liveOffs[have[j+1].pos].Key, liveOffs[have[j].pos].Key) {
+				j++
+			}
 		}
-		sp.Changes = append(sp.Changes, ch)
+		switch {
+		case c < 0:
+			pairs = append(pairs, pair{int32(i), -1})
+			i++
+		case c > 0:
+			pairs = append(pairs, pair{-1, int32(j)})
+			j++
+		default:
+			pairs = append(pairs, pair{int32(i), int32(j)})
+			i++
+			j++
+		}
 	}
-	for k, old := range have {
-		if _, ok := want[k]; ok {
+	sp.Changes = make([]SourceChange, len(pairs), len(pairs)+len(strays))
+	if p.froms == nil {
+		p.froms = map[topicPart]string{}
+	}
+	lastTopic, lastPart = "", -1
+	for k, pr := range pairs {
+		ch := &sp.Changes[k]
+		if pr.w < 0 {
+			o := &liveOffs[have[pr.h].pos]
+			*ch = SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value}
 			continue
 		}
-		sp.Changes = append(sp.Changes, SourceChange{
-			Action: Removed, Topic: k.topic, Partition: snapshot.PartitionFor([]byte(k.key), p.partitions[k.topic]),
-			Key: []byte(k.key), Old: old,
+		w := &picks[pr.w]
+		o := &snapOffs[w.pos]
+		topic := topics[w.target]
+		*ch = SourceChange{Topic: topic, Partition: w.part, Key: o.Key, New: o.Value, Action: Added}
+		if topic != lastTopic || w.part != lastPart {
+			sp.touched.Add(topic, w.part)
+			lastTopic, lastPart = topic, w.part
+		}
+		if o.Topic != topic || o.Partition != w.part {
+			// One string per snapshot partition, not per key.
+			tp := topicPart{o.Topic, o.Partition}
+			from, ok := p.froms[tp]
+			if !ok {
+				from = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
+				p.froms[tp] = from
+			}
+			ch.From = from
+		}
+		if pr.h >= 0 {
+			ch.Old = liveOffs[have[pr.h].pos].Value
+			ch.Action = Changed
+			if bytes.Equal(ch.Old, ch.New) {
+				ch.Action = Unchanged
+			}
+		}
+	}
+	if len(strays) > 0 {
+		sp.Changes = append(sp.Changes, strays...)
+		slices.SortFunc(sp.Changes, func(a, b SourceChange) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.Key, b.Key)
 		})
 	}
-	sort.Slice(sp.Changes, func(i, j int) bool {
-		a, b := sp.Changes[i], sp.Changes[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
-		}
-		return bytes.Compare(a.Key, b.Key) < 0
-	})
 	return sp, nil
-}
-
-// samePlaceCopies returns the partitions of the copies that share the
-// first copy's topic, sorted; more than one means a hand-made duplicate.
-func samePlaceCopies(copies []snapshot.SourceOffset) []int32 {
-	var ps []int32
-	for _, c := range copies {
-		if c.Topic == copies[0].Topic {
-			ps = append(ps, c.Partition)
-		}
-	}
-	slices.Sort(ps)
-	return ps
 }
 
 func joinInt32(ps []int32) string {

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,7 +20,9 @@ import (
 // "plan: N source writes, M tombstones, K sink commits, J sink deletions"
 // end it.
 func (p *Plan) Print(w io.Writer) error {
-	ew := &errWriter{w: w}
+	// Buffered: a plan can list hundreds of thousands of keys.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	ew := &errWriter{w: bw}
 	s := p.Snapshot
 	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %d connectors\n",
 		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, len(p.Connectors))
@@ -31,26 +34,48 @@ func (p *Plan) Print(w io.Writer) error {
 		}
 		if sp := cp.Source; sp != nil {
 			unchanged := 0
-			for _, ch := range sp.Changes {
-				where := fmt.Sprintf("%s/%d", ch.Topic, ch.Partition)
-				from := ""
-				if ch.From != "" {
-					from = fmt.Sprintf("  (from %s in the snapshot)", ch.From)
-				}
-				switch ch.Action {
-				case Unchanged:
+			var line []byte
+			for i := range sp.Changes {
+				ch := &sp.Changes[i]
+				if ch.Action == Unchanged {
 					unchanged++
-				case Changed:
-					ew.printf("  source  %s  %s  changed  %s -> %s%s\n", where, displayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New), from)
-				case Added:
-					ew.printf("  source  %s  %s  added  %s%s\n", where, displayKey(ch.Key), displayValue(ch.New), from)
-				case Removed:
-					stray := ""
-					if ch.Stray {
-						stray = " (a copy off its murmur2 partition, not in the snapshot: tombstoned on this partition)"
-					}
-					ew.printf("  source  %s  %s  removed  %s -> tombstone%s\n", where, displayKey(ch.Key), displayValue(ch.Old), stray)
+					continue
 				}
+				if !ch.Action.writes() {
+					continue
+				}
+				// "  source  <topic>/<partition>  <key>  <action>  ...",
+				// appended in place: one line per key written.
+				line = append(line[:0], "  source  "...)
+				line = append(line, ch.Topic...)
+				line = append(line, '/')
+				line = strconv.AppendInt(line, int64(ch.Partition), 10)
+				line = append(line, "  "...)
+				line = appendKey(line, ch.Key)
+				switch ch.Action {
+				case Changed:
+					line = append(line, "  changed  "...)
+					line = appendValue(line, ch.Old)
+					line = append(line, " -> "...)
+					line = appendValue(line, ch.New)
+				case Added:
+					line = append(line, "  added  "...)
+					line = appendValue(line, ch.New)
+				case Removed:
+					line = append(line, "  removed  "...)
+					line = appendValue(line, ch.Old)
+					line = append(line, " -> tombstone"...)
+					if ch.Stray {
+						line = append(line, " (a copy off its murmur2 partition, not in the snapshot: tombstoned on this partition)"...)
+					}
+				}
+				if ch.From != "" && ch.Action != Removed {
+					line = append(line, "  (from "...)
+					line = append(line, ch.From...)
+					line = append(line, " in the snapshot)"...)
+				}
+				line = append(line, '\n')
+				ew.write(line)
 			}
 			switch {
 			case len(sp.Changes) == 0:
@@ -99,6 +124,9 @@ func (p *Plan) Print(w io.Writer) error {
 		ew.printf(", %d sink offsets skipped", c.SinkSkipped)
 	}
 	ew.printf("\n")
+	if ew.err == nil {
+		ew.err = bw.Flush()
+	}
 	return ew.err
 }
 
@@ -119,10 +147,34 @@ func orNone(s string) string {
 // displayKey shows a source key by its partition object, exactly as its
 // bytes hold it; a key that does not parse is quoted.
 func displayKey(key []byte) string {
+	if _, raw, ok := connectjson.PlainKey(key); ok {
+		return string(raw) // printable ASCII: displayValue would return it as it is
+	}
 	if _, _, raw, err := connectjson.ParseKey(key); err == nil {
 		return displayValue(raw)
 	}
 	return strconv.Quote(string(key))
+}
+
+// appendKey appends displayKey(key) to dst.
+func appendKey(dst, key []byte) []byte {
+	if _, raw, ok := connectjson.PlainKey(key); ok {
+		return append(dst, raw...)
+	}
+	return append(dst, displayKey(key)...)
+}
+
+// appendValue appends displayValue(b) to dst.
+func appendValue(dst, b []byte) []byte {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return append(dst, displayValue(b)...)
+		}
+	}
+	if b == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, b...) // printable ASCII
 }
 
 // displayValue shows bytes as they are when they are printable UTF-8,
@@ -151,5 +203,11 @@ type errWriter struct {
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
 	}
 }

@@ -25,11 +25,16 @@ type Verification struct {
 // the snapshot exactly as NewPlan does, limited as the plan was (scope,
 // source only, sink only). It returns an error wrapping ErrVerifyFailed,
 // with the Verification, when anything differs.
+//
+// When cl is the client the plan was made with, the offsets topics are read
+// through the plan's Capturer, which kept what NewPlan read: only the
+// records written since (by Apply, or by anyone else) are fetched, and the
+// result is the same as reading the topics whole.
 func Verify(ctx context.Context, cl *kgo.Client, p *Plan) (*Verification, error) {
 	opts := p.opts
 	opts.Connectors = p.Scope
 	opts.AllowOtherCluster = opts.AllowOtherCluster || p.OtherCluster
-	again, err := NewPlan(ctx, cl, p.source, opts)
+	again, err := newPlan(ctx, cl, p.source, opts, p)
 	if err != nil {
 		return nil, fmt.Errorf("verify restore: %w", err)
 	}

@@ -468,6 +468,11 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		snapshot.SourceOffset{Topic: "t", Key: snapshot.Bytes{0xff, 0}, Value: snapshot.Bytes{}, ParseError: "x\x01"},
 		snapshot.SourceOffset{Topic: "t", Partition: -3, Offset: -1 << 62, Key: snapshot.Bytes("\u2028\x7f\"\\é😀"), Value: nil,
 			SourcePartition: json.RawMessage(`{"a" : [ 1 ,{"b":null}], "c":"\u00e9"}`)})
+	// More offsets than the decoder collects in one chunk.
+	for i := range 5000 {
+		snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "bulk", Partition: int32(i % 7), Offset: int64(i),
+			Key: fmt.Appendf(nil, `["bulk",{"n":%d}]`, i), Value: fmt.Appendf(nil, `{"p":%d}`, i), Connector: "bulk"})
+	}
 	var doc bytes.Buffer
 	if err := snap.Encode(&doc); err != nil {
 		t.Fatal(err)

@@ -114,6 +114,23 @@ func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*Snapshot, erro
 // Every partition-level error fails the capture: a short snapshot is worse
 // than none.
 func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
+	return c.capture(ctx, c.opts.Incremental)
+}
+
+// CaptureLast is Capture for the last capture of an incremental Capturer:
+// it reads only what was written since the previous Capture, as Capture
+// does, and returns the same snapshot, but keeps nothing for a next one
+// (which then reads everything again). That saves what an incremental
+// Capturer keeps beyond the snapshot's bytes: its own copy of the source
+// offsets (160 bytes a key) and the per-key index of every partition.
+// Without Options.Incremental it is Capture.
+func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
+	return c.capture(ctx, false)
+}
+
+// capture is Capture; keep says whether the Capturer keeps what it read
+// for the next one.
+func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 	began := time.Now()
 	c.stats = CaptureStats{}
 	if !c.opts.Incremental {
@@ -270,7 +287,7 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 				var sus []string
 				snap.SourceOffsets, sus = b.build(snap.SourceOffsets, v.name, p, nparts, pv)
 				suspects = append(suspects, sus...)
-				if c.opts.Incremental {
+				if keep {
 					// The Capturer's own copy: callers may change theirs.
 					pv.built = &builtPart{offsets: slices.Clone(snap.SourceOffsets[from:]), suspects: sus}
 					pv.dirty = make(map[string]struct{})
@@ -313,7 +330,7 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 	sort.Strings(warnings)
 	snap.Warnings = warnings
 	snap.Normalize()
-	if !c.opts.Incremental {
+	if !keep {
 		// Nothing read is kept for the next Capture: let the views go now
 		// (the snapshot holds what it needs of their arenas).
 		c.views, c.conf = make(map[string]*topicView), nil
@@ -755,7 +772,7 @@ func duplicateWarnings(v *topicView, suspects []string) []string {
 // accepts, ParseKey accepts with the same name and raw partition; any
 // other key goes to ParseKey.
 func parseSourceKey(key []byte, names map[string]string) (string, []byte, error) {
-	if name, raw, ok := fastSourceKey(key); ok {
+	if name, raw, ok := connectjson.PlainKey(key); ok {
 		return intern(names, name), raw, nil
 	}
 	name, _, raw, err := connectjson.ParseKey(key)
@@ -774,121 +791,14 @@ func intern(names map[string]string, b []byte) string {
 	return s
 }
 
-// fastSourceKey parses ["name",{...}] as described at parseSourceKey.
-func fastSourceKey(key []byte) (name, raw []byte, ok bool) {
-	if len(key) < 7 || key[0] != '[' || key[1] != '"' || key[len(key)-1] != ']' {
-		return nil, nil, false
-	}
-	i := plainString(key, 1)
-	if i < 0 || i+1 >= len(key) || key[i] != ',' {
-		return nil, nil, false
-	}
-	name = key[2 : i-1]
-	end := flatObject(key, i+1)
-	if end != len(key)-1 {
-		return nil, nil, false
-	}
-	return name, key[i+1 : end : end], true
-}
-
 // validJSON is json.Valid with a fast path for flat objects of plain ASCII
 // strings, integers, booleans and nulls (what connectors write as offset
 // values); what the fast path accepts json.Valid accepts too.
 func validJSON(b []byte) bool {
-	if flatObject(b, 0) == len(b) {
+	if connectjson.PlainObjectEnd(b, 0) == len(b) {
 		return true
 	}
 	return json.Valid(b)
-}
-
-// plainString returns the index just past the JSON string starting at
-// b[i] == '"' when it holds only printable ASCII other than '"' and '\\'
-// (no escapes), or -1.
-func plainString(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return -1
-		}
-	}
-	return -1
-}
-
-// flatObject returns the index just past the JSON object starting at b[i]
-// when it is flat and plain: no white space, field names and string values
-// as plainString reads them, values that are such strings, integers
-// without leading zeros, true, false or null. Otherwise it returns -1.
-// Both encoding/json and connectjson accept every such object.
-func flatObject(b []byte, i int) int {
-	if i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i++
-	if i < len(b) && b[i] == '}' {
-		return i + 1
-	}
-	for {
-		if i = plainString(b, i); i < 0 || i >= len(b) || b[i] != ':' {
-			return -1
-		}
-		i++
-		if i >= len(b) {
-			return -1
-		}
-		switch c := b[i]; {
-		case c == '"':
-			i = plainString(b, i)
-		case c == '-' || (c >= '0' && c <= '9'):
-			i = plainInt(b, i)
-		case c == 't':
-			i = literal(b, i, "true")
-		case c == 'f':
-			i = literal(b, i, "false")
-		case c == 'n':
-			i = literal(b, i, "null")
-		default:
-			return -1
-		}
-		if i < 0 || i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
-	}
-}
-
-// plainInt returns the index just past the integer at b[i]: an optional
-// minus and 1 to 18 digits, no leading zero. Otherwise -1.
-func plainInt(b []byte, i int) int {
-	if b[i] == '-' {
-		i++
-	}
-	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	if n := i - start; n == 0 || n > 18 || (n > 1 && b[start] == '0') {
-		return -1
-	}
-	return i
-}
-
-func literal(b []byte, i int, word string) int {
-	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
-		return -1
-	}
-	return i + len(word)
 }
 
 func topicOf(name, role string, bs map[int32]bounds) Topic {

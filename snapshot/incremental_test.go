@@ -75,6 +75,49 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 }
 
+// CaptureLast reads only what is new and equals a full read; the Capturer
+// keeps nothing after it, so the next Capture reads everything again.
+func TestCaptureLast(t *testing.T) {
+	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	ctx := context.Background()
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	if _, err := inc.Capture(ctx); err != nil {
+		t.Fatal(err)
+	}
+	full0 := inc.Stats().RecordsRead
+	rng := rand.New(rand.NewSource(2))
+	var rs []*kgo.Record
+	for i := 0; i < 300; i++ {
+		key := fmt.Sprintf(`["churn-%d",{"filename":"/data/f%d.txt"}]`, rng.Intn(3), rng.Intn(80))
+		var val []byte
+		if rng.Intn(5) > 0 {
+			val = fmt.Appendf(nil, `{"position":%d}`, rng.Intn(100000))
+		}
+		rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
+	}
+	produce(t, cl, rs...)
+	got, err := inc.CaptureLast(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalContent(t, got, full)
+	if n := inc.Stats().RecordsRead; n > 300 {
+		t.Errorf("CaptureLast read %d records, want only the 300 new ones", n)
+	}
+	again, err := inc.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalContent(t, again, full)
+	if n := inc.Stats().RecordsRead; n < full0 {
+		t.Errorf("the Capture after CaptureLast read %d records, want everything (%d or more)", n, full0)
+	}
+}
+
 // An incremental view must start over when the log start moves past it.
 func TestIncrementalAfterDeleteRecords(t *testing.T) {
 	_, cl, _ := seeded(t, connectdemo.DefaultSpec())

@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzParseKey checks that ParseKey never panics and that what it accepts
-// behaves: rawPartition lies inside the key and parses to the same partition,
+// behaves: what PlainKey accepts it accepts with the same connector and raw
+// partition; rawPartition lies inside the key and parses to the same partition,
 // and writing a key and reading it back reaches a fixed point after one round
 // (one, not zero: "-1e-400" is read as -0.0, written as -0.0 and then read as
 // 0.0, exactly as Connect does). The seed corpus is in
@@ -17,6 +18,9 @@ func FuzzParseKey(f *testing.F) {
 	f.Add([]byte(`["eu->us.MirrorSourceConnector",{"topic":"t","partition":0,"cluster":"eu"}]`))
 	f.Fuzz(func(t *testing.T, key []byte) {
 		conn, part, raw, err := ParseKey(key)
+		if name, plainRaw, ok := PlainKey(key); ok && (err != nil || conn != string(name) || !bytes.Equal(raw, plainRaw)) {
+			t.Fatalf("PlainKey(%q) = %q, %q; ParseKey: %q, %q, %v", key, name, plainRaw, conn, raw, err)
+		}
 		if err != nil {
 			if conn != "" || part != nil || raw != nil {
 				t.Fatalf("ParseKey(%q) returned values with error %v", key, err)

@@ -108,7 +108,9 @@ func describe(kind error, err error, format string, args ...any) error {
 //     --tls-server-name; a client certificate refused: check --tls-cert;
 //   - topic, group, cluster and transactional ID authorization failures: an
 //     *ACLError naming the resource type and the operations needed;
-//   - dial errors and timeouts: the broker addresses, and check --brokers.
+//   - dial errors and timeouts: the broker addresses, and check --brokers
+//     (but a timeout reached while retrying a Kafka error a broker answered
+//     is returned as it is: that error says what failed).
 //
 // The result matches err and one of ErrSASL, ErrTLS, ErrNotAuthorized,
 // ErrUnreachable and ErrProtocolMismatch with errors.Is. Other errors, nil,

@@ -1,0 +1,231 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+)
+
+// killSeed makes the kill points reproducible; OFFSETKEEPER_KILL_SEED
+// overrides it to explore others.
+func killSeed(t *testing.T) uint64 {
+	seed := uint64(20261130)
+	if s := os.Getenv("OFFSETKEEPER_KILL_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("OFFSETKEEPER_KILL_SEED: %v", err)
+		}
+	}
+	t.Logf("kill seed %d (set OFFSETKEEPER_KILL_SEED to change)", seed)
+	return seed
+}
+
+// killAfter starts the binary and sends it SIGKILL after d (unless it is
+// done by then). It reports whether the kill landed.
+func killAfter(t *testing.T, env []string, d time.Duration, args ...string) (killed bool, r result) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = cleanEnv(env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(d):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("process did not die after SIGKILL")
+		}
+	}
+	r = result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return true, r
+		}
+		r.code = ee.ExitCode()
+	}
+	return false, r
+}
+
+// slowBroker delays every answer of key by d, so that a kill at a random
+// time lands inside the step that key serves more often than not.
+func slowBroker(t *testing.T, c *cluster, key kmsg.Key, d time.Duration) {
+	control(t, c.kc, key, -1, func(kmsg.Request, *fired) (kmsg.Response, error, bool) {
+		c.kc.SleepControl(func() { time.Sleep(d) })
+		return nil, nil, false
+	})
+}
+
+// TestKillSnapshot: a snapshot killed with SIGKILL at a random point
+// leaves the store with nothing new listed or one whole snapshot that
+// verifies, and never a damaged object; a snapshot taken afterwards works.
+func TestKillSnapshot(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	spec.ExtraFileConnectors, spec.FilesPerConnector = 150, 4 // a read that takes a while
+	c := newCluster(t, &spec)
+	slowBroker(t, c, kmsg.Fetch, 40*time.Millisecond)
+	store := c.openStore()
+	binary(t) // built before the clock starts
+
+	// How long a whole run takes, to spread the kills over it.
+	began := time.Now()
+	c.snapshotID()
+	full := time.Since(began)
+	t.Logf("a whole snapshot run takes %s", full)
+	want := checkStore(t, store)
+
+	rng := rand.New(rand.NewPCG(killSeed(t), 1))
+	iterations := 6
+	if testing.Short() {
+		iterations = 3
+	}
+	kills := 0
+	for i := range iterations {
+		d := time.Duration(rng.Int64N(int64(full + full/4)))
+		killed, r := killAfter(t, c.env(), d, "snapshot")
+		ids := checkStore(t, store) // every listed snapshot verifies
+		switch {
+		case killed:
+			kills++
+			if len(ids) != len(want) && len(ids) != len(want)+1 {
+				t.Fatalf("kill %d after %s: store lists %d snapshots, had %d", i, d, len(ids), len(want))
+			}
+		case r.code != 0:
+			t.Fatalf("run %d was not killed but failed: %s", i, r)
+		default:
+			if len(ids) != len(want)+1 {
+				t.Fatalf("run %d finished but the store lists %d snapshots, had %d", i, len(ids), len(want))
+			}
+		}
+		want = ids
+		// Nothing but snapshots and their sidecars under snapshots/,
+		// except temporary files a killed write leaves (never listed).
+		entries, err := os.ReadDir(filepath.Join(c.store, "snapshots"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if !strings.HasSuffix(n, ".snap") && !strings.HasSuffix(n, ".snap.attrs") && !strings.HasSuffix(n, ".tmp") {
+				t.Errorf("unexpected file %s in the store", n)
+			}
+		}
+	}
+	t.Logf("%d of %d runs killed part way", kills, iterations)
+	if kills == 0 {
+		t.Error("no run was killed part way: the test proves nothing")
+	}
+	// The binary still works, and verify agrees.
+	c.snapshotID()
+	if r := c.bin("verify"); r.code != 0 {
+		t.Fatalf("verify after the kills: %s", r)
+	}
+}
+
+// TestKillRestore: a restore killed with SIGKILL at a random point leaves
+// each offsets topic, read with read_committed, exactly as it was before or
+// exactly as the snapshot has it (one transaction per topic); running the
+// restore again completes it. A kill inside a transaction leaves it open,
+// so the next run is refused (another restore's transaction is open) until
+// the broker aborts it; --force fences it at once.
+func TestKillRestore(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	c.stopAll()
+	id := c.snapshotID()
+	snap, _, err := c.openStore().Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slow transactions down so kills land inside them often.
+	slowBroker(t, c, kmsg.Produce, 30*time.Millisecond)
+	slowBroker(t, c, kmsg.EndTxn, 60*time.Millisecond)
+
+	c.damage(0)
+	binary(t)
+	began := time.Now()
+	c.mustBin(0, "restore", id)
+	full := time.Since(began)
+	t.Logf("a whole restore run takes %s", full)
+
+	rng := rand.New(rand.NewPCG(killSeed(t), 2))
+	iterations := 5
+	if testing.Short() {
+		iterations = 3
+	}
+	var kills, writing, inTxn int
+	for i := range iterations {
+		c.damage(i + 1)
+		before := c.capture()
+		d := time.Duration(rng.Int64N(int64(full)))
+		killed, r := killAfter(t, c.env(), d, "restore", id)
+		if !killed {
+			if r.code != 0 {
+				t.Fatalf("run %d was not killed but failed: %s", i, r)
+			}
+		} else {
+			kills++
+			if strings.Contains(r.stdout, "undo snapshot:") {
+				writing++ // killed after the undo snapshot, while writing
+			}
+		}
+
+		// Each offsets topic is all or nothing.
+		after := c.capture()
+		for _, topic := range offsetsTopics {
+			got := topicState(after, topic)
+			if d1, d2 := stateDiff(got, topicState(before, topic)), stateDiff(got, topicState(snap, topic)); d1 != "" && d2 != "" {
+				t.Fatalf("kill %d after %s: topic %s is neither as before (%s) nor as the snapshot (%s)", i, d, topic, d1, d2)
+			}
+		}
+		checkStore(t, c.openStore())
+
+		// Running it again completes it.
+		again := c.bin("restore", id)
+		if again.code == 3 {
+			inTxn++
+			for _, w := range []string{"another restore is running", restore.TransactionalIDPrefix, "nothing was written"} {
+				if !strings.Contains(again.stderr, w) {
+					t.Errorf("refusal after a kill lacks %q:\n%s", w, again.stderr)
+				}
+			}
+			again = c.bin("restore", id, "--force")
+		}
+		if again.code != 0 || !(strings.Contains(again.stdout, "verified:") || strings.Contains(again.stdout, "nothing to do")) {
+			t.Fatalf("rerun after kill %d: %s", i, again)
+		}
+		restored := c.capture()
+		for _, topic := range offsetsTopics {
+			if d := stateDiff(topicState(restored, topic), topicState(snap, topic)); d != "" {
+				t.Fatalf("after the rerun, topic %s differs from the snapshot: %s", topic, d)
+			}
+		}
+	}
+	t.Logf("%d of %d runs killed part way, %d of them while writing, %d left a transaction open", kills, iterations, writing, inTxn)
+	if kills == 0 {
+		t.Error("no run was killed part way: the test proves nothing")
+	}
+	if r := c.bin("verify"); r.code != 0 {
+		t.Fatalf("verify after the kills: %s", r)
+	}
+}
