@@ -951,3 +951,35 @@ func connectorType(class string, props map[string]string) string {
 	}
 	return TypeSource
 }
+
+// ConnectorConfig is the worker's view of one connector that has a config
+// in the config topic.
+type ConnectorConfig struct {
+	Name string
+	// Config is the connector's configuration as stored.
+	Config map[string]string
+	// TargetState is STARTED, PAUSED or STOPPED (state.v2 first); STARTED
+	// when there is no target-state record.
+	TargetState string
+	// Tasks is the task count of the latest commit-<name>, -1 when none.
+	Tasks int
+}
+
+// ReadConfigs reads a Connect config topic from its start to its last
+// stable offset with read_committed isolation and replays it as the worker
+// does, returning every connector that has a config, by name. It uses the
+// same reader as Capture, so it ends reliably even when the records just
+// below the end were aborted. A topic that does not exist is
+// ErrTopicMissing.
+func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]ConnectorConfig, error) {
+	c := NewCapturer(cl, Options{ConfigTopic: topic})
+	if _, _, err := c.readConfig(ctx); err != nil {
+		return nil, err
+	}
+	out := make(map[string]ConnectorConfig, len(c.conf.connectors))
+	for name, cc := range c.conf.connectors {
+		conn := c.conf.connector(name)
+		out[name] = ConnectorConfig{Name: name, Config: cc.props, TargetState: conn.TargetState, Tasks: conn.Tasks}
+	}
+	return out, nil
+}
