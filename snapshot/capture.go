@@ -914,7 +914,7 @@ func (s *configState) connector(name string) Connector {
 	cc := s.connectors[name]
 	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Tasks: -1, Type: TypeSource}
 	c.Class = cc.props["connector.class"]
-	if connectorType(c.Class, cc.props) == TypeSink {
+	if ConnectorType(cc.props) == TypeSink {
 		c.Type = TypeSink
 		c.Group = cc.props["consumer.override.group.id"]
 		if c.Group == "" {
@@ -935,11 +935,12 @@ func (s *configState) connector(name string) Connector {
 	return c
 }
 
-// connectorType tells a sink from a source without the plugin at hand: by
-// the class's simple name first (MirrorMaker 2 sources have a topics
-// setting too), then by the topics or topics.regex setting every sink must
-// have.
-func connectorType(class string, props map[string]string) string {
+// ConnectorType tells a sink (TypeSink) from a source (TypeSource) by a
+// connector's config, without the plugin at hand: by the simple name of
+// connector.class first (MirrorMaker 2 sources have a topics setting too),
+// then by the topics or topics.regex setting every sink must have.
+func ConnectorType(props map[string]string) string {
+	class := props["connector.class"]
 	simple := class[strings.LastIndex(class, ".")+1:]
 	switch {
 	case strings.Contains(simple, "Sink"):

@@ -339,7 +339,7 @@ func (s *Server) view(ctx context.Context) (map[string]connector, error) {
 	}
 	out := make(map[string]connector, len(configs))
 	for name, c := range configs {
-		conn := connector{Configured: c, typ: connectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+		conn := connector{Configured: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
 		if conn.typ == snapshot.TypeSink {
 			conn.group = c.Config["consumer.override.group.id"]
 			if conn.group == "" {
@@ -355,23 +355,6 @@ func (s *Server) view(ctx context.Context) (map[string]connector, error) {
 		out[name] = conn
 	}
 	return out, nil
-}
-
-// connectorType tells a sink from a source the way package snapshot does,
-// without the plugin: by the class's simple name, then by the topics or
-// topics.regex setting every sink has.
-func connectorType(props map[string]string) string {
-	class := props["connector.class"]
-	simple := class[strings.LastIndex(class, ".")+1:]
-	switch {
-	case strings.Contains(simple, "Sink"):
-		return snapshot.TypeSink
-	case strings.Contains(simple, "Source"), strings.HasPrefix(simple, "Mirror"):
-		return snapshot.TypeSource
-	case props["topics"] != "" || props["topics.regex"] != "":
-		return snapshot.TypeSink
-	}
-	return snapshot.TypeSource
 }
 
 // lookup reads the config topic and returns the named connector, or 404.
