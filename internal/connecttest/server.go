@@ -645,30 +645,22 @@ func (s *Server) taskRecords(c connector) []*kgo.Record {
 }
 
 func (s *Server) pause(ctx context.Context, r *http.Request) (int, any, error) {
-	c, _, err := s.lookup(ctx, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	recs := []*kgo.Record{s.configRecord("target-state-"+c.Name, `{"state":"PAUSED","state.v2":"PAUSED"}`)}
-	if c.Tasks <= 0 {
-		recs = append(recs, s.taskRecords(c)...)
-	}
-	if err := s.produce(ctx, recs...); err != nil {
-		return 0, nil, err
-	}
-	delete(s.lag, c.Name)
-	if _, err := s.reconcile(ctx); err != nil {
-		return 0, nil, err
-	}
-	return http.StatusAccepted, nil, nil
+	return s.setTargetState(ctx, r, "PAUSED")
 }
 
 func (s *Server) resume(ctx context.Context, r *http.Request) (int, any, error) {
+	return s.setTargetState(ctx, r, "STARTED")
+}
+
+// setTargetState writes the connector's target state (both forms), plus
+// its task configs and commit when it has none (a stopped connector coming
+// back), as the herder does for PUT .../pause and .../resume; 202.
+func (s *Server) setTargetState(ctx context.Context, r *http.Request, state string) (int, any, error) {
 	c, _, err := s.lookup(ctx, r)
 	if err != nil {
 		return 0, nil, err
 	}
-	recs := []*kgo.Record{s.configRecord("target-state-"+c.Name, `{"state":"STARTED","state.v2":"STARTED"}`)}
+	recs := []*kgo.Record{s.configRecord("target-state-"+c.Name, `{"state":"`+state+`","state.v2":"`+state+`"}`)}
 	if c.Tasks <= 0 {
 		recs = append(recs, s.taskRecords(c)...)
 	}
