@@ -88,7 +88,7 @@ fi
 KCAT=$(command -v kcat)
 
 log "building into $work"
-(cd "$repo" && go build -o "$work/offsetkeeper" ./cmd/offsetkeeper &&
+(cd "$repo" && go build -tags disable_grpc_modules -o "$work/offsetkeeper" ./cmd/offsetkeeper &&
 	go build -o "$work/cluster" ./bench/cluster &&
 	go test -c -o "$work/snapshot.test" ./snapshot/)
 

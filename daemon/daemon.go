@@ -68,9 +68,10 @@ type Daemon struct {
 	// Store receives the snapshots and is pruned by Config.Policy. Required.
 	Store *snapshot.Store
 	// Snapshot takes one snapshot; the daemon stores it. Usually the
-	// Capture method of one long-lived snapshot.Capturer (it is never
-	// called concurrently). A snapshot without Reason is stored as
-	// scheduled. Required.
+	// Capture (or CaptureStreamed) method of one long-lived
+	// snapshot.Capturer: it is never called concurrently, and a run stores
+	// its snapshot before the next run starts. A snapshot without Reason
+	// is stored as scheduled. Required.
 	Snapshot func(ctx context.Context) (*snapshot.Snapshot, error)
 	// Kafka, when set, is pinged by /readyz.
 	Kafka *kgo.Client

@@ -98,10 +98,8 @@ func (m *metrics) observeSnapshot(snap *snapshot.Snapshot, size int64) {
 			m.sink.WithLabelValues(c.Name).Set(0)
 		}
 	}
-	for _, o := range snap.SourceOffsets {
-		if o.Connector != "" {
-			m.source.WithLabelValues(o.Connector).Inc()
-		}
+	for name, n := range snap.SourceKeysByConnector() {
+		m.source.WithLabelValues(name).Add(float64(n))
 	}
 	for _, g := range snap.SinkGroups {
 		m.sink.WithLabelValues(sinkConnector(g)).Add(float64(len(g.Offsets)))

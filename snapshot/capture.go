@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,6 +85,9 @@ type Capturer struct {
 	conf  *configState
 	// Stats of the last Capture.
 	stats CaptureStats
+	// gen counts Captures, so that a streamed snapshot can tell that the
+	// views it reads from moved on (ErrStale).
+	gen atomic.Uint64
 }
 
 // CaptureStats describe the work of one Capture.
@@ -114,7 +118,7 @@ func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*Snapshot, erro
 // Every partition-level error fails the capture: a short snapshot is worse
 // than none.
 func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
-	return c.capture(ctx, c.opts.Incremental)
+	return c.capture(ctx, c.opts.Incremental, false)
 }
 
 // CaptureLast is Capture for the last capture of an incremental Capturer:
@@ -125,14 +129,16 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 // offsets (160 bytes a key) and the per-key index of every partition.
 // Without Options.Incremental it is Capture.
 func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
-	return c.capture(ctx, false)
+	return c.capture(ctx, false, false)
 }
 
 // capture is Capture; keep says whether the Capturer keeps what it read
-// for the next one.
-func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
+// for the next one, streamed whether the source offsets are left in the
+// views for Encode (CaptureStreamed) instead of built.
+func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot, error) {
 	began := time.Now()
 	c.stats = CaptureStats{}
+	gen := c.gen.Add(1)
 	if !c.opts.Incremental {
 		c.views = make(map[string]*topicView)
 		c.conf = nil
@@ -163,6 +169,25 @@ func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 		conn := c.conf.connector(name)
 		connectors[name] = &conn
 	}
+
+	// 4, started now. Sink groups: by prefix, plus those named by connector
+	// configs. Fetching them is mostly waiting on the group coordinators,
+	// so it runs while the offsets topics are read and the source offsets
+	// built; it looks only at the configured sinks, which neither changes.
+	type groupsResult struct {
+		groups   []SinkGroup
+		warnings []string
+		err      error
+	}
+	groupsDone := make(chan groupsResult, 1)
+	configured := maps.Clone(connectors)
+	gctx, stopGroups := context.WithCancel(ctx)
+	defer stopGroups() // on an early return, the read is abandoned
+	go func() {
+		var r groupsResult
+		r.groups, r.warnings, r.err = c.captureGroups(gctx, configured, inScope, len(scope) > 0)
+		groupsDone <- r
+	}()
 
 	// 2. The offsets topics: the worker's, plus each connector's own.
 	offsetTopics := slices.Clone(c.opts.OffsetsTopics)
@@ -242,23 +267,6 @@ func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
 	}
 
-	// 4, started now. Sink groups: by prefix, plus those named by connector
-	// configs. Fetching them is mostly waiting on the group coordinators,
-	// so it runs while the source offsets are built; it looks only at the
-	// configured sinks, which building the source offsets does not change.
-	type groupsResult struct {
-		groups   []SinkGroup
-		warnings []string
-		err      error
-	}
-	groupsDone := make(chan groupsResult, 1)
-	configured := maps.Clone(connectors)
-	go func() {
-		var r groupsResult
-		r.groups, r.warnings, r.err = c.captureGroups(ctx, configured, inScope, len(scope) > 0)
-		groupsDone <- r
-	}()
-
 	// 3. Source offsets: every live key, decoded where it decodes, built
 	// directly in the canonical order (topics, partitions, key bytes) so
 	// that Normalize finds them sorted.
@@ -268,9 +276,19 @@ func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 			n += len(pv.keys)
 		}
 	}
-	snap.SourceOffsets = make([]SourceOffset, 0, n)
 	b := offsetBuilder{scoped: len(scope) > 0, inScope: inScope, connectors: connectors, names: make(map[string]string)}
 	var unparsed, nulls int
+	var lazy *lazySource
+	if streamed {
+		lazy = &lazySource{scoped: b.scoped, inScope: inScope, byConnector: make(map[string]int)}
+		if keep {
+			lazy.capt, lazy.gen = c, gen
+		}
+		snap.SourceOffsets = nil
+		snap.lazy = lazy
+	} else {
+		snap.SourceOffsets = make([]SourceOffset, 0, n)
+	}
 	for _, v := range views {
 		nparts := int32(len(offBounds[v.name]))
 		// Keys off their murmur2 partition: the only ones that can be
@@ -279,6 +297,12 @@ func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 		for _, p := range sortedPartitions(v.parts) {
 			pv := v.parts[p]
 			nulls += pv.nulls
+			if lazy != nil {
+				// Nothing built is kept: the views are what is encoded.
+				pv.built, pv.dirty = nil, nil
+				suspects = append(suspects, lazy.index(&b, v.name, p, nparts, pv)...)
+				continue
+			}
 			from := len(snap.SourceOffsets)
 			if pv.built != nil {
 				snap.SourceOffsets = b.update(snap.SourceOffsets, v.name, p, nparts, pv)
@@ -302,6 +326,9 @@ func (c *Capturer) capture(ctx context.Context, keep bool) (*Snapshot, error) {
 			}
 		}
 		warnings = append(warnings, duplicateWarnings(v, suspects)...)
+	}
+	if lazy != nil {
+		unparsed = lazy.unparsed
 	}
 	if unparsed > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))

@@ -116,6 +116,11 @@ type Snapshot struct {
 	// Warnings are things an operator should know about this capture
 	// (unparsed keys, a key present in two partitions, ...).
 	Warnings []string `json:"warnings,omitempty"`
+
+	// lazy holds the source offsets of a streamed snapshot
+	// (Capturer.CaptureStreamed), which are encoded from the Capturer's
+	// views instead of SourceOffsets.
+	lazy *lazySource
 }
 
 // Topic is one topic read for the snapshot.
@@ -344,6 +349,9 @@ func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
 
 // Unparsed counts the source keys that are not [name, {map}].
 func (s *Snapshot) Unparsed() int {
+	if s.lazy != nil {
+		return s.lazy.unparsed
+	}
 	n := 0
 	for _, o := range s.SourceOffsets {
 		if o.Connector == "" {
@@ -362,9 +370,22 @@ func (s *Snapshot) Unparsed() int {
 // nearly all of a large snapshot, are written by hand without reflection
 // and never held whole in memory.
 func (s *Snapshot) Encode(w io.Writer) error {
-	e := docEncoder{w: w, buf: make([]byte, 0, encodeChunk+4096)}
-	if err := e.snapshot(s); err != nil {
+	ps, err := s.pieces()
+	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
+	}
+	b := s.pieceBuilder()
+	buf := make([]byte, 0, encodeChunk+4096)
+	for i := range ps {
+		if buf, err = ps[i].appendTo(buf, b); err != nil {
+			return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
+		}
+		if len(buf) >= encodeChunk || i == len(ps)-1 {
+			if _, err := w.Write(buf); err != nil {
+				return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
+			}
+			buf = buf[:0]
+		}
 	}
 	return nil
 }
@@ -372,21 +393,10 @@ func (s *Snapshot) Encode(w io.Writer) error {
 // encodeChunk is the size of the pieces Encode writes.
 const encodeChunk = 64 << 10
 
-// docEncoder streams a Snapshot document.
+// docEncoder appends the parts of a Snapshot document that are not
+// source offsets or sink groups.
 type docEncoder struct {
-	w   io.Writer
 	buf []byte
-}
-
-// flush writes out buf once it holds encodeChunk bytes, or always when
-// force is set.
-func (e *docEncoder) flush(force bool) error {
-	if len(e.buf) < encodeChunk && !force {
-		return nil
-	}
-	_, err := e.w.Write(e.buf)
-	e.buf = e.buf[:0]
-	return err
 }
 
 // value appends v as encoding/json writes it, HTML not escaped.
@@ -407,7 +417,8 @@ func (e *docEncoder) field(name string) {
 	e.buf = append(e.buf, '"', ':')
 }
 
-func (e *docEncoder) snapshot(s *Snapshot) error {
+// head appends the document up to and including "source_offsets":.
+func (e *docEncoder) head(s *Snapshot) error {
 	e.buf = append(e.buf, `{"version":`...)
 	e.buf = strconv.AppendInt(e.buf, int64(s.Version), 10)
 	e.field("id")
@@ -437,40 +448,11 @@ func (e *docEncoder) snapshot(s *Snapshot) error {
 		return err
 	}
 	e.field("source_offsets")
-	if s.SourceOffsets == nil {
-		e.buf = append(e.buf, "null"...)
-	} else {
-		e.buf = append(e.buf, '[')
-		for i := range s.SourceOffsets {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			var err error
-			if e.buf, err = s.SourceOffsets[i].appendJSON(e.buf); err != nil {
-				return err
-			}
-			if err := e.flush(false); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, ']')
-	}
-	e.field("sink_groups")
-	if s.SinkGroups == nil {
-		e.buf = append(e.buf, "null"...)
-	} else {
-		e.buf = append(e.buf, '[')
-		for i := range s.SinkGroups {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.buf = s.SinkGroups[i].appendJSON(e.buf)
-			if err := e.flush(false); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, ']')
-	}
+	return nil
+}
+
+// tail appends the document from the end of "sink_groups" on.
+func (e *docEncoder) tail(s *Snapshot) error {
 	if len(s.Warnings) > 0 {
 		e.field("warnings")
 		if err := e.value(s.Warnings); err != nil {
@@ -478,7 +460,7 @@ func (e *docEncoder) snapshot(s *Snapshot) error {
 		}
 	}
 	e.buf = append(e.buf, '}', '\n')
-	return e.flush(true)
+	return nil
 }
 
 // appendJSON appends o as encoding/json writes it (HTML not escaped).

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,10 +14,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -572,21 +575,88 @@ const (
 	zstdWindow = 1 << 20
 )
 
-// zstdWriters are the streaming encoders encodeObject compresses with;
-// each holds a few MiB of tables, so they are reused.
-var zstdWriters sync.Pool
+// Put encodes and compresses the pieces of a document (see pieces.go) on
+// as many goroutines as there are CPUs, each piece into a zstd frame of
+// its own. A body of several frames is one zstd stream (frames
+// concatenated), which every zstd decoder reads whole, this build's and
+// earlier ones' alike; the frames make the body under 1% larger than one
+// frame would.
 
-// zstdWriter returns an encoder from zstdWriters, or a new one compressing
-// blocks on up to two goroutines, next to the one encoding the document.
-func zstdWriter() (*zstd.Encoder, error) {
-	if zw, ok := zstdWriters.Get().(*zstd.Encoder); ok {
+// zstdEncoders are the encoders frames are compressed with; each holds a
+// few MiB of tables, so they are reused.
+var zstdEncoders sync.Pool
+
+// zstdEncoder returns an encoder from zstdEncoders, or a new one. It is
+// used through EncodeAll only, which runs on the caller's goroutine.
+func zstdEncoder() (*zstd.Encoder, error) {
+	if zw, ok := zstdEncoders.Get().(*zstd.Encoder); ok {
 		return zw, nil
 	}
-	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderConcurrency(2))
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("create zstd encoder: %w", err)
 	}
 	return zw, nil
+}
+
+// compressPieces encodes and compresses every piece of snap into a frame
+// and returns the frames joined in order, after headroom bytes of room.
+func compressPieces(snap *Snapshot, headroom int) ([]byte, error) {
+	ps, err := snap.pieces()
+	if err != nil {
+		return nil, err
+	}
+	frames := make([][]byte, len(ps))
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	workers := min(max(1, runtime.GOMAXPROCS(0)), len(ps))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			zw, err := zstdEncoder()
+			if err != nil {
+				mu.Lock()
+				firstErr = cmp.Or(firstErr, err)
+				mu.Unlock()
+				return
+			}
+			defer zstdEncoders.Put(zw)
+			b := snap.pieceBuilder()
+			var buf []byte
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ps) {
+					return
+				}
+				if buf, err = ps[i].appendTo(buf[:0], b); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, err))
+					mu.Unlock()
+					next.Store(int64(len(ps))) // the others stop too
+					return
+				}
+				frames[i] = zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	n := headroom
+	for _, f := range frames {
+		n += len(f)
+	}
+	out := make([]byte, headroom, n)
+	for _, f := range frames {
+		out = append(out, f...)
+	}
+	return out, nil
 }
 
 // headerRoom is the room encodeObject leaves in front of the body for the
@@ -594,26 +664,17 @@ func zstdWriter() (*zstd.Encoder, error) {
 // copying the body.
 const headerRoom = 512
 
-// encodeObject returns the stored object for snap and its Info. The
-// document is streamed through the compressor: only the compressed body
-// is ever held whole in memory.
+// encodeObject returns the stored object for snap and its Info. Only the
+// compressed body, and a piece of the document per CPU, are ever held in
+// memory.
 func encodeObject(snap *Snapshot) ([]byte, Info, error) {
-	zw, err := zstdWriter()
+	// The body goes after headroom for the header line, which is written
+	// in front of it once the body's checksum is known.
+	whole, err := compressPieces(snap, headerRoom)
 	if err != nil {
 		return nil, Info{}, err
 	}
-	// The body is compressed after headroom for the header line, which is
-	// written in front of it once the body's checksum is known.
-	compressed := bytes.NewBuffer(make([]byte, headerRoom, headerRoom+1<<20))
-	zw.Reset(compressed)
-	if err := snap.Encode(zw); err != nil {
-		return nil, Info{}, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, Info{}, fmt.Errorf("compress snapshot %s: %w", snap.ID, err)
-	}
-	zstdWriters.Put(zw)
-	body := compressed.Bytes()[headerRoom:]
+	body := whole[headerRoom:]
 	sum := sha256.Sum256(body)
 	version, size := Version, int64(len(body))
 	head, err := json.Marshal(objectHeader{
@@ -628,7 +689,7 @@ func encodeObject(snap *Snapshot) ([]byte, Info, error) {
 	}
 	var obj []byte
 	if len(head)+1 <= headerRoom {
-		obj = compressed.Bytes()[headerRoom-len(head)-1:]
+		obj = whole[headerRoom-len(head)-1:]
 		copy(obj, head)
 		obj[len(head)] = '\n'
 	} else {
@@ -719,7 +780,7 @@ func infoOf(snap *Snapshot) Info {
 		Reason:     snap.Reason,
 		ClusterID:  snap.ClusterID,
 		Connectors: len(snap.Connectors),
-		SourceKeys: len(snap.SourceOffsets),
+		SourceKeys: snap.SourceKeys(),
 		SinkGroups: len(snap.SinkGroups),
 	}
 }

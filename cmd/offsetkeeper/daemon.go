@@ -112,7 +112,8 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		},
 		Store: store,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
-			snap, err := capt.Capture(ctx)
+			// Streamed: stored before the next run captures again.
+			snap, err := capt.CaptureStreamed(ctx)
 			if err != nil {
 				return nil, kafkaconf.DescribeError(err)
 			}

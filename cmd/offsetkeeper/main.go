@@ -69,9 +69,15 @@ type env struct {
 }
 
 func main() {
+	stopProfile, err := startProfile()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "offsetkeeper:", err)
+		os.Exit(exitError)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 

@@ -1,0 +1,302 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// encodeAs encodes snap with the given ID and time, so that documents of
+// two captures can be compared byte for byte.
+func encodeAs(t *testing.T, snap *snapshot.Snapshot, id string, at time.Time) []byte {
+	t.Helper()
+	snap.ID, snap.CreatedAt = id, at
+	var buf bytes.Buffer
+	if err := snap.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// sameDocument checks that a streamed snapshot encodes to the very bytes
+// of a built one, and counts as it does.
+func sameDocument(t *testing.T, streamed, built *snapshot.Snapshot) {
+	t.Helper()
+	if !streamed.Streamed() || built.Streamed() {
+		t.Fatalf("Streamed() = %v, %v; want true, false", streamed.Streamed(), built.Streamed())
+	}
+	if streamed.SourceOffsets != nil {
+		t.Fatalf("streamed snapshot holds %d SourceOffsets", len(streamed.SourceOffsets))
+	}
+	if got, want := streamed.SourceKeys(), built.SourceKeys(); got != want || want != len(built.SourceOffsets) {
+		t.Errorf("SourceKeys %d, built %d (len %d)", got, want, len(built.SourceOffsets))
+	}
+	if got, want := streamed.Unparsed(), built.Unparsed(); got != want {
+		t.Errorf("Unparsed %d, built %d", got, want)
+	}
+	if got, want := streamed.SourceKeysByConnector(), built.SourceKeysByConnector(); !maps.Equal(got, want) {
+		t.Errorf("SourceKeysByConnector\n got %v\nwant %v", got, want)
+	}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	id := snapshot.NewID(at)
+	a, b := encodeAs(t, streamed, id, at), encodeAs(t, built, id, at)
+	if !bytes.Equal(a, b) {
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("documents differ at byte %d of %d/%d:\nstreamed: %.300s\n   built: %.300s", i, len(a), len(b), a[max(0, i-100):], b[max(0, i-100):])
+	}
+}
+
+// oddRecords writes what a capture must keep or report besides worker
+// records: keys that are not [name, {map}], invalid UTF-8, a value that
+// is not JSON, a null key, and one key live in two partitions.
+func oddRecords(t *testing.T, cl *kgo.Client) {
+	t.Helper()
+	manual, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manual.Close()
+	topic := snapshot.DefaultOffsetsTopic
+	produce(t, manual,
+		&kgo.Record{Topic: topic, Partition: 3, Key: []byte(`not json at all`), Value: []byte(`{"x":1}`)},
+		&kgo.Record{Topic: topic, Partition: 4, Key: []byte{0xff, 0xfe, '"', '<'}, Value: []byte{0x80, 0x81}},
+		&kgo.Record{Topic: topic, Partition: 5, Key: []byte(`["odd-conn",{"file":"a\u00e9\\n"}]`), Value: []byte(`not json`)},
+		&kgo.Record{Topic: topic, Partition: 6, Key: nil, Value: []byte(`{"null":"key"}`)},
+		&kgo.Record{Topic: topic, Partition: 1, Key: []byte(`["twice",{"p":1}]`), Value: []byte(`{"o":1}`)},
+		&kgo.Record{Topic: topic, Partition: 2, Key: []byte(`["twice",{"p":1}]`), Value: []byte(`{"o":2}`)},
+		&kgo.Record{Topic: topic, Partition: 7, Key: []byte(`["odd-conn",{"b":[1,2,{"c":null}]}]`), Value: []byte(`{ "spaced" : true }`)},
+	)
+}
+
+// A streamed capture encodes to the same document as a built one, whole
+// and scoped, and a stored streamed snapshot reads back as the built one.
+func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
+	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	oddRecords(t, cl)
+	ctx := context.Background()
+
+	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built.Unparsed() < 2 || len(built.Warnings) == 0 {
+		t.Fatalf("odd records not captured: %d unparsed, warnings %q", built.Unparsed(), built.Warnings)
+	}
+	sameDocument(t, streamed, built)
+
+	// Scoped: a source connector of the worker topic, one with its own
+	// offsets topic, a sink, and the connector known only from offsets.
+	scope := []string{"odd-conn"}
+	var own, plain, sink bool
+	for name, c := range exp.Connectors {
+		switch {
+		case c.Type == snapshot.TypeSource && c.OffsetsTopic != "" && !own:
+			own = true
+		case c.Type == snapshot.TypeSource && c.OffsetsTopic == "" && c.HasConfig && !plain:
+			plain = true
+		case c.Type == snapshot.TypeSink && !sink:
+			sink = true
+		default:
+			continue
+		}
+		scope = append(scope, name)
+	}
+	opts := snapshot.Options{Connectors: scope}
+	built, err = snapshot.Capture(ctx, cl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err = snapshot.NewCapturer(cl, opts).CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built.SourceKeys() == 0 || len(built.SinkGroups) == 0 {
+		t.Fatalf("scoped capture of %v is empty", scope)
+	}
+	sameDocument(t, streamed, built)
+
+	// Through a store: the streamed snapshot stores what the built one
+	// does, and reads back as a whole snapshot.
+	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	defer st.Close()
+	streamed.ID, streamed.CreatedAt = "", time.Time{}
+	info, err := st.Put(ctx, streamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SourceKeys != built.SourceKeys() || info.Connectors != len(built.Connectors) || info.SinkGroups != len(built.SinkGroups) {
+		t.Errorf("Info %+v, built has %d keys, %d connectors, %d groups", info, built.SourceKeys(), len(built.Connectors), len(built.SinkGroups))
+	}
+	got, _, err := st.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalContent(t, got, built)
+}
+
+// An incremental Capturer's streamed snapshots equal full reads round after
+// round, and one encoded after the next Capture fails with ErrStale instead
+// of encoding views that moved on.
+func TestCaptureStreamedIncremental(t *testing.T) {
+	c, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	ctx := context.Background()
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	// A built capture first: its kept state must not leak into streamed ones.
+	if _, err := inc.Capture(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(7))
+	var prev *snapshot.Snapshot
+	for round := 0; round < 5; round++ {
+		var rs []*kgo.Record
+		for i := 0; i < 200; i++ {
+			key := fmt.Sprintf(`["churn-%d",{"filename":"/data/f%d.txt"}]`, rng.Intn(3), rng.Intn(60))
+			var val []byte
+			if rng.Intn(5) > 0 {
+				val = fmt.Appendf(nil, `{"position":%d}`, rng.Intn(100000))
+			}
+			rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
+		}
+		produce(t, cl, rs...)
+		if round == 2 {
+			c.Compact()
+		}
+		var (
+			got *snapshot.Snapshot
+			err error
+		)
+		if round == 3 {
+			got, err = inc.Capture(ctx) // built again in between
+		} else {
+			got, err = inc.CaptureStreamed(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev != nil {
+			if err := prev.Encode(new(bytes.Buffer)); !errors.Is(err, snapshot.ErrStale) {
+				t.Fatalf("round %d: encoding the previous streamed snapshot: %v, want ErrStale", round, err)
+			}
+			prev = nil
+		}
+		full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Streamed() {
+			sameDocument(t, got, full)
+			prev = got
+		} else {
+			equalContent(t, got, full)
+		}
+		// Compaction moving a log start makes that partition read again.
+		if st := inc.Stats(); st.RecordsRead > 400 && len(st.Resets) == 0 {
+			t.Errorf("round %d: incremental run read %d records, want only the new ones", round, st.RecordsRead)
+		}
+	}
+
+	// A Capturer that is not incremental hands its views to the snapshot:
+	// it encodes after any later capture.
+	once := snapshot.NewCapturer(cl, snapshot.Options{})
+	s1, err := once.CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["late",{"f":1}]`), Value: []byte(`{"o":1}`)})
+	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := once.CaptureStreamed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Encode(new(bytes.Buffer)); err != nil {
+		t.Fatalf("encoding a non-incremental streamed snapshot after another capture: %v", err)
+	}
+	if s1.SourceKeys() != full.SourceKeys()-1 {
+		t.Errorf("first streamed snapshot has %d keys, want %d (before the late key)", s1.SourceKeys(), full.SourceKeys()-1)
+	}
+}
+
+// Documents cut into many pieces, streamed and built, encode to the same
+// bytes, and the body Put stores (a zstd frame per piece) decompresses,
+// through a streaming decoder too, to exactly what Encode writes.
+func TestPiecesAndFrames(t *testing.T) {
+	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	oddRecords(t, cl)
+	ctx := context.Background()
+	defer snapshot.SetPieceSizes(3, 2)()
+
+	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built.SinkGroups) < 3 || built.SourceKeys() < 10 {
+		t.Fatalf("too small to cut: %d groups, %d keys", len(built.SinkGroups), built.SourceKeys())
+	}
+	sameDocument(t, streamed, built)
+
+	b := memblob.OpenBucket(nil)
+	st := snapshot.NewStore(b)
+	defer st.Close()
+	for _, snap := range []*snapshot.Snapshot{built, streamed} {
+		snap.ID, snap.CreatedAt = "", time.Time{}
+		info, err := st.Put(ctx, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc bytes.Buffer
+		if err := snap.Encode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		obj, err := b.ReadAll(ctx, "snapshots/"+info.ID+".snap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := obj[bytes.IndexByte(obj, '\n')+1:]
+		if n := bytes.Count(body, []byte{0x28, 0xb5, 0x2f, 0xfd}); n < 10 {
+			t.Errorf("body has %d zstd frame magics, want one per piece", n)
+		}
+		zr, err := zstd.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		zr.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, doc.Bytes()) {
+			t.Fatalf("stored body decompresses to %d bytes that are not the %d bytes Encode writes", len(got), doc.Len())
+		}
+		back, _, err := st.Get(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalContent(t, back, built)
+	}
+}
