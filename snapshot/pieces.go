@@ -1,5 +1,7 @@
 package snapshot
 
+import "github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+
 // A document is encoded as a list of pieces that encode independently of
 // each other: the head (everything before the source offsets), ranges of
 // source offsets, the bytes between the arrays, ranges of sink groups and
@@ -111,7 +113,12 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 			if i > 0 || p.comma {
 				dst = append(dst, ',')
 			}
-			so, _ := b.make(lp.topic, lp.part, en.key, lp.pv.recs[en.rec])
+			r := lp.pv.recs[en.rec]
+			if en.word&plainBit != 0 && len(r.value) > 0 && connectjson.PlainObjectEnd(r.value, 0) == len(r.value) {
+				dst = appendPlain(dst, lp, en, r)
+				continue
+			}
+			so, _ := b.make(lp.topic, lp.part, en.key, r)
 			if dst, err = so.appendJSON(dst); err != nil {
 				return dst, err
 			}

@@ -350,7 +350,7 @@ func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
 // Unparsed counts the source keys that are not [name, {map}].
 func (s *Snapshot) Unparsed() int {
 	if s.lazy != nil {
-		return s.lazy.unparsed
+		return s.lazy.unparsed + s.lazy.unnamed
 	}
 	n := 0
 	for _, o := range s.SourceOffsets {

@@ -81,6 +81,7 @@ func oddRecords(t *testing.T, cl *kgo.Client) {
 		&kgo.Record{Topic: topic, Partition: 1, Key: []byte(`["twice",{"p":1}]`), Value: []byte(`{"o":1}`)},
 		&kgo.Record{Topic: topic, Partition: 2, Key: []byte(`["twice",{"p":1}]`), Value: []byte(`{"o":2}`)},
 		&kgo.Record{Topic: topic, Partition: 7, Key: []byte(`["odd-conn",{"b":[1,2,{"c":null}]}]`), Value: []byte(`{ "spaced" : true }`)},
+		&kgo.Record{Topic: topic, Partition: 8, Key: []byte(`["",{"empty":"name"}]`), Value: []byte(`{"o":3}`)},
 	)
 }
 

@@ -62,6 +62,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}
+	st := capt.Stats()
+	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
+		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
 	for _, w := range snap.Warnings {
 		c.log.Warn("snapshot warning", "snapshot_id", info.ID, "warning", w)
 	}
