@@ -161,7 +161,8 @@ func benchFull(b *testing.B, opts snapshot.Options) {
 	c := snapshot.NewCapturer(cl, opts)
 	for b.Loop() {
 		var err error
-		if snap, err = c.Capture(ctx); err != nil {
+		// Streamed, as the snapshot command captures.
+		if snap, err = c.CaptureStreamed(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -224,12 +225,8 @@ func benchIncremental(b *testing.B, put bool, opts snapshot.Options) {
 		b.StopTimer()
 		changed = changeKeys(b, prod, base, 1, rng) // values change, keys stay
 		b.StartTimer()
-		// With a Put it is the daemon's run: a streamed capture.
-		if put {
-			snap, err = c.CaptureStreamed(ctx)
-		} else {
-			snap, err = c.Capture(ctx)
-		}
+		// Streamed, as the daemon captures.
+		snap, err = c.CaptureStreamed(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -102,6 +102,10 @@ type CaptureStats struct {
 	// topics, building (or indexing, for a streamed capture) the source
 	// offsets, and reading the sink groups (which overlaps the others).
 	ConfigRead, OffsetsRead, Build, Groups time.Duration
+	// IndexesUpdated counts the partitions a streamed capture of an
+	// incremental Capturer brought up to date from the keys written since
+	// the last one, instead of indexing them whole.
+	IndexesUpdated int
 }
 
 // NewCapturer returns a Capturer reading through cl. cl must not be
@@ -303,7 +307,7 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 		snap.SourceOffsets = make([]SourceOffset, 0, n)
 	}
 	// A streamed capture indexes every partition at once, on every CPU.
-	var idx []indexed
+	var idx []*indexed
 	if lazy != nil {
 		var jobs []indexJob
 		for _, v := range views {
@@ -311,7 +315,7 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 				jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(offBounds[v.name])), pv: v.parts[p]})
 			}
 		}
-		idx = indexParts(jobs, b.scoped, inScope)
+		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, inScope, keep)
 	}
 	for _, v := range views {
 		nparts := int32(len(offBounds[v.name]))
@@ -322,9 +326,7 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 			pv := v.parts[p]
 			nulls += pv.nulls
 			if lazy != nil {
-				// Nothing built is kept: the views are what is encoded.
-				pv.built, pv.dirty = nil, nil
-				ix := &idx[0]
+				ix := idx[0]
 				idx = idx[1:]
 				lazy.parts = append(lazy.parts, ix.part)
 				lazy.keys += len(ix.part.entries)
@@ -337,6 +339,7 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 				suspects = append(suspects, ix.suspects...)
 				continue
 			}
+			pv.index = nil // built state, not an index, is kept below
 			from := len(snap.SourceOffsets)
 			if pv.built != nil {
 				snap.SourceOffsets = b.update(snap.SourceOffsets, v.name, p, nparts, pv)

@@ -56,6 +56,9 @@ type partView struct {
 	// the next Capture must build the partition from scratch.
 	built *builtPart
 	dirty map[string]struct{}
+	// index is, instead of built, what the last streamed capture of an
+	// incremental Capturer indexed of this partition (see updateIndex).
+	index *indexed
 }
 
 // builtPart is the source offsets a Capture made of one partition, kept by
@@ -72,11 +75,11 @@ type builtPart struct {
 // than half the keys changed, building from scratch is as cheap: the
 // built state is dropped.
 func (pv *partView) touch(key []byte) {
-	if pv.built == nil {
+	if pv.built == nil && pv.index == nil {
 		return
 	}
 	if len(pv.dirty) > len(pv.keys)/2 {
-		pv.built, pv.dirty = nil, nil
+		pv.built, pv.index, pv.dirty = nil, nil, nil
 		return
 	}
 	pv.dirty[string(key)] = struct{}{}
@@ -136,6 +139,10 @@ func (pv *partView) maybeCompact() {
 		recs = append(recs, record{value: a.copy(r.value), offset: r.offset})
 	}
 	pv.keys, pv.recs, pv.arena, pv.dead = keys, recs, a, 0
+	// An index holds record numbers, which changed.
+	if pv.index != nil {
+		pv.index, pv.dirty = nil, nil
+	}
 }
 
 // arena hands out copies of byte slices cut from large chunks: one

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -76,9 +78,12 @@ func (ls *lazySource) stale() error {
 	return nil
 }
 
-// indexed is what indexPart made of one partition.
+// indexed is what indexPart made of one partition. An incremental
+// Capturer keeps it in the partition's view and updateIndex brings it up
+// to date with the keys written since, instead of sorting them all again.
 type indexed struct {
-	part lazyPart
+	part   lazyPart
+	nparts int32 // the topic's partitions when indexed
 	// suspects are the kept keys off their murmur2 partition, as build
 	// finds them.
 	suspects []string
@@ -86,91 +91,220 @@ type indexed struct {
 	unnamed  int
 	// byConnector counts the kept keys per connector.
 	byConnector map[string]int
+	// nameIdx indexes part.names, made when updateIndex first needs it.
+	nameIdx map[string]uint32
+}
+
+// keyClass is what a capture makes of one live key: whether it keeps it
+// (its scope), under what connector, and what that costs to encode.
+type keyClass struct {
+	kept bool
+	// name is the connector; empty for an unparsed or unnamed key.
+	name     string
+	unparsed bool // not [name, {map}]
+	unnamed  bool // [name, {map}] with an empty name
+	// plain keys (connectjson.PlainKey) have their partition object at
+	// key[start:end].
+	plain      bool
+	start, end int
+	suspect    bool // off its murmur2 partition
+}
+
+// classify is build's view of key, live in partition p of a topic of
+// nparts partitions; names interns connector names.
+func classify(kb []byte, p, nparts int32, scoped bool, inScope func(string) bool, names map[string]string) keyClass {
+	var c keyClass
+	var perr error
+	if n, raw, ok := connectjson.PlainKey(kb); ok && len(n) > 0 && len(kb) <= 0xffff {
+		c.name, c.plain = intern(names, n), true
+		c.start = len(kb) - 1 - len(raw) // raw ends just before the ']'
+		c.end = c.start + len(raw)
+	} else {
+		c.name, _, perr = parseSourceKey(kb, names)
+	}
+	switch {
+	case perr != nil:
+		if scoped {
+			return keyClass{}
+		}
+		c.unparsed, c.name = true, ""
+	case !inScope(c.name):
+		return keyClass{}
+	case c.name == "":
+		c.unnamed = true
+	}
+	c.kept = true
+	c.suspect = PartitionFor(kb, nparts) != p
+	return c
+}
+
+// word is the keyEntry word of a kept key of class c (see plainEntry).
+func (ix *indexed) word(c keyClass) uint64 {
+	if !c.plain {
+		return 0
+	}
+	if ix.nameIdx == nil {
+		ix.nameIdx = make(map[string]uint32, len(ix.part.names))
+		for i, n := range ix.part.names {
+			ix.nameIdx[n] = uint32(i)
+		}
+	}
+	idx, ok := ix.nameIdx[c.name]
+	if !ok {
+		idx = uint32(len(ix.part.names))
+		ix.part.names = append(ix.part.names, c.name)
+		ix.nameIdx[c.name] = idx
+	}
+	return plainEntry(idx, c.start, c.end)
+}
+
+// count adds (n = 1) or takes away (n = -1) a kept key of class c.
+func (ix *indexed) count(c keyClass, key string, n int) {
+	switch {
+	case c.unparsed:
+		ix.unparsed += n
+	case c.unnamed:
+		ix.unnamed += n
+	default:
+		if ix.byConnector[c.name] += n; ix.byConnector[c.name] == 0 {
+			delete(ix.byConnector, c.name)
+		}
+	}
+	if !c.suspect {
+		return
+	}
+	if n > 0 {
+		ix.suspects = append(ix.suspects, key)
+	} else if i := slices.Index(ix.suspects, key); i >= 0 {
+		ix.suspects = slices.Delete(ix.suspects, i, i+1)
+	}
 }
 
 // indexPart sorts the live keys of partition p of topic and keeps those of
 // the capture's scope (scoped, inScope), as build does, without making a
 // SourceOffset of any. It reads pv only, so partitions index in parallel.
-func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool) indexed {
+func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool) *indexed {
 	es := make([]keyEntry, 0, len(pv.keys))
 	for k, i := range pv.keys {
 		es = append(es, keyEntry{key: k, rec: i})
 	}
 	sortKeyEntries(es, 0)
-	out := indexed{byConnector: make(map[string]int)}
+	ix := &indexed{nparts: nparts, byConnector: make(map[string]int)}
+	names := make(map[string]string)
 	var (
-		names   = make(map[string]string)
-		nameIdx = make(map[string]uint32)
-		last    string
-		run     int
+		last string
+		run  int
 	)
 	kept := es[:0]
 	for _, e := range es {
-		kb := stringBytes(e.key)
-		e.word = 0
-		var (
-			name string
-			perr error
-		)
-		if n, raw, ok := connectjson.PlainKey(kb); ok && len(n) > 0 && len(kb) <= 0xffff {
-			name = intern(names, n)
-			idx, seen := nameIdx[name]
-			if !seen {
-				idx = uint32(len(out.part.names))
-				out.part.names = append(out.part.names, name)
-				nameIdx[name] = idx
-			}
-			start := len(kb) - 1 - len(raw) // raw ends just before the ']'
-			e.word = plainEntry(idx, start, start+len(raw))
-		} else {
-			name, _, perr = parseSourceKey(kb, names)
+		c := classify(stringBytes(e.key), p, nparts, scoped, inScope, names)
+		if !c.kept {
+			continue
 		}
-		if perr != nil {
-			if scoped {
-				continue
+		e.word = ix.word(c)
+		switch {
+		case c.unparsed:
+			ix.unparsed++
+		case c.unnamed:
+			ix.unnamed++
+		case c.name != last:
+			// Keys sort by connector name first, mostly: count runs.
+			if run > 0 {
+				ix.byConnector[last] += run
 			}
-			out.unparsed++
-		} else {
-			if !inScope(name) {
-				continue
-			}
-			// Keys sort by connector name first, mostly: count runs. A
-			// key with an empty name has no connector to count under.
-			if name == "" {
-				out.unnamed++
-			} else {
-				if name != last {
-					if run > 0 {
-						out.byConnector[last] += run
-					}
-					last, run = name, 0
-				}
-				run++
-			}
+			last, run = c.name, 1
+		default:
+			run++
 		}
-		if PartitionFor(kb, nparts) != p {
-			out.suspects = append(out.suspects, e.key)
+		if c.suspect {
+			ix.suspects = append(ix.suspects, e.key)
 		}
 		kept = append(kept, e)
 	}
 	if run > 0 {
-		out.byConnector[last] += run
+		ix.byConnector[last] += run
 	}
 	prefix := appendString([]byte(`{"topic":`), topic)
 	prefix = append(prefix, `,"partition":`...)
 	prefix = strconv.AppendInt(prefix, int64(p), 10)
 	prefix = append(prefix, `,"offset":`...)
-	out.part.topic, out.part.part, out.part.pv, out.part.entries, out.part.prefix = topic, p, pv, kept, prefix
-	return out
+	ix.part = lazyPart{topic: topic, part: p, pv: pv, entries: kept, prefix: prefix, names: ix.part.names}
+	return ix
 }
 
-// indexParts runs indexPart over jobs on every CPU and returns the results
-// in the order of jobs.
-func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool) []indexed {
-	out := make([]indexed, len(jobs))
+// updateIndex brings ix, kept by an incremental Capturer for pv, up to
+// date with the keys written since (pv.dirty): the result is what
+// indexPart would make now, at the cost of the keys written. A key whose
+// value changed keeps its entry (its record is updated in place); keys
+// added or removed take a merge into new entries, so that a streamed
+// snapshot made from the old ones is never changed under it.
+func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bool) {
+	dirty := make([]string, 0, len(pv.dirty))
+	for k := range pv.dirty {
+		dirty = append(dirty, k)
+	}
+	slices.Sort(dirty)
+	es := ix.part.entries
+	names := make(map[string]string)
+	var (
+		out     []keyEntry
+		changed bool
+		i       int // es[:i] is in out
+	)
+	change := func(j int) {
+		if !changed {
+			changed = true
+			out = make([]keyEntry, 0, len(es)+len(dirty))
+		}
+		out = append(out, es[i:j]...)
+		i = j
+	}
+	for _, k := range dirty {
+		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyEntry, k string) int { return strings.Compare(e.key, k) })
+		j += i
+		rec, live := pv.keys[k]
+		switch {
+		case found && live && es[j].rec == rec:
+			// Rewritten: its record changed in place.
+		case found && live:
+			// Removed and written again since: a record of its own.
+			change(j)
+			e := es[j]
+			e.rec = rec
+			out = append(out, e)
+			i++
+		case found:
+			c := classify(stringBytes(k), ix.part.part, ix.nparts, scoped, inScope, names)
+			change(j)
+			i++ // dropped
+			ix.count(c, es[j].key, -1)
+		case live:
+			c := classify(stringBytes(k), ix.part.part, ix.nparts, scoped, inScope, names)
+			if !c.kept {
+				continue
+			}
+			change(j)
+			out = append(out, keyEntry{key: k, rec: rec, word: ix.word(c)})
+			ix.count(c, k, 1)
+		}
+	}
+	if changed {
+		out = append(out, es[i:]...)
+		ix.part.entries = out
+	}
+	clear(pv.dirty)
+}
+
+// indexParts runs indexPart (or updateIndex, for a partition whose view
+// keeps an index) over jobs on every CPU and returns the results in the
+// order of jobs. With keep, every view keeps its index for the next
+// capture; without, none does.
+func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bool) (_ []*indexed, updated int) {
+	out := make([]*indexed, len(jobs))
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
+		upd  atomic.Int64
 	)
 	for range min(max(1, runtime.GOMAXPROCS(0)), len(jobs)) {
 		wg.Add(1)
@@ -182,12 +316,23 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool) []index
 					return
 				}
 				j := jobs[i]
-				out[i] = indexPart(j.topic, j.part, j.nparts, j.pv, scoped, inScope)
+				pv := j.pv
+				if ix := pv.index; keep && ix != nil && ix.nparts == j.nparts {
+					updateIndex(ix, pv, scoped, inScope)
+					out[i] = ix
+					upd.Add(1)
+					continue
+				}
+				out[i] = indexPart(j.topic, j.part, j.nparts, pv, scoped, inScope)
+				pv.built, pv.index, pv.dirty = nil, nil, nil
+				if keep {
+					pv.index, pv.dirty = out[i], make(map[string]struct{})
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, int(upd.Load())
 }
 
 // indexJob is one partition for indexParts.

@@ -156,36 +156,66 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 }
 
 // An incremental Capturer's streamed snapshots equal full reads round after
-// round, and one encoded after the next Capture fails with ErrStale instead
-// of encoding views that moved on.
+// round (keys rewritten, added, removed, removed and written again, keys
+// that do not parse, keys off their partition), keeping and updating its
+// index between them, and one encoded after the next Capture fails with
+// ErrStale instead of encoding views that moved on.
 func TestCaptureStreamedIncremental(t *testing.T) {
 	c, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	manual, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manual.Close()
 	ctx := context.Background()
 	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
 	// A built capture first: its kept state must not leak into streamed ones.
 	if _, err := inc.Capture(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// And one limited to some connectors, which keeps only their keys.
+	scope := []string{"churn-0", "churn-2", "strayed"}
+	scoped := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true, Connectors: scope})
 	rng := rand.New(rand.NewSource(7))
 	var prev *snapshot.Snapshot
-	for round := 0; round < 5; round++ {
+	updated := 0
+	for round := 0; round < 8; round++ {
 		var rs []*kgo.Record
-		for i := 0; i < 200; i++ {
-			key := fmt.Sprintf(`["churn-%d",{"filename":"/data/f%d.txt"}]`, rng.Intn(3), rng.Intn(60))
+		// Few enough per round that partitions keep their index (a
+		// partition where more than half the keys changed indexes anew).
+		for i := 0; i < 60; i++ {
+			key := fmt.Sprintf(`["churn-%d",{"filename":"/data/f%d.txt"}]`, rng.Intn(4), rng.Intn(60))
+			switch rng.Intn(12) {
+			case 0:
+				key = fmt.Sprintf(`not json %d`, rng.Intn(5))
+			case 1:
+				key = fmt.Sprintf(`["",{"n":%d}]`, rng.Intn(5))
+			case 2:
+				key = fmt.Sprintf(`["new-%d-%d",{"f":"x"}]`, round, rng.Intn(3))
+			}
 			var val []byte
 			if rng.Intn(5) > 0 {
 				val = fmt.Appendf(nil, `{"position":%d}`, rng.Intn(100000))
 			}
+			if rng.Intn(9) == 0 {
+				// Removed and written again in the same round.
+				rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key)})
+				val = []byte(`{"again":true}`)
+			}
 			rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
 		}
 		produce(t, cl, rs...)
-		if round == 2 {
+		// One key off its murmur2 partition, now and then removed again.
+		off := &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: int32(round % 5), Key: []byte(fmt.Sprintf(`["strayed",{"f":"s%d"}]`, round%2)), Value: []byte(`{"o":1}`)}
+		if round%3 == 2 {
+			// The copy the round before wrote goes.
+			off.Partition, off.Key, off.Value = int32((round-1)%5), []byte(fmt.Sprintf(`["strayed",{"f":"s%d"}]`, (round-1)%2)), nil
+		}
+		produce(t, manual, off)
+		if round == 5 {
 			c.Compact()
 		}
-		var (
-			got *snapshot.Snapshot
-			err error
-		)
+		var got *snapshot.Snapshot
 		if round == 3 {
 			got, err = inc.Capture(ctx) // built again in between
 		} else {
@@ -194,6 +224,17 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		updated += inc.Stats().IndexesUpdated
+		sgot, err := scoped.CaptureStreamed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated += scoped.Stats().IndexesUpdated
+		sfull, err := snapshot.Capture(ctx, cl, snapshot.Options{Connectors: scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDocument(t, sgot, sfull)
 		if prev != nil {
 			if err := prev.Encode(new(bytes.Buffer)); !errors.Is(err, snapshot.ErrStale) {
 				t.Fatalf("round %d: encoding the previous streamed snapshot: %v, want ErrStale", round, err)
@@ -211,9 +252,12 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 			equalContent(t, got, full)
 		}
 		// Compaction moving a log start makes that partition read again.
-		if st := inc.Stats(); st.RecordsRead > 400 && len(st.Resets) == 0 {
+		if st := inc.Stats(); st.RecordsRead > 450 && len(st.Resets) == 0 {
 			t.Errorf("round %d: incremental run read %d records, want only the new ones", round, st.RecordsRead)
 		}
+	}
+	if updated == 0 {
+		t.Error("no streamed capture updated a kept index: every one indexed from scratch")
 	}
 
 	// A Capturer that is not incremental hands its views to the snapshot:
