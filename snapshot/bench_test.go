@@ -534,6 +534,8 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Add(doc)
 	f.Add([]byte(`{"version":1,"source_offsets":[{"topic":"t","partition":1,"offset":2,"key":"\ud83d\ude00\ud83dA\"","value":{"base64":"AAE="},"connector":"c","source_partition":{"a":[1]},"source_offset":{"b":2},"parse_error":"e"}]}`))
+	f.Add([]byte(`{"version":1,"source_offsets":[],"sink_groups":[{"group":"connect-a\u00e9","connector":"a","state":"Empty","members":0,"offsets":[{"topic":"t","partition":0,"offset":5,"leader_epoch":-1,"metadata":"m\n"},{"topic":"t","partition":1,"offset":0,"leader_epoch":3}]},{"group":"g","state":"Dead","members":2,"offsets":null}],"warnings":["w"]}`))
+	f.Add([]byte(`{"sink_groups":null,"version":1,"source_offsets":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want snapshot.Snapshot
 		wantErr := json.Unmarshal(data, &want)
