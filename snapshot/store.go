@@ -371,6 +371,19 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 
 // list returns the IDs of the snapshot objects under keyPrefix, sorted.
 func (s *Store) list(ctx context.Context) ([]string, error) {
+	for attempt := 1; ; attempt++ {
+		ids, err := s.listOnce(ctx)
+		// A local store lists by reading the directory and then looking at
+		// each file: one deleted in between (another process's retention)
+		// fails the listing with NotFound. Listing again sees it gone.
+		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 10 || ctx.Err() != nil {
+			return ids, err
+		}
+	}
+}
+
+// listOnce is one listing of list.
+func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 	var ids []string
 	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix, Delimiter: "/"})
 	for {

@@ -1,0 +1,55 @@
+package snapshot_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// List of a file store succeeds while another process deletes snapshots
+// (a daemon's retention while an operator runs list): fileblob reads the
+// directory, then stats each file, and a file deleted in between made the
+// whole listing fail with NotFound.
+func TestListWhileDeleting(t *testing.T) {
+	ctx := context.Background()
+	st, err := snapshot.OpenStore(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ids []string
+	for i := 0; i < 400; i++ {
+		snap := &snapshot.Snapshot{Reason: snapshot.ReasonScheduled, SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{}}
+		info, err := st.Put(ctx, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, info.ID)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, id := range ids {
+			if err := st.Delete(ctx, id); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	lists := 0
+	for done := false; !done; lists++ {
+		infos, err := st.List(ctx)
+		if err != nil {
+			t.Errorf("list %d while snapshots are deleted: %v", lists, err)
+			break
+		}
+		done = len(infos) == 0
+	}
+	wg.Wait()
+	t.Logf("%d listings", lists)
+}
