@@ -247,6 +247,10 @@ for size in ${records//,/ }; do
 		}
 		row "kcat -C read_committed to the end" kcat-read
 		row "offsetkeeper snapshot" snapshot "$(ratio "$size" snapshot kcat-read 4) x kcat" "$(ratio "$size" snapshot kcat-read 5) x kcat" "wall <= 0.5"
+		# kcat's read time is bimodal here (a half-second step at the end
+		# of the topic): the median snapshot against kcat's fastest run is
+		# the conservative ratio.
+		echo "| snapshot (median) / kcat's fastest read | | | | $(awk -v s="$(col "$size" snapshot 4 | median)" -v k="$(col "$size" kcat-read 4 | sort -n | head -n 1)" 'BEGIN{printf "%.3f", s / k}') x kcat | | wall <= 0.5 |"
 		echo "| snapshot peak RSS / (2 x live + 64 MiB = $((bound_kb / 1024)) MiB) | | | | $(col "$size" snapshot 6 | median | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 		row "sink capture ($groups groups, empty offsets topic)" sink-capture "" "" "few requests per coordinator"
 		if ! $skip_restore; then

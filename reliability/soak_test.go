@@ -286,12 +286,12 @@ func TestSoak(t *testing.T) {
 	// Flat: the last sample within generous bounds of the first. Memory
 	// may breathe with the GC; a leak grows without bound. The daemon's
 	// incremental capture keeps overwritten values in each partition's
-	// arena until they exceed the live ones and 4 MiB (snapshot's
+	// arena until they exceed the live ones and 512 KiB (snapshot's
 	// compactAbove), so its memory may rise by that much per offsets
 	// partition before it levels off: a long soak sees that plateau.
 	var allowance int64
 	for _, topic := range c.exp.OffsetsTopics {
-		allowance += int64(c.exp.Partitions[topic]) * 4 << 20
+		allowance += int64(c.exp.Partitions[topic]) * 512 << 10
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	if last.heapInuse > 2*first.heapInuse+32<<20+allowance {

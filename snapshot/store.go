@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -122,6 +123,9 @@ type Store struct {
 	testHookBeforeClose func()
 	// keeper, when set, encrypts what Put writes; see encrypt.go.
 	keeper *Keeper
+	// dir is the directory of a local store opened by OpenStore, which
+	// list reads itself (see listOnce).
+	dir string
 }
 
 // OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
@@ -179,7 +183,7 @@ func openDir(ctx context.Context, dir, query string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", where, scrubError(err, query))
 	}
-	return &Store{bucket: b, where: where}, nil
+	return &Store{bucket: b, where: where, dir: abs}, nil
 }
 
 // filePath returns the directory and the raw query of a file:// URL. Unlike
@@ -373,18 +377,46 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 func (s *Store) list(ctx context.Context) ([]string, error) {
 	for attempt := 1; ; attempt++ {
 		ids, err := s.listOnce(ctx)
-		// A local store lists by reading the directory and then looking at
-		// each file: one deleted in between (another process's retention)
-		// fails the listing with NotFound. Listing again sees it gone.
+		// fileblob lists by reading the directory and then looking at each
+		// file: one deleted in between (another process's retention) fails
+		// the listing with NotFound. Listing again sees it gone.
 		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 10 || ctx.Err() != nil {
 			return ids, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
 		}
 	}
 }
 
-// listOnce is one listing of list.
+// listOnce is one listing of list. A local store opened by OpenStore is
+// listed from its directory's names alone, which no concurrent delete can
+// fail; other stores through the bucket.
 func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 	var ids []string
+	if s.dir != "" {
+		entries, err := os.ReadDir(filepath.Join(s.dir, filepath.FromSlash(keyPrefix)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), err)
+		}
+		for _, e := range entries {
+			id, ok := strings.CutSuffix(e.Name(), keySuffix)
+			if !ok || e.IsDir() {
+				continue
+			}
+			if _, err := ParseID(id); err != nil {
+				continue
+			}
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids, nil
+	}
 	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
