@@ -91,6 +91,19 @@ func (s *Snapshot) pieces() ([]piece, error) {
 	return ps, nil
 }
 
+// weight is how much of a frame the piece fills, counted in source
+// offsets: a sink group of about 50 partitions weighs as much as 16.
+func (p *piece) weight() int {
+	switch {
+	case p.lp != nil:
+		return p.to - p.from
+	case p.offs != nil:
+		return len(p.offs)
+	default:
+		return len(p.groups) * pieceKeys / pieceGroups
+	}
+}
+
 // pieceBuilder returns the offsetBuilder that encodes the streamed source
 // offsets of s, one per goroutine: it interns names.
 func (s *Snapshot) pieceBuilder() *offsetBuilder {

@@ -644,21 +644,33 @@ func zstdEncoder() (*zstd.Encoder, error) {
 	return zw, nil
 }
 
-// compressPieces encodes and compresses every piece of snap into a frame
+// compressPieces encodes and compresses the pieces of snap into frames
 // and returns the frames joined in order, after headroom bytes of room.
+// Consecutive pieces share a frame up to about pieceKeys source offsets'
+// worth (a small document, or a partition of a few keys, is not cut into
+// frames that compress apart).
 func compressPieces(snap *Snapshot, headroom int) ([]byte, error) {
 	ps, err := snap.pieces()
 	if err != nil {
 		return nil, err
 	}
-	frames := make([][]byte, len(ps))
+	var jobs [][]piece
+	weight, from := 0, 0
+	for i := range ps {
+		weight += ps[i].weight()
+		if weight >= pieceKeys || i == len(ps)-1 {
+			jobs = append(jobs, ps[from:i+1])
+			weight, from = 0, i+1
+		}
+	}
+	frames := make([][]byte, len(jobs))
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
 	)
-	workers := min(max(1, runtime.GOMAXPROCS(0)), len(ps))
+	workers := min(max(1, runtime.GOMAXPROCS(0)), len(jobs))
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -675,15 +687,18 @@ func compressPieces(snap *Snapshot, headroom int) ([]byte, error) {
 			var buf []byte
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(ps) {
+				if i >= len(jobs) {
 					return
 				}
-				if buf, err = ps[i].appendTo(buf[:0], b); err != nil {
-					mu.Lock()
-					firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, err))
-					mu.Unlock()
-					next.Store(int64(len(ps))) // the others stop too
-					return
+				buf = buf[:0]
+				for j := range jobs[i] {
+					if buf, err = jobs[i][j].appendTo(buf, b); err != nil {
+						mu.Lock()
+						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, err))
+						mu.Unlock()
+						next.Store(int64(len(jobs))) // the others stop too
+						return
+					}
 				}
 				frames[i] = zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))
 			}

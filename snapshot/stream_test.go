@@ -153,6 +153,16 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalContent(t, got, built)
+	// Stored as compactly: a streamed snapshot's partitions of a few keys
+	// each share frames, as the built snapshot's offsets do.
+	built.ID, built.CreatedAt = "", time.Time{}
+	binfo, err := st.Put(ctx, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := info.Size - binfo.Size; d > binfo.Size/100 || -d > binfo.Size/100 {
+		t.Errorf("streamed snapshot stored in %d bytes, built one in %d", info.Size, binfo.Size)
+	}
 }
 
 // An incremental Capturer's streamed snapshots equal full reads round after
