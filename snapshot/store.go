@@ -657,12 +657,14 @@ func compressPieces(snap *Snapshot, headroom int) ([]byte, error) {
 	var jobs [][]piece
 	weight, from := 0, 0
 	for i := range ps {
-		weight += ps[i].weight()
-		if weight >= pieceKeys || i == len(ps)-1 {
-			jobs = append(jobs, ps[from:i+1])
-			weight, from = 0, i+1
+		// A piece that would take the frame past pieceKeys starts the next.
+		if w := ps[i].weight(); weight > 0 && weight+w > pieceKeys {
+			jobs = append(jobs, ps[from:i])
+			weight, from = 0, i
 		}
+		weight += ps[i].weight()
 	}
+	jobs = append(jobs, ps[from:])
 	frames := make([][]byte, len(jobs))
 	var (
 		next     atomic.Int64
