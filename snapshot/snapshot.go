@@ -6,7 +6,9 @@
 // holding every Kafka Connect offset of a cluster at one moment, and [Store],
 // which writes snapshots to a gocloud.dev/blob bucket as single, compressed,
 // checksummed objects and reads them back, verifying the checksum every time.
-// [Capture] and [Capturer] build a Snapshot from a live cluster.
+// [Capture] and [Capturer] build a Snapshot from a live cluster;
+// [Capturer.CaptureStreamed] builds one that is only going to be stored,
+// whose source offsets are encoded straight from what was read.
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the
@@ -87,6 +89,10 @@ var (
 	// ErrDecrypt: the Store's Keeper does not decrypt the snapshot (a wrong
 	// key, or no permission to use a KMS key).
 	ErrDecrypt = errors.New("snapshot does not decrypt with the key given")
+	// ErrStale: a streamed snapshot (Capturer.CaptureStreamed) was encoded
+	// after its incremental Capturer captured again, so the partition views
+	// it reads from have moved on; encode (Put) one before the next Capture.
+	ErrStale = errors.New("streamed snapshot is stale: its Capturer captured again; encode (Put) a streamed snapshot before the next Capture")
 )
 
 // Snapshot is one capture of every Kafka Connect offset of a cluster. It is

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"errors"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,11 +19,6 @@ import (
 // snapshot command, the daemon) then never holds 200,000 SourceOffset
 // structs (about 160 bytes each) next to the bytes they point to; see
 // docs/benchmarks.md.
-
-// ErrStale is returned when a streamed snapshot (CaptureStreamed) is
-// encoded after its incremental Capturer captured again: the partition
-// views it reads from have moved on.
-var ErrStale = errors.New("streamed snapshot is stale: its Capturer captured again; encode (Put) a streamed snapshot before the next Capture")
 
 // lazySource is the source offsets of a streamed snapshot: for every
 // partition read, its view and its kept keys in key order.
