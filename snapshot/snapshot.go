@@ -880,18 +880,7 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 					return nil, 0, false
 				}
 				var o SinkOffset
-				if !d.lit(`{"topic":`) {
-					return nil, 0, false
-				}
-				if o.Topic, ok = d.str(true); !ok || !d.lit(`,"partition":`) {
-					return nil, 0, false
-				}
-				p, ok := d.int(32)
-				if !ok || !d.lit(`,"offset":`) {
-					return nil, 0, false
-				}
-				o.Partition = int32(p)
-				if o.Offset, ok = d.int(64); !ok || !d.lit(`,"leader_epoch":`) {
+				if o.Topic, o.Partition, o.Offset, ok = d.position(); !ok || !d.lit(`,"leader_epoch":`) {
 					return nil, 0, false
 				}
 				e, ok := d.int(32)
@@ -937,18 +926,7 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 		}
 		var o SourceOffset
 		var ok bool
-		if !d.lit(`{"topic":`) {
-			return nil, 0, false
-		}
-		if o.Topic, ok = d.str(true); !ok || !d.lit(`,"partition":`) {
-			return nil, 0, false
-		}
-		p, ok := d.int(32)
-		if !ok || !d.lit(`,"offset":`) {
-			return nil, 0, false
-		}
-		o.Partition = int32(p)
-		if o.Offset, ok = d.int(64); !ok || !d.lit(`,"key":`) {
+		if o.Topic, o.Partition, o.Offset, ok = d.position(); !ok || !d.lit(`,"key":`) {
 			return nil, 0, false
 		}
 		if o.Key, ok = d.bytes(); !ok || !d.lit(`,"value":`) {
@@ -1015,6 +993,25 @@ type offsetDecoder struct {
 	arena    arena // keys, values and raw messages
 	scratch  []byte
 	interned map[string]string
+}
+
+// position reads {"topic":T,"partition":P,"offset":O, how every source
+// and sink offset begins.
+func (d *offsetDecoder) position() (topic string, partition int32, offset int64, ok bool) {
+	if !d.lit(`{"topic":`) {
+		return "", 0, 0, false
+	}
+	if topic, ok = d.str(true); !ok || !d.lit(`,"partition":`) {
+		return "", 0, 0, false
+	}
+	p, ok := d.int(32)
+	if !ok || !d.lit(`,"offset":`) {
+		return "", 0, 0, false
+	}
+	if offset, ok = d.int(64); !ok {
+		return "", 0, 0, false
+	}
+	return topic, int32(p), offset, true
 }
 
 // lit consumes s if the input continues with it.

@@ -405,14 +405,9 @@ func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), err)
 		}
 		for _, e := range entries {
-			id, ok := strings.CutSuffix(e.Name(), keySuffix)
-			if !ok || e.IsDir() {
-				continue
+			if id, ok := idOf(e.Name()); ok && !e.IsDir() {
+				ids = append(ids, id)
 			}
-			if _, err := ParseID(id); err != nil {
-				continue
-			}
-			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		return ids, nil
@@ -426,20 +421,25 @@ func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), err)
 		}
-		if obj.IsDir {
-			continue
+		if id, ok := idOf(strings.TrimPrefix(obj.Key, keyPrefix)); ok && !obj.IsDir {
+			ids = append(ids, id)
 		}
-		id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, keyPrefix), keySuffix)
-		if !ok {
-			continue
-		}
-		if _, err := ParseID(id); err != nil {
-			continue
-		}
-		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// idOf returns the ID of the snapshot object named name under keyPrefix,
+// or false for any other name (temporary files, other objects).
+func idOf(name string) (string, bool) {
+	id, ok := strings.CutSuffix(name, keySuffix)
+	if !ok {
+		return "", false
+	}
+	if _, err := ParseID(id); err != nil {
+		return "", false
+	}
+	return id, true
 }
 
 // Delete removes the snapshot with the exact ID id (not a prefix, not
