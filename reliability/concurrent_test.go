@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -153,6 +154,22 @@ func TestConcurrentRestoresRace(t *testing.T) {
 		if again.code != 0 {
 			t.Fatalf("round %d rerun: %s", round, again)
 		}
+		// Regression: a fenced restore can leave its transactional id's
+		// transaction Ongoing; a forced rerun with nothing to write used to
+		// leave it so, and both restores of the next round were refused.
+		// --force fences it, as documented.
+		eventually(t, 5*time.Second, fmt.Sprintf("round %d: no restore transaction left open", round), func() bool {
+			lt, err := c.adm.ListTransactions(context.Background(), nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort"})
+			if err != nil {
+				return false
+			}
+			for _, x := range lt.Sorted() {
+				if strings.HasPrefix(x.TxnID, restore.TransactionalIDPrefix) {
+					return false
+				}
+			}
+			return true
+		})
 		live := c.capture()
 		for _, topic := range offsetsTopics {
 			if d := stateDiff(topicState(live, topic), topicState(snap, topic)); d != "" {

@@ -233,6 +233,39 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	return nil
 }
 
+// FenceOpenRestores ends the transactions that other restores left open:
+// for each open (Ongoing, PrepareCommit or PrepareAbort) transaction whose
+// id starts with TransactionalIDPrefix it initializes a producer with that
+// id, on which the broker aborts the open transaction and fences the
+// producer that opened it. It returns the ids it fenced. It is what
+// restore --force does about a restore killed or fenced part way (whose
+// transaction the broker would otherwise abort only after its timeout),
+// even when this restore then has nothing to write to that topic; a
+// restore still running is fenced too, and fails without writing.
+func FenceOpenRestores(ctx context.Context, cl *kgo.Client) ([]string, error) {
+	listed, err := kadm.NewClient(cl).ListTransactions(ctx, nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort"})
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	var ids []string
+	for _, t := range listed.Sorted() {
+		if !strings.HasPrefix(t.TxnID, TransactionalIDPrefix) {
+			continue
+		}
+		pcl, err := kgo.NewClient(append(slices.Clone(cl.Opts()), kgo.TransactionalID(t.TxnID), kgo.TransactionTimeout(transactionTimeout))...)
+		if err != nil {
+			return ids, fmt.Errorf("fence transaction %q: create producer: %w", t.TxnID, err)
+		}
+		_, _, err = pcl.ProducerID(ctx)
+		pcl.Close()
+		if err != nil {
+			return ids, fmt.Errorf("fence transaction %q: %w", t.TxnID, err)
+		}
+		ids = append(ids, t.TxnID)
+	}
+	return ids, nil
+}
+
 // fenced reports whether err says a newer producer with the same
 // transactional id, another restore of the same topic, fenced this one.
 func fenced(err error) bool {

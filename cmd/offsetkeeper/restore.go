@@ -219,6 +219,19 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) (err error) {
 			}
 		}
 		c.log.Warn("safety checks skipped with --force", "snapshot_id", snap.ID, "refusals", len(refusalsOf(refusal)))
+		if !c.dryRun && slices.ContainsFunc(refusalsOf(refusal), func(r restore.Refusal) bool { return r.Check == restore.CheckConcurrentRestore }) {
+			// As documented: --force fences the other restore's open
+			// transaction at once, even when this one has nothing to write
+			// to its topic (else the next restore is refused until the
+			// broker's timeout aborts it).
+			ids, err := restore.FenceOpenRestores(ctx, cl)
+			for _, id := range ids {
+				fmt.Fprintf(c.stderr, "WARNING: --force: fenced the open transaction %q of another restore; nothing it wrote in that transaction is kept\n", id)
+			}
+			if err != nil {
+				return fmt.Errorf("fence another restore's transaction: %w; nothing was written", err)
+			}
+		}
 	} else if refusal != nil {
 		if c.dryRun {
 			fmt.Fprintln(c.stdout, "dry run: nothing written; the restore would be refused (see below)")
