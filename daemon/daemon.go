@@ -48,7 +48,7 @@ type Config struct {
 	SkipImmediately bool
 	// Policy is applied after each successful snapshot. The zero Policy
 	// keeps everything (and deletes nothing).
-	Policy Policy
+	Policy snapshot.Policy
 	// Listen is the HTTP address for health, readiness, metrics and the
 	// snapshot list; "" serves no HTTP. The CLI default is DefaultListen.
 	Listen string
@@ -500,7 +500,7 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 	if err != nil {
 		return 0, 0, fmt.Errorf("list snapshots: %w", err)
 	}
-	keep, remove, reasons := ApplyPolicy(infos, d.Config.Policy, time.Now())
+	keep, remove, reasons := snapshot.ApplyPolicy(infos, d.Config.Policy, time.Now())
 	kept = len(keep)
 	var errs []error
 	for _, s := range remove {

@@ -308,7 +308,7 @@ func TestDaemonKeepLast(t *testing.T) {
 	t.Parallel()
 	store := memStore(t)
 	d := &Daemon{
-		Config:   Config{Schedule: "@every 1s", Policy: Policy{Last: 3}},
+		Config:   Config{Schedule: "@every 1s", Policy: snapshot.Policy{Last: 3}},
 		Store:    store,
 		Snapshot: okSnapshot,
 	}
@@ -704,7 +704,7 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	store := memStore(t)
 	capt := snapshot.NewCapturer(cl, snapshot.Options{Reason: snapshot.ReasonScheduled, ProgramVersion: "test"})
 	d := &Daemon{
-		Config:   Config{Schedule: "@every 1s", Policy: Policy{Last: 3}, Listen: "127.0.0.1:0"},
+		Config:   Config{Schedule: "@every 1s", Policy: snapshot.Policy{Last: 3}, Listen: "127.0.0.1:0"},
 		Store:    store,
 		Snapshot: capt.Capture,
 		Kafka:    cl,
@@ -743,4 +743,13 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	if got := metric(t, d, "offsetkeeper_sink_offsets_moved_backwards", "connector", "jdbc-sink"); got > 0 {
 		t.Errorf("sink offsets moved backwards on an idle cluster: %v", got)
 	}
+}
+
+// at parses an RFC 3339 time for test tables.
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

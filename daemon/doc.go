@@ -4,8 +4,9 @@
 // HTTP, and elects one leader among replicas through Kafka.
 //
 // The two things to know are [Daemon], configured by a [Config] and started
-// with Run, and [ApplyPolicy], the pure function that decides which
-// snapshots a [Policy] keeps and why (the prune command uses it too).
+// with Run, and its Config.Policy, a [snapshot.Policy] applied with
+// [snapshot.ApplyPolicy], the pure function that decides which snapshots
+// are kept and why (the prune command uses it too).
 //
 // # Runs
 //
@@ -22,8 +23,8 @@
 //     context ended is discarded, and an aborted write leaves no object
 //     (snapshot.Store writes are all-or-nothing).
 //   - Retention runs only after a successful store, never removes the
-//     snapshot just stored, and, through ApplyPolicy, always keeps each
-//     cluster's newest snapshot.
+//     snapshot just stored, and, through snapshot.ApplyPolicy, always keeps
+//     each cluster's newest full snapshot.
 //   - One INFO (or ERROR) summary line per run.
 //
 // # Shutdown

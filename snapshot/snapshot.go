@@ -9,6 +9,8 @@
 // [Capture] and [Capturer] build a Snapshot from a live cluster;
 // [Capturer.CaptureStreamed] builds one that is only going to be stored,
 // whose source offsets are encoded straight from what was read.
+// [ApplyPolicy] is the retention policy over a store's [Info] list, a pure
+// function that the daemon and the prune command both call.
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -40,16 +39,16 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 }
 
 // policy checks the flags and returns the policy they describe.
-func (p *policyFlags) policy() (daemon.Policy, error) {
+func (p *policyFlags) policy() (snapshot.Policy, error) {
 	for _, f := range []struct {
 		name string
 		n    int
 	}{{"keep-last", p.last}, {"keep-hourly", p.hourly}, {"keep-daily", p.daily}, {"keep-weekly", p.weekly}, {"keep-monthly", p.monthly}} {
 		if f.n < -1 {
-			return daemon.Policy{}, usagef("--%s %d: want a count, or -1 for all", f.name, f.n)
+			return snapshot.Policy{}, usagef("--%s %d: want a count, or -1 for all", f.name, f.n)
 		}
 	}
-	return daemon.Policy{
+	return snapshot.Policy{
 		Last: p.last, Hourly: p.hourly, Daily: p.daily, Weekly: p.weekly, Monthly: p.monthly,
 		Within: time.Duration(p.within),
 	}, nil
@@ -62,11 +61,11 @@ func (w *withinFlag) String() string {
 	if *w == 0 {
 		return ""
 	}
-	return daemon.FormatDuration(time.Duration(*w))
+	return snapshot.FormatDuration(time.Duration(*w))
 }
 
 func (w *withinFlag) Set(s string) error {
-	d, err := daemon.ParseDuration(s)
+	d, err := snapshot.ParseDuration(s)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	keep, remove, reasons := daemon.ApplyPolicy(infos, p, time.Now())
+	keep, remove, reasons := snapshot.ApplyPolicy(infos, p, time.Now())
 
 	removing := map[string]bool{}
 	for _, s := range remove {

@@ -1,4 +1,4 @@
-package daemon
+package snapshot
 
 import (
 	"cmp"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // Policy says which snapshots retention keeps. A snapshot kept by any rule
@@ -77,12 +75,12 @@ const (
 // cluster the newest snapshot and the newest non-undo snapshot are always
 // kept, whatever p says, so a store is never emptied by retention.
 //
-// keep and remove are sorted oldest first, like [snapshot.Store.List];
+// keep and remove are sorted oldest first, like [Store.List];
 // reasons maps every snapshot ID, kept or removed, to why. With an empty
 // Policy everything is kept.
-func ApplyPolicy(snaps []snapshot.Info, p Policy, now time.Time) (keep, remove []snapshot.Info, reasons map[string][]string) {
+func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, reasons map[string][]string) {
 	sorted := slices.Clone(snaps)
-	slices.SortStableFunc(sorted, func(a, b snapshot.Info) int {
+	slices.SortStableFunc(sorted, func(a, b Info) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -132,7 +130,7 @@ type bucket struct {
 }
 
 // applyCluster applies p to the snapshots sorted[idx...], given newest first.
-func applyCluster(sorted []snapshot.Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
+func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
 	buckets := []bucket{
 		{count: p.Last, reason: "last snapshot", undo: true, key: func(_ time.Time, i int) int { return i }},
 		{count: p.Hourly, reason: "hourly snapshot", key: func(t time.Time, _ int) int {
@@ -152,7 +150,7 @@ func applyCluster(sorted []snapshot.Info, idx []int, p Policy, now time.Time, ke
 	newestNoUndo := true
 	for n, i := range idx {
 		s := sorted[i]
-		undo := s.Reason == snapshot.ReasonUndo
+		undo := s.Reason == ReasonUndo
 		t := s.CreatedAt.UTC()
 		var why []string
 		if n == 0 {

@@ -1,7 +1,6 @@
-package daemon
+package snapshot
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,11 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // at parses an RFC 3339 time for test tables.
 func at(s string) time.Time {
@@ -27,8 +22,8 @@ func at(s string) time.Time {
 
 // series returns n snapshots of cluster, the first at start, then every
 // step, all with the given reason.
-func series(cluster, reason string, start time.Time, step time.Duration, n int) []snapshot.Info {
-	var out []snapshot.Info
+func series(cluster, reason string, start time.Time, step time.Duration, n int) []Info {
+	var out []Info
 	for i := range n {
 		t := start.Add(time.Duration(i) * step)
 		out = append(out, info(cluster, reason, t))
@@ -36,8 +31,8 @@ func series(cluster, reason string, start time.Time, step time.Duration, n int) 
 	return out
 }
 
-func info(cluster, reason string, t time.Time) snapshot.Info {
-	return snapshot.Info{
+func info(cluster, reason string, t time.Time) Info {
+	return Info{
 		ID:        t.UTC().Format("20060102T150405.000000Z") + "-" + fmt.Sprintf("%06x", len(cluster)*7+len(reason)),
 		CreatedAt: t,
 		Reason:    reason,
@@ -45,12 +40,12 @@ func info(cluster, reason string, t time.Time) snapshot.Info {
 	}
 }
 
-func concat(parts ...[]snapshot.Info) []snapshot.Info { return slices.Concat(parts...) }
+func concat(parts ...[]Info) []Info { return slices.Concat(parts...) }
 
 const (
-	sched = snapshot.ReasonScheduled
-	undo  = snapshot.ReasonUndo
-	man   = snapshot.ReasonManual
+	sched = ReasonScheduled
+	undo  = ReasonUndo
+	man   = ReasonManual
 )
 
 // policyCases are the golden cases: each writes testdata/retention/<name>.golden.
@@ -58,7 +53,7 @@ var policyCases = []struct {
 	name   string
 	policy Policy
 	now    time.Time
-	snaps  []snapshot.Info
+	snaps  []Info
 }{
 	{
 		name:   "empty-policy-keeps-all",
@@ -87,7 +82,7 @@ var policyCases = []struct {
 		now:    at("2026-03-14T00:00:00Z"),
 		snaps: concat(
 			series("c1", sched, at("2026-03-09T03:00:00Z"), 6*time.Hour, 16),
-			[]snapshot.Info{info("c1", sched, at("2026-03-11T04:30:00+05:00"))},
+			[]Info{info("c1", sched, at("2026-03-11T04:30:00+05:00"))},
 		),
 	},
 	{
@@ -125,7 +120,7 @@ var policyCases = []struct {
 		now:    at("2026-04-01T00:00:00Z"),
 		snaps: concat(
 			series("c1", sched, at("2026-03-01T00:00:00Z"), 24*time.Hour, 3),
-			[]snapshot.Info{info("c1", undo, at("2026-03-10T00:00:00Z"))},
+			[]Info{info("c1", undo, at("2026-03-10T00:00:00Z"))},
 		),
 	},
 	{
@@ -136,7 +131,7 @@ var policyCases = []struct {
 		now:    at("2026-03-10T12:00:00Z"),
 		snaps: concat(
 			series("c1", sched, at("2026-03-09T09:00:00Z"), time.Hour, 27),
-			[]snapshot.Info{
+			[]Info{
 				info("c1", undo, at("2026-03-09T09:30:00Z")),
 				info("c1", undo, at("2026-03-10T10:45:00Z")),
 				info("c1", undo, at("2026-03-10T11:30:00Z")),
@@ -165,7 +160,7 @@ var policyCases = []struct {
 		name:   "unsorted-and-ties",
 		policy: Policy{Last: 2, Hourly: 2},
 		now:    at("2026-03-10T12:00:00Z"),
-		snaps: []snapshot.Info{
+		snaps: []Info{
 			info("c1", sched, at("2026-03-10T10:15:00Z")),
 			info("c1", man, at("2026-03-10T11:00:00Z")),
 			info("c1", sched, at("2026-03-10T09:00:00Z")),
@@ -184,7 +179,7 @@ var policyCases = []struct {
 
 // formatDecision renders what ApplyPolicy decided, newest first, one line
 // per snapshot.
-func formatDecision(p Policy, now time.Time, snaps, keep, remove []snapshot.Info, reasons map[string][]string) string {
+func formatDecision(p Policy, now time.Time, snaps, keep, remove []Info, reasons map[string][]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# policy: %s\n# now: %s\n# kept %d, removed %d of %d\n", p, now.UTC().Format(time.RFC3339), len(keep), len(remove), len(snaps))
 	kept := map[string]bool{}
@@ -192,7 +187,7 @@ func formatDecision(p Policy, now time.Time, snaps, keep, remove []snapshot.Info
 		kept[s.ID] = true
 	}
 	all := slices.Concat(keep, remove)
-	slices.SortFunc(all, func(a, b snapshot.Info) int {
+	slices.SortFunc(all, func(a, b Info) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}
@@ -242,7 +237,7 @@ func TestApplyPolicyInvariants(t *testing.T) {
 	now := at("2026-06-01T00:00:00Z")
 	reasonsOf := []string{sched, sched, sched, man, undo}
 	for iter := range 500 {
-		var snaps []snapshot.Info
+		var snaps []Info
 		for range rng.IntN(40) {
 			age := time.Duration(rng.Int64N(int64(90 * 24 * time.Hour)))
 			s := info([]string{"a", "bb"}[rng.IntN(2)], reasonsOf[rng.IntN(len(reasonsOf))], now.Add(-age))
@@ -273,7 +268,7 @@ func TestApplyPolicyInvariants(t *testing.T) {
 				t.Fatalf("iter %d: %s both kept and removed", iter, s.ID)
 			}
 		}
-		newest := map[string]snapshot.Info{}
+		newest := map[string]Info{}
 		for _, s := range snaps {
 			if len(reasons[s.ID]) == 0 {
 				t.Fatalf("iter %d: %s has no reason", iter, s.ID)
