@@ -502,6 +502,9 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 	}
 	keep, remove, reasons := snapshot.ApplyPolicy(infos, d.Config.Policy, time.Now())
 	kept = len(keep)
+	for _, s := range keep {
+		d.log().Debug("snapshot kept by retention", "snapshot_id", s.ID, "kind", s.Kind, "created_at", s.CreatedAt, "why", strings.Join(reasons[s.ID], ", "))
+	}
 	var errs []error
 	for _, s := range remove {
 		if s.ID == keepID {
@@ -518,7 +521,7 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 		}
 		removed++
 		d.m.deletions.Inc()
-		d.log().Debug("snapshot removed by retention", "snapshot_id", s.ID, "created_at", s.CreatedAt, "reasons", reasons[s.ID])
+		d.log().Info("snapshot removed by retention", "snapshot_id", s.ID, "kind", s.Kind, "created_at", s.CreatedAt, "why", strings.Join(reasons[s.ID], ", "))
 	}
 	return kept, removed, errors.Join(errs...)
 }

@@ -107,10 +107,10 @@ func TestEncryptedStore(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("decrypted snapshot differs")
 			}
-			if ginfo != info {
+			if !reflect.DeepEqual(ginfo, info) {
 				t.Errorf("Get info %+v, Put info %+v", ginfo, info)
 			}
-			if vinfo, err := st.Verify(ctx, "latest"); err != nil || vinfo != info {
+			if vinfo, err := st.Verify(ctx, "latest"); err != nil || !reflect.DeepEqual(vinfo, info) {
 				t.Errorf("Verify with the key = %+v, %v", vinfo, err)
 			}
 
@@ -125,7 +125,7 @@ func TestEncryptedStore(t *testing.T) {
 				t.Errorf("Verify without the key = %+v, %v", vinfo, err)
 			}
 			infos, err := plain.List(ctx)
-			if err != nil || len(infos) != 1 || infos[0] != info {
+			if err != nil || len(infos) != 1 || !reflect.DeepEqual(infos[0], info) {
 				t.Errorf("List without the key = %+v, %v; want [%+v]", infos, err, info)
 			}
 
@@ -145,7 +145,7 @@ func TestEncryptedStore(t *testing.T) {
 				t.Errorf("plain Put info = %+v", pinfo)
 			}
 			for name, s := range map[string]*Store{"with key": st, "without": plain, "wrong key": wrong} {
-				if _, i, err := s.Get(ctx, pinfo.ID); err != nil || i != pinfo {
+				if _, i, err := s.Get(ctx, pinfo.ID); err != nil || !reflect.DeepEqual(i, pinfo) {
 					t.Errorf("Get plain snapshot %s: %+v, %v", name, i, err)
 				}
 			}

@@ -9,33 +9,48 @@ import (
 	"time"
 )
 
+// DefaultUndoWithin is how long retention keeps scoped and undo snapshots
+// unless told otherwise (Policy.UndoWithin): 30 days.
+const DefaultUndoWithin = 30 * 24 * time.Hour
+
 // Policy says which snapshots retention keeps. A snapshot kept by any rule
 // stays. The zero Policy has no rules and keeps everything.
 //
-// The count rules (Last, Hourly, Daily, Weekly, Monthly) are 0 when unset and
-// negative for "unlimited". Hourly to Monthly keep the newest snapshot of each
-// of the N most recent UTC hours, days, ISO weeks and months that have one.
+// The count and age rules (Last, Hourly, Daily, Weekly, Monthly, Within)
+// judge full snapshots only (KindFull): a scoped or undo snapshot holds some
+// connectors, not the cluster, and must never stand in for a backup of the
+// whole cluster nor push one out. Scoped and undo snapshots follow
+// UndoWithin alone.
+//
+// The count rules are 0 when unset and negative for "unlimited". Hourly to
+// Monthly keep the newest full snapshot of each of the N most recent UTC
+// hours, days, ISO 8601 weeks and months that have one.
 type Policy struct {
-	// Last keeps the N newest snapshots, whatever their reason.
+	// Last keeps the N newest full snapshots.
 	Last int
-	// Hourly, Daily, Weekly and Monthly keep the newest non-undo snapshot in
+	// Hourly, Daily, Weekly and Monthly keep the newest full snapshot in
 	// each of the N most recent UTC hours, days, ISO 8601 weeks and months
-	// that hold one. Undo snapshots never fill these buckets: one may hold
-	// only the connectors a restore touched and must not stand in for a
-	// whole day's backup.
+	// that hold one.
 	Hourly, Daily, Weekly, Monthly int
-	// Within keeps every snapshot, undo snapshots included, created less
-	// than Within before now. Zero disables the rule.
+	// Within keeps every full snapshot created less than Within before
+	// now. Zero disables the rule.
 	Within time.Duration
+	// UndoWithin keeps every scoped and undo snapshot created less than
+	// UndoWithin before now; older ones are removed. Zero keeps none (when
+	// the policy has another rule). The CLI's default is DefaultUndoWithin.
+	UndoWithin time.Duration
+}
+
+// fullRules reports whether p has a rule for full snapshots.
+func (p Policy) fullRules() bool {
+	return p.Last != 0 || p.Hourly != 0 || p.Daily != 0 || p.Weekly != 0 || p.Monthly != 0 || p.Within > 0
 }
 
 // Empty reports whether p has no rules, in which case it keeps everything.
-func (p Policy) Empty() bool {
-	return p.Last == 0 && p.Hourly == 0 && p.Daily == 0 && p.Weekly == 0 && p.Monthly == 0 && p.Within <= 0
-}
+func (p Policy) Empty() bool { return !p.fullRules() && p.UndoWithin <= 0 }
 
-// String describes the policy, e.g. "last 3, daily 7, within 2d"; "none"
-// for the empty policy.
+// String describes the policy, e.g. "last 3, daily 7, within 2d, undo
+// within 30d"; "none" for the empty policy.
 func (p Policy) String() string {
 	var parts []string
 	for _, r := range []struct {
@@ -52,6 +67,9 @@ func (p Policy) String() string {
 	if p.Within > 0 {
 		parts = append(parts, "within "+FormatDuration(p.Within))
 	}
+	if p.UndoWithin > 0 {
+		parts = append(parts, "undo within "+FormatDuration(p.UndoWithin))
+	}
 	if len(parts) == 0 {
 		return "none"
 	}
@@ -61,19 +79,23 @@ func (p Policy) String() string {
 // Reasons given by ApplyPolicy.
 const (
 	reasonNoPolicy     = "no retention policy"
-	reasonNewest       = "newest snapshot"
-	reasonNewestNoUndo = "newest non-undo snapshot"
+	reasonNewestFull   = "newest full snapshot"
+	reasonNoFull       = "newest snapshot, and the cluster has no full one"
+	reasonNoFullRule   = "no rule for full snapshots"
 	reasonNoRule       = "no rule keeps it"
+	reasonUndoDisabled = "scoped and undo snapshots are not kept (keep-undo-within 0)"
 )
 
 // ApplyPolicy decides which snapshots p keeps and which it removes, as of
 // now. It is a pure function: it reads nothing but its arguments and
-// changes none of them.
+// changes none of them. A snapshot's kind is its Info.Kind, or, when that
+// is empty, what its Reason and Scope say (see Info.Kind).
 //
 // Snapshots are judged per ClusterID, as if each cluster had a store of its
 // own: the rules of one cluster never remove another's snapshots. Within a
-// cluster the newest snapshot and the newest non-undo snapshot are always
-// kept, whatever p says, so a store is never emptied by retention.
+// cluster the newest full snapshot is always kept, whatever p says, so
+// retention never leaves a cluster without a backup of all of it; a
+// cluster that has no full snapshot keeps its newest snapshot.
 //
 // keep and remove are sorted oldest first, like [Store.List];
 // reasons maps every snapshot ID, kept or removed, to why. With an empty
@@ -118,21 +140,21 @@ func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, re
 	return keep, remove, reasons
 }
 
-// bucket is one counting rule: it keeps the newest snapshot of each of its
-// next count distinct keys.
+// bucket is one counting rule: it keeps the newest full snapshot of each
+// of its next count distinct keys.
 type bucket struct {
 	count  int // remaining; negative is unlimited
 	reason string
-	undo   bool // whether undo snapshots take part
-	key    func(t time.Time, i int) int
+	key    func(t time.Time, n int) int
 	last   int
 	seen   bool
 }
 
-// applyCluster applies p to the snapshots sorted[idx...], given newest first.
-func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
-	buckets := []bucket{
-		{count: p.Last, reason: "last snapshot", undo: true, key: func(_ time.Time, i int) int { return i }},
+// fullBuckets returns the counting rules of p, in the order their reasons
+// are given.
+func fullBuckets(p Policy) []bucket {
+	return []bucket{
+		{count: p.Last, reason: "last snapshot", key: func(_ time.Time, n int) int { return n }},
 		{count: p.Hourly, reason: "hourly snapshot", key: func(t time.Time, _ int) int {
 			return t.Year()*1_000_000 + int(t.Month())*10_000 + t.Day()*100 + t.Hour()
 		}},
@@ -147,46 +169,86 @@ func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool
 			return t.Year()*100 + int(t.Month())
 		}},
 	}
-	newestNoUndo := true
+}
+
+// applyCluster applies p to the snapshots sorted[idx...], given newest
+// first: the full ones through the count and age rules, the scoped and
+// undo ones through UndoWithin.
+func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
+	buckets := fullBuckets(p)
+	hasFull := slices.ContainsFunc(idx, func(i int) bool { return sorted[i].kind() == KindFull })
+	full := 0 // full snapshots seen so far, newest first
 	for n, i := range idx {
 		s := sorted[i]
-		undo := s.Reason == ReasonUndo
-		t := s.CreatedAt.UTC()
 		var why []string
-		if n == 0 {
-			why = append(why, reasonNewest)
-		}
-		if !undo && newestNoUndo {
-			newestNoUndo = false
-			if n != 0 {
-				why = append(why, reasonNewestNoUndo)
+		if s.kind() != KindFull {
+			why = undoReasons(s, p, now)
+			if n == 0 && !hasFull {
+				why = append([]string{reasonNoFull}, why...)
 			}
-		}
-		for b := range buckets {
-			bk := &buckets[b]
-			if bk.count == 0 || (undo && !bk.undo) {
-				continue
-			}
-			k := bk.key(t, n)
-			if bk.seen && k == bk.last {
-				continue
-			}
-			bk.seen, bk.last = true, k
-			if bk.count > 0 {
-				bk.count--
-			}
-			why = append(why, bk.reason)
-		}
-		if p.Within > 0 && now.Sub(s.CreatedAt) < p.Within {
-			why = append(why, "within "+FormatDuration(p.Within))
+		} else {
+			why = fullReasons(s, p, now, buckets, full)
+			full++
 		}
 		if len(why) > 0 {
 			kept[i] = true
 			reasons[s.ID] = why
 		} else {
-			reasons[s.ID] = []string{reasonNoRule}
+			reasons[s.ID] = []string{removeReason(s, p)}
 		}
 	}
+}
+
+// fullReasons returns why the full snapshot s, the n-th newest full one of
+// its cluster, is kept; none when it is not. It advances the buckets.
+func fullReasons(s Info, p Policy, now time.Time, buckets []bucket, n int) []string {
+	var why []string
+	if n == 0 {
+		why = append(why, reasonNewestFull)
+	}
+	if !p.fullRules() {
+		return append(why, reasonNoFullRule)
+	}
+	t := s.CreatedAt.UTC()
+	for b := range buckets {
+		bk := &buckets[b]
+		if bk.count == 0 {
+			continue
+		}
+		k := bk.key(t, n)
+		if bk.seen && k == bk.last {
+			continue
+		}
+		bk.seen, bk.last = true, k
+		if bk.count > 0 {
+			bk.count--
+		}
+		why = append(why, bk.reason)
+	}
+	if p.Within > 0 && now.Sub(s.CreatedAt) < p.Within {
+		why = append(why, "within "+FormatDuration(p.Within))
+	}
+	return why
+}
+
+// undoReasons returns why the scoped or undo snapshot s is kept; none when
+// it is not.
+func undoReasons(s Info, p Policy, now time.Time) []string {
+	if p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin {
+		return []string{s.kind() + " within " + FormatDuration(p.UndoWithin)}
+	}
+	return nil
+}
+
+// removeReason says why s is removed.
+func removeReason(s Info, p Policy) string {
+	if s.kind() == KindFull {
+		return reasonNoRule
+	}
+	if p.UndoWithin <= 0 {
+		return reasonUndoDisabled
+	}
+	return s.kind() + " older than " + FormatDuration(p.UndoWithin) + " (keep-undo-within)"
 }
 
 // ParseDuration parses a retention duration: a Go duration ("36h",

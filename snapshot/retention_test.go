@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,15 @@ func info(cluster, reason string, t time.Time) Info {
 		Reason:    reason,
 		ClusterID: cluster,
 	}
+}
+
+// scoped is a manual snapshot of cluster at t limited to connectors, as
+// snapshot --connector takes them; with reason undo, an undo snapshot.
+func scoped(cluster, reason string, t time.Time, connectors ...string) Info {
+	i := info(cluster, reason, t)
+	i.ID = i.ID[:len(i.ID)-1] + "s"
+	i.Scope = connectors
+	return i
 }
 
 func concat(parts ...[]Info) []Info { return slices.Concat(parts...) }
@@ -113,10 +123,10 @@ var policyCases = []struct {
 		snaps:  series("c1", sched, at("2026-03-01T00:00:00Z"), 24*time.Hour, 3),
 	},
 	{
-		// The newest is an undo snapshot: it stays, and so does the newest
-		// non-undo one, the last full backup.
+		// The newest is an undo snapshot, old enough for keep-undo-within
+		// to remove it; the newest full snapshot stays whatever the rules.
 		name:   "newest-is-undo",
-		policy: Policy{Within: time.Hour},
+		policy: Policy{Within: time.Hour, UndoWithin: 7 * 24 * time.Hour},
 		now:    at("2026-04-01T00:00:00Z"),
 		snaps: concat(
 			series("c1", sched, at("2026-03-01T00:00:00Z"), 24*time.Hour, 3),
@@ -124,10 +134,11 @@ var policyCases = []struct {
 		),
 	},
 	{
-		// Undo snapshots take a --keep-last slot but never fill an hourly or
-		// daily bucket; --keep-within keeps the young ones, the old are removed.
+		// Undo snapshots take no --keep-last slot and fill no hourly or
+		// daily bucket; keep-undo-within keeps the young ones, the old are
+		// removed.
 		name:   "undo-snapshots",
-		policy: Policy{Last: 2, Hourly: 3, Daily: 2, Within: 90 * time.Minute},
+		policy: Policy{Last: 2, Hourly: 3, Daily: 2, Within: 90 * time.Minute, UndoWithin: 2 * time.Hour},
 		now:    at("2026-03-10T12:00:00Z"),
 		snaps: concat(
 			series("c1", sched, at("2026-03-09T09:00:00Z"), time.Hour, 27),
@@ -169,12 +180,81 @@ var policyCases = []struct {
 		},
 	},
 	{
+		// What broke (issue 13): full snapshots, then one snapshot --connector
+		// and three undo snapshots, all newer; --keep-daily 1 kept only the
+		// scoped and an undo snapshot and removed the last full one.
+		name:   "mixed-keep-daily-1",
+		policy: Policy{Daily: 1, UndoWithin: DefaultUndoWithin},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps:  mixedStore(),
+	},
+	{
+		// The same store with --keep-last 2: the two newest full snapshots,
+		// not the scoped and undo ones taken after them.
+		name:   "mixed-keep-last-2",
+		policy: Policy{Last: 2, UndoWithin: DefaultUndoWithin},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps:  mixedStore(),
+	},
+	{
+		// --keep-within shorter than the age of every full snapshot, and a
+		// short keep-undo-within: the newest full one stays anyway.
+		name:   "mixed-keep-within-1h",
+		policy: Policy{Within: time.Hour, UndoWithin: 36 * time.Hour},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps:  mixedStore(),
+	},
+	{
+		// keep-undo-within 0 removes every scoped and undo snapshot, and
+		// the full rules go on as if they were not there.
+		name:   "mixed-undo-within-0",
+		policy: Policy{Hourly: 2, Weekly: 1},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps:  mixedStore(),
+	},
+	{
+		// keep-undo-within alone: every full snapshot stays.
+		name:   "mixed-only-undo-rule",
+		policy: Policy{UndoWithin: 2 * 24 * time.Hour},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps:  mixedStore(),
+	},
+	{
+		// A cluster with only scoped and undo snapshots, all old: its
+		// newest stays, so retention never empties it.
+		name:   "no-full-snapshot",
+		policy: Policy{Last: 3, UndoWithin: 24 * time.Hour},
+		now:    at("2026-03-12T12:00:00Z"),
+		snaps: []Info{
+			scoped("c1", man, at("2026-03-01T10:00:00Z"), "orders"),
+			scoped("c1", undo, at("2026-03-02T10:00:00Z"), "orders"),
+			scoped("c1", man, at("2026-03-03T10:00:00Z"), "billing", "orders"),
+		},
+	},
+	{
 		// A restic-like everyday policy over two months of 6-hourly snapshots.
 		name:   "combined",
 		policy: Policy{Last: 2, Hourly: 3, Daily: 4, Weekly: 3, Monthly: 2, Within: 12 * time.Hour},
 		now:    at("2026-03-02T00:00:00Z"),
 		snaps:  series("c1", sched, at("2026-01-02T03:00:00Z"), 6*time.Hour, 236),
 	},
+}
+
+// mixedStore is a store as the demo leaves it after a few days: daily
+// scheduled full snapshots, a manual full one, then a snapshot --connector
+// and three undo snapshots newer than every full one.
+func mixedStore() []Info {
+	return concat(
+		series("c1", sched, at("2026-03-05T06:00:00Z"), 24*time.Hour, 6),
+		[]Info{
+			info("c1", man, at("2026-03-10T15:00:00Z")),
+			scoped("c1", undo, at("2026-03-02T09:00:00Z"), "orders"),
+			scoped("c1", man, at("2026-03-11T08:00:00Z"), "mongodb-connector"),
+			scoped("c1", undo, at("2026-03-11T09:00:00Z"), "inventory-connector"),
+			scoped("c1", undo, at("2026-03-11T09:30:00Z"), "inventory-connector", "orders"),
+			scoped("c1", undo, at("2026-03-12T11:00:00Z"), "orders"),
+		},
+	)
 }
 
 // formatDecision renders what ApplyPolicy decided, newest first, one line
@@ -198,7 +278,7 @@ func formatDecision(p Policy, now time.Time, snaps, keep, remove []Info, reasons
 		if kept[s.ID] {
 			action = "keep"
 		}
-		fmt.Fprintf(&b, "%-6s  %s  %-20s  %-9s  %-9s  %s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.ClusterID, s.Reason, strings.Join(reasons[s.ID], ", "))
+		fmt.Fprintf(&b, "%-6s  %s  %-20s  %-9s  %-9s  %-6s  %-30s  %s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.ClusterID, s.Reason, s.kind(), strings.Join(s.Scope, ","), strings.Join(reasons[s.ID], ", "))
 	}
 	return b.String()
 }
@@ -241,6 +321,9 @@ func TestApplyPolicyInvariants(t *testing.T) {
 		for range rng.IntN(40) {
 			age := time.Duration(rng.Int64N(int64(90 * 24 * time.Hour)))
 			s := info([]string{"a", "bb"}[rng.IntN(2)], reasonsOf[rng.IntN(len(reasonsOf))], now.Add(-age))
+			if s.Reason == undo || rng.IntN(4) == 0 {
+				s.Scope = []string{"orders"}
+			}
 			s.ID += fmt.Sprintf("-%d", len(snaps))
 			snaps = append(snaps, s)
 		}
@@ -249,11 +332,14 @@ func TestApplyPolicyInvariants(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			p.Within = time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))
 		}
+		if rng.IntN(3) != 0 {
+			p.UndoWithin = time.Duration(rng.Int64N(int64(60 * 24 * time.Hour)))
+		}
 		before := slices.Clone(snaps)
 
 		keep, remove, reasons := ApplyPolicy(snaps, p, now)
 
-		if !slices.Equal(snaps, before) {
+		if !reflect.DeepEqual(snaps, before) {
 			t.Fatalf("iter %d: ApplyPolicy changed its input", iter)
 		}
 		if len(keep)+len(remove) != len(snaps) {
@@ -268,7 +354,13 @@ func TestApplyPolicyInvariants(t *testing.T) {
 				t.Fatalf("iter %d: %s both kept and removed", iter, s.ID)
 			}
 		}
+		// The newest full snapshot of each cluster, or its newest snapshot
+		// when it has no full one, is kept; scoped and undo snapshots are
+		// kept exactly while younger than UndoWithin.
 		newest := map[string]Info{}
+		newer := func(s, than Info) bool {
+			return s.CreatedAt.After(than.CreatedAt) || (s.CreatedAt.Equal(than.CreatedAt) && s.ID > than.ID)
+		}
 		for _, s := range snaps {
 			if len(reasons[s.ID]) == 0 {
 				t.Fatalf("iter %d: %s has no reason", iter, s.ID)
@@ -276,16 +368,25 @@ func TestApplyPolicyInvariants(t *testing.T) {
 			if p.Empty() && !kept[s.ID] {
 				t.Fatalf("iter %d: empty policy removed %s", iter, s.ID)
 			}
-			if s.Reason == undo && p.Within > 0 && now.Sub(s.CreatedAt) < p.Within && !kept[s.ID] {
-				t.Fatalf("iter %d: undo snapshot %s younger than %s removed", iter, s.ID, p.Within)
+			young := p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin
+			if s.kind() != KindFull && young && !kept[s.ID] {
+				t.Fatalf("iter %d: %s snapshot %s younger than %s removed", iter, s.kind(), s.ID, p.UndoWithin)
 			}
-			if n, ok := newest[s.ClusterID]; !ok || s.CreatedAt.After(n.CreatedAt) || (s.CreatedAt.Equal(n.CreatedAt) && s.ID > n.ID) {
+			n, ok := newest[s.ClusterID]
+			switch {
+			case !ok, s.kind() == KindFull && (n.kind() != KindFull || newer(s, n)), s.kind() != KindFull && n.kind() != KindFull && newer(s, n):
 				newest[s.ClusterID] = s
+			}
+		}
+		for _, s := range snaps {
+			young := p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin
+			if !p.Empty() && s.kind() != KindFull && !young && kept[s.ID] && newest[s.ClusterID].ID != s.ID {
+				t.Fatalf("iter %d: %s snapshot %s older than %s kept: %v", iter, s.kind(), s.ID, p.UndoWithin, reasons[s.ID])
 			}
 		}
 		for c, s := range newest {
 			if !kept[s.ID] {
-				t.Fatalf("iter %d: newest snapshot %s of cluster %s removed (policy %s)", iter, s.ID, c, p)
+				t.Fatalf("iter %d: newest (full) snapshot %s of cluster %s removed (policy %s)", iter, s.ID, c, p)
 			}
 		}
 		for i := 1; i < len(keep); i++ {
@@ -357,6 +458,7 @@ func TestPolicyString(t *testing.T) {
 		{Policy{Last: 3}, "last 3"},
 		{Policy{Daily: -1, Within: 48 * time.Hour}, "daily unlimited, within 2d"},
 		{Policy{Last: 1, Hourly: 2, Daily: 3, Weekly: 4, Monthly: 5}, "last 1, hourly 2, daily 3, weekly 4, monthly 5"},
+		{Policy{Last: 2, UndoWithin: DefaultUndoWithin}, "last 2, undo within 30d"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("%#v.String() = %q, want %q", tc.p, got, tc.want)

@@ -54,6 +54,33 @@ const (
 	ReasonUndo      = "undo"
 )
 
+// Kinds of snapshot, by what they cover (Info.Kind, Snapshot.Kind).
+const (
+	// KindFull covers the whole cluster: every connector.
+	KindFull = "full"
+	// KindScoped covers the connectors a capture was limited to
+	// (snapshot --connector); Scope names them.
+	KindScoped = "scoped"
+	// KindUndo is taken by a restore before it writes, of the connectors
+	// it is about to write; restoring it reverts that restore.
+	KindUndo = "undo"
+)
+
+// kindOf is the kind of a snapshot taken for reason over scope.
+func kindOf(reason string, scope []string) string {
+	switch {
+	case reason == ReasonUndo:
+		return KindUndo
+	case len(scope) > 0:
+		return KindScoped
+	}
+	return KindFull
+}
+
+// Kind returns what s covers: KindUndo for an undo snapshot, KindScoped
+// for a capture limited to some connectors (Scope), KindFull otherwise.
+func (s *Snapshot) Kind() string { return kindOf(s.Reason, s.Scope) }
+
 // Target states of a connector, as the Connect worker reads them.
 const (
 	StateStarted = "STARTED"
@@ -84,6 +111,11 @@ var (
 	ErrCorrupt = errors.New("snapshot is corrupt")
 	// ErrUnsupportedVersion: the document has a format version this build does not read.
 	ErrUnsupportedVersion = errors.New("unsupported snapshot format version")
+	// ErrAmbiguous: an ID prefix matches several stored snapshots.
+	ErrAmbiguous = errors.New("ambiguous snapshot ID prefix")
+	// ErrStoreNotFound: a local store directory does not exist (see
+	// OpenExistingStore).
+	ErrStoreNotFound = errors.New("store does not exist")
 	// ErrExists: a snapshot with that ID is already stored (snapshots are immutable).
 	ErrExists = errors.New("snapshot already exists")
 	// ErrEncrypted: the snapshot is encrypted and the Store has no Keeper.

@@ -65,7 +65,16 @@ const (
 	metaSourceKeys = "source-keys"
 	metaSinkGroups = "sink-groups"
 	metaSHA256     = "sha256"
+	// metaKind and metaScope (a JSON array of names) were added after the
+	// first release; List reads the document's head for objects without
+	// them. metaScope is left out when longer than maxMetaScope.
+	metaKind  = "kind"
+	metaScope = "scope"
 )
+
+// maxMetaScope is the longest scope written as object metadata, in bytes:
+// S3 allows 2 KiB of user metadata per object.
+const maxMetaScope = 1024
 
 // idLayout is the time part of an ID: fixed width, UTC, microseconds.
 const idLayout = "20060102T150405.000000Z"
@@ -80,6 +89,13 @@ type Info struct {
 	ID         string    `json:"id"`
 	CreatedAt  time.Time `json:"created_at"`
 	Reason     string    `json:"reason"`
+	// Kind is what the snapshot covers: KindFull, KindScoped or KindUndo.
+	// List fills it in for every snapshot, those stored before kinds were
+	// recorded included (from their reason and scope).
+	Kind string `json:"kind"`
+	// Scope names the connectors a scoped or undo snapshot holds; empty
+	// for a full snapshot.
+	Scope      []string  `json:"scope,omitempty"`
 	ClusterID  string    `json:"cluster_id"`
 	Connectors int       `json:"connectors"`
 	SourceKeys int       `json:"source_keys"`
@@ -290,9 +306,15 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 // (ErrCorrupt). A missing snapshot is ErrNotFound. An encrypted snapshot
 // is ErrEncrypted without a Keeper and ErrDecrypt with the wrong one.
 func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
+	return s.GetFor(ctx, ref, nil)
+}
+
+// GetFor is Get for a command limited to connectors: ref is resolved with
+// ResolveFor, so "latest" is the newest snapshot that holds them all.
+func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*Snapshot, Info, error) {
 	id := ref
 	if _, err := ParseID(ref); err != nil {
-		if id, err = s.Resolve(ctx, ref); err != nil {
+		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
 			return nil, Info{}, err
 		}
 	}
@@ -352,6 +374,14 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 				return fmt.Errorf("list snapshots%s: read attributes of %s: %w", s.in(), id, err)
 			}
 			info, ok := infoFromMetadata(id, attrs.Metadata)
+			if ok && info.Kind == "" {
+				if info, err = s.withScope(gctx, info); err != nil {
+					if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, ErrNotFound) {
+						return nil // deleted since listed
+					}
+					return fmt.Errorf("list snapshots: %w", err)
+				}
+			}
 			if !ok {
 				_, info, err = s.get(gctx, id)
 				info, err = listable(info, err)
@@ -460,11 +490,21 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 // Resolve turns a reference into the ID of a stored snapshot. A reference
-// is "latest" (any case: the newest snapshot), a full ID, or a prefix of
-// exactly one stored ID. Nothing matching is ErrNotFound (also for
-// "latest" in an empty store); a prefix matching several IDs is an error
-// listing them.
+// is "latest" (any case: the newest full snapshot, see KindFull), a full
+// ID, or a prefix of exactly one stored ID. Nothing matching is
+// ErrNotFound (also for "latest" in a store without a full snapshot); a
+// prefix matching several IDs is ErrAmbiguous, in an error listing them.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	return s.ResolveFor(ctx, ref, nil)
+}
+
+// ResolveFor is Resolve for a command limited to connectors (show, diff or
+// restore --connector): "latest" is then the newest snapshot that holds
+// every one of them, full or scoped (a full snapshot holds the whole
+// cluster, a scoped one the connectors of its Scope). Undo snapshots are
+// never "latest". With no connectors it is Resolve. Other references
+// resolve as Resolve does, whatever connectors says.
+func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string) (string, error) {
 	if ref == "" {
 		return "", errors.New("resolve snapshot: empty reference: give an ID, a unique ID prefix or latest")
 	}
@@ -479,7 +519,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		return ref, nil
 	}
 	if strings.EqualFold(ref, "latest") {
-		return s.latest(ctx)
+		return s.latest(ctx, connectors)
 	}
 	ids, err := s.list(ctx)
 	if err != nil {
@@ -502,27 +542,38 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	if len(matches) > show {
 		list += ", ..."
 	}
-	return "", fmt.Errorf("resolve snapshot %q: prefix matches %d snapshots (%s): give more of the ID", ref, len(matches), list)
+	return "", fmt.Errorf("resolve snapshot %q: %w: prefix matches %d snapshots (%s): give more of the ID", ref, ErrAmbiguous, len(matches), list)
 }
 
-// latest returns the newest snapshot that is not an undo snapshot. An undo
-// snapshot holds only the connectors of one restore, and restoring it
-// reverts that restore, so "latest" never means one: running the same
-// "restore latest" twice must be a no-op. Undo snapshots are named by ID.
-func (s *Store) latest(ctx context.Context) (string, error) {
+// latest returns the newest full snapshot or, given connectors, the newest
+// full or scoped snapshot that holds them all. An undo snapshot holds only
+// the connectors of one restore, and restoring it reverts that restore, so
+// "latest" never means one: running the same "restore latest" twice must
+// be a no-op. Undo snapshots are named by ID. Without connectors a scoped
+// snapshot is never "latest" either: it would stand in for a whole cluster
+// it does not hold.
+func (s *Store) latest(ctx context.Context, connectors []string) (string, error) {
 	infos, err := s.List(ctx)
 	if err != nil {
 		return "", fmt.Errorf("resolve latest: %w", err)
 	}
 	for i := len(infos) - 1; i >= 0; i-- {
-		if infos[i].Reason != ReasonUndo {
+		switch infos[i].kind() {
+		case KindFull:
 			return infos[i].ID, nil
+		case KindScoped:
+			if len(connectors) > 0 && infos[i].holds(connectors) {
+				return infos[i].ID, nil
+			}
 		}
 	}
-	if len(infos) > 0 {
-		return "", fmt.Errorf("resolve latest: %w: the store holds only undo snapshots%s; name one by its ID", ErrNotFound, s.in())
+	switch {
+	case len(infos) == 0:
+		return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
+	case len(connectors) > 0:
+		return "", fmt.Errorf("resolve latest: %w: no full snapshot, and no scoped one holding %s%s; name a snapshot by its ID ('offsetkeeper list')", ErrNotFound, strings.Join(connectors, ", "), s.in())
 	}
-	return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
+	return "", fmt.Errorf("resolve latest: %w: the store holds no full snapshot%s, only scoped or undo ones; name one by its ID ('offsetkeeper list')", ErrNotFound, s.in())
 }
 
 // in returns " in store <url>" for messages, or "" when the URL is unknown.
@@ -840,6 +891,8 @@ func infoOf(snap *Snapshot) Info {
 		ID:         snap.ID,
 		CreatedAt:  snap.CreatedAt.UTC(),
 		Reason:     snap.Reason,
+		Kind:       snap.Kind(),
+		Scope:      slices.Clone(snap.Scope),
 		ClusterID:  snap.ClusterID,
 		Connectors: len(snap.Connectors),
 		SourceKeys: snap.SourceKeys(),
@@ -861,7 +914,37 @@ func (i Info) metadata() map[string]string {
 	if i.Encrypted {
 		md[metaEncrypted], md[metaKeyID] = "true", i.KeyID
 	}
+	md[metaKind] = i.kind()
+	if len(i.Scope) > 0 {
+		if b, err := json.Marshal(i.Scope); err == nil && len(b) <= maxMetaScope {
+			md[metaScope] = string(b)
+		}
+	}
 	return md
+}
+
+// kind is i.Kind, or, when it is empty (an Info made by hand), the kind
+// its Reason and Scope say.
+func (i Info) kind() string {
+	if i.Kind != "" {
+		return i.Kind
+	}
+	return kindOf(i.Reason, i.Scope)
+}
+
+// holds reports whether the snapshot i describes holds every one of
+// connectors: a full snapshot holds the whole cluster, a scoped or undo
+// one the connectors of its Scope.
+func (i Info) holds(connectors []string) bool {
+	if i.kind() == KindFull {
+		return true
+	}
+	for _, c := range connectors {
+		if !slices.Contains(i.Scope, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // infoFromMetadata reads the summary of the snapshot with ID id back from
@@ -869,6 +952,14 @@ func (i Info) metadata() map[string]string {
 func infoFromMetadata(id string, md map[string]string) (Info, bool) {
 	info := Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
 	info.Encrypted, info.KeyID = md[metaEncrypted] == "true", md[metaKeyID]
+	// Kind and scope are known from the metadata if they are there, and
+	// the scope is (a full snapshot has none); otherwise Kind stays empty
+	// for List to find them.
+	if k := md[metaKind]; k == KindFull {
+		info.Kind = k
+	} else if k != "" && json.Unmarshal([]byte(md[metaScope]), &info.Scope) == nil {
+		info.Kind = k
+	}
 	for _, k := range []string{metaCreated, metaReason, metaClusterID, metaConnectors, metaSourceKeys, metaSinkGroups, metaSHA256} {
 		if _, ok := md[k]; !ok {
 			return Info{}, false

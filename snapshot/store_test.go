@@ -180,13 +180,13 @@ func testRoundTrip(t *testing.T, st *Store, _ string) {
 			t.Errorf("source offset %d: got key %q value %q, want key %q value %q", i, o.Key, o.Value, w.Key, w.Value)
 		}
 	}
-	if info != put {
+	if !reflect.DeepEqual(info, put) {
 		t.Errorf("Get info = %+v, Put info = %+v", info, put)
 	}
-	if list := mustList(t, st); len(list) != 1 || list[0] != put {
+	if list := mustList(t, st); len(list) != 1 || !reflect.DeepEqual(list[0], put) {
 		t.Errorf("List = %+v, want [%+v]", list, put)
 	}
-	if v, err := st.Verify(ctx, put.ID); err != nil || v != put {
+	if v, err := st.Verify(ctx, put.ID); err != nil || !reflect.DeepEqual(v, put) {
 		t.Errorf("Verify = %+v, %v; want %+v", v, err, put)
 	}
 }
@@ -617,10 +617,10 @@ func testExists(t *testing.T, st *Store, _ string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, first) || gotInfo != info {
+	if !reflect.DeepEqual(got, first) || !reflect.DeepEqual(gotInfo, info) {
 		t.Errorf("the stored snapshot changed after a refused Put: %+v", gotInfo)
 	}
-	if list := mustList(t, st); len(list) != 1 || list[0] != info {
+	if list := mustList(t, st); len(list) != 1 || !reflect.DeepEqual(list[0], info) {
 		t.Errorf("List = %+v, want [%+v]", list, info)
 	}
 }
@@ -729,7 +729,7 @@ func testCopiedWithoutMetadata(t *testing.T, st *Store, _ string) {
 	if err := st.bucket.WriteAll(ctx, objectKey(info.ID), raw, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
 		t.Fatal(err)
 	}
-	if list := mustList(t, st); len(list) != 1 || list[0] != info {
+	if list := mustList(t, st); len(list) != 1 || !reflect.DeepEqual(list[0], info) {
 		t.Errorf("List = %+v, want [%+v]", list, info)
 	}
 }
@@ -802,7 +802,7 @@ func TestOpenStoreLocal(t *testing.T) {
 		if err != nil || fi.Size() != info.Size {
 			t.Errorf("OpenStore(%q): snapshot not in %s: %v", tt.url, tt.dir, err)
 		}
-		if list, err := st.List(ctx); err != nil || len(list) != 1 || list[0] != info {
+		if list, err := st.List(ctx); err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], info) {
 			t.Errorf("OpenStore(%q).List = %+v, %v", tt.url, list, err)
 		}
 		if err := st.Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -55,9 +56,21 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		return enc.Encode(infos)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME\tREASON\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
+	fmt.Fprintln(tw, "ID\tTIME\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
 	}
 	return tw.Flush()
+}
+
+// scopeText is the SCOPE column of a snapshot: "all" for a full snapshot,
+// else the connectors it holds.
+func scopeText(i snapshot.Info) string {
+	if len(i.Scope) == 0 {
+		if i.Kind == snapshot.KindFull {
+			return "all"
+		}
+		return "-"
+	}
+	return strings.Join(i.Scope, ",")
 }

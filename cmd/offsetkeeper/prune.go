@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -27,18 +28,23 @@ func init() {
 type policyFlags struct {
 	last, hourly, daily, weekly, monthly int
 	within                               withinFlag
+	undoWithin                           undoWithinFlag
 }
 
 func (p *policyFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&p.last, "keep-last", 0, "keep the `N` newest snapshots (-1: all)")
-	fs.IntVar(&p.hourly, "keep-hourly", 0, "keep the newest snapshot of each of the last `N` UTC hours that have one (-1: all)")
-	fs.IntVar(&p.daily, "keep-daily", 0, "keep the newest snapshot of each of the last `N` UTC days that have one (-1: all)")
-	fs.IntVar(&p.weekly, "keep-weekly", 0, "keep the newest snapshot of each of the last `N` ISO weeks that have one (-1: all)")
-	fs.IntVar(&p.monthly, "keep-monthly", 0, "keep the newest snapshot of each of the last `N` months that have one (-1: all)")
-	fs.Var(&p.within, "keep-within", "keep every snapshot, undo snapshots included, younger than `DURATION` (36h, 7d, 2w, 1d12h)")
+	fs.IntVar(&p.last, "keep-last", 0, "keep the `N` newest full snapshots (-1: all)")
+	fs.IntVar(&p.hourly, "keep-hourly", 0, "keep the newest full snapshot of each of the last `N` UTC hours that have one (-1: all)")
+	fs.IntVar(&p.daily, "keep-daily", 0, "keep the newest full snapshot of each of the last `N` UTC days that have one (-1: all)")
+	fs.IntVar(&p.weekly, "keep-weekly", 0, "keep the newest full snapshot of each of the last `N` ISO weeks that have one (-1: all)")
+	fs.IntVar(&p.monthly, "keep-monthly", 0, "keep the newest full snapshot of each of the last `N` months that have one (-1: all)")
+	fs.Var(&p.within, "keep-within", "keep every full snapshot younger than `DURATION` (36h, 7d, 2w, 1d12h)")
+	p.undoWithin.d = snapshot.DefaultUndoWithin
+	fs.Var(&p.undoWithin, "keep-undo-within", "keep scoped (snapshot --connector) and undo snapshots younger than `DURATION`, remove older ones; 0 keeps none. They never count for the other --keep rules, and the newest full snapshot is always kept")
 }
 
-// policy checks the flags and returns the policy they describe.
+// policy checks the flags and returns the policy they describe. Without a
+// rule for full snapshots and without --keep-undo-within the policy is
+// empty (it keeps everything).
 func (p *policyFlags) policy() (snapshot.Policy, error) {
 	for _, f := range []struct {
 		name string
@@ -48,10 +54,16 @@ func (p *policyFlags) policy() (snapshot.Policy, error) {
 			return snapshot.Policy{}, usagef("--%s %d: want a count, or -1 for all", f.name, f.n)
 		}
 	}
-	return snapshot.Policy{
+	pol := snapshot.Policy{
 		Last: p.last, Hourly: p.hourly, Daily: p.daily, Weekly: p.weekly, Monthly: p.monthly,
-		Within: time.Duration(p.within),
-	}, nil
+		Within: time.Duration(p.within), UndoWithin: p.undoWithin.d,
+	}
+	// The default --keep-undo-within alone is no policy: a daemon without
+	// --keep-* flags removes nothing.
+	if noFullRule := (snapshot.Policy{UndoWithin: 0, Last: pol.Last, Hourly: pol.Hourly, Daily: pol.Daily, Weekly: pol.Weekly, Monthly: pol.Monthly, Within: pol.Within}).Empty(); noFullRule && !p.undoWithin.set {
+		pol.UndoWithin = 0
+	}
+	return pol, nil
 }
 
 // withinFlag is a duration that also takes days and weeks.
@@ -73,27 +85,74 @@ func (w *withinFlag) Set(s string) error {
 	return nil
 }
 
+// undoWithinFlag is --keep-undo-within: a withinFlag with a default that
+// knows whether it was given.
+type undoWithinFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (w *undoWithinFlag) String() string {
+	if w.d == 0 {
+		return "0"
+	}
+	return snapshot.FormatDuration(w.d)
+}
+
+func (w *undoWithinFlag) Set(s string) error {
+	d, err := snapshot.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	w.d, w.set = d, true
+	return nil
+}
+
 type pruneCmd struct {
 	*env
 	dryRun bool
+	output string
 	keep   policyFlags
 }
 
 func (c *pruneCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print what would be kept and removed, and why; remove nothing")
+	fs.StringVar(&c.output, "output", "text", "output format: text or json (see docs/json-output.md)")
 	c.keep.register(fs)
+}
+
+// pruneDecision is one snapshot's line of prune's output.
+type pruneDecision struct {
+	snapshot.Info
+	Action string   `json:"action"` // keep or remove
+	Why    []string `json:"why"`
+	// Error is why a removal failed; the snapshot is then still stored.
+	Error string `json:"error,omitempty"`
+}
+
+// pruneResult is prune --output json.
+type pruneResult struct {
+	DryRun    bool            `json:"dry_run"`
+	Policy    string          `json:"policy"`
+	Kept      int             `json:"kept"`
+	Removed   int             `json:"removed"`
+	Failed    int             `json:"failed"`
+	Snapshots []pruneDecision `json:"snapshots"`
 }
 
 func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
 	p, err := c.keep.policy()
 	if err != nil {
 		return err
 	}
 	if p.Empty() {
-		return usagef("no retention rule: give at least one of --keep-last, --keep-hourly, --keep-daily, --keep-weekly, --keep-monthly, --keep-within")
+		return usagef("no retention rule: give at least one of --keep-last, --keep-hourly, --keep-daily, --keep-weekly, --keep-monthly, --keep-within, --keep-undo-within")
 	}
 	store, err := c.g.openStore(ctx)
 	if err != nil {
@@ -105,43 +164,76 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	keep, remove, reasons := snapshot.ApplyPolicy(infos, p, time.Now())
-
+	res := pruneResult{DryRun: c.dryRun, Policy: p.String(), Kept: len(keep)}
 	removing := map[string]bool{}
 	for _, s := range remove {
 		removing[s.ID] = true
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tID\tTIME\tREASON\tCLUSTER\tWHY")
 	for _, s := range sortedByTime(keep, remove) {
-		action := "keep"
+		d := pruneDecision{Info: s, Action: "keep", Why: reasons[s.ID]}
 		if removing[s.ID] {
-			action = "remove"
+			d.Action = "remove"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.Reason, s.ClusterID, strings.Join(reasons[s.ID], ", "))
+		res.Snapshots = append(res.Snapshots, d)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if c.output == "text" {
+		if err := printPrune(c.stdout, res.Snapshots); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	if !c.dryRun {
+		errs = c.remove(ctx, store, &res)
+	}
+	if c.output == "json" {
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+	} else if c.dryRun {
+		fmt.Fprintf(c.stdout, "dry run: would keep %d and remove %s (policy: %s); nothing removed\n", len(keep), plural(len(remove), "snapshot", "snapshots"), p)
+	} else {
+		fmt.Fprintf(c.stdout, "kept %d, removed %s (policy: %s)\n", res.Kept, plural(res.Removed, "snapshot", "snapshots"), p)
 	}
 	if c.dryRun {
-		fmt.Fprintf(c.stdout, "dry run: would keep %d and remove %d snapshots (policy: %s); nothing removed\n", len(keep), len(remove), p)
 		return nil
 	}
-
-	removed := 0
-	var errs []error
-	for _, s := range remove {
-		if err := store.Delete(ctx, s.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
-			errs = append(errs, err)
-			continue
-		}
-		removed++
-	}
-	fmt.Fprintf(c.stdout, "kept %d, removed %d snapshots (policy: %s)\n", len(keep), removed, p)
-	c.log.Info("prune done", "kept", len(keep), "removed", removed, "failed", len(errs), "policy", p.String())
+	c.log.Info("prune done", "kept", res.Kept, "removed", res.Removed, "failed", res.Failed, "policy", p.String())
 	if len(errs) > 0 {
 		return fmt.Errorf("remove %d of %d snapshots: %w", len(errs), len(remove), errors.Join(errs...))
 	}
 	return nil
+}
+
+// remove deletes the snapshots res marks for removal, logging each with
+// its kind and why, and counts what was removed and what failed.
+func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *pruneResult) []error {
+	var errs []error
+	for i := range res.Snapshots {
+		d := &res.Snapshots[i]
+		if d.Action != "remove" {
+			continue
+		}
+		if err := store.Delete(ctx, d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
+			errs = append(errs, err)
+			d.Error = err.Error()
+			res.Failed++
+			continue
+		}
+		res.Removed++
+		c.log.Info("snapshot removed", "snapshot_id", d.ID, "kind", d.Kind, "created_at", d.CreatedAt, "why", strings.Join(d.Why, ", "))
+	}
+	return errs
+}
+
+// printPrune prints prune's table: per snapshot, oldest first, what is
+// done with it, its kind and scope, and why.
+func printPrune(w io.Writer, ds []pruneDecision) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACTION\tID\tTIME\tKIND\tSCOPE\tREASON\tCLUSTER\tWHY")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Action, d.ID, d.CreatedAt.UTC().Format(time.RFC3339), d.Kind, scopeText(d.Info), d.Reason, d.ClusterID, strings.Join(d.Why, ", "))
+	}
+	return tw.Flush()
 }
 
 // sortedByTime merges keep and remove, oldest first, as list prints them.

@@ -1,0 +1,107 @@
+package snapshot
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// This file finds the kind and scope of snapshots stored before they were
+// written as object metadata (see metaKind), from the head of the document.
+
+// headKeys are the document fields that come before "scope" when it is
+// there; any other field means the document has no scope.
+var headKeys = map[string]bool{"version": true, "id": true, "created_at": true, "program_version": true, "cluster_id": true, "reason": true}
+
+// errSealedHead: the document is encrypted and the Store has no Keeper, so
+// its head cannot be read.
+var errSealedHead = errors.New("document is encrypted")
+
+// withScope completes info, read from object metadata without a kind or
+// scope, with the scope the document records. An encrypted document is
+// read whole with the Store's Keeper; without one info is returned with
+// the kind its reason says (undo, else full), the best that can be known.
+func (s *Store) withScope(ctx context.Context, info Info) (Info, error) {
+	scope, err := s.headScope(ctx, info.ID)
+	if errors.Is(err, errSealedHead) {
+		if s.keeper == nil {
+			info.Kind = kindOf(info.Reason, nil)
+			return info, nil
+		}
+		var snap *Snapshot
+		if snap, _, err = s.get(ctx, info.ID); err == nil {
+			scope = snap.Scope
+		}
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	info.Scope = scope
+	info.Kind = kindOf(info.Reason, scope)
+	return info, nil
+}
+
+// headScope reads the "scope" of the snapshot with ID id from the start of
+// its document, decompressing no further than the first field after it.
+func (s *Store) headScope(ctx context.Context, id string) ([]string, error) {
+	r, err := s.bucket.NewReader(ctx, objectKey(id), nil)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), err)
+	}
+	defer r.Close()
+	br := bufio.NewReader(io.LimitReader(r, maxDocumentSize))
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w: no header line", id, ErrCorrupt)
+	}
+	var h objectHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w: decode header: %v", id, ErrCorrupt, err)
+	}
+	if h.Encryption != "" && h.Encryption != "none" {
+		return nil, errSealedHead
+	}
+	dec, err := zstd.NewReader(br, zstd.WithDecoderMaxMemory(maxDocumentSize), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("create zstd decoder: %w", err)
+	}
+	defer dec.Close()
+	scope, err := scopeField(json.NewDecoder(dec))
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w: read document head: %v", id, ErrCorrupt, err)
+	}
+	return scope, nil
+}
+
+// scopeField reads a document's fields up to its scope, which it returns,
+// or up to the first field that comes after the scope (nil then).
+func scopeField(d *json.Decoder) ([]string, error) {
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := t.(string)
+		if key == "scope" {
+			var scope []string
+			err := d.Decode(&scope)
+			return scope, err
+		}
+		if !headKeys[key] {
+			return nil, nil
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
