@@ -368,10 +368,10 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 		unparsed = lazy.unparsed
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))
+		warnings = append(warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	if nulls > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d records with a null key were skipped; no task can look them up", nulls))
+		warnings = append(warnings, countWarning(nulls, "record with a null key was skipped; no task can look it up", "records with a null key were skipped; no task can look them up"))
 	}
 
 	c.stats.Build = time.Since(phase)
@@ -1101,4 +1101,12 @@ func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]
 		out[name] = ConnectorConfig{Name: name, Config: cc.props, TargetState: conn.TargetState, Tasks: conn.Tasks}
 	}
 	return out, nil
+}
+
+// countWarning is "1 <one>" or "<n> <many>".
+func countWarning(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

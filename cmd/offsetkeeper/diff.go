@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
@@ -73,47 +74,34 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	a, _, err := store.Get(ctx, args[0])
+	a, _, err := store.GetFor(ctx, args[0], c.connectors)
 	if err != nil {
 		return fmt.Errorf("read snapshot %q: %w", args[0], err)
 	}
-	var (
-		b     *snapshot.Snapshot
-		bName string
-	)
-	if len(args) == 2 {
-		if b, _, err = store.Get(ctx, args[1]); err != nil {
-			return fmt.Errorf("read snapshot %q: %w", args[1], err)
-		}
-		bName = b.ID
-	} else {
-		cl, opts, err := c.g.kafkaClient(ctx)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		b, err = restore.CaptureLive(ctx, cl, a, restore.Options{
-			OffsetsTopics:  opts.OffsetsTopics,
-			ConfigTopic:    opts.ConfigTopic,
-			GroupPrefix:    opts.GroupPrefix,
-			Connectors:     c.connectors,
-			ProgramVersion: opts.ProgramVersion,
-		})
-		if err != nil {
-			return fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
-		}
-		bName = "live (cluster " + b.ClusterID + ")"
+	b, bName, err := c.other(ctx, store, a, args)
+	if err != nil {
+		return err
 	}
-	changes := restore.Diff(a, b, c.connectors)
+	compare, leftOut := diffScope(a, b, c.connectors)
+	var changes []restore.Change
+	if len(compare) > 0 || len(leftOut) == 0 {
+		changes = restore.Diff(a, b, compare)
+	}
+	if len(leftOut) > 0 {
+		// On stderr with --output json, whose stdout is the array alone.
+		w := c.stdout
+		if c.output == "json" {
+			w = c.stderr
+		}
+		defer fmt.Fprintf(w, "note: left out %s that only one side holds (a scoped or undo snapshot holds only its scope): %s\n",
+			plural(len(leftOut), "connector", "connectors"), strings.Join(leftOut, ", "))
+	}
 
 	if c.output == "json" {
 		if changes == nil {
 			changes = []restore.Change{}
 		}
-		enc := json.NewEncoder(c.stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(changes); err != nil {
+		if err := writeJSON(c.stdout, changes); err != nil {
 			return err
 		}
 	} else {
@@ -134,4 +122,90 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return errDiffers
 	}
 	return nil
+}
+
+// other reads the second side of the diff of a: the snapshot args[1], or
+// the live cluster. It returns it and the name to print for it.
+func (c *diffCmd) other(ctx context.Context, store *snapshot.Store, a *snapshot.Snapshot, args []string) (*snapshot.Snapshot, string, error) {
+	if len(args) == 2 {
+		b, _, err := store.GetFor(ctx, args[1], c.connectors)
+		if err != nil {
+			return nil, "", fmt.Errorf("read snapshot %q: %w", args[1], err)
+		}
+		return b, b.ID, nil
+	}
+	cl, opts, err := c.g.kafkaClient(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer cl.Close()
+	b, err := restore.CaptureLive(ctx, cl, a, restore.Options{
+		OffsetsTopics:  opts.OffsetsTopics,
+		ConfigTopic:    opts.ConfigTopic,
+		GroupPrefix:    opts.GroupPrefix,
+		Connectors:     liveScope(a, c.connectors),
+		ProgramVersion: opts.ProgramVersion,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
+	}
+	return b, "live (cluster " + b.ClusterID + ")", nil
+}
+
+// liveScope is what a diff with the live cluster captures: the connectors
+// named, or those of a scoped or undo snapshot, or (nil) the whole cluster.
+func liveScope(a *snapshot.Snapshot, only []string) []string {
+	if len(only) > 0 {
+		return only
+	}
+	return a.Scope
+}
+
+// diffScope returns the connectors a diff of a and b compares, those both
+// sides hold, and those it leaves out because only one side holds them: a
+// full snapshot holds every connector, a scoped or undo snapshot the
+// connectors of its Scope. only, when given, limits both to those named.
+// When both sides are full, compare is only (nil: every connector) and
+// nothing is left out.
+func diffScope(a, b *snapshot.Snapshot, only []string) (compare, leftOut []string) {
+	if len(a.Scope) == 0 && len(b.Scope) == 0 {
+		return only, nil
+	}
+	holds := func(s *snapshot.Snapshot, name string) bool {
+		return len(s.Scope) == 0 || slices.Contains(s.Scope, name)
+	}
+	names := only
+	if len(names) == 0 {
+		set := map[string]bool{}
+		for _, s := range []*snapshot.Snapshot{a, b} {
+			for _, n := range s.Scope {
+				set[n] = true
+			}
+			for _, conn := range s.Connectors {
+				set[conn.Name] = true
+			}
+			for _, g := range s.SinkGroups {
+				if g.Connector != "" {
+					set[g.Connector] = true
+				}
+			}
+			for _, o := range s.SourceOffsets {
+				if o.Connector != "" {
+					set[o.Connector] = true
+				}
+			}
+		}
+		for n := range set {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+	}
+	for _, n := range names {
+		if holds(a, n) && holds(b, n) {
+			compare = append(compare, n)
+		} else {
+			leftOut = append(leftOut, n)
+		}
+	}
+	return compare, leftOut
 }

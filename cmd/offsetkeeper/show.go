@@ -73,7 +73,7 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	snap, _, err := store.Get(ctx, args[0])
+	snap, _, err := store.GetFor(ctx, args[0], c.connectors)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 		for _, p := range t.Partitions {
 			n += p.EndOffset
 		}
-		fmt.Fprintf(w, "  topic     %s (%s, %d partitions, read to offsets summing %d)\n", t.Name, t.Role, len(t.Partitions), n)
+		fmt.Fprintf(w, "  topic     %s (%s, %s, read to offsets summing %d)\n", t.Name, t.Role, plural(len(t.Partitions), "partition", "partitions"), n)
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "  warning   %s\n", warn)
@@ -137,15 +137,15 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 			state = "no config"
 		}
 		if rest != nil {
-			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\ttasks %d\trest %s\t%s\n", conn.Name, conn.Type, state, conn.Tasks, restState(rest, conn.Name), conn.Class)
+			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\trest %s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), restState(rest, conn.Name), conn.Class)
 		} else {
-			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\ttasks %d\t%s\n", conn.Name, conn.Type, state, conn.Tasks, conn.Class)
+			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), conn.Class)
 		}
 		for _, o := range s.SourceOffsetsOf(conn.Name) {
 			fmt.Fprintf(tw, "  %s/%d\t%s\t-> %s\n", o.Topic, o.Partition, o.SourcePartition, o.Value)
 		}
 		if g, ok := s.SinkGroupOf(conn.Name); ok {
-			fmt.Fprintf(tw, "  group %s\t%s\t%d members\n", g.Group, g.State, g.Members)
+			fmt.Fprintf(tw, "  group %s\t%s\t%s\n", g.Group, g.State, plural(g.Members, "member", "members"))
 			for _, o := range g.Offsets {
 				fmt.Fprintf(tw, "  %s/%d\t%d\n", o.Topic, o.Partition, o.Offset)
 			}
@@ -159,9 +159,18 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 		}
 		for _, g := range s.SinkGroups {
 			if g.Connector == "" {
-				fmt.Fprintf(tw, "\ngroup %s (no connector)\t%s\t%d members\t%d offsets\n", g.Group, g.State, g.Members, len(g.Offsets))
+				fmt.Fprintf(tw, "\ngroup %s (no connector)\t%s\t%s\t%s\n", g.Group, g.State, plural(g.Members, "member", "members"), plural(len(g.Offsets), "offset", "offsets"))
 			}
 		}
 	}
 	return tw.Flush()
+}
+
+// tasksText is the task count of the connector's latest task commit, or
+// "no task commit" when the config topic has none (Tasks -1).
+func tasksText(c snapshot.Connector) string {
+	if c.Tasks < 0 {
+		return "no task commit"
+	}
+	return plural(c.Tasks, "task", "tasks")
 }
