@@ -155,6 +155,19 @@ type Store struct {
 // Errors name the URL with userinfo and secret-looking query parameters
 // removed. Close the Store when done.
 func OpenStore(ctx context.Context, storeURL string) (*Store, error) {
+	return openStore(ctx, storeURL, true)
+}
+
+// OpenExistingStore is OpenStore for commands that only read a store (and
+// a restore, which writes its undo snapshot beside the one it reads): a
+// local directory that does not exist is ErrStoreNotFound, in an error
+// naming its path, and is not created. A bucket URL opens as with
+// OpenStore (gocloud never creates buckets).
+func OpenExistingStore(ctx context.Context, storeURL string) (*Store, error) {
+	return openStore(ctx, storeURL, false)
+}
+
+func openStore(ctx context.Context, storeURL string, create bool) (*Store, error) {
 	where := redactURL(storeURL)
 	fail := func(err error) (*Store, error) {
 		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", where, scrubError(err, storeURL))
@@ -164,14 +177,14 @@ func OpenStore(ctx context.Context, storeURL string) (*Store, error) {
 	}
 	scheme, _, hasScheme := strings.Cut(storeURL, "://")
 	if !hasScheme {
-		return openDir(ctx, storeURL, "")
+		return openDir(ctx, storeURL, "", create)
 	}
 	if strings.EqualFold(scheme, fileblob.Scheme) {
 		dir, query, err := filePath(storeURL)
 		if err != nil {
 			return fail(err)
 		}
-		return openDir(ctx, dir, query)
+		return openDir(ctx, dir, query, create)
 	}
 	b, err := blob.OpenBucket(ctx, storeURL)
 	if err != nil {
@@ -180,12 +193,18 @@ func OpenStore(ctx context.Context, storeURL string) (*Store, error) {
 	return &Store{bucket: b, where: where}, nil
 }
 
-// openDir opens the local directory dir, creating it if missing, with the
-// fileblob query parameters in query.
-func openDir(ctx context.Context, dir, query string) (*Store, error) {
+// openDir opens the local directory dir, with the fileblob query
+// parameters in query. A missing dir is created with create, else
+// ErrStoreNotFound.
+func openDir(ctx context.Context, dir, query string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w: check --store / OFFSETKEEPER_STORE", dir, err)
+	}
+	if !create {
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open store %s: %w: no directory %s; check --store / OFFSETKEEPER_STORE ('offsetkeeper snapshot' creates it)", abs, ErrStoreNotFound, abs)
+		}
 	}
 	p := filepath.ToSlash(abs)
 	if !strings.HasPrefix(p, "/") {

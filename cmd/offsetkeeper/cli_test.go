@@ -219,14 +219,25 @@ func TestUsage(t *testing.T) {
 
 func TestEnvTwinAndFlagsAfterPositional(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("OFFSETKEEPER_OUTPUT", "json")
-	// Explicit flag wins over the environment; flags after positionals work.
-	code, out, errs := runCLI(t, "list", "--store", dir)
-	if code != 0 || strings.TrimSpace(out) != "[]" {
-		t.Fatalf("env twin for --output: exit %d %q %s", code, out, errs)
+	// A setting has an environment twin; the explicit flag wins.
+	t.Setenv("OFFSETKEEPER_STORE", filepath.Join(dir, "missing"))
+	code, out, errs := runCLI(t, "list")
+	if code != exitError || !strings.Contains(errs, filepath.Join(dir, "missing")) {
+		t.Fatalf("env twin for --store: exit %d %q %s", code, out, errs)
 	}
-	code, out, _ = runCLI(t, "list", "--store", dir, "--output", "text")
+	code, out, _ = runCLI(t, "list", "--store", dir)
 	if code != 0 || !strings.HasPrefix(out, "ID") {
 		t.Fatalf("explicit flag should win over env: %q", out)
+	}
+	// A per-run choice has none (issue 13): OFFSETKEEPER_OUTPUT is
+	// ignored, with a warning.
+	t.Setenv("OFFSETKEEPER_OUTPUT", "json")
+	code, out, errs = runCLI(t, "list", "--store", dir)
+	if code != 0 || !strings.HasPrefix(out, "ID") || !strings.Contains(errs, "OFFSETKEEPER_OUTPUT is ignored") {
+		t.Fatalf("OFFSETKEEPER_OUTPUT: exit %d %q %s", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "list", "--store", dir, "--output", "json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("flags after the command: %q", out)
 	}
 }

@@ -74,7 +74,7 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("configure Kafka client: %w", err)
 	}
 
-	store, err := c.g.openStore(ctx)
+	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
 	}

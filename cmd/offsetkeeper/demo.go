@@ -61,7 +61,7 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	defer exp.Stop()
 	c.log.Info("embedded Kafka seeded", "brokers", brokers, "records", exp.Records, "connectors", len(exp.Connectors), "groups", len(exp.Groups))
 
-	store, err := c.g.openStore(ctx)
+	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
 	}

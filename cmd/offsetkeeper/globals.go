@@ -29,7 +29,6 @@ type globals struct {
 	// encryptKey is a secret when it is a base64key:// URL: never print it.
 	encryptKey string
 
-	kafka         bool
 	brokers       string
 	workerConfig  string
 	offsetsTopics listFlag
@@ -49,18 +48,19 @@ type globals struct {
 	// connect reaches the Kafka Connect REST API (--connect-url ...); the
 	// commands that use it register its flags (see connect.go).
 	connect connectFlags
+	// connectUnused is set when the command does not register the
+	// connect flags itself: they are accepted and ignored.
+	connectUnused bool
 }
 
-func (g *globals) register(fs *flag.FlagSet, kafka bool) {
+// register adds the shared flags to fs: every command accepts them, and
+// those that do not use one ignore it.
+func (g *globals) register(fs *flag.FlagSet) {
 	g.fs = fs
-	g.kafka = kafka
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
 	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
-	if !kafka {
-		return
-	}
 	fs.StringVar(&g.brokers, "brokers", "localhost:9092", "Kafka bootstrap brokers, comma-separated")
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
 	fs.Var(&g.offsetsTopics, "offsets-topic", "worker offsets topic (offset.storage.topic); repeatable (default "+snapshot.DefaultOffsetsTopic+")")
@@ -204,11 +204,22 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 	return cl, opts, nil
 }
 
-// openStore opens the snapshot store named by --store.
-// With --encrypt-key, the store encrypts what it writes and decrypts what
-// it reads with that key.
+// openStore opens the snapshot store named by --store, which must exist:
+// a local directory that does not is an error naming it, and is not
+// created. Commands that take snapshots (snapshot, daemon, demo) use
+// createStore instead. With --encrypt-key, the store encrypts what it
+// writes and decrypts what it reads with that key.
 func (g *globals) openStore(ctx context.Context) (*snapshot.Store, error) {
-	store, err := snapshot.OpenStore(ctx, g.store)
+	return g.keyStore(ctx, snapshot.OpenExistingStore)
+}
+
+// createStore is openStore that creates a missing local directory.
+func (g *globals) createStore(ctx context.Context) (*snapshot.Store, error) {
+	return g.keyStore(ctx, snapshot.OpenStore)
+}
+
+func (g *globals) keyStore(ctx context.Context, open func(context.Context, string) (*snapshot.Store, error)) (*snapshot.Store, error) {
+	store, err := open(ctx, g.store)
 	if err != nil || g.encryptKey == "" {
 		return store, err
 	}
@@ -229,4 +240,19 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// sharedOnly are the shared flags that are not about Kafka.
+var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store": true, "encrypt-key": true}
+
+// kafkaFlag reports whether name is one of the shared Kafka flags
+// (connection and security), which a command that does not use Kafka
+// accepts and ignores.
+func kafkaFlag(name string) bool {
+	if sharedOnly[name] {
+		return false
+	}
+	probe := flag.NewFlagSet("", flag.ContinueOnError)
+	(&globals{}).register(probe)
+	return probe.Lookup(name) != nil
 }

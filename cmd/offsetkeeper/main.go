@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,7 +54,8 @@ type commandInfo struct {
 	summary string
 	usage   string // arguments after the command name
 	new     func(env *env) command
-	// noKafka commands do not register the Kafka flags.
+	// noKafka commands do not use the Kafka flags: they accept and ignore
+	// them, and their --help only names them.
 	noKafka bool
 }
 
@@ -90,7 +93,7 @@ const exitCodesHelp = `Exit codes:
 `
 
 func mainUsage(w io.Writer) {
-	fmt.Fprintf(w, "offsetkeeper backs up and restores Kafka Connect offsets.\n\nUsage:\n  offsetkeeper <command> [flags] [arguments]\n\nCommands:\n")
+	fmt.Fprintf(w, "offsetkeeper backs up and restores Kafka Connect offsets.\n\nUsage:\n  offsetkeeper [shared flags] <command> [flags] [arguments]\n\nCommands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -99,12 +102,17 @@ func mainUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. Every flag has an\nenvironment twin: --foo-bar is OFFSETKEEPER_FOO_BAR.\n\n%s", exitCodesHelp)
+	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\n\n%s", exitCodesHelp)
 }
 
 // run is main without the process: end-to-end tests call it as a user
 // would run the binary.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	args, err := hoistShared(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetkeeper: %v\nRun 'offsetkeeper --help' for usage.\n", err)
+		return exitUsage
+	}
 	if len(args) == 0 {
 		mainUsage(stderr)
 		return exitUsage
@@ -118,27 +126,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	info, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\n\n", args[0])
-		mainUsage(stderr)
+		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\nRun 'offsetkeeper --help' for the commands.\n", args[0])
 		return exitUsage
 	}
 	e := &env{stdout: stdout, stderr: stderr, g: &globals{}}
-	fs := flag.NewFlagSet("offsetkeeper "+info.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	e.g.register(fs, !info.noKafka)
-	cmd := info.new(e)
-	cmd.Flags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: offsetkeeper %s %s\n\n%s\n\nFlags (each also read from OFFSETKEEPER_<FLAG_NAME>):\n", info.name, info.usage, info.summary)
-		printFlags(stdout, fs)
-		fmt.Fprintf(stdout, "\n%s", exitCodesHelp)
-	}
+	fs, cmd := newFlagSet(info, e)
 	positional, err := parseInterleaved(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK // fs.Parse has printed the usage
+		commandUsage(stdout, info, fs, e.g)
+		return exitOK
 	}
 	if err == nil {
-		err = applyEnv(fs, os.LookupEnv)
+		var ignored []string
+		ignored, err = applyEnv(fs, os.LookupEnv)
+		for _, name := range ignored {
+			fmt.Fprintf(stderr, "offsetkeeper %s: warning: %s is ignored: --%s is a per-run choice and comes only from the command line\n", info.name, envName(name), name)
+		}
 	}
 	if err == nil {
 		e.log, err = e.g.logger(stderr)
@@ -151,6 +154,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, info.name, err)
 	}
 	return exitOK
+}
+
+// newFlagSet returns the flags of the command info describes, the shared
+// ones included, and the command they set. A parse error prints nothing:
+// run prints it with a one-line hint, not the whole help.
+func newFlagSet(info commandInfo, e *env) (*flag.FlagSet, command) {
+	fs := flag.NewFlagSet("offsetkeeper "+info.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	e.g.register(fs)
+	cmd := info.new(e)
+	cmd.Flags(fs)
+	if fs.Lookup("connect-url") == nil {
+		e.g.connect.register(fs) // accepted and ignored
+		e.g.connectUnused = true
+	}
+	return fs, cmd
+}
+
+// commandUsage is a command's --help.
+func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
+	fmt.Fprintf(w, "Usage: offsetkeeper %s %s\n\n%s\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n", info.name, info.usage, info.summary)
+	unused := printFlags(w, fs, func(name string) bool {
+		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && strings.HasPrefix(name, "connect-"))
+	})
+	if len(unused) > 0 {
+		fmt.Fprintf(w, "\nAlso accepted, and ignored by %s: --%s\n", info.name, strings.Join(unused, ", --"))
+	}
+	fmt.Fprintf(w, "\n%s", exitCodesHelp)
 }
 
 // report prints err once and maps it to an exit code.
@@ -191,6 +223,18 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// perRun names the flags that are per-run choices, selectors or safety
+// overrides. They have no environment twin: a variable such as
+// OFFSETKEEPER_FORCE is ignored with a warning, and --help shows them as
+// "command line only". A new flag of that sort declares itself by adding
+// its name here.
+var perRun = map[string]bool{
+	"force": true, "allow-other-cluster": true, "dry-run": true,
+	"connector": true, "from-file": true, "output": true, "output-dir": true,
+	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
+	"resume": true, "at": true, "live": true, "exit-code": true,
+}
+
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.
 func envName(flagName string) string {
 	return "OFFSETKEEPER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -198,13 +242,19 @@ func envName(flagName string) string {
 
 // applyEnv sets every flag not given on the command line from its
 // environment twin; explicit flags win. Repeatable flags take a
-// comma-separated list.
-func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+// comma-separated list. Per-run flags (perRun) are never read from the
+// environment: ignored lists those whose variable is set, whether or not
+// this command has the flag.
+func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) (ignored []string, err error) {
+	for _, name := range slices.Sorted(maps.Keys(perRun)) {
+		if _, ok := lookup(envName(name)); ok {
+			ignored = append(ignored, name)
+		}
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
+		if set[f.Name] || perRun[f.Name] || err != nil {
 			return
 		}
 		v, ok := lookup(envName(f.Name))
@@ -226,7 +276,47 @@ func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 			err = fmt.Errorf("environment %s=%q: %w", envName(f.Name), v, e)
 		}
 	})
-	return err
+	return ignored, err
+}
+
+// hoistShared moves the shared flags given before the command name
+// (offsetkeeper --store URL list) after it, where the command's flag set
+// parses them. Only shared flags may come first; -h, --help and --version
+// alone are left for run.
+func hoistShared(args []string) ([]string, error) {
+	probe := flag.NewFlagSet("offsetkeeper", flag.ContinueOnError)
+	g := &globals{}
+	g.register(probe)
+	g.connect.register(probe)
+	var lead []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return append(append([]string{a}, lead...), args[i+1:]...), nil
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "h", "help", "version":
+			return append([]string{a}, args[i+1:]...), nil
+		}
+		f := probe.Lookup(name)
+		if f == nil || a == "--" {
+			return nil, usagef("%s before the command name: only the shared flags (connection, store, security, log) go there; put it after the command", a)
+		}
+		lead = append(lead, a)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); hasValue || (ok && b.IsBoolFlag()) {
+			continue
+		}
+		if i+1 == len(args) {
+			return nil, usagef("flag needs an argument: %s", a)
+		}
+		lead = append(lead, args[i+1])
+		i++
+	}
+	if len(lead) > 0 {
+		return nil, usagef("no command after %s", strings.Join(lead, " "))
+	}
+	return args, nil
 }
 
 // listFlag is a repeatable string flag.
@@ -248,20 +338,30 @@ func noArgs(args []string) error {
 }
 
 // printFlags lists the flags GNU style (--name), with their environment
-// twin and default.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
+// twin (none for per-run flags) and default. The flags hide says the
+// command ignores are not listed: it returns their names.
+func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unused []string) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if hide(f.Name) {
+			unused = append(unused, f.Name)
+			return
+		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
 		if name != "" {
 			line += " " + name
 		}
-		fmt.Fprintf(w, "%s\n      %s\n      env %s", line, usage, envName(f.Name))
+		twin := "env " + envName(f.Name)
+		if perRun[f.Name] {
+			twin = "command line only"
+		}
+		fmt.Fprintf(w, "%s\n      %s\n      %s", line, usage, twin)
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
 			fmt.Fprintf(w, ", default %s", f.DefValue)
 		}
 		fmt.Fprintln(w)
 	})
+	return unused
 }
 
 // plural returns "1 snapshot" or "2 snapshots".

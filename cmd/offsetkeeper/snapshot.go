@@ -23,20 +23,36 @@ type snapshotCmd struct {
 	*env
 	connectors listFlag
 	timeout    time.Duration
+	output     string
+}
+
+// snapshotResult is snapshot --output json: the stored snapshot's Info
+// (ID, kind, scope, counts, size, checksum) with what only the capture
+// knows.
+type snapshotResult struct {
+	snapshot.Info
+	// Unparsed counts the offsets topic keys kept raw (not [connector,
+	// {partition}]); Warnings are the snapshot's warnings, never null.
+	Unparsed int      `json:"unparsed"`
+	Warnings []string `json:"warnings"`
 }
 
 func (c *snapshotCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "capture only this connector; repeatable (default all)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole snapshot after this long; nothing is stored then")
+	fs.StringVar(&c.output, "output", "text", "output format: text (counts, then the ID as the last line) or json (see docs/json-output.md)")
 }
 
 func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	store, err := c.g.openStore(ctx)
+	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -72,8 +88,11 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),
 		"capture", captured.Sub(began).Round(time.Millisecond), "store", time.Since(captured).Round(time.Millisecond))
-	fmt.Fprintf(c.stdout, "connectors: %d, source keys: %d (unparsed %d), sink groups: %d, size: %d bytes\n",
-		info.Connectors, info.SourceKeys, snap.Unparsed(), info.SinkGroups, info.Size)
+	if c.output == "json" {
+		return writeJSON(c.stdout, snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...)})
+	}
+	fmt.Fprintf(c.stdout, "kind: %s, connectors: %d, source keys: %d (unparsed %d), sink groups: %d, size: %d bytes\n",
+		info.Kind, info.Connectors, info.SourceKeys, snap.Unparsed(), info.SinkGroups, info.Size)
 	fmt.Fprintln(c.stdout, info.ID)
 	return nil
 }

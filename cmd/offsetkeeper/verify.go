@@ -2,61 +2,130 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 func init() {
 	register(commandInfo{
 		name:    "verify",
 		summary: "re-read snapshots and check their checksums and decoding (all when no ID is given)",
-		usage:   "[ID|latest]...",
+		usage:   "[ID|latest]... [--output text|json]",
 		noKafka: true,
 		new:     func(e *env) command { return &verifyCmd{env: e} },
 	})
 }
 
-type verifyCmd struct{ *env }
+type verifyCmd struct {
+	*env
+	output string
+}
 
-func (c *verifyCmd) Flags(fs *flag.FlagSet) {}
+func (c *verifyCmd) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.output, "output", "text", "output format: text or json (see docs/json-output.md)")
+}
+
+// verified is one snapshot's result in verify --output json.
+type verified struct {
+	ID     string `json:"id"`
+	OK     bool   `json:"ok"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Encrypted is set for an encrypted snapshot; ContentsChecked is false
+	// when it was verified without its key (header and checksum only).
+	Encrypted       bool   `json:"encrypted,omitempty"`
+	ContentsChecked bool   `json:"contents_checked"`
+	Error           string `json:"error,omitempty"`
+}
+
+// verifyResult is verify --output json.
+type verifyResult struct {
+	Checked   int        `json:"checked"`
+	Failed    int        `json:"failed"`
+	Snapshots []verified `json:"snapshots"`
+}
 
 func (c *verifyCmd) Run(ctx context.Context, args []string) error {
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
 	store, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	refs := args
+	ids, err := c.resolve(ctx, store, args)
+	if err != nil {
+		return err
+	}
+	res := verifyResult{Checked: len(ids), Snapshots: []verified{}}
+	for _, id := range ids {
+		v := verified{ID: id}
+		info, err := store.Verify(ctx, id)
+		if err != nil {
+			res.Failed++
+			v.Error = err.Error()
+			c.log.Error("verify snapshot", "snapshot_id", id, "err", err)
+			if c.output == "text" {
+				fmt.Fprintf(c.stdout, "FAIL %s: %v\n", id, err)
+			}
+			res.Snapshots = append(res.Snapshots, v)
+			continue
+		}
+		v.OK, v.SHA256, v.Encrypted = true, info.SHA256, info.Encrypted
+		v.ContentsChecked = !info.Encrypted || c.g.encryptKey != ""
+		res.Snapshots = append(res.Snapshots, v)
+		if c.output == "text" {
+			note := ""
+			if !v.ContentsChecked {
+				note = " (encrypted; checksum ok, contents not checked without --encrypt-key)"
+			}
+			fmt.Fprintf(c.stdout, "ok   %s sha256:%s%s\n", info.ID, info.SHA256, note)
+		}
+	}
+	if c.output == "json" {
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+	} else if len(ids) == 0 {
+		fmt.Fprintln(c.stdout, "no snapshots in the store")
+	}
+	if res.Failed > 0 {
+		return fmt.Errorf("verify: %d of %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"))
+	}
+	return nil
+}
+
+// resolve turns the references into IDs, every stored one when there are
+// none. A reference that matches nothing is an error saying so, not a
+// failed verification; an ambiguous prefix is a usage error listing the
+// matches.
+func (c *verifyCmd) resolve(ctx context.Context, store *snapshot.Store, refs []string) ([]string, error) {
 	if len(refs) == 0 {
 		infos, err := store.List(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		ids := make([]string, 0, len(infos))
 		for _, i := range infos {
-			refs = append(refs, i.ID)
+			ids = append(ids, i.ID)
 		}
-		if len(refs) == 0 {
-			fmt.Fprintln(c.stdout, "no snapshots in the store")
-			return nil
-		}
+		return ids, nil
 	}
-	bad := 0
+	ids := make([]string, 0, len(refs))
 	for _, ref := range refs {
-		info, err := store.Verify(ctx, ref)
-		if err != nil {
-			bad++
-			fmt.Fprintf(c.stdout, "FAIL %s: %v\n", ref, err)
-			c.log.Error("verify snapshot", "snapshot_id", ref, "err", err)
-			continue
+		id, err := store.Resolve(ctx, ref)
+		switch {
+		case errors.Is(err, snapshot.ErrAmbiguous):
+			return nil, usageError{err.Error()}
+		case errors.Is(err, snapshot.ErrNotFound):
+			return nil, fmt.Errorf("verify %s: %w; 'offsetkeeper list' shows the stored IDs", ref, err)
+		case err != nil:
+			return nil, err
 		}
-		note := ""
-		if info.Encrypted && c.g.encryptKey == "" {
-			note = " (encrypted; checksum ok, contents not checked without --encrypt-key)"
-		}
-		fmt.Fprintf(c.stdout, "ok   %s sha256:%s%s\n", info.ID, info.SHA256, note)
+		ids = append(ids, id)
 	}
-	if bad > 0 {
-		return fmt.Errorf("verify: %d of %d snapshots failed; do not restore them", bad, len(refs))
-	}
-	return nil
+	return ids, nil
 }
