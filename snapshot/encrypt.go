@@ -3,10 +3,17 @@ package snapshot
 // This file is the optional client-side encryption of snapshot objects.
 //
 // An encrypted object keeps the plain header line, with "encryption" set to
-// encryptionSecrets and "key_id" naming the key, and its body is an envelope:
+// encryptionBound and "key_id" naming the key, and its body is an envelope:
 //
 //	uint32 big-endian n | n bytes: a fresh 32-byte data key, encrypted by the Keeper |
-//	12-byte nonce | AES-256-GCM(data key, nonce, zstd document, additional data "offsetkeeper-snapshot/1")
+//	12-byte nonce | AES-256-GCM(data key, nonce, zstd document, additional data boundAAD(version, ID))
+//
+// The additional data binds the ciphertext to the snapshot's ID and the
+// object format version, so an encrypted body moved under another ID (two
+// objects swapped) fails to authenticate. Envelopes written before that,
+// with "encryption" encryptionSecrets, were sealed with the constant
+// sealAAD and are still read (their document names its own ID, which Get
+// checks).
 //
 // A data key per snapshot is what lets a KMS key encrypt a body of any size
 // (AWS KMS encrypts at most 4 KiB, Azure Key Vault's RSA keys less). The
@@ -29,6 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"gocloud.dev/secrets"
@@ -41,8 +49,11 @@ import (
 )
 
 const (
-	// encryptionSecrets is the header "encryption" value of an object
-	// encrypted as this file describes.
+	// encryptionBound is the header "encryption" value of an object
+	// encrypted as this file describes, the one this build writes.
+	encryptionBound = "gocloud-secrets-v2"
+	// encryptionSecrets is the "encryption" of the first envelopes, whose
+	// additional data is the constant sealAAD; read, never written.
 	encryptionSecrets = "gocloud-secrets"
 	// dataKeySize is the size of the per-object AES-256 key, in bytes.
 	dataKeySize = 32
@@ -56,8 +67,24 @@ const (
 	keyIDPrefix = "sha256:"
 )
 
-// sealAAD is the additional authenticated data of every encrypted body.
+// sealAAD is the additional authenticated data of the encryptionSecrets
+// envelopes.
 var sealAAD = []byte("offsetkeeper-snapshot/1")
+
+// boundAAD is the additional authenticated data of an encryptionBound
+// envelope: the object format version and the snapshot ID.
+func boundAAD(version int, id string) []byte {
+	return []byte("offsetkeeper-snapshot/2\x00version=" + strconv.Itoa(version) + "\x00id=" + id)
+}
+
+// aadOf returns the additional data of the envelope of the snapshot with
+// ID id whose header is h.
+func aadOf(h objectHeader, id string) []byte {
+	if h.Encryption == encryptionSecrets {
+		return sealAAD
+	}
+	return boundAAD(*h.Version, id)
+}
 
 // Keeper encrypts and decrypts snapshot bodies with a gocloud.dev/secrets
 // key and knows the key's ID: a short SHA-256 fingerprint that names the
@@ -242,11 +269,12 @@ func (s *Store) seal(ctx context.Context, obj []byte, info Info) ([]byte, Info, 
 	nonce := make([]byte, gcmNonceSize)
 	_, _ = rand.Read(nonce)
 	sealed = append(sealed, nonce...)
-	sealed = gcm.Seal(sealed, nonce, body, sealAAD)
+	h.Encryption = encryptionBound
+	sealed = gcm.Seal(sealed, nonce, body, aadOf(h, info.ID))
 
 	sum := sha256.Sum256(sealed)
 	size := int64(len(sealed))
-	h.Encryption, h.KeyID, h.SHA256, h.BodySize = encryptionSecrets, s.keeper.id, hex.EncodeToString(sum[:]), &size
+	h.KeyID, h.SHA256, h.BodySize = s.keeper.id, hex.EncodeToString(sum[:]), &size
 	head, err := json.Marshal(h)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("encode header: %w", err)
@@ -286,7 +314,7 @@ func (o *sealedObject) stored(info Info) Info {
 // *sealedError that carries what was checked.
 func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *sealedObject, error) {
 	h, body, err := splitObject(data)
-	if err != nil || h.Encryption != encryptionSecrets {
+	if err != nil || (h.Encryption != encryptionSecrets && h.Encryption != encryptionBound) {
 		return data, nil, nil
 	}
 	if err := checkSealed(h, body); err != nil {
@@ -304,7 +332,7 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 		}
 		return nil, nil, checked(&encryptedError{msg: msg})
 	}
-	plain, err := s.keeper.open(ctx, id, h.KeyID, body)
+	plain, err := s.keeper.open(ctx, id, h.KeyID, body, aadOf(h, id))
 	if errors.Is(err, ErrDecrypt) {
 		return nil, nil, checked(err)
 	}
@@ -323,8 +351,8 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 }
 
 // open decrypts the envelope body of the snapshot with ID id, encrypted
-// with the key whose ID the header gives as keyID.
-func (k *Keeper) open(ctx context.Context, id, keyID string, body []byte) ([]byte, error) {
+// with the key whose ID the header gives as keyID and additional data aad.
+func (k *Keeper) open(ctx context.Context, id, keyID string, body, aad []byte) ([]byte, error) {
 	malformed := func(what string) error {
 		return fmt.Errorf("read snapshot %s: %w: encrypted body %s; take a new snapshot or restore another ID", id, ErrCorrupt, what)
 	}
@@ -350,9 +378,9 @@ func (k *Keeper) open(ctx context.Context, id, keyID string, body []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	plain, err := gcm.Open(nil, rest[:gcmNonceSize], rest[gcmNonceSize:], sealAAD)
+	plain, err := gcm.Open(nil, rest[:gcmNonceSize], rest[gcmNonceSize:], aad)
 	if err != nil {
-		return nil, malformed("does not authenticate although its checksum matches: it was altered and given a new checksum; do not restore it")
+		return nil, malformed("does not authenticate although its checksum matches: it was altered and given a new checksum, or it is another snapshot's body stored under this ID; do not restore it")
 	}
 	return plain, nil
 }

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob/memblob"
 )
@@ -84,7 +85,7 @@ func TestEncryptedStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := readHeader(t, obj)
-			if h["encryption"] != "gocloud-secrets" || h["key_id"] != info.KeyID || h["sha256"] != info.SHA256 || h["compression"] != "zstd" {
+			if h["encryption"] != encryptionBound || h["key_id"] != info.KeyID || h["sha256"] != info.SHA256 || h["compression"] != "zstd" {
 				t.Errorf("header = %v, info = %+v", h, info)
 			}
 			_, body, _ := bytes.Cut(obj, []byte("\n"))
@@ -352,14 +353,29 @@ func TestKMSKeyID(t *testing.T) {
 	}
 }
 
-// TestEncryptedFixture reads testdata/v1-encrypted.snap, written once with
-// the key from fixtureKeySeed: every encrypted format ever written must
-// decrypt and decode forever. -update rewrites it.
+// TestEncryptedFixture reads the encrypted fixtures, written once with the
+// key from fixtureKeySeed: every encrypted format ever written must decrypt
+// and decode forever. testdata/v1-encrypted.snap is the first envelope
+// (constant additional data), kept as it is; -update rewrites only the
+// envelope this build writes, testdata/v1-encrypted-bound.snap.
 func TestEncryptedFixture(t *testing.T) {
+	for _, fx := range []struct {
+		file, encryption string
+		current          bool
+	}{
+		{fmt.Sprintf("v%d-encrypted.snap", Version), encryptionSecrets, false},
+		{fmt.Sprintf("v%d-encrypted-bound.snap", Version), encryptionBound, true},
+	} {
+		t.Run(fx.file, func(t *testing.T) {
+			testEncryptedFixture(t, filepath.Join("testdata", fx.file), fx.encryption, fx.current && *update)
+		})
+	}
+}
+
+func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	ctx := context.Background()
 	keyURL, _ := testKey(fixtureKeySeed)
-	path := filepath.Join("testdata", fmt.Sprintf("v%d-encrypted.snap", Version))
-	if *update {
+	if write {
 		st := NewStore(memblob.OpenBucket(nil))
 		st.SetKeeper(openTestKeeper(t, keyURL))
 		if _, err := st.Put(ctx, fixtureSnapshot()); err != nil {
@@ -379,7 +395,7 @@ func TestEncryptedFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := readHeader(t, obj); h["encryption"] != "gocloud-secrets" || h["key_id"] != openTestKeeper(t, keyURL).ID() {
+	if h := readHeader(t, obj); h["encryption"] != encryption || h["key_id"] != openTestKeeper(t, keyURL).ID() {
 		t.Errorf("fixture header = %v", h)
 	}
 	st := NewStore(memblob.OpenBucket(nil))
@@ -396,4 +412,41 @@ func TestEncryptedFixture(t *testing.T) {
 		t.Errorf("Info = %+v", info)
 	}
 	checkFixtureV1(t, snap)
+}
+
+// An encrypted body is bound to its snapshot's ID: the same object stored
+// under another ID does not authenticate, whatever its document says.
+func TestEncryptedBodyBoundToID(t *testing.T) {
+	ctx := context.Background()
+	keyURL, _ := testKey(fixtureKeySeed)
+	st := NewStore(memblob.OpenBucket(nil))
+	st.SetKeeper(openTestKeeper(t, keyURL))
+	defer st.Close()
+	a, err := st.Put(ctx, fixtureSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := st.bucket.ReadAll(ctx, objectKey(a.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := NewID(a.CreatedAt.Add(time.Second))
+	if err := st.bucket.WriteAll(ctx, objectKey(other), obj, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Verify(ctx, other)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
+		t.Fatalf("Verify of a body moved to %s = %v, want a failed authentication", other, err)
+	}
+	// The first envelopes are caught by the document's own ID instead.
+	old, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d-encrypted.snap", Version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.bucket.WriteAll(ctx, objectKey(other), old, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Verify(ctx, other); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "document ID") {
+		t.Fatalf("Verify of an old envelope moved to %s = %v, want a document ID mismatch", other, err)
+	}
 }

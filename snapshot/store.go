@@ -669,7 +669,7 @@ type objectHeader struct {
 	// Compression is how the body is compressed: compressionZstd.
 	Compression string `json:"compression"`
 	// Encryption is how the body is encrypted: empty (or "none") for not
-	// at all, or encryptionSecrets (see encrypt.go).
+	// at all, or encryptionBound (encryptionSecrets for the first envelopes; see encrypt.go).
 	Encryption string `json:"encryption,omitempty"`
 	// KeyID is the ID of the key of an encrypted body (Keeper.ID).
 	KeyID string `json:"key_id,omitempty"`
