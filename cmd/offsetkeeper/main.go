@@ -136,6 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		commandUsage(stdout, info, fs, e.g)
 		return exitOK
 	}
+	err = describeParseError(fs, err)
 	if err == nil {
 		var ignored []string
 		ignored, err = applyEnv(fs, os.LookupEnv)
@@ -183,6 +184,48 @@ func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
 		fmt.Fprintf(w, "\nAlso accepted, and ignored by %s: --%s\n", info.name, strings.Join(unused, ", --"))
 	}
 	fmt.Fprintf(w, "\n%s", exitCodesHelp)
+}
+
+// describeParseError rewords the flag package's error for an unknown flag
+// ("flag provided but not defined: -lsit") GNU style, with the closest
+// flag name when one is close.
+func describeParseError(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: -")
+	if err == nil || !ok {
+		return err
+	}
+	name = strings.TrimLeft(name, "-")
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best != "" {
+		return fmt.Errorf("unknown flag --%s (did you mean --%s?)", name, best)
+	}
+	return fmt.Errorf("unknown flag --%s", name)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // report prints err once and maps it to an exit code.
