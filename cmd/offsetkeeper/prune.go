@@ -132,9 +132,11 @@ type pruneDecision struct {
 
 // pruneResult is prune --output json.
 type pruneResult struct {
-	DryRun    bool            `json:"dry_run"`
-	Policy    string          `json:"policy"`
-	Kept      int             `json:"kept"`
+	DryRun bool   `json:"dry_run"`
+	Policy string `json:"policy"`
+	Kept   int    `json:"kept"`
+	// Removed counts the snapshots removed; in a dry run, those that
+	// would be.
 	Removed   int             `json:"removed"`
 	Failed    int             `json:"failed"`
 	Snapshots []pruneDecision `json:"snapshots"`
@@ -182,7 +184,9 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	var errs []error
-	if !c.dryRun {
+	if c.dryRun {
+		res.Removed = len(remove) // would be
+	} else {
 		errs = c.remove(ctx, store, &res)
 	}
 	if c.output == "json" {
