@@ -86,22 +86,22 @@ const idLen = len(idLayout) + 1 + 6
 // the stored object's size in bytes; SHA256 is the hex SHA-256 of the
 // object's body (the compressed document).
 type Info struct {
-	ID         string    `json:"id"`
-	CreatedAt  time.Time `json:"created_at"`
-	Reason     string    `json:"reason"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Reason    string    `json:"reason"`
 	// Kind is what the snapshot covers: KindFull, KindScoped or KindUndo.
 	// List fills it in for every snapshot, those stored before kinds were
 	// recorded included (from their reason and scope).
 	Kind string `json:"kind"`
 	// Scope names the connectors a scoped or undo snapshot holds; empty
 	// for a full snapshot.
-	Scope      []string  `json:"scope,omitempty"`
-	ClusterID  string    `json:"cluster_id"`
-	Connectors int       `json:"connectors"`
-	SourceKeys int       `json:"source_keys"`
-	SinkGroups int       `json:"sink_groups"`
-	Size       int64     `json:"size"`
-	SHA256     string    `json:"sha256"`
+	Scope      []string `json:"scope,omitempty"`
+	ClusterID  string   `json:"cluster_id"`
+	Connectors int      `json:"connectors"`
+	SourceKeys int      `json:"source_keys"`
+	SinkGroups int      `json:"sink_groups"`
+	Size       int64    `json:"size"`
+	SHA256     string   `json:"sha256"`
 	// Encrypted is set for a snapshot encrypted with a Keeper (see
 	// SetKeeper); KeyID is then the ID of its key, never the key.
 	Encrypted bool   `json:"encrypted,omitempty"`

@@ -306,7 +306,7 @@ func TestEncryptedSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(obj[:bytes.IndexByte(obj, '\n')], []byte(`"encryption":"gocloud-secrets"`)) {
+	if !bytes.Contains(obj[:bytes.IndexByte(obj, '\n')], []byte(`"encryption":"gocloud-secrets-v2"`)) {
 		t.Fatalf("stored object is not encrypted: %.200s", obj)
 	}
 	shown, _ := c.mustRun(0, "show", "latest", "--output", "json")
