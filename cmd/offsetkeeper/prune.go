@@ -203,7 +203,7 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	}
 	c.log.Info("prune done", "kept", res.Kept, "removed", res.Removed, "failed", res.Failed, "policy", p.String())
 	if len(errs) > 0 {
-		return fmt.Errorf("remove %d of %d snapshots: %w", len(errs), len(remove), errors.Join(errs...))
+		return fmt.Errorf("remove %d of %s: %w", len(errs), plural(len(remove), "snapshot", "snapshots"), errors.Join(errs...))
 	}
 	return nil
 }

@@ -130,7 +130,11 @@ func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, 
 				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
 			case d.State == "Empty" || d.State == "Dead" || d.State == "":
 			default:
-				out = append(out, fmt.Sprintf("group %q: %s with %d members, waiting for Empty", g, d.State, len(d.Members)))
+				members := fmt.Sprintf("%d members", len(d.Members))
+				if len(d.Members) == 1 {
+					members = "1 member"
+				}
+				out = append(out, fmt.Sprintf("group %q: %s with %s, waiting for Empty", g, d.State, members))
 			}
 		}
 	}
