@@ -135,6 +135,18 @@ func TestPruneAlwaysKeepsAFullSnapshot(t *testing.T) {
 		t.Errorf("--keep-last 2 left %v, want %v", ids, want)
 	}
 
+	// --keep-undo-within is a retention setting: it has an env twin.
+	m = mixedStore(t)
+	t.Setenv("OFFSETKEEPER_KEEP_UNDO_WITHIN", "2h")
+	mustCLI(t, 0, "prune", "--store", m.store, "--keep-last", "2")
+	ids = nil
+	for _, i := range listed(t, m.store) {
+		ids = append(ids, i.ID)
+	}
+	if want := append(slices.Clone(m.full[2:]), m.undo[2]); !slices.Equal(ids, want) {
+		t.Errorf("OFFSETKEEPER_KEEP_UNDO_WITHIN=2h --keep-last 2 left %v, want %v", ids, want)
+	}
+
 	// --output json: kept and removed, with kind and why.
 	m = mixedStore(t)
 	out, _ := mustCLI(t, 0, "prune", "--store", m.store, "--keep-daily", "1", "--keep-undo-within", "6h", "--output", "json")
