@@ -24,19 +24,20 @@ var errSealedHead = errors.New("document is encrypted")
 
 // withScope completes info, read from object metadata without a kind or
 // scope, with the scope the document records. An encrypted document is
-// read whole with the Store's Keeper; without one info is returned with
-// the kind its reason says (undo, else full), the best that can be known.
+// read whole with the Store's Keeper. Without one, or when the document is
+// damaged (Verify says how), info is returned with the kind its reason
+// says (undo, else full), the best that can be known: List still lists it.
 func (s *Store) withScope(ctx context.Context, info Info) (Info, error) {
 	scope, err := s.headScope(ctx, info.ID)
-	if errors.Is(err, errSealedHead) {
-		if s.keeper == nil {
-			info.Kind = kindOf(info.Reason, nil)
-			return info, nil
-		}
+	if errors.Is(err, errSealedHead) && s.keeper != nil {
 		var snap *Snapshot
 		if snap, _, err = s.get(ctx, info.ID); err == nil {
 			scope = snap.Scope
 		}
+	}
+	if errors.Is(err, errSealedHead) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrChecksum) || errors.Is(err, ErrDecrypt) {
+		info.Kind = kindOf(info.Reason, nil)
+		return info, nil
 	}
 	if err != nil {
 		return Info{}, err

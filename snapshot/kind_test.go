@@ -97,6 +97,32 @@ func TestListKindOfOldObjects(t *testing.T) {
 		}
 	}
 	checkKinds(t, st)
+
+	// A damaged one still lists, with the kind its reason says; verify
+	// names the damage.
+	key := "snapshots/" + ids[1] + ".snap"
+	attrs, err := b.Attributes(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl := strings.IndexByte(string(data), '\n')
+	for i := nl + 1; i < len(data); i++ {
+		data[i] ^= 0x55
+	}
+	if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{Metadata: attrs.Metadata}); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := st.List(ctx)
+	if err != nil || len(infos) != len(ids) || infos[1].Kind != snapshot.KindFull {
+		t.Fatalf("List with a damaged old object: %v, %+v", err, infos)
+	}
+	if _, err := st.Verify(ctx, ids[1]); !errors.Is(err, snapshot.ErrChecksum) {
+		t.Errorf("Verify of the damaged object: %v", err)
+	}
 }
 
 // What broke (issue 13): after snapshot --connector X, "latest" was that
