@@ -1,10 +1,24 @@
 // Package restore writes a snapshot's Kafka Connect offsets back into a
 // cluster, and compares snapshots with each other or with a live cluster.
 //
-// The two types to know are [Plan], the comparison of a snapshot with the
-// live state of the connectors in scope (what a dry run prints), and
-// [Result], what [Apply] wrote. A restore is NewPlan, then [Plan.Check] (the
-// safety checks), then Apply, then [Verify]:
+// The types to know are [Request] and [Report], what [Run] takes and
+// returns, and [Plan], the comparison of a snapshot with the live state of
+// the connectors in scope (what a dry run prints). Run does a whole restore
+// in one call: plan, every safety check (with a Connect REST client, the
+// connectors' REST states too), stopping the connectors first if asked,
+// the undo snapshot, fencing under Force, apply (into Kafka, or through
+// Connect), verify and resume:
+//
+//	store, err := snapshot.OpenStore(ctx, "file:///var/lib/offsetkeeper")
+//	snap, _, err := store.Get(ctx, "latest")
+//	rep, err := restore.Run(ctx,
+//		restore.Env{Client: cl, Store: store, Out: os.Stdout, Warn: os.Stderr},
+//		restore.Request{Snapshot: snap, DryRun: false})
+//	// errors.Is(err, restore.ErrRefused): a safety check refused, nothing written
+//	// rep.Undo is the undo snapshot's id; restore it to roll back
+//
+// The steps are there on their own too: NewPlan, then [Plan.Check] (the
+// safety checks), then [Apply], then [Verify]:
 //
 //	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
 //	err = plan.Check(ctx, cl)          // errors.Is(err, restore.ErrRefused)
@@ -27,9 +41,11 @@
 //     snapshot holds; nothing is decoded and re-encoded. (Through the REST
 //     API, Connect writes its own normalized bytes: see ConnectRequests.)
 //   - Every source record is written to murmur2(key) % partitions of the
-//     topic the connector reads, chosen by franz-go's default partitioner
-//     (never by setting a partition by hand), and Apply aborts a topic's
-//     transaction if any record landed elsewhere.
+//     topic the connector reads (the partition the worker's producer
+//     picks), by Apply's own partitioner; the one exception is the
+//     tombstone that clears a stray copy of a key, which goes to the
+//     partition that copy is on. Apply aborts a topic's transaction if any
+//     record landed elsewhere.
 //   - The records of one topic are written in one Kafka transaction: a
 //     restore that fails part way leaves that topic as it was.
 //   - A connector out of scope is never read for the safety checks and never
