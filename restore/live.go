@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,7 +85,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	copts := opts.captureOptions(scope, extra)
 	copts.Incremental = incremental
 	lc := reuse
-	if lc == nil || lc.cl != cl || !sameCapture(lc.opts, copts) {
+	if lc == nil || lc.cl != cl || !reflect.DeepEqual(lc.opts, copts) {
 		lc = &liveCapturer{cl: cl, opts: copts, c: snapshot.NewCapturer(cl, copts)}
 	}
 	capture := lc.c.Capture
@@ -149,14 +150,6 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	live.Normalize()
 	return live, lc, nil
-}
-
-// sameCapture reports whether captures with options a and b read and
-// record the same things.
-func sameCapture(a, b snapshot.Options) bool {
-	return slices.Equal(a.OffsetsTopics, b.OffsetsTopics) && a.ConfigTopic == b.ConfigTopic && a.GroupPrefix == b.GroupPrefix &&
-		slices.Equal(a.Connectors, b.Connectors) && a.ConfigTopicOptional == b.ConfigTopicOptional && a.Incremental == b.Incremental &&
-		a.ProgramVersion == b.ProgramVersion && a.Reason == b.Reason
 }
 
 // snapGroupName is the group a snapshot records for connector, or "".

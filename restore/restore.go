@@ -98,26 +98,21 @@ const TransactionalIDPrefix = "offsetkeeper-restore-"
 
 // Options say what to restore and where the Connect topics are.
 type Options struct {
-	// OffsetsTopics are the worker offsets topics (offset.storage.topic);
-	// default [snapshot.DefaultOffsetsTopic]. A source key of the snapshot
-	// stored in one of them is restored to the same topic, otherwise to the
-	// first one (unless its connector has its own offsets topic).
-	OffsetsTopics []string
-	// ConfigTopic is the worker config topic; default snapshot.DefaultConfigTopic.
-	ConfigTopic string
-	// GroupPrefix is the sink group prefix; default snapshot.DefaultGroupPrefix.
-	GroupPrefix string
-	// Connectors limits the restore to these connectors of the snapshot;
-	// empty means every connector the snapshot holds.
-	Connectors []string
+	// Options name the worker topics and the sink group prefix (defaults
+	// as in snapshot), the connectors of the snapshot in scope (empty:
+	// every connector it holds) and the ProgramVersion recorded in the
+	// live capture (the undo snapshot). A source key of the snapshot stored
+	// in one of the OffsetsTopics is restored to the same topic, otherwise
+	// to the first one (unless its connector has its own offsets topic).
+	// Reason, ConfigTopicOptional and Incremental are the restore's to set
+	// on its own captures; values given are ignored.
+	snapshot.Options
 	// SourceOnly restores only source offsets, SinkOnly only sink group
 	// offsets; at most one may be set.
 	SourceOnly, SinkOnly bool
 	// AllowOtherCluster lets a snapshot taken from another Kafka cluster be
 	// restored (a migration or disaster recovery into a new cluster).
 	AllowOtherCluster bool
-	// ProgramVersion is recorded in the live capture (the undo snapshot).
-	ProgramVersion string
 }
 
 func (o *Options) defaults() {
@@ -139,15 +134,13 @@ func (o Options) captureOptions(scope []string, extraTopics []string) snapshot.O
 			topics = append(topics, t)
 		}
 	}
-	return snapshot.Options{
-		OffsetsTopics:  topics,
-		ConfigTopic:    o.ConfigTopic,
-		GroupPrefix:    o.GroupPrefix,
-		Connectors:     scope,
-		ProgramVersion: o.ProgramVersion,
-		Reason:         snapshot.ReasonUndo,
-		// A new cluster in a disaster recovery may have no config topic
-		// yet: then no connector has a config here, so none runs.
-		ConfigTopicOptional: true,
-	}
+	c := o.Options
+	c.OffsetsTopics = topics
+	c.Connectors = scope
+	c.Reason = snapshot.ReasonUndo
+	// A new cluster in a disaster recovery may have no config topic yet:
+	// then no connector has a config here, so none runs.
+	c.ConfigTopicOptional = true
+	c.Incremental = false
+	return c
 }

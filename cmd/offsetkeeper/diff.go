@@ -92,13 +92,8 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer cl.Close()
-		b, err = restore.CaptureLive(ctx, cl, a, restore.Options{
-			OffsetsTopics:  opts.OffsetsTopics,
-			ConfigTopic:    opts.ConfigTopic,
-			GroupPrefix:    opts.GroupPrefix,
-			Connectors:     c.connectors,
-			ProgramVersion: opts.ProgramVersion,
-		})
+		opts.Connectors = c.connectors
+		b, err = restore.CaptureLive(ctx, cl, a, restore.Options{Options: opts})
 		if err != nil {
 			return fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
 		}

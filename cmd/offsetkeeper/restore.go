@@ -114,16 +114,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer cl.Close()
 	req := restore.Request{
-		Options: restore.Options{
-			OffsetsTopics:     opts.OffsetsTopics,
-			ConfigTopic:       opts.ConfigTopic,
-			GroupPrefix:       opts.GroupPrefix,
-			Connectors:        c.connectors,
-			SourceOnly:        c.sourceOnly,
-			SinkOnly:          c.sinkOnly,
-			AllowOtherCluster: c.allowOtherCluster,
-			ProgramVersion:    opts.ProgramVersion,
-		},
+		Options:        restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster},
 		DryRun:         c.dryRun,
 		Force:          c.force,
 		StopConnectors: c.stopConnectors,
@@ -131,6 +122,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		StopTimeout:    c.stopTimeout,
 		Via:            c.via,
 	}
+	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()
 	if err != nil {
 		return err
