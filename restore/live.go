@@ -31,7 +31,7 @@ import (
 // A worker offsets topic (opts.OffsetsTopics) that does not exist is
 // ErrTopicMissing with the command that creates it.
 func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*snapshot.Snapshot, error) {
-	live, _, err := captureLive(ctx, cl, snap, opts, false, nil, false)
+	live, _, err := captureLive(ctx, cl, snap, opts, liveRead{})
 	return live, err
 }
 
@@ -43,11 +43,21 @@ type liveCapturer struct {
 	c    *snapshot.Capturer
 }
 
-// captureLive is CaptureLive through reuse when reuse was made for the same
-// client and capture options, else through a new Capturer, incremental
-// when asked. It returns the Capturer used, for the next capture; with
-// last, there is none (Capturer.CaptureLast): it keeps nothing.
-func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, incremental bool, reuse *liveCapturer, last bool) (*snapshot.Snapshot, *liveCapturer, error) {
+// liveRead says how captureLive reads.
+type liveRead struct {
+	// reuse is read through when it was made for the same client and
+	// capture options; else a new Capturer is made, incremental when
+	// asked.
+	reuse       *liveCapturer
+	incremental bool
+	// last reads through Capturer.CaptureLast: the Capturer keeps nothing
+	// for a next capture.
+	last bool
+}
+
+// captureLive is CaptureLive read as how says. It returns the Capturer
+// used, for the next capture.
+func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, how liveRead) (*snapshot.Snapshot, *liveCapturer, error) {
 	opts.defaults()
 	adm := kadm.NewClient(cl)
 	scope := opts.Connectors
@@ -83,13 +93,13 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 
 	copts := opts.captureOptions(scope, extra)
-	copts.Incremental = incremental
-	lc := reuse
+	copts.Incremental = how.incremental
+	lc := how.reuse
 	if lc == nil || lc.cl != cl || !reflect.DeepEqual(lc.opts, copts) {
 		lc = &liveCapturer{cl: cl, opts: copts, c: snapshot.NewCapturer(cl, copts)}
 	}
 	capture := lc.c.Capture
-	if last {
+	if how.last {
 		capture = lc.c.CaptureLast
 	}
 	live, err := capture(ctx)

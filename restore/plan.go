@@ -461,7 +461,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	}
 	// The live capture keeps what it read, so that Verify reads only what
 	// was written since; Verify's own capture keeps nothing.
-	live, lc, err := captureLive(ctx, cl, snap, copts, true, reuse, prev != nil)
+	live, lc, err := captureLive(ctx, cl, snap, copts, liveRead{reuse: reuse, incremental: true, last: prev != nil})
 	if err != nil {
 		return nil, err
 	}

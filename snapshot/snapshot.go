@@ -375,8 +375,10 @@ func (s *Snapshot) Unparsed() int {
 // pieces of about encodeChunk bytes: the source offsets and sink groups,
 // nearly all of a large snapshot, are written by hand without reflection
 // and never held whole in memory.
-func (s *Snapshot) Encode(w io.Writer) error {
-	ps, err := s.pieces()
+func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) }
+
+func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
+	ps, err := s.pieces(z)
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}
