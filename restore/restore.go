@@ -85,6 +85,9 @@ var (
 	// this one was writing and took over its transactional id; the broker
 	// aborted this one's transaction. It comes wrapped in ErrApply.
 	ErrFenced = errors.New("another restore took over the offsets topic")
+	// ErrNotStopped: Request.StopConnectors (or Resume) gave up waiting
+	// before every connector reached the state wanted.
+	ErrNotStopped = errors.New("connectors did not reach the state wanted in time")
 	// ErrBadFile: an offsets file (see ParseOffsetsFile) does not validate;
 	// the error lists every problem, and nothing was written.
 	ErrBadFile = errors.New("offsets file is not valid")

@@ -88,7 +88,7 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := s.rc.WaitStopped(wctx, s.cl, s.configTopic, s.waited, s.groups); err != nil {
+	if err := waitStopped(wctx, s.rc, s.cl, s.configTopic, s.waited, s.groups); err != nil {
 		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w", s.timeout, err)
 	}
 	fmt.Fprintf(s.out, "stopped: %d connectors STOPPED with no tasks, %d sink groups empty (%s)\n", len(s.waited), len(s.groups), time.Since(began).Round(time.Millisecond))
@@ -127,7 +127,7 @@ func (s *stopper) finish(ctx context.Context) error {
 	want := map[string]string{}
 	for _, sc := range s.stopped {
 		var err error
-		if sc.target == connectrest.TargetPaused {
+		if sc.target == snapshot.StatePaused {
 			err, want[sc.name] = s.rc.Pause(ctx, sc.name), connectrest.StatePaused
 		} else {
 			err, want[sc.name] = s.rc.Resume(ctx, sc.name), connectrest.StateRunning
@@ -138,7 +138,7 @@ func (s *stopper) finish(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := s.rc.WaitStates(wctx, s.cl, s.configTopic, want); err != nil {
+	if err := waitStates(wctx, s.rc, s.cl, s.configTopic, want); err != nil {
 		return fmt.Errorf("the restore is done and verified, and the connectors were resumed, but not all of them run yet: %w", err)
 	}
 	states, err := s.rc.States(ctx)
@@ -174,7 +174,7 @@ func (s *stopper) fail(ctx context.Context, err error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the connectors this restore stopped are left as they are now; their state:")
 	states, serr := s.rc.States(rctx)
-	configs, cerr := connectrest.ReadConfigTopic(rctx, s.cl, s.configTopic)
+	configs, cerr := snapshot.ReadConfigs(rctx, s.cl, s.configTopic)
 	names := s.names()
 	sort.Strings(names)
 	for _, name := range names {
@@ -186,13 +186,13 @@ func (s *stopper) fail(ctx context.Context, err error) error {
 		conf := "unknown (" + fmt.Sprint(cerr) + ")"
 		if cerr == nil {
 			if c, ok := configs[name]; ok {
-				conf = c.String()
+				conf = describeConfig(c)
 			} else {
 				conf = "no config"
 			}
 		}
 		verb := "resume"
-		if sc.target == connectrest.TargetPaused {
+		if sc.target == snapshot.StatePaused {
 			verb = "pause"
 		}
 		fmt.Fprintf(&b, "\n  connector %s: REST %s; config topic %s; was %s (PUT /connectors/%s/%s to put it back)", name, rest, conf, sc.before, url.PathEscape(name), verb)

@@ -1084,6 +1084,10 @@ type ConnectorConfig struct {
 	Tasks int
 }
 
+// Stopped reports whether the worker considers the connector stopped:
+// target state STOPPED and a task count of 0.
+func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks == 0 }
+
 // ReadConfigs reads a Connect config topic from its start to its last
 // stable offset with read_committed isolation and replays it as the worker
 // does, returning every connector that has a config, by name. It uses the

@@ -257,7 +257,7 @@ func (c *Client) Status(ctx context.Context, name string) (Status, error) {
 
 // Stop sends PUT /connectors/{name}/stop (Kafka 3.5+; 204): the leader
 // writes an empty task list, then target state STOPPED. It returns once
-// the request is accepted; see WaitStopped.
+// the request is accepted; wait for the status to show it.
 func (c *Client) Stop(ctx context.Context, name string) error {
 	_, _, err := c.do(ctx, request{method: http.MethodPut, path: pathOf("connectors", name, "stop")})
 	return err

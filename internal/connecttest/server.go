@@ -5,8 +5,10 @@
 // writes the config topic directly and a test that calls the REST API see
 // the same connectors in the same states.
 //
-// The type to know is [Server]. What it implements, after
-// ../shared/docs/connect-offsets.md §9:
+// The type to know is [Server]. It is a test helper, so unlike the rest of
+// internal/ it imports snapshot (ConnectorConfig, ReadConfigs and
+// ConnectorType: the config topic read as the worker reads it). What it
+// implements, after Kafka's Connect REST API reference and KIP-875:
 //
 //	GET    /                                   {"version","commit","kafka_cluster_id"}
 //	GET    /connectors[?expand=status&expand=info]
@@ -323,7 +325,7 @@ func encode(v any) []byte {
 
 // connector is one configured connector as the server sees it.
 type connector struct {
-	connectrest.Configured
+	snapshot.ConnectorConfig
 	typ          string
 	group        string
 	offsetsTopic string
@@ -333,13 +335,13 @@ type connector struct {
 
 // view reads the config topic: every configured connector, by name.
 func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, err := connectrest.ReadConfigTopic(ctx, s.cl, s.opts.ConfigTopic)
+	configs, err := snapshot.ReadConfigs(ctx, s.cl, s.opts.ConfigTopic)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]connector, len(configs))
 	for name, c := range configs {
-		conn := connector{Configured: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+		conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
 		if conn.typ == snapshot.TypeSink {
 			conn.group = c.Config["consumer.override.group.id"]
 			if conn.group == "" {
@@ -406,7 +408,7 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	return all, nil
 }
 
-func runsTasks(c connector) bool { return c.TargetState != connectrest.TargetStopped && c.Tasks > 0 }
+func runsTasks(c connector) bool { return c.TargetState != snapshot.StateStopped && c.Tasks > 0 }
 
 // leave makes a sink member leave its group MemberLeaveDelay from now.
 func (s *Server) leave(name string, stop func()) {
@@ -506,9 +508,9 @@ func (s *Server) statusOf(c connector) statusJSON {
 	st := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{}}
 	taskState := ""
 	switch c.TargetState {
-	case connectrest.TargetStarted:
+	case snapshot.StateStarted:
 		st.Connector.State, taskState = connectrest.StateRunning, connectrest.StateRunning
-	case connectrest.TargetPaused:
+	case snapshot.StatePaused:
 		st.Connector.State, taskState = connectrest.StatePaused, connectrest.StatePaused
 	default:
 		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
@@ -707,7 +709,7 @@ type offsetsEntry struct {
 
 // checkStopped is the herder's precondition for altering offsets.
 func checkStopped(c connector) error {
-	if c.TargetState != connectrest.TargetStopped || c.Tasks != 0 {
+	if c.TargetState != snapshot.StateStopped || c.Tasks != 0 {
 		return apiError(http.StatusBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.Name)
 	}
 	return nil
