@@ -454,7 +454,7 @@ func sinkNumber(v connectjson.Value, bits int) (int64, bool) {
 // {"kafka_topic","kafka_partition"} -> {"kafka_offset"} (numbers or numeric
 // strings, as Connect reads them). A CSV group must belong to a sink
 // connector: by the group its config names, by previous, or by the
-// connect-<name> convention. Every problem is reported at once in an error
+// <prefix><name> convention (opts.GroupPrefix, default connect-). Every problem is reported at once in an error
 // wrapping ErrBadFile; nothing is written either way.
 func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options, previous *snapshot.Snapshot) (*snapshot.Snapshot, []string, error) {
 	opts.defaults()
@@ -605,7 +605,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 	}
 	group := conn.Group
 	if group == "" {
-		group = snapshot.DefaultGroupPrefix + conn.Name
+		group = b.opts.GroupPrefix + conn.Name
 	}
 	b.applySink(conn.Name, group, rows, deletes)
 }
@@ -818,16 +818,16 @@ func (b *fileSnap) csv() {
 		line := groups[g][0].Line
 		name, ok := byGroup[g]
 		if !ok {
-			conv, isConv := strings.CutPrefix(g, snapshot.DefaultGroupPrefix)
+			conv, isConv := strings.CutPrefix(g, b.opts.GroupPrefix)
 			if !isConv || conv == "" {
-				b.p.add("line %d: group %q belongs to no sink connector known here (no connector config names it, it is not connect-<name>, and the latest snapshot does not have it)", line, g)
+				b.p.add("line %d: group %q belongs to no sink connector known here (no connector config names it, it is not %s<name>, and the latest snapshot does not have it)", line, g, b.opts.GroupPrefix)
 				continue
 			}
 			if c, ok := b.live.Connector(conv); ok && c.HasConfig {
 				if c.Type != snapshot.TypeSink {
-					b.p.add("line %d: group %q would be connector %q's by the connect-<name> convention, but %q is a %s connector", line, g, conv, conv, c.Type)
+					b.p.add("line %d: group %q would be connector %q's by the %s<name> convention, but %q is a %s connector", line, g, conv, b.opts.GroupPrefix, conv, c.Type)
 				} else {
-					b.p.add("line %d: group %q would be connector %q's by the connect-<name> convention, but %q uses group %q", line, g, conv, conv, c.Group)
+					b.p.add("line %d: group %q would be connector %q's by the %s<name> convention, but %q uses group %q", line, g, conv, b.opts.GroupPrefix, conv, c.Group)
 				}
 				continue
 			}
