@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -100,7 +101,18 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		bName = "live (cluster " + b.ClusterID + ")"
 	}
 	changes := restore.Diff(a, b, c.connectors)
+	if err := c.print(ctx, rc, a, b, bName, changes, len(args) == 1); err != nil {
+		return err
+	}
+	if c.exitCode && len(changes) > 0 {
+		return errDiffers
+	}
+	return nil
+}
 
+// print writes the changes from a to b (named bName) as text or JSON; with
+// live, b is the live state.
+func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, a, b *snapshot.Snapshot, bName string, changes []restore.Change, live bool) error {
 	if c.output == "json" {
 		if changes == nil {
 			changes = []restore.Change{}
@@ -117,16 +129,13 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
 		}
 		if rc != nil {
-			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, len(args) == 1); err != nil {
+			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, live); err != nil {
 				return err
 			}
 		}
 		if err := restore.PrintChanges(c.stdout, changes); err != nil {
 			return err
 		}
-	}
-	if c.exitCode && len(changes) > 0 {
-		return errDiffers
 	}
 	return nil
 }
