@@ -65,9 +65,9 @@ type FileEntry struct {
 	// Index is its position in the offsets array (0-based); Line the line
 	// it starts on (1-based).
 	Index, Line int
-	Partition   connectjson.Map
-	// Offset is nil for null: the partition's offset is removed.
-	Offset connectjson.Map
+	// OffsetEntry is the partition and its offset, nil for null: the
+	// partition's offset is removed.
+	connectjson.OffsetEntry
 }
 
 // FileRow is one line of a CSV file.
@@ -278,10 +278,9 @@ func flatMap(raw []byte) (connectjson.Map, error) {
 		return nil, fmt.Errorf("want a JSON object: %v", err)
 	}
 	seen := map[string]bool{}
-	for _, f := range m {
-		switch f.Value.Kind() {
-		case connectjson.KindObject, connectjson.KindArray:
-			return nil, fmt.Errorf("field %q is a %s: Connect takes only strings, numbers, booleans and null", f.Key, f.Value.Kind())
+	for i, f := range m {
+		if err := connectjson.CheckFlat(m[i : i+1]); err != nil {
+			return nil, err
 		}
 		if seen[f.Key] {
 			return nil, fmt.Errorf("field %q appears twice", f.Key)
@@ -404,10 +403,10 @@ func checkTopic(t string) error {
 func (e FileEntry) sinkShaped() bool {
 	keys := e.Partition.Keys()
 	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"kafka_partition", "kafka_topic"}) {
+	if !slices.Equal(keys, []string{connectjson.SinkPartitionKey, connectjson.SinkTopicKey}) {
 		return false
 	}
-	return e.Offset == nil || slices.Equal(e.Offset.Keys(), []string{"kafka_offset"})
+	return e.Offset == nil || slices.Equal(e.Offset.Keys(), []string{connectjson.SinkOffsetKey})
 }
 
 // sinkNumber reads kafka_partition or kafka_offset as SinkUtils does: a
@@ -570,7 +569,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 			b.p.add("%s: %q is a sink connector: want {\"kafka_topic\":...,\"kafka_partition\":...} -> {\"kafka_offset\":...} or null, got %s -> %s", e.where(), conn.Name, connectjson.RESTMap(e.Partition), restOrNull(e.Offset))
 			continue
 		}
-		topic, _ := e.Partition.Get("kafka_topic")
+		topic, _ := e.Partition.Get(connectjson.SinkTopicKey)
 		if topic.Kind() != connectjson.KindString {
 			b.p.add("%s: kafka_topic must be a string", e.where())
 			bad = true
@@ -578,7 +577,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 			b.p.add("%s: kafka_topic %q: %v", e.where(), topic.Str(), err)
 			bad = true
 		}
-		pv, _ := e.Partition.Get("kafka_partition")
+		pv, _ := e.Partition.Get(connectjson.SinkPartitionKey)
 		part, ok := sinkNumber(pv, 32)
 		if !ok {
 			b.p.add("%s: kafka_partition %s: want a number from 0 to %d, or a string holding one", e.where(), pv, math.MaxInt32)
@@ -586,7 +585,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 		}
 		row := FileRow{Line: e.Line, Topic: topic.Str(), Partition: int32(part), Offset: -1}
 		if e.Offset != nil {
-			ov, _ := e.Offset.Get("kafka_offset")
+			ov, _ := e.Offset.Get(connectjson.SinkOffsetKey)
 			off, ok := sinkNumber(ov, 64)
 			if !ok {
 				b.p.add("%s: kafka_offset %s: want a number of 0 or more, or a string holding one", e.where(), ov)
