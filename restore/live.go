@@ -149,7 +149,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		if group == "" || lc.Type == snapshot.TypeSource && lc.HasConfig {
 			continue
 		}
-		g, found, err := readGroup(ctx, adm, group)
+		g, found, err := snapshot.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -171,53 +171,6 @@ func snapGroupName(snap *index, connector string) string {
 		return c.Group
 	}
 	return ""
-}
-
-// readGroup describes one group and fetches its committed offsets. A group
-// that does not exist (or is Dead) is found == false.
-func readGroup(ctx context.Context, adm *kadm.Client, group string) (snapshot.SinkGroup, bool, error) {
-	described, err := adm.DescribeGroups(ctx, group)
-	if err != nil {
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
-	}
-	d, ok := described[group]
-	if !ok {
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
-	}
-	if d.Err != nil {
-		if errors.Is(d.Err, kerr.GroupIDNotFound) {
-			return snapshot.SinkGroup{}, false, nil
-		}
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
-	}
-	if d.State == "Dead" || d.State == "" {
-		return snapshot.SinkGroup{}, false, nil
-	}
-	fetched, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		if errors.Is(err, kerr.GroupIDNotFound) {
-			return snapshot.SinkGroup{}, false, nil
-		}
-		return snapshot.SinkGroup{}, false, fmt.Errorf("fetch committed offsets of consumer group %q: %w", group, err)
-	}
-	g := snapshot.SinkGroup{Group: group, State: d.State, Members: len(d.Members), Offsets: []snapshot.SinkOffset{}}
-	var perr error
-	fetched.Each(func(o kadm.OffsetResponse) {
-		if o.Err != nil {
-			if perr == nil {
-				perr = fmt.Errorf("fetch committed offset of consumer group %q for %s/%d: %w", group, o.Topic, o.Partition, o.Err)
-			}
-			return
-		}
-		if o.At < 0 {
-			return
-		}
-		g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
-	})
-	if perr != nil {
-		return snapshot.SinkGroup{}, false, perr
-	}
-	return g, true, nil
 }
 
 // topicsExist tells which of topics exist.

@@ -587,7 +587,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		// The live capture found the connector's group under another
 		// name, or not at all: read the one restored into.
 		var err error
-		lg, ok, err = readGroup(ctx, adm, group)
+		lg, ok, err = snapshot.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, err
 		}

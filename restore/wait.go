@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
@@ -128,10 +127,10 @@ func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *k
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-			case d.Err != nil && errors.Is(d.Err, kerr.GroupIDNotFound):
+			case snapshot.GroupGone(d):
 			case d.Err != nil:
 				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
-			case d.State == "Empty" || d.State == "Dead" || d.State == "":
+			case d.State == "Empty":
 			default:
 				out = append(out, fmt.Sprintf("group %q: %s with %d members, waiting for Empty", g, d.State, len(d.Members)))
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
@@ -597,42 +598,23 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 		if !ok {
 			return nil, nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
 		}
-		if d.Err != nil {
+		if d.Err != nil && !GroupGone(d) {
 			return nil, nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
 		}
-		if d.State == "Dead" {
-			continue // deleted between list and describe
-		}
 		f, ok := fetched[g]
-		if !ok {
+		if !ok && !GroupGone(d) {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
+		}
+		if GroupGone(d) || errors.Is(f.Err, kerr.GroupIDNotFound) {
+			continue // deleted between list and describe
 		}
 		if f.Err != nil {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
 		}
-		sg := SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: []SinkOffset{}}
-		var perr error
-		f.Fetched.Each(func(o kadm.OffsetResponse) {
-			if o.Err != nil {
-				perr = fmt.Errorf("fetch offset of consumer group %q for %s/%d: %w", g, o.Topic, o.Partition, o.Err)
-				return
-			}
-			if o.At < 0 {
-				return // no commit for this partition
-			}
-			sg.Offsets = append(sg.Offsets, SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
-		})
-		if perr != nil {
-			return nil, nil, perr
+		sg, err := newSinkGroup(g, owner[g], d, f.Fetched)
+		if err != nil {
+			return nil, nil, err
 		}
-		// In Normalize's order, cheaply: a group's partitions nearly all
-		// share one topic.
-		slices.SortFunc(sg.Offsets, func(a, b SinkOffset) int {
-			if a.Topic != b.Topic {
-				return strings.Compare(a.Topic, b.Topic)
-			}
-			return cmp.Compare(a.Partition, b.Partition)
-		})
 		out = append(out, sg)
 	}
 	return out, warnings, nil
