@@ -467,7 +467,10 @@ func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &fileSnap{f: f, opts: opts, live: live, previous: previous, p: &problems{name: f.Name, list: slices.Clone(f.problems)}}
+	b := &fileSnap{f: f, opts: opts, live: live, previous: previous, liveIdx: snapshot.NewIndex(live), p: &problems{name: f.Name, list: slices.Clone(f.problems)}}
+	if previous != nil {
+		b.prevIdx = snapshot.NewIndex(previous)
+	}
 	switch {
 	case f.Format == FormatConnectREST && f.Connector != "" && len(f.Entries) > 0:
 		b.rest()
@@ -493,7 +496,9 @@ type fileSnap struct {
 	opts     Options
 	live     *snapshot.Snapshot
 	previous *snapshot.Snapshot
-	p        *problems
+	// liveIdx and prevIdx index live and previous (nil without it).
+	liveIdx, prevIdx *snapshot.Index
+	p                *problems
 	out      *snapshot.Snapshot
 	warnings []string
 }
@@ -505,20 +510,20 @@ func (b *fileSnap) warnf(format string, args ...any) {
 // known tells what is known of a connector: its live config, else the
 // previous snapshot's entry, else what its live offsets or group imply.
 func (b *fileSnap) known(name string) (snapshot.Connector, bool) {
-	lc, inLive := b.live.Connector(name)
+	lc, inLive := b.liveIdx.Connector(name)
 	if inLive && lc.HasConfig {
 		return lc, true
 	}
 	if b.previous != nil {
-		if c, ok := b.previous.Connector(name); ok {
+		if c, ok := b.prevIdx.Connector(name); ok {
 			c.HasConfig, c.TargetState, c.Tasks, c.ConfigHash = false, "", -1, ""
 			return c, true
 		}
 	}
-	if g, ok := b.live.SinkGroupOf(name); ok {
+	if g, ok := b.liveIdx.SinkGroupOf(name); ok {
 		return snapshot.Connector{Name: name, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}, true
 	}
-	if len(b.live.SourceOffsetsOf(name)) > 0 {
+	if len(b.liveIdx.Positions(name)) > 0 {
 		return snapshot.Connector{Name: name, Type: snapshot.TypeSource, Tasks: -1}, true
 	}
 	return snapshot.Connector{}, false
@@ -667,16 +672,11 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 	case conn.OffsetsTopic != "":
 		target = conn.OffsetsTopic
 	case !conn.HasConfig && b.previous != nil:
-		if pc, ok := b.previous.Connector(name); ok && pc.OffsetsTopic != "" {
+		if pc, ok := b.prevIdx.Connector(name); ok && pc.OffsetsTopic != "" {
 			target = pc.OffsetsTopic
 		}
 	}
-	var parts int32
-	for _, t := range b.live.Topics {
-		if t.Name == target && t.Role == snapshot.RoleOffsets {
-			parts = int32(len(t.Partitions))
-		}
-	}
+	parts := b.live.PartitionCount(target)
 	remove := map[int]bool{}
 	for _, e := range b.f.Entries {
 		canon := connectjson.CanonicalKey(name, e.Partition)
@@ -797,7 +797,7 @@ func (b *fileSnap) csv() {
 	if b.previous != nil {
 		for _, g := range b.previous.SinkGroups {
 			if _, ok := byGroup[g.Group]; !ok && g.Connector != "" {
-				if c, ok := b.live.Connector(g.Connector); ok && c.HasConfig {
+				if c, ok := b.liveIdx.Connector(g.Connector); ok && c.HasConfig {
 					continue // its live config names another group
 				}
 				byGroup[g.Group], why[g.Group] = g.Connector, "snapshot"
@@ -822,7 +822,7 @@ func (b *fileSnap) csv() {
 				b.p.add("line %d: group %q belongs to no sink connector known here (no connector config names it, it is not %s<name>, and the latest snapshot does not have it)", line, g, b.opts.GroupPrefix)
 				continue
 			}
-			if c, ok := b.live.Connector(conv); ok && c.HasConfig {
+			if c, ok := b.liveIdx.Connector(conv); ok && c.HasConfig {
 				if c.Type != snapshot.TypeSink {
 					b.p.add("line %d: group %q would be connector %q's by the %s<name> convention, but %q is a %s connector", line, g, conv, b.opts.GroupPrefix, conv, c.Type)
 				} else {
@@ -852,7 +852,7 @@ func (b *fileSnap) csv() {
 		if _, ok := b.out.Connector(name); !ok {
 			c := snapshot.Connector{Name: name, Type: snapshot.TypeSink, Group: g, Tasks: -1}
 			if b.previous != nil {
-				if pc, ok := b.previous.Connector(name); ok {
+				if pc, ok := b.prevIdx.Connector(name); ok {
 					c = pc
 					c.HasConfig, c.TargetState, c.Tasks, c.ConfigHash = false, "", -1, ""
 				}

@@ -82,7 +82,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	for _, t := range opts.OffsetsTopics {
 		if !exists[t] {
-			return nil, nil, missingTopicError(t, snapPartitions(snap, t), "the worker offsets topic")
+			return nil, nil, missingTopicError(t, snap.PartitionCount(t), "the worker offsets topic")
 		}
 	}
 	var extra []string
@@ -112,14 +112,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 
 	// A scoped capture finds groups through live configs only: add the
 	// groups and entries of connectors known only from the snapshot.
-	snapIdx, liveIdx := newIndex(snap), newIndex(live)
+	snapIdx, liveIdx := snapshot.NewIndex(snap), snapshot.NewIndex(live)
 	at := make(map[string]int, len(live.Connectors))
 	for i, c := range live.Connectors {
 		at[c.Name] = i
 	}
 	for _, name := range scope {
-		sc, inSnap := snapIdx.connector(name)
-		lc, ok := liveIdx.connector(name)
+		sc, inSnap := snapIdx.Connector(name)
+		lc, ok := liveIdx.Connector(name)
 		if !ok {
 			lc = snapshot.Connector{Name: name, Type: snapshot.TypeUnknown, Tasks: -1}
 			if inSnap {
@@ -142,7 +142,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		} else {
 			live.Connectors[at[name]] = lc
 		}
-		if _, has := liveIdx.sinkGroupOf(name); has {
+		if _, has := liveIdx.SinkGroupOf(name); has {
 			continue
 		}
 		group := lc.Group
@@ -163,11 +163,11 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 }
 
 // snapGroupName is the group a snapshot records for connector, or "".
-func snapGroupName(snap *index, connector string) string {
-	if g, ok := snap.sinkGroupOf(connector); ok {
+func snapGroupName(snap *snapshot.Index, connector string) string {
+	if g, ok := snap.SinkGroupOf(connector); ok {
 		return g.Group
 	}
-	if c, ok := snap.connector(connector); ok {
+	if c, ok := snap.Connector(connector); ok {
 		return c.Group
 	}
 	return ""
@@ -207,18 +207,6 @@ func missingTopicError(topic string, partitions int32, what string) error {
 		ErrTopicMissing, topic, what, partitions, topic, partitions)
 }
 
-// snapPartitions is the partition count snap recorded for topic, 0 if none.
-func snapPartitions(snap *snapshot.Snapshot, topic string) int32 {
-	if snap == nil {
-		return 0
-	}
-	for _, t := range snap.Topics {
-		if t.Name == topic {
-			return int32(len(t.Partitions))
-		}
-	}
-	return 0
-}
 
 func scopeName(scope []string) string {
 	switch len(scope) {

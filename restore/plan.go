@@ -63,7 +63,7 @@ type Plan struct {
 	opts   Options
 	source *snapshot.Snapshot
 	// snapIdx and liveIdx index source and Live by connector.
-	snapIdx, liveIdx *index
+	snapIdx, liveIdx *snapshot.Index
 	// capturer read Live and keeps what it read: Verify's capture through
 	// it reads only the records written since.
 	capturer *liveCapturer
@@ -283,11 +283,11 @@ type scoped struct {
 // be in the snapshot, or all the snapshot holds (its connectors, plus the
 // names of a scoped snapshot's Scope, which held no offsets then).
 func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
-	return resolveScopeIn(snap, newIndex(snap), opts)
+	return resolveScopeIn(snap, snapshot.NewIndex(snap), opts)
 }
 
 // resolveScopeIn is resolveScope with idx, an index of snap.
-func resolveScopeIn(snap *snapshot.Snapshot, idx *index, opts Options) ([]scoped, error) {
+func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) ([]scoped, error) {
 	known := map[string]bool{}
 	for _, c := range snap.Connectors {
 		known[c.Name] = true
@@ -333,10 +333,10 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *index, opts Options) ([]scoped
 	var out []scoped
 	for _, n := range names {
 		typ := snapshot.TypeUnknown
-		if c, ok := idx.connector(n); ok {
+		if c, ok := idx.Connector(n); ok {
 			typ = c.Type
 		}
-		_, hasGroup := idx.sinkGroupOf(n)
+		_, hasGroup := idx.SinkGroupOf(n)
 		s := scoped{
 			name:   n,
 			source: !opts.SinkOnly && (typ != snapshot.TypeSink || hasKeys[n]),
@@ -407,7 +407,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if prev != nil && prev.source != snap {
 		prev = nil
 	}
-	snapIdx := newIndex(snap)
+	snapIdx := snapshot.NewIndex(snap)
 	if prev != nil {
 		snapIdx = prev.snapIdx
 	}
@@ -465,7 +465,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	}
 	p.Live = live
 	p.capturer = lc
-	p.liveIdx = newIndex(live)
+	p.liveIdx = snapshot.NewIndex(live)
 	for _, t := range live.Topics {
 		if t.Role == snapshot.RoleOffsets {
 			p.partitions[t.Name] = int32(len(t.Partitions))
@@ -474,8 +474,8 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 
 	seenPairs := map[[2]string]bool{}
 	for _, s := range scope {
-		sc, inSnap := p.snapIdx.connector(s.name)
-		lc, _ := p.liveIdx.connector(s.name)
+		sc, inSnap := p.snapIdx.Connector(s.name)
+		lc, _ := p.liveIdx.Connector(s.name)
 		cp := ConnectorPlan{Name: s.name, Type: lc.Type, Live: lc}
 		if inSnap {
 			cp.Type = sc.Type
@@ -555,8 +555,8 @@ func joinInt32(ps []int32) string {
 
 // planSink compares one connector's group offsets.
 func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*SinkPlan, error) {
-	lc, _ := p.liveIdx.connector(name)
-	sg, hasSnapGroup := p.snapIdx.sinkGroupOf(name)
+	lc, _ := p.liveIdx.Connector(name)
+	sg, hasSnapGroup := p.snapIdx.SinkGroupOf(name)
 	group := ""
 	switch {
 	case lc.HasConfig && lc.Type == snapshot.TypeSink && lc.Group != "":
@@ -570,7 +570,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		}
 	}
 	if group == "" {
-		if c, ok := p.snapIdx.connector(name); ok && c.Type == snapshot.TypeSink {
+		if c, ok := p.snapIdx.Connector(name); ok && c.Type == snapshot.TypeSink {
 			p.warnf("connector %q: no consumer group known, here or in the snapshot; its sink offsets are not restored", name)
 		}
 		return nil, nil
@@ -579,7 +579,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		p.warnf("connector %q uses group %q here, the snapshot's was %q: its offsets are restored into %q", name, group, sg.Group, group)
 	}
 	plan := &SinkPlan{Group: group}
-	lg, ok := p.liveIdx.sinkGroupOf(name)
+	lg, ok := p.liveIdx.SinkGroupOf(name)
 	if ok && lg.Group != group {
 		ok = false
 	}

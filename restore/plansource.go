@@ -23,8 +23,8 @@ import (
 // order; and nothing is copied per key: the changes point at the bytes of
 // the snapshot and of the live capture.
 func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2]string]bool) (*SourcePlan, error) {
-	sc, _ := p.snapIdx.connector(name)
-	lc, _ := p.liveIdx.connector(name)
+	sc, _ := p.snapIdx.Connector(name)
+	lc, _ := p.liveIdx.Connector(name)
 	s := &sourcePlanner{
 		p: p, snap: snap, name: name, seenPairs: seenPairs,
 		workers: p.opts.OffsetsTopics, lc: lc, ownSnap: sc.OffsetsTopic,
@@ -134,7 +134,7 @@ func (s *sourcePlanner) primaryFor(t string) string {
 // the copy the connector read (primary) also goes where it reads now.
 func (s *sourcePlanner) wanted() {
 	targetsOf := map[string][]int32{} // by snapshot topic
-	s.positions = s.p.snapIdx.offsetsOf(s.name)
+	s.positions = s.p.snapIdx.Positions(s.name)
 	s.want = make([]srcWant, 0, len(s.positions))
 	for _, pos := range s.positions {
 		o := &s.snapOffs[pos]
@@ -165,7 +165,7 @@ func (s *sourcePlanner) targetsOf(topic string) []int32 {
 	for _, target := range names {
 		if pair := [2]string{topic, target}; !s.seenPairs[pair] {
 			s.seenPairs[pair] = true
-			if sn, ln := snapPartitions(s.snap, topic), s.p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
+			if sn, ln := s.snap.PartitionCount(topic), s.p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
 				s.p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, topic, sn, ln)
 			}
 		}
@@ -187,8 +187,8 @@ func (s *sourcePlanner) better(a, b *srcWant) bool {
 	}
 	ao, bo := &s.snapOffs[a.pos], &s.snapOffs[b.pos]
 	if ao.Topic == bo.Topic {
-		am := ao.Partition == snapshot.PartitionFor(ao.Key, snapPartitions(s.snap, ao.Topic))
-		bm := bo.Partition == snapshot.PartitionFor(bo.Key, snapPartitions(s.snap, bo.Topic))
+		am := ao.Partition == snapshot.PartitionFor(ao.Key, s.snap.PartitionCount(ao.Topic))
+		bm := bo.Partition == snapshot.PartitionFor(bo.Key, s.snap.PartitionCount(bo.Topic))
 		if am != bm {
 			return am
 		}
@@ -266,7 +266,7 @@ func (s *sourcePlanner) missingTarget() error {
 				first = w
 			}
 		}
-		return missingTopicError(t, snapPartitions(s.snap, s.snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", s.name))
+		return missingTopicError(t, s.snap.PartitionCount(s.snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", s.name))
 	}
 	return nil
 }
@@ -328,7 +328,7 @@ func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 // lives lists what lives here, on each key's murmur2 partition, in the
 // same order as the picks; copies elsewhere are strays.
 func (s *sourcePlanner) lives() {
-	livePositions := s.p.liveIdx.offsetsOf(s.name)
+	livePositions := s.p.liveIdx.Positions(s.name)
 	s.have = make([]srcHave, 0, len(livePositions))
 	// Where the snapshot held each key, to tell its own hand-made copies
 	// from ones that appeared since; made for the first stray only.

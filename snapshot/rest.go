@@ -57,7 +57,12 @@ func (s *Snapshot) sourceREST(conn Connector) []connectjson.OffsetEntry {
 	var items []connectjson.OffsetEntry
 	for _, canon := range order {
 		item := connectjson.OffsetEntry{Partition: partitions[canon]}
-		if o, ok := pickValue(values[canon], s.partitionCount(values[canon])); ok {
+		copies := values[canon]
+		var n int32
+		if len(copies) > 0 {
+			n = s.PartitionCount(copies[0].Topic)
+		}
+		if o, ok := pickValue(copies, n); ok {
 			if m, err := connectjson.ParseMap(o.Value); err == nil && !connectjson.Nested(m) {
 				item.Offset = m
 			} else if err == nil || !errors.Is(err, connectjson.ErrNullOffset) {
@@ -88,14 +93,3 @@ func pickValue(copies []SourceOffset, partitions int32) (SourceOffset, bool) {
 	return copies[0], true
 }
 
-func (s *Snapshot) partitionCount(copies []SourceOffset) int32 {
-	if len(copies) == 0 {
-		return 0
-	}
-	for _, t := range s.Topics {
-		if t.Name == copies[0].Topic {
-			return int32(len(t.Partitions))
-		}
-	}
-	return 0
-}

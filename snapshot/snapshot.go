@@ -322,6 +322,20 @@ func sortIfNeeded[S ~[]E, E any](s S, cmp func(a, b E) int) {
 	}
 }
 
+// PartitionCount is the partition count s recorded for topic, 0 if none
+// (or s is nil).
+func (s *Snapshot) PartitionCount(topic string) int32 {
+	if s == nil {
+		return 0
+	}
+	for _, t := range s.Topics {
+		if t.Name == topic {
+			return int32(len(t.Partitions))
+		}
+	}
+	return 0
+}
+
 // Connector returns the named connector, or false.
 func (s *Snapshot) Connector(name string) (Connector, bool) {
 	for _, c := range s.Connectors {
