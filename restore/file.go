@@ -499,8 +499,8 @@ type fileSnap struct {
 	// liveIdx and prevIdx index live and previous (nil without it).
 	liveIdx, prevIdx *snapshot.Index
 	p                *problems
-	out      *snapshot.Snapshot
-	warnings []string
+	out              *snapshot.Snapshot
+	warnings         []string
 }
 
 func (b *fileSnap) warnf(format string, args ...any) {

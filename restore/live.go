@@ -207,7 +207,6 @@ func missingTopicError(topic string, partitions int32, what string) error {
 		ErrTopicMissing, topic, what, partitions, topic, partitions)
 }
 
-
 func scopeName(scope []string) string {
 	switch len(scope) {
 	case 0:

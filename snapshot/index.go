@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"iter"
-
 )
 
 // Index looks a snapshot's entries up by connector name in constant time,

@@ -92,4 +92,3 @@ func pickValue(copies []SourceOffset, partitions int32) (SourceOffset, bool) {
 	}
 	return copies[0], true
 }
-
