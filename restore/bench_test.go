@@ -114,7 +114,7 @@ func BenchmarkRestore(b *testing.B) {
 		}
 		b.StartTimer()
 		began := time.Now()
-		plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{OffsetsTopics: []string{topic}, SourceOnly: true})
+		plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{OffsetsTopics: []string{topic}}, SourceOnly: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,10 +3,8 @@ package restore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
@@ -34,12 +32,9 @@ type ConnectRequest struct {
 	Body []byte
 }
 
-// ConnectEntry is one partition of a ConnectRequest.
-type ConnectEntry struct {
-	Partition connectjson.Map
-	// Offset is nil for null: the partition's offset is removed.
-	Offset connectjson.Map
-}
+// ConnectEntry is one partition of a ConnectRequest: its Offset is nil
+// for null, and the partition's offset is removed.
+type ConnectEntry = connectjson.OffsetEntry
 
 // ConnectPlan is a plan as PATCH requests to the Connect REST API.
 type ConnectPlan struct {
@@ -99,7 +94,7 @@ func (p *Plan) ConnectRequests() *ConnectPlan {
 			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %d partitions: it has no config here, so Connect cannot alter its offsets (it answers 404)", c.Name, len(entries)))
 			continue
 		}
-		cp.Requests = append(cp.Requests, ConnectRequest{Connector: c.Name, Type: typ, Entries: entries, Body: connectBody(entries)})
+		cp.Requests = append(cp.Requests, ConnectRequest{Connector: c.Name, Type: typ, Entries: entries, Body: connectjson.EncodeOffsets(entries)})
 	}
 	return cp
 }
@@ -119,7 +114,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 			continue
 		}
 		conn, m, _, err := connectjson.ParseKey(ch.Key)
-		if err != nil || conn != name || nestedMap(m) {
+		if err != nil || conn != name || connectjson.Nested(m) {
 			if ch.Action.writes() {
 				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s (%s): it is not [%q, {flat partition}]", name, displayKey(ch.Key), ch.Action, name))
 			}
@@ -164,7 +159,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 		if pick.ch.Action != Removed {
 			m, err := connectjson.ParseMap(pick.ch.New)
 			switch {
-			case err == nil && !nestedMap(m):
+			case err == nil && !connectjson.Nested(m):
 				e.Offset = m
 			case errors.Is(err, connectjson.ErrNullOffset):
 				cp.Warnings = append(cp.Warnings, fmt.Sprintf("connector %q: the snapshot's value of key %s is JSON null (no offset); through Connect it becomes a tombstone", name, displayKey(pick.ch.Key)))
@@ -181,13 +176,10 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 func sinkEntries(sp *SinkPlan) []ConnectEntry {
 	var out []ConnectEntry
 	for _, ch := range sp.Changes {
-		e := ConnectEntry{Partition: connectjson.Map{
-			{Key: "kafka_topic", Value: connectjson.StringValue(ch.Topic)},
-			{Key: "kafka_partition", Value: connectjson.LongValue(int64(ch.Partition))},
-		}}
+		e := ConnectEntry{Partition: connectjson.SinkPartition(ch.Topic, ch.Partition)}
 		switch ch.Action {
 		case Changed, Added:
-			e.Offset = connectjson.Map{{Key: "kafka_offset", Value: connectjson.LongValue(ch.New)}}
+			e.Offset = connectjson.SinkOffset(ch.New)
 		case Removed:
 		default:
 			continue
@@ -195,47 +187,6 @@ func sinkEntries(sp *SinkPlan) []ConnectEntry {
 		out = append(out, e)
 	}
 	return out
-}
-
-// connectBody renders entries as Connect's offsets body, sorted by
-// partition.
-func connectBody(entries []ConnectEntry) []byte {
-	type item struct{ p, o []byte }
-	items := make([]item, len(entries))
-	for i, e := range entries {
-		items[i].p = connectjson.RESTMap(e.Partition)
-		if e.Offset != nil {
-			items[i].o = connectjson.RESTMap(e.Offset)
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return bytes.Compare(items[i].p, items[j].p) < 0 })
-	var b bytes.Buffer
-	b.WriteString(`{"offsets":[`)
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"partition":`)
-		b.Write(it.p)
-		b.WriteString(`,"offset":`)
-		if it.o == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(it.o)
-		}
-		b.WriteByte('}')
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
-}
-
-func nestedMap(m connectjson.Map) bool {
-	for _, f := range m {
-		if k := f.Value.Kind(); k == connectjson.KindObject || k == connectjson.KindArray {
-			return true
-		}
-	}
-	return false
 }
 
 // ConnectResult is what Connect answered to one ConnectRequest.
@@ -289,7 +240,7 @@ func VerifyConnect(ctx context.Context, rc *connectrest.Client, reqs []ConnectRe
 		if err != nil {
 			return nil, fmt.Errorf("verify restore through Connect: %w", err)
 		}
-		got, err := ParseConnectOffsets(body)
+		got, err := connectjson.DecodeOffsets(body, connectjson.DecodeOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("verify restore through Connect: GET /connectors/%s/offsets: %w", r.Connector, err)
 		}
@@ -319,32 +270,4 @@ func VerifyConnect(ctx context.Context, rc *connectrest.Client, reqs []ConnectRe
 		return v, fmt.Errorf("%w: %d offsets differ in Connect's view:\n  - %s", ErrVerifyFailed, len(v.Differences), strings.Join(v.Differences, "\n  - "))
 	}
 	return v, nil
-}
-
-// ParseConnectOffsets reads a GET /connectors/{name}/offsets body.
-func ParseConnectOffsets(body []byte) ([]ConnectEntry, error) {
-	var v struct {
-		Offsets []struct {
-			Partition json.RawMessage `json:"partition"`
-			Offset    json.RawMessage `json:"offset"`
-		} `json:"offsets"`
-	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("decode offsets body: %w", err)
-	}
-	out := make([]ConnectEntry, 0, len(v.Offsets))
-	for i, e := range v.Offsets {
-		p, err := connectjson.ParseMap(e.Partition)
-		if err != nil {
-			return nil, fmt.Errorf("offsets[%d].partition: %w", i, err)
-		}
-		entry := ConnectEntry{Partition: p}
-		if len(e.Offset) > 0 && string(e.Offset) != "null" {
-			if entry.Offset, err = connectjson.ParseMap(e.Offset); err != nil {
-				return nil, fmt.Errorf("offsets[%d].offset: %w", i, err)
-			}
-		}
-		out = append(out, entry)
-	}
-	return out, nil
 }

@@ -71,10 +71,10 @@ func Diff(a, b *snapshot.Snapshot, scope []string) []Change {
 		}
 		names = sortedKeys(set)
 	}
-	ai, bi := newIndex(a), newIndex(b)
+	ai, bi := snapshot.NewIndex(a), snapshot.NewIndex(b)
 	var out []Change
 	for _, name := range names {
-		out = append(out, diffSource(name, ai.sourceOffsetsOf(name), bi.sourceOffsetsOf(name))...)
+		out = append(out, diffSource(name, ai.SourceOffsetsOf(name), bi.SourceOffsetsOf(name))...)
 		out = append(out, diffSink(name, ai, bi)...)
 	}
 	return out
@@ -127,9 +127,9 @@ func diffSource(name string, a, b iter.Seq[*snapshot.SourceOffset]) []Change {
 	return out
 }
 
-func diffSink(name string, a, b *index) []Change {
-	ag, aok := a.sinkGroupOf(name)
-	bg, bok := b.sinkGroupOf(name)
+func diffSink(name string, a, b *snapshot.Index) []Change {
+	ag, aok := a.SinkGroupOf(name)
+	bg, bok := b.SinkGroupOf(name)
 	if !aok && !bok {
 		return nil
 	}

@@ -65,9 +65,9 @@ type FileEntry struct {
 	// Index is its position in the offsets array (0-based); Line the line
 	// it starts on (1-based).
 	Index, Line int
-	Partition   connectjson.Map
-	// Offset is nil for null: the partition's offset is removed.
-	Offset connectjson.Map
+	// OffsetEntry is the partition and its offset, nil for null: the
+	// partition's offset is removed.
+	connectjson.OffsetEntry
 }
 
 // FileRow is one line of a CSV file.
@@ -278,10 +278,9 @@ func flatMap(raw []byte) (connectjson.Map, error) {
 		return nil, fmt.Errorf("want a JSON object: %v", err)
 	}
 	seen := map[string]bool{}
-	for _, f := range m {
-		switch f.Value.Kind() {
-		case connectjson.KindObject, connectjson.KindArray:
-			return nil, fmt.Errorf("field %q is a %s: Connect takes only strings, numbers, booleans and null", f.Key, f.Value.Kind())
+	for i, f := range m {
+		if err := connectjson.CheckFlat(m[i : i+1]); err != nil {
+			return nil, err
 		}
 		if seen[f.Key] {
 			return nil, fmt.Errorf("field %q appears twice", f.Key)
@@ -404,10 +403,10 @@ func checkTopic(t string) error {
 func (e FileEntry) sinkShaped() bool {
 	keys := e.Partition.Keys()
 	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"kafka_partition", "kafka_topic"}) {
+	if !slices.Equal(keys, []string{connectjson.SinkPartitionKey, connectjson.SinkTopicKey}) {
 		return false
 	}
-	return e.Offset == nil || slices.Equal(e.Offset.Keys(), []string{"kafka_offset"})
+	return e.Offset == nil || slices.Equal(e.Offset.Keys(), []string{connectjson.SinkOffsetKey})
 }
 
 // sinkNumber reads kafka_partition or kafka_offset as SinkUtils does: a
@@ -454,7 +453,7 @@ func sinkNumber(v connectjson.Value, bits int) (int64, bool) {
 // {"kafka_topic","kafka_partition"} -> {"kafka_offset"} (numbers or numeric
 // strings, as Connect reads them). A CSV group must belong to a sink
 // connector: by the group its config names, by previous, or by the
-// connect-<name> convention. Every problem is reported at once in an error
+// <prefix><name> convention (opts.GroupPrefix, default connect-). Every problem is reported at once in an error
 // wrapping ErrBadFile; nothing is written either way.
 func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options, previous *snapshot.Snapshot) (*snapshot.Snapshot, []string, error) {
 	opts.defaults()
@@ -468,7 +467,10 @@ func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &fileSnap{f: f, opts: opts, live: live, previous: previous, p: &problems{name: f.Name, list: slices.Clone(f.problems)}}
+	b := &fileSnap{f: f, opts: opts, live: live, previous: previous, liveIdx: snapshot.NewIndex(live), p: &problems{name: f.Name, list: slices.Clone(f.problems)}}
+	if previous != nil {
+		b.prevIdx = snapshot.NewIndex(previous)
+	}
 	switch {
 	case f.Format == FormatConnectREST && f.Connector != "" && len(f.Entries) > 0:
 		b.rest()
@@ -494,9 +496,11 @@ type fileSnap struct {
 	opts     Options
 	live     *snapshot.Snapshot
 	previous *snapshot.Snapshot
-	p        *problems
-	out      *snapshot.Snapshot
-	warnings []string
+	// liveIdx and prevIdx index live and previous (nil without it).
+	liveIdx, prevIdx *snapshot.Index
+	p                *problems
+	out              *snapshot.Snapshot
+	warnings         []string
 }
 
 func (b *fileSnap) warnf(format string, args ...any) {
@@ -506,20 +510,20 @@ func (b *fileSnap) warnf(format string, args ...any) {
 // known tells what is known of a connector: its live config, else the
 // previous snapshot's entry, else what its live offsets or group imply.
 func (b *fileSnap) known(name string) (snapshot.Connector, bool) {
-	lc, inLive := b.live.Connector(name)
+	lc, inLive := b.liveIdx.Connector(name)
 	if inLive && lc.HasConfig {
 		return lc, true
 	}
 	if b.previous != nil {
-		if c, ok := b.previous.Connector(name); ok {
+		if c, ok := b.prevIdx.Connector(name); ok {
 			c.HasConfig, c.TargetState, c.Tasks, c.ConfigHash = false, "", -1, ""
 			return c, true
 		}
 	}
-	if g, ok := b.live.SinkGroupOf(name); ok {
+	if g, ok := b.liveIdx.SinkGroupOf(name); ok {
 		return snapshot.Connector{Name: name, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}, true
 	}
-	if len(b.live.SourceOffsetsOf(name)) > 0 {
+	if len(b.liveIdx.Positions(name)) > 0 {
 		return snapshot.Connector{Name: name, Type: snapshot.TypeSource, Tasks: -1}, true
 	}
 	return snapshot.Connector{}, false
@@ -570,7 +574,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 			b.p.add("%s: %q is a sink connector: want {\"kafka_topic\":...,\"kafka_partition\":...} -> {\"kafka_offset\":...} or null, got %s -> %s", e.where(), conn.Name, connectjson.RESTMap(e.Partition), restOrNull(e.Offset))
 			continue
 		}
-		topic, _ := e.Partition.Get("kafka_topic")
+		topic, _ := e.Partition.Get(connectjson.SinkTopicKey)
 		if topic.Kind() != connectjson.KindString {
 			b.p.add("%s: kafka_topic must be a string", e.where())
 			bad = true
@@ -578,7 +582,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 			b.p.add("%s: kafka_topic %q: %v", e.where(), topic.Str(), err)
 			bad = true
 		}
-		pv, _ := e.Partition.Get("kafka_partition")
+		pv, _ := e.Partition.Get(connectjson.SinkPartitionKey)
 		part, ok := sinkNumber(pv, 32)
 		if !ok {
 			b.p.add("%s: kafka_partition %s: want a number from 0 to %d, or a string holding one", e.where(), pv, math.MaxInt32)
@@ -586,7 +590,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 		}
 		row := FileRow{Line: e.Line, Topic: topic.Str(), Partition: int32(part), Offset: -1}
 		if e.Offset != nil {
-			ov, _ := e.Offset.Get("kafka_offset")
+			ov, _ := e.Offset.Get(connectjson.SinkOffsetKey)
 			off, ok := sinkNumber(ov, 64)
 			if !ok {
 				b.p.add("%s: kafka_offset %s: want a number of 0 or more, or a string holding one", e.where(), ov)
@@ -605,7 +609,7 @@ func (b *fileSnap) restSink(conn snapshot.Connector) {
 	}
 	group := conn.Group
 	if group == "" {
-		group = snapshot.DefaultGroupPrefix + conn.Name
+		group = b.opts.GroupPrefix + conn.Name
 	}
 	b.applySink(conn.Name, group, rows, deletes)
 }
@@ -668,16 +672,11 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 	case conn.OffsetsTopic != "":
 		target = conn.OffsetsTopic
 	case !conn.HasConfig && b.previous != nil:
-		if pc, ok := b.previous.Connector(name); ok && pc.OffsetsTopic != "" {
+		if pc, ok := b.prevIdx.Connector(name); ok && pc.OffsetsTopic != "" {
 			target = pc.OffsetsTopic
 		}
 	}
-	var parts int32
-	for _, t := range b.live.Topics {
-		if t.Name == target && t.Role == snapshot.RoleOffsets {
-			parts = int32(len(t.Partitions))
-		}
-	}
+	parts := b.live.PartitionCount(target)
 	remove := map[int]bool{}
 	for _, e := range b.f.Entries {
 		canon := connectjson.CanonicalKey(name, e.Partition)
@@ -798,7 +797,7 @@ func (b *fileSnap) csv() {
 	if b.previous != nil {
 		for _, g := range b.previous.SinkGroups {
 			if _, ok := byGroup[g.Group]; !ok && g.Connector != "" {
-				if c, ok := b.live.Connector(g.Connector); ok && c.HasConfig {
+				if c, ok := b.liveIdx.Connector(g.Connector); ok && c.HasConfig {
 					continue // its live config names another group
 				}
 				byGroup[g.Group], why[g.Group] = g.Connector, "snapshot"
@@ -818,16 +817,16 @@ func (b *fileSnap) csv() {
 		line := groups[g][0].Line
 		name, ok := byGroup[g]
 		if !ok {
-			conv, isConv := strings.CutPrefix(g, snapshot.DefaultGroupPrefix)
+			conv, isConv := strings.CutPrefix(g, b.opts.GroupPrefix)
 			if !isConv || conv == "" {
-				b.p.add("line %d: group %q belongs to no sink connector known here (no connector config names it, it is not connect-<name>, and the latest snapshot does not have it)", line, g)
+				b.p.add("line %d: group %q belongs to no sink connector known here (no connector config names it, it is not %s<name>, and the latest snapshot does not have it)", line, g, b.opts.GroupPrefix)
 				continue
 			}
-			if c, ok := b.live.Connector(conv); ok && c.HasConfig {
+			if c, ok := b.liveIdx.Connector(conv); ok && c.HasConfig {
 				if c.Type != snapshot.TypeSink {
-					b.p.add("line %d: group %q would be connector %q's by the connect-<name> convention, but %q is a %s connector", line, g, conv, conv, c.Type)
+					b.p.add("line %d: group %q would be connector %q's by the %s<name> convention, but %q is a %s connector", line, g, conv, b.opts.GroupPrefix, conv, c.Type)
 				} else {
-					b.p.add("line %d: group %q would be connector %q's by the connect-<name> convention, but %q uses group %q", line, g, conv, conv, c.Group)
+					b.p.add("line %d: group %q would be connector %q's by the %s<name> convention, but %q uses group %q", line, g, conv, b.opts.GroupPrefix, conv, c.Group)
 				}
 				continue
 			}
@@ -853,7 +852,7 @@ func (b *fileSnap) csv() {
 		if _, ok := b.out.Connector(name); !ok {
 			c := snapshot.Connector{Name: name, Type: snapshot.TypeSink, Group: g, Tasks: -1}
 			if b.previous != nil {
-				if pc, ok := b.previous.Connector(name); ok {
+				if pc, ok := b.prevIdx.Connector(name); ok {
 					c = pc
 					c.HasConfig, c.TargetState, c.Tasks, c.ConfigHash = false, "", -1, ""
 				}

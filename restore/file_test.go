@@ -180,3 +180,33 @@ func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 		t.Fatal(err)
 	}
 }
+
+// TestFileSnapshotGroupPrefix: a CSV group of a connector no config names
+// is tied to it by Options.GroupPrefix + name, not by the default prefix.
+func TestFileSnapshotGroupPrefix(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	cl, _ := newCluster(t, &spec)
+	ctx := context.Background()
+	csv := "team-a.archive-sink,orders,0,5\n"
+	f, err := restore.ParseOffsetsFile("groups.csv", []byte(csv), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = f.Snapshot(ctx, cl, restore.Options{}, nil)
+	if !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), `group "team-a.archive-sink" belongs to no sink connector known here (no connector config names it, it is not connect-<name>,`) {
+		t.Fatalf("default prefix: %v", err)
+	}
+	opts := restore.Options{Options: snapshot.Options{GroupPrefix: "team-a."}}
+	snap, _, err := f.Snapshot(ctx, cl, opts, nil)
+	if err != nil {
+		t.Fatalf("--group-prefix team-a.: %v", err)
+	}
+	c, ok := snap.Connector("archive-sink")
+	if !ok || c.Type != snapshot.TypeSink || c.Group != "team-a.archive-sink" {
+		t.Fatalf("connector %+v (found %v), want the sink of group team-a.archive-sink", c, ok)
+	}
+	g, ok := snap.SinkGroupOf("archive-sink")
+	if !ok || g.Group != "team-a.archive-sink" || len(g.Offsets) != 1 || g.Offsets[0].Offset != 5 {
+		t.Fatalf("sink group %+v (found %v)", g, ok)
+	}
+}

@@ -63,9 +63,9 @@ func TestResolveScope(t *testing.T) {
 		{Options{}, "gone:sourcesink snk:sink src:source", nil},
 		{Options{SourceOnly: true}, "gone:source src:source", nil},
 		{Options{SinkOnly: true}, "gone:sink snk:sink", nil},
-		{Options{Connectors: []string{"src", "src"}}, "src:source", nil},
-		{Options{Connectors: []string{"src"}, SinkOnly: true}, "", ErrEmptyScope},
-		{Options{Connectors: []string{"nope"}}, "", ErrNotInSnapshot},
+		{Options{Options: snapshot.Options{Connectors: []string{"src", "src"}}}, "src:source", nil},
+		{Options{Options: snapshot.Options{Connectors: []string{"src"}}, SinkOnly: true}, "", ErrEmptyScope},
+		{Options{Options: snapshot.Options{Connectors: []string{"nope"}}}, "", ErrNotInSnapshot},
 	} {
 		got, err := resolveScope(snap, tc.opts)
 		if !errors.Is(err, tc.err) || names(got) != tc.want {
@@ -109,7 +109,7 @@ func TestApplyAbortsMisplacedRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := NewPlan(ctx, cl, snap, Options{Connectors: []string{connectdemo.ConnJDBC}})
+	plan, err := NewPlan(ctx, cl, snap, Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnJDBC}}})
 	if err != nil {
 		t.Fatal(err)
 	}

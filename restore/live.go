@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -30,7 +31,7 @@ import (
 // A worker offsets topic (opts.OffsetsTopics) that does not exist is
 // ErrTopicMissing with the command that creates it.
 func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) (*snapshot.Snapshot, error) {
-	live, _, err := captureLive(ctx, cl, snap, opts, false, nil, false)
+	live, _, err := captureLive(ctx, cl, snap, opts, liveRead{})
 	return live, err
 }
 
@@ -42,11 +43,21 @@ type liveCapturer struct {
 	c    *snapshot.Capturer
 }
 
-// captureLive is CaptureLive through reuse when reuse was made for the same
-// client and capture options, else through a new Capturer, incremental
-// when asked. It returns the Capturer used, for the next capture; with
-// last, there is none (Capturer.CaptureLast): it keeps nothing.
-func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, incremental bool, reuse *liveCapturer, last bool) (*snapshot.Snapshot, *liveCapturer, error) {
+// liveRead says how captureLive reads.
+type liveRead struct {
+	// reuse is read through when it was made for the same client and
+	// capture options; else a new Capturer is made, incremental when
+	// asked.
+	reuse       *liveCapturer
+	incremental bool
+	// last reads through Capturer.CaptureLast: the Capturer keeps nothing
+	// for a next capture.
+	last bool
+}
+
+// captureLive is CaptureLive read as how says. It returns the Capturer
+// used, for the next capture.
+func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, how liveRead) (*snapshot.Snapshot, *liveCapturer, error) {
 	opts.defaults()
 	adm := kadm.NewClient(cl)
 	scope := opts.Connectors
@@ -71,7 +82,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	for _, t := range opts.OffsetsTopics {
 		if !exists[t] {
-			return nil, nil, missingTopicError(t, snapPartitions(snap, t), "the worker offsets topic")
+			return nil, nil, missingTopicError(t, snap.PartitionCount(t), "the worker offsets topic")
 		}
 	}
 	var extra []string
@@ -82,13 +93,13 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 
 	copts := opts.captureOptions(scope, extra)
-	copts.Incremental = incremental
-	lc := reuse
-	if lc == nil || lc.cl != cl || !sameCapture(lc.opts, copts) {
+	copts.Incremental = how.incremental
+	lc := how.reuse
+	if lc == nil || lc.cl != cl || !reflect.DeepEqual(lc.opts, copts) {
 		lc = &liveCapturer{cl: cl, opts: copts, c: snapshot.NewCapturer(cl, copts)}
 	}
 	capture := lc.c.Capture
-	if last {
+	if how.last {
 		capture = lc.c.CaptureLast
 	}
 	live, err := capture(ctx)
@@ -101,14 +112,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 
 	// A scoped capture finds groups through live configs only: add the
 	// groups and entries of connectors known only from the snapshot.
-	snapIdx, liveIdx := newIndex(snap), newIndex(live)
+	snapIdx, liveIdx := snapshot.NewIndex(snap), snapshot.NewIndex(live)
 	at := make(map[string]int, len(live.Connectors))
 	for i, c := range live.Connectors {
 		at[c.Name] = i
 	}
 	for _, name := range scope {
-		sc, inSnap := snapIdx.connector(name)
-		lc, ok := liveIdx.connector(name)
+		sc, inSnap := snapIdx.Connector(name)
+		lc, ok := liveIdx.Connector(name)
 		if !ok {
 			lc = snapshot.Connector{Name: name, Type: snapshot.TypeUnknown, Tasks: -1}
 			if inSnap {
@@ -131,14 +142,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		} else {
 			live.Connectors[at[name]] = lc
 		}
-		if _, has := liveIdx.sinkGroupOf(name); has {
+		if _, has := liveIdx.SinkGroupOf(name); has {
 			continue
 		}
 		group := lc.Group
 		if group == "" || lc.Type == snapshot.TypeSource && lc.HasConfig {
 			continue
 		}
-		g, found, err := readGroup(ctx, adm, group)
+		g, found, err := snapshot.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -151,70 +162,15 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	return live, lc, nil
 }
 
-// sameCapture reports whether captures with options a and b read and
-// record the same things.
-func sameCapture(a, b snapshot.Options) bool {
-	return slices.Equal(a.OffsetsTopics, b.OffsetsTopics) && a.ConfigTopic == b.ConfigTopic && a.GroupPrefix == b.GroupPrefix &&
-		slices.Equal(a.Connectors, b.Connectors) && a.ConfigTopicOptional == b.ConfigTopicOptional && a.Incremental == b.Incremental &&
-		a.ProgramVersion == b.ProgramVersion && a.Reason == b.Reason
-}
-
 // snapGroupName is the group a snapshot records for connector, or "".
-func snapGroupName(snap *index, connector string) string {
-	if g, ok := snap.sinkGroupOf(connector); ok {
+func snapGroupName(snap *snapshot.Index, connector string) string {
+	if g, ok := snap.SinkGroupOf(connector); ok {
 		return g.Group
 	}
-	if c, ok := snap.connector(connector); ok {
+	if c, ok := snap.Connector(connector); ok {
 		return c.Group
 	}
 	return ""
-}
-
-// readGroup describes one group and fetches its committed offsets. A group
-// that does not exist (or is Dead) is found == false.
-func readGroup(ctx context.Context, adm *kadm.Client, group string) (snapshot.SinkGroup, bool, error) {
-	described, err := adm.DescribeGroups(ctx, group)
-	if err != nil {
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
-	}
-	d, ok := described[group]
-	if !ok {
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
-	}
-	if d.Err != nil {
-		if errors.Is(d.Err, kerr.GroupIDNotFound) {
-			return snapshot.SinkGroup{}, false, nil
-		}
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
-	}
-	if d.State == "Dead" || d.State == "" {
-		return snapshot.SinkGroup{}, false, nil
-	}
-	fetched, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		if errors.Is(err, kerr.GroupIDNotFound) {
-			return snapshot.SinkGroup{}, false, nil
-		}
-		return snapshot.SinkGroup{}, false, fmt.Errorf("fetch committed offsets of consumer group %q: %w", group, err)
-	}
-	g := snapshot.SinkGroup{Group: group, State: d.State, Members: len(d.Members), Offsets: []snapshot.SinkOffset{}}
-	var perr error
-	fetched.Each(func(o kadm.OffsetResponse) {
-		if o.Err != nil {
-			if perr == nil {
-				perr = fmt.Errorf("fetch committed offset of consumer group %q for %s/%d: %w", group, o.Topic, o.Partition, o.Err)
-			}
-			return
-		}
-		if o.At < 0 {
-			return
-		}
-		g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
-	})
-	if perr != nil {
-		return snapshot.SinkGroup{}, false, perr
-	}
-	return g, true, nil
 }
 
 // topicsExist tells which of topics exist.
@@ -249,19 +205,6 @@ func missingTopicError(topic string, partitions int32, what string) error {
 	}
 	return fmt.Errorf("%w: %q (%s): a restore never creates it; create it as a compacted topic with the partition count the workers use (offset.storage.partitions, %d in the snapshot or by default), e.g. kafka-topics.sh --bootstrap-server <brokers> --create --topic %s --partitions %d --replication-factor 3 --config cleanup.policy=compact",
 		ErrTopicMissing, topic, what, partitions, topic, partitions)
-}
-
-// snapPartitions is the partition count snap recorded for topic, 0 if none.
-func snapPartitions(snap *snapshot.Snapshot, topic string) int32 {
-	if snap == nil {
-		return 0
-	}
-	for _, t := range snap.Topics {
-		if t.Name == topic {
-			return int32(len(t.Partitions))
-		}
-	}
-	return 0
 }
 
 func scopeName(scope []string) string {

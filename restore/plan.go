@@ -1,8 +1,6 @@
 package restore
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,7 +63,7 @@ type Plan struct {
 	opts   Options
 	source *snapshot.Snapshot
 	// snapIdx and liveIdx index source and Live by connector.
-	snapIdx, liveIdx *index
+	snapIdx, liveIdx *snapshot.Index
 	// capturer read Live and keeps what it read: Verify's capture through
 	// it reads only the records written since.
 	capturer *liveCapturer
@@ -285,11 +283,11 @@ type scoped struct {
 // be in the snapshot, or all the snapshot holds (its connectors, plus the
 // names of a scoped snapshot's Scope, which held no offsets then).
 func resolveScope(snap *snapshot.Snapshot, opts Options) ([]scoped, error) {
-	return resolveScopeIn(snap, newIndex(snap), opts)
+	return resolveScopeIn(snap, snapshot.NewIndex(snap), opts)
 }
 
 // resolveScopeIn is resolveScope with idx, an index of snap.
-func resolveScopeIn(snap *snapshot.Snapshot, idx *index, opts Options) ([]scoped, error) {
+func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) ([]scoped, error) {
 	known := map[string]bool{}
 	for _, c := range snap.Connectors {
 		known[c.Name] = true
@@ -335,10 +333,10 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *index, opts Options) ([]scoped
 	var out []scoped
 	for _, n := range names {
 		typ := snapshot.TypeUnknown
-		if c, ok := idx.connector(n); ok {
+		if c, ok := idx.Connector(n); ok {
 			typ = c.Type
 		}
-		_, hasGroup := idx.sinkGroupOf(n)
+		_, hasGroup := idx.SinkGroupOf(n)
 		s := scoped{
 			name:   n,
 			source: !opts.SinkOnly && (typ != snapshot.TypeSink || hasKeys[n]),
@@ -409,7 +407,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if prev != nil && prev.source != snap {
 		prev = nil
 	}
-	snapIdx := newIndex(snap)
+	snapIdx := snapshot.NewIndex(snap)
 	if prev != nil {
 		snapIdx = prev.snapIdx
 	}
@@ -461,13 +459,13 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	}
 	// The live capture keeps what it read, so that Verify reads only what
 	// was written since; Verify's own capture keeps nothing.
-	live, lc, err := captureLive(ctx, cl, snap, copts, true, reuse, prev != nil)
+	live, lc, err := captureLive(ctx, cl, snap, copts, liveRead{reuse: reuse, incremental: true, last: prev != nil})
 	if err != nil {
 		return nil, err
 	}
 	p.Live = live
 	p.capturer = lc
-	p.liveIdx = newIndex(live)
+	p.liveIdx = snapshot.NewIndex(live)
 	for _, t := range live.Topics {
 		if t.Role == snapshot.RoleOffsets {
 			p.partitions[t.Name] = int32(len(t.Partitions))
@@ -476,8 +474,8 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 
 	seenPairs := map[[2]string]bool{}
 	for _, s := range scope {
-		sc, inSnap := p.snapIdx.connector(s.name)
-		lc, _ := p.liveIdx.connector(s.name)
+		sc, inSnap := p.snapIdx.Connector(s.name)
+		lc, _ := p.liveIdx.Connector(s.name)
 		cp := ConnectorPlan{Name: s.name, Type: lc.Type, Live: lc}
 		if inSnap {
 			cp.Type = sc.Type
@@ -547,386 +545,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// planSource compares one connector's source keys.
-//
-// It is a merge of two lists in the order of the changes (topic, partition,
-// key): what the snapshot wants, by target topic, and what lives here on
-// each key's murmur2 partition. A capture and Normalize leave both sides in
-// that order already in the usual case (keys on their murmur2 partitions,
-// the same partition count), so a sort is needed only for input in another
-// order; and nothing is copied per key: the changes point at the bytes of
-// the snapshot and of the live capture.
-func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2]string]bool) (*SourcePlan, error) {
-	workers := p.opts.OffsetsTopics
-	workerFor := func(t string) string {
-		if slices.Contains(workers, t) {
-			return t
-		}
-		return workers[0]
-	}
-	sc, _ := p.snapIdx.connector(name)
-	lc, _ := p.liveIdx.connector(name)
-	ownSnap := sc.OffsetsTopic
-	primaryFor := func(t string) string {
-		switch {
-		case lc.HasConfig && lc.OffsetsTopic != "":
-			return lc.OffsetsTopic
-		case lc.HasConfig:
-			return workerFor(t)
-		case ownSnap != "":
-			return ownSnap
-		case lc.OffsetsTopic != "":
-			return lc.OffsetsTopic
-		}
-		return workerFor(t)
-	}
-	sp := &SourcePlan{
-		Target:      primaryFor(workers[0]),
-		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || ownSnap != "" || lc.OffsetsTopic != "",
-		touched:     kadm.TopicsSet{},
-	}
-	snapOffs := snap.SourceOffsets
-	liveOffs := p.Live.SourceOffsets
-
-	// What the snapshot wants: one entry per snapshot key and target
-	// topic. A key the snapshot holds in a worker topic stays there; the
-	// copy the connector read (primary) also goes where it reads now.
-	type wantEntry struct {
-		pos     int32 // in snap.SourceOffsets
-		part    int32 // the key's murmur2 partition of the target here
-		target  int32 // in targets, then in topics
-		primary bool
-	}
-	var targets []string
-	targetsOf := map[string][]int32{} // by snapshot topic
-	positions := p.snapIdx.offsetsOf(name)
-	want := make([]wantEntry, 0, len(positions))
-	for _, pos := range positions {
-		o := &snapOffs[pos]
-		ts, ok := targetsOf[o.Topic]
-		if !ok {
-			var names []string
-			if ownSnap == "" || o.Topic != ownSnap {
-				names = append(names, workerFor(o.Topic))
-			}
-			if t := primaryFor(o.Topic); (ownSnap == "" || o.Topic == ownSnap) && !slices.Contains(names, t) {
-				names = append(names, t)
-			}
-			for _, target := range names {
-				if pair := [2]string{o.Topic, target}; !seenPairs[pair] {
-					seenPairs[pair] = true
-					if sn, ln := snapPartitions(snap, o.Topic), p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
-						p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, o.Topic, sn, ln)
-					}
-				}
-				i := slices.Index(targets, target)
-				if i < 0 {
-					i = len(targets)
-					targets = append(targets, target)
-				}
-				ts = append(ts, int32(i))
-			}
-			targetsOf[o.Topic] = ts
-		}
-		primary := ownSnap == "" || o.Topic == ownSnap
-		for _, t := range ts {
-			want = append(want, wantEntry{pos: pos, target: t, primary: primary})
-		}
-	}
-
-	// better reports whether snapshot key a is a better source for a
-	// target than b, when both hold the same key.
-	better := func(a *wantEntry, b *wantEntry) bool {
-		if a.primary != b.primary {
-			return a.primary
-		}
-		ao, bo := &snapOffs[a.pos], &snapOffs[b.pos]
-		if ao.Topic == bo.Topic {
-			am := ao.Partition == snapshot.PartitionFor(ao.Key, snapPartitions(snap, ao.Topic))
-			bm := bo.Partition == snapshot.PartitionFor(bo.Key, snapPartitions(snap, bo.Topic))
-			if am != bm {
-				return am
-			}
-			return ao.Partition < bo.Partition
-		}
-		return ao.Topic < bo.Topic
-	}
-
-	topics := slices.Clone(workers)
-	if !slices.Contains(topics, sp.Target) {
-		topics = append(topics, sp.Target)
-	}
-	for _, t := range targets {
-		if !slices.Contains(topics, t) {
-			topics = append(topics, t)
-		}
-	}
-	sort.Strings(topics)
-	sp.Topics = topics
-	// A target that does not exist here: the error names the first by
-	// topic, and the snapshot's partition count of its first key by bytes.
-	for _, t := range topics {
-		ti := int32(slices.Index(targets, t))
-		if _, ok := p.partitions[t]; ok || ti < 0 {
-			continue
-		}
-		var first *wantEntry
-		for i := range want {
-			w := &want[i]
-			if w.target != ti {
-				continue
-			}
-			if first == nil {
-				first = w
-				continue
-			}
-			if c := bytes.Compare(snapOffs[w.pos].Key, snapOffs[first.pos].Key); c < 0 || c == 0 && better(w, first) {
-				first = w
-			}
-		}
-		return nil, missingTopicError(t, snapPartitions(snap, snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", name))
-	}
-	// From here on, target numbers are positions in topics, whose order
-	// is the changes' order.
-	rank := make([]int32, len(targets))
-	for i, t := range targets {
-		rank[i] = int32(slices.Index(topics, t))
-	}
-	for i := range want {
-		w := &want[i]
-		w.target = rank[w.target]
-		w.part = snapshot.PartitionFor(snapOffs[w.pos].Key, p.partitions[topics[w.target]])
-	}
-	cmpWant := func(a, b wantEntry) int {
-		if c := cmp.Compare(a.target, b.target); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.part, b.part); c != 0 {
-			return c
-		}
-		return bytes.Compare(snapOffs[a.pos].Key, snapOffs[b.pos].Key)
-	}
-	if !slices.IsSortedFunc(want, cmpWant) {
-		// Stable: among copies of one key the snapshot's order decides
-		// ties, as it did when they were met one by one.
-		slices.SortStableFunc(want, cmpWant)
-	}
-
-	// One pick per target and key: copies of a key in one target are
-	// adjacent now (same target, same key, so the same partition).
-	type dupWarning struct {
-		topic string
-		key   []byte
-		msg   string
-	}
-	var dups []dupWarning
-	merged := map[string]bool{}
-	picks := want[:0] // in place: a pick is never ahead of its group
-	for i := 0; i < len(want); {
-		j := i + 1
-		for j < len(want) && want[j].target == want[i].target && bytes.Equal(snapOffs[want[j].pos].Key, snapOffs[want[i].pos].Key) {
-			j++
-		}
-		best := want[i]
-		if j-i > 1 {
-			group := want[i:j]
-			for k := 1; k < len(group); k++ {
-				o, cur := &snapOffs[group[k].pos], &snapOffs[best.pos]
-				if cur.Topic != o.Topic {
-					merged[min(cur.Topic, o.Topic)+"\x00"+max(cur.Topic, o.Topic)] = true
-				}
-				if better(&group[k], &best) {
-					best = group[k]
-				}
-			}
-			first := snapOffs[group[0].pos].Topic
-			var ps []int32
-			for _, c := range group {
-				if o := &snapOffs[c.pos]; o.Topic == first {
-					ps = append(ps, o.Partition)
-				}
-			}
-			if len(ps) > 1 {
-				slices.Sort(ps)
-				bo, topic := &snapOffs[best.pos], topics[best.target]
-				dups = append(dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
-			}
-		}
-		picks = append(picks, best)
-		i = j
-	}
-	for _, pair := range sortedKeys(merged) {
-		a, b, _ := strings.Cut(pair, "\x00")
-		p.warnf("connector %q: keys the snapshot holds in both %q and %q go to one topic here; where both hold a key, the copy from the topic the connector read wins", name, a, b)
-	}
-
-	// What lives here, on each key's murmur2 partition, in the same
-	// order; copies elsewhere are strays.
-	type haveEntry struct {
-		pos    int32 // in Live.SourceOffsets
-		target int32 // in topics
-	}
-	livePositions := p.liveIdx.offsetsOf(name)
-	have := make([]haveEntry, 0, len(livePositions))
-	var strays []SourceChange
-	// Where the snapshot held each key, to tell its own hand-made copies
-	// from ones that appeared since; made for the first stray only.
-	type placed struct {
-		topic string
-		part  int32
-		key   string
-	}
-	var snapAt map[placed]bool
-	lastTopic, lastTarget, lastPart := "", int32(-1), int32(-1)
-	for _, pos := range livePositions {
-		o := &liveOffs[pos]
-		if o.Topic != lastTopic || lastTarget < 0 {
-			lastTopic, lastTarget, lastPart = o.Topic, int32(slices.Index(topics, o.Topic)), -1
-		}
-		if lastTarget < 0 {
-			continue
-		}
-		if o.Partition != lastPart {
-			sp.touched.Add(o.Topic, o.Partition)
-			lastPart = o.Partition
-		}
-		n := p.partitions[o.Topic]
-		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
-			if snapAt == nil {
-				snapAt = map[placed]bool{}
-				for _, sp := range positions {
-					so := &snapOffs[sp]
-					snapAt[placed{so.Topic, so.Partition, string(so.Key)}] = true
-				}
-			}
-			if snapAt[placed{o.Topic, o.Partition, string(o.Key)}] {
-				p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
-				continue
-			}
-			// A copy the snapshot did not have: a worker reads it, so it
-			// goes, with a tombstone on the partition it lives in.
-			strays = append(strays, SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value, Stray: true})
-			continue
-		}
-		have = append(have, haveEntry{pos: pos, target: lastTarget})
-	}
-	cmpHave := func(a, b haveEntry) int {
-		if c := cmp.Compare(a.target, b.target); c != 0 {
-			return c
-		}
-		ao, bo := &liveOffs[a.pos], &liveOffs[b.pos]
-		if c := cmp.Compare(ao.Partition, bo.Partition); c != 0 {
-			return c
-		}
-		return bytes.Compare(ao.Key, bo.Key)
-	}
-	if !slices.IsSortedFunc(have, cmpHave) {
-		slices.SortStableFunc(have, cmpHave)
-	}
-	slices.SortStableFunc(dups, func(a, b dupWarning) int {
-		if c := strings.Compare(a.topic, b.topic); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.key, b.key)
-	})
-	for _, d := range dups {
-		p.warnf("%s", d.msg)
-	}
-
-	// The merge: first the pairs (pick, live key) in order, then the
-	// changes, allocated once at their exact number.
-	type pair struct{ w, h int32 } // -1: none
-	pairs := make([]pair, 0, max(len(picks), len(have)))
-	i, j := 0, 0
-	for i < len(picks) || j < len(have) {
-		c := 0
-		switch {
-		case i == len(picks):
-			c = 1
-		case j == len(have):
-			c = -1
-		default:
-			w, h := &picks[i], &have[j]
-			if c = cmp.Compare(w.target, h.target); c == 0 {
-				ho := &liveOffs[h.pos]
-				if c = cmp.Compare(w.part, ho.Partition); c == 0 {
-					c = bytes.Compare(snapOffs[w.pos].Key, ho.Key)
-				}
-			}
-		}
-		// Two live copies of one key in one partition (not from a
-		// capture): the last one counts.
-		if c >= 0 {
-			for j+1 < len(have) && have[j+1].target == have[j].target && bytes.Equal(liveOffs[have[j+1].pos].Key, liveOffs[have[j].pos].Key) {
-				j++
-			}
-		}
-		switch {
-		case c < 0:
-			pairs = append(pairs, pair{int32(i), -1})
-			i++
-		case c > 0:
-			pairs = append(pairs, pair{-1, int32(j)})
-			j++
-		default:
-			pairs = append(pairs, pair{int32(i), int32(j)})
-			i++
-			j++
-		}
-	}
-	sp.Changes = make([]SourceChange, len(pairs), len(pairs)+len(strays))
-	if p.froms == nil {
-		p.froms = map[topicPart]string{}
-	}
-	lastTopic, lastPart = "", -1
-	for k, pr := range pairs {
-		ch := &sp.Changes[k]
-		if pr.w < 0 {
-			o := &liveOffs[have[pr.h].pos]
-			*ch = SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value}
-			continue
-		}
-		w := &picks[pr.w]
-		o := &snapOffs[w.pos]
-		topic := topics[w.target]
-		*ch = SourceChange{Topic: topic, Partition: w.part, Key: o.Key, New: o.Value, Action: Added}
-		if topic != lastTopic || w.part != lastPart {
-			sp.touched.Add(topic, w.part)
-			lastTopic, lastPart = topic, w.part
-		}
-		if o.Topic != topic || o.Partition != w.part {
-			// One string per snapshot partition, not per key.
-			tp := topicPart{o.Topic, o.Partition}
-			from, ok := p.froms[tp]
-			if !ok {
-				from = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
-				p.froms[tp] = from
-			}
-			ch.From = from
-		}
-		if pr.h >= 0 {
-			ch.Old = liveOffs[have[pr.h].pos].Value
-			ch.Action = Changed
-			if bytes.Equal(ch.Old, ch.New) {
-				ch.Action = Unchanged
-			}
-		}
-	}
-	if len(strays) > 0 {
-		sp.Changes = append(sp.Changes, strays...)
-		slices.SortFunc(sp.Changes, func(a, b SourceChange) int {
-			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
-				return c
-			}
-			return bytes.Compare(a.Key, b.Key)
-		})
-	}
-	return sp, nil
-}
-
 func joinInt32(ps []int32) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
@@ -937,8 +555,8 @@ func joinInt32(ps []int32) string {
 
 // planSink compares one connector's group offsets.
 func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*SinkPlan, error) {
-	lc, _ := p.liveIdx.connector(name)
-	sg, hasSnapGroup := p.snapIdx.sinkGroupOf(name)
+	lc, _ := p.liveIdx.Connector(name)
+	sg, hasSnapGroup := p.snapIdx.SinkGroupOf(name)
 	group := ""
 	switch {
 	case lc.HasConfig && lc.Type == snapshot.TypeSink && lc.Group != "":
@@ -952,7 +570,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		}
 	}
 	if group == "" {
-		if c, ok := p.snapIdx.connector(name); ok && c.Type == snapshot.TypeSink {
+		if c, ok := p.snapIdx.Connector(name); ok && c.Type == snapshot.TypeSink {
 			p.warnf("connector %q: no consumer group known, here or in the snapshot; its sink offsets are not restored", name)
 		}
 		return nil, nil
@@ -961,7 +579,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		p.warnf("connector %q uses group %q here, the snapshot's was %q: its offsets are restored into %q", name, group, sg.Group, group)
 	}
 	plan := &SinkPlan{Group: group}
-	lg, ok := p.liveIdx.sinkGroupOf(name)
+	lg, ok := p.liveIdx.SinkGroupOf(name)
 	if ok && lg.Group != group {
 		ok = false
 	}
@@ -969,7 +587,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		// The live capture found the connector's group under another
 		// name, or not at all: read the one restored into.
 		var err error
-		lg, ok, err = readGroup(ctx, adm, group)
+		lg, ok, err = snapshot.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,24 @@
 // Package restore writes a snapshot's Kafka Connect offsets back into a
 // cluster, and compares snapshots with each other or with a live cluster.
 //
-// The two types to know are [Plan], the comparison of a snapshot with the
-// live state of the connectors in scope (what a dry run prints), and
-// [Result], what [Apply] wrote. A restore is NewPlan, then [Plan.Check] (the
-// safety checks), then Apply, then [Verify]:
+// The types to know are [Request] and [Report], what [Run] takes and
+// returns, and [Plan], the comparison of a snapshot with the live state of
+// the connectors in scope (what a dry run prints). Run does a whole restore
+// in one call: plan, every safety check (with a Connect REST client, the
+// connectors' REST states too), stopping the connectors first if asked,
+// the undo snapshot, fencing under Force, apply (into Kafka, or through
+// Connect), verify and resume:
+//
+//	store, err := snapshot.OpenStore(ctx, "file:///var/lib/offsetkeeper")
+//	snap, _, err := store.Get(ctx, "latest")
+//	rep, err := restore.Run(ctx,
+//		restore.Env{Client: cl, Store: store, Out: os.Stdout, Warn: os.Stderr},
+//		restore.Request{Snapshot: snap, DryRun: false})
+//	// errors.Is(err, restore.ErrRefused): a safety check refused, nothing written
+//	// rep.Undo is the undo snapshot's id; restore it to roll back
+//
+// The steps are there on their own too: NewPlan, then [Plan.Check] (the
+// safety checks), then [Apply], then [Verify]:
 //
 //	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
 //	err = plan.Check(ctx, cl)          // errors.Is(err, restore.ErrRefused)
@@ -27,9 +41,11 @@
 //     snapshot holds; nothing is decoded and re-encoded. (Through the REST
 //     API, Connect writes its own normalized bytes: see ConnectRequests.)
 //   - Every source record is written to murmur2(key) % partitions of the
-//     topic the connector reads, chosen by franz-go's default partitioner
-//     (never by setting a partition by hand), and Apply aborts a topic's
-//     transaction if any record landed elsewhere.
+//     topic the connector reads (the partition the worker's producer
+//     picks), by Apply's own partitioner; the one exception is the
+//     tombstone that clears a stray copy of a key, which goes to the
+//     partition that copy is on. Apply aborts a topic's transaction if any
+//     record landed elsewhere.
 //   - The records of one topic are written in one Kafka transaction: a
 //     restore that fails part way leaves that topic as it was.
 //   - A connector out of scope is never read for the safety checks and never
@@ -69,6 +85,9 @@ var (
 	// this one was writing and took over its transactional id; the broker
 	// aborted this one's transaction. It comes wrapped in ErrApply.
 	ErrFenced = errors.New("another restore took over the offsets topic")
+	// ErrNotStopped: Request.StopConnectors (or Resume) gave up waiting
+	// before every connector reached the state wanted.
+	ErrNotStopped = errors.New("connectors did not reach the state wanted in time")
 	// ErrBadFile: an offsets file (see ParseOffsetsFile) does not validate;
 	// the error lists every problem, and nothing was written.
 	ErrBadFile = errors.New("offsets file is not valid")
@@ -82,26 +101,21 @@ const TransactionalIDPrefix = "offsetkeeper-restore-"
 
 // Options say what to restore and where the Connect topics are.
 type Options struct {
-	// OffsetsTopics are the worker offsets topics (offset.storage.topic);
-	// default [snapshot.DefaultOffsetsTopic]. A source key of the snapshot
-	// stored in one of them is restored to the same topic, otherwise to the
-	// first one (unless its connector has its own offsets topic).
-	OffsetsTopics []string
-	// ConfigTopic is the worker config topic; default snapshot.DefaultConfigTopic.
-	ConfigTopic string
-	// GroupPrefix is the sink group prefix; default snapshot.DefaultGroupPrefix.
-	GroupPrefix string
-	// Connectors limits the restore to these connectors of the snapshot;
-	// empty means every connector the snapshot holds.
-	Connectors []string
+	// Options name the worker topics and the sink group prefix (defaults
+	// as in snapshot), the connectors of the snapshot in scope (empty:
+	// every connector it holds) and the ProgramVersion recorded in the
+	// live capture (the undo snapshot). A source key of the snapshot stored
+	// in one of the OffsetsTopics is restored to the same topic, otherwise
+	// to the first one (unless its connector has its own offsets topic).
+	// Reason, ConfigTopicOptional and Incremental are the restore's to set
+	// on its own captures; values given are ignored.
+	snapshot.Options
 	// SourceOnly restores only source offsets, SinkOnly only sink group
 	// offsets; at most one may be set.
 	SourceOnly, SinkOnly bool
 	// AllowOtherCluster lets a snapshot taken from another Kafka cluster be
 	// restored (a migration or disaster recovery into a new cluster).
 	AllowOtherCluster bool
-	// ProgramVersion is recorded in the live capture (the undo snapshot).
-	ProgramVersion string
 }
 
 func (o *Options) defaults() {
@@ -123,15 +137,13 @@ func (o Options) captureOptions(scope []string, extraTopics []string) snapshot.O
 			topics = append(topics, t)
 		}
 	}
-	return snapshot.Options{
-		OffsetsTopics:  topics,
-		ConfigTopic:    o.ConfigTopic,
-		GroupPrefix:    o.GroupPrefix,
-		Connectors:     scope,
-		ProgramVersion: o.ProgramVersion,
-		Reason:         snapshot.ReasonUndo,
-		// A new cluster in a disaster recovery may have no config topic
-		// yet: then no connector has a config here, so none runs.
-		ConfigTopicOptional: true,
-	}
+	c := o.Options
+	c.OffsetsTopics = topics
+	c.Connectors = scope
+	c.Reason = snapshot.ReasonUndo
+	// A new cluster in a disaster recovery may have no config topic yet:
+	// then no connector has a config here, so none runs.
+	c.ConfigTopicOptional = true
+	c.Incremental = false
+	return c
 }

@@ -154,10 +154,10 @@ func TestNewPlanErrors(t *testing.T) {
 	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{SinkOnly: true}); !errors.Is(err, restore.ErrEmptyScope) {
 		t.Errorf("sink only of a source snapshot: %v", err)
 	}
-	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Connectors: []string{"c2"}}); !errors.Is(err, restore.ErrNotInSnapshot) {
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{"c2"}}}); !errors.Is(err, restore.ErrNotInSnapshot) {
 		t.Errorf("unknown connector: %v", err)
 	}
-	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{OffsetsTopics: []string{"nope"}}); !errors.Is(err, restore.ErrTopicMissing) {
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{OffsetsTopics: []string{"nope"}}}); !errors.Is(err, restore.ErrTopicMissing) {
 		t.Errorf("missing worker topic: %v", err)
 	}
 
@@ -383,7 +383,7 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Connectors: []string{connectdemo.ConnFile, connectdemo.ConnEOS}})
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnFile, connectdemo.ConnEOS}}})
 	if err != nil {
 		t.Fatal(err)
 	}

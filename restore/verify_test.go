@@ -51,7 +51,7 @@ func TestVerifySeesWritesSinceThePlan(t *testing.T) {
 	}
 	write(keys[0], []byte(`{"damaged":1}`))
 
-	opts := restore.Options{Connectors: []string{name}, SourceOnly: true}
+	opts := restore.Options{Options: snapshot.Options{Connectors: []string{name}}, SourceOnly: true}
 	plan, err := restore.NewPlan(ctx, cl, snap, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
@@ -127,7 +128,7 @@ func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*Snapshot, erro
 // Every partition-level error fails the capture: a short snapshot is worse
 // than none.
 func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
-	return c.capture(ctx, c.opts.Incremental, false)
+	return c.capture(ctx, captureMode{keep: c.opts.Incremental})
 }
 
 // CaptureLast is Capture for the last capture of an incremental Capturer:
@@ -138,16 +139,48 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 // offsets (160 bytes a key) and the per-key index of every partition.
 // Without Options.Incremental it is Capture.
 func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
-	return c.capture(ctx, false, false)
+	return c.capture(ctx, captureMode{})
 }
 
-// capture is Capture; keep says whether the Capturer keeps what it read
-// for the next one, streamed whether the source offsets are left in the
-// views for Encode (CaptureStreamed) instead of built.
-func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot, error) {
+// captureMode says how capture keeps and builds what it reads.
+type captureMode struct {
+	// keep: the Capturer keeps what it read for the next capture.
+	keep bool
+	// streamed: the source offsets are left in the views for Encode
+	// (CaptureStreamed) instead of built.
+	streamed bool
+}
+
+// captureRun is one capture's work.
+type captureRun struct {
+	c *Capturer
+	captureMode
+	gen uint64
+	// scope holds Options.Connectors; connectors the connectors found.
+	scope      map[string]bool
+	connectors map[string]*Connector
+	warnings   []string
+	// views are the offsets topics read, offBounds their bounds.
+	views     []*topicView
+	offBounds map[string]map[int32]bounds
+	snap      *Snapshot
+}
+
+func (r *captureRun) inScope(name string) bool { return len(r.scope) == 0 || r.scope[name] }
+
+// groupsResult is what the sink groups' read, run meanwhile, found.
+type groupsResult struct {
+	groups   []SinkGroup
+	warnings []string
+	err      error
+	took     time.Duration
+}
+
+// capture is Capture, read as mode says.
+func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, error) {
 	began := time.Now()
 	c.stats = CaptureStats{}
-	gen := c.gen.Add(1)
+	r := &captureRun{c: c, captureMode: mode, gen: c.gen.Add(1)}
 	if !c.opts.Incremental {
 		c.views = make(map[string]*topicView)
 		c.conf = nil
@@ -166,50 +199,79 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 	}
 	c.stats.ConfigRead = time.Since(phase)
 
-	scope := make(map[string]bool, len(c.opts.Connectors))
+	r.scope = make(map[string]bool, len(c.opts.Connectors))
 	for _, n := range c.opts.Connectors {
-		scope[n] = true
+		r.scope[n] = true
 	}
-	inScope := func(name string) bool { return len(scope) == 0 || scope[name] }
-
-	connectors := make(map[string]*Connector)
+	r.connectors = make(map[string]*Connector)
 	for name := range c.conf.connectors {
-		if !inScope(name) {
+		if !r.inScope(name) {
 			continue
 		}
 		conn := c.conf.connector(name)
-		connectors[name] = &conn
+		r.connectors[name] = &conn
 	}
 
 	// 4, started now. Sink groups: by prefix, plus those named by connector
 	// configs. Fetching them is mostly waiting on the group coordinators,
 	// so it runs while the offsets topics are read and the source offsets
 	// built; it looks only at the configured sinks, which neither changes.
-	type groupsResult struct {
-		groups   []SinkGroup
-		warnings []string
-		err      error
-		took     time.Duration
-	}
 	groupsDone := make(chan groupsResult, 1)
-	configured := maps.Clone(connectors)
+	configured := maps.Clone(r.connectors)
 	gctx, stopGroups := context.WithCancel(ctx)
 	defer stopGroups() // on an early return, the read is abandoned
 	go func() {
-		var r groupsResult
+		var gr groupsResult
 		began := time.Now()
-		r.groups, r.warnings, r.err = c.captureGroups(gctx, configured, inScope, len(scope) > 0)
-		r.took = time.Since(began)
-		groupsDone <- r
+		gr.groups, gr.warnings, gr.err = c.captureGroups(gctx, configured, r.inScope, len(r.scope) > 0)
+		gr.took = time.Since(began)
+		groupsDone <- gr
 	}()
 
 	// 2. The offsets topics: the worker's, plus each connector's own.
+	if confMissing {
+		r.warnings = append(r.warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", c.opts.ConfigTopic))
+	}
+	if err := r.readOffsets(ctx); err != nil {
+		return nil, err
+	}
+	r.newSnapshot(md.Cluster, confMissing, confBounds)
+
+	// 3. Source offsets.
+	phase = time.Now()
+	r.buildSource()
+	c.stats.Build = time.Since(phase)
+
+	// 4. Sink groups, read meanwhile.
+	if err := r.addGroups(<-groupsDone); err != nil {
+		return nil, err
+	}
+	snap := r.snap
+	for _, conn := range r.connectors {
+		snap.Connectors = append(snap.Connectors, *conn)
+	}
+	sort.Strings(r.warnings)
+	snap.Warnings = r.warnings
+	snap.Normalize()
+	if !r.keep {
+		// Nothing read is kept for the next Capture: let the views go now
+		// (the snapshot holds what it needs of their arenas).
+		c.views, c.conf = make(map[string]*topicView), nil
+	}
+	c.stats.Duration = time.Since(began)
+	return snap, nil
+}
+
+// readOffsets reads the offsets topics, the worker's and each connector's
+// own, into the Capturer's views.
+func (r *captureRun) readOffsets(ctx context.Context) error {
+	c := r.c
 	offsetTopics := slices.Clone(c.opts.OffsetsTopics)
 	workerTopic := map[string]bool{}
 	for _, t := range offsetTopics {
 		workerTopic[t] = true
 	}
-	for _, conn := range connectors {
+	for _, conn := range r.connectors {
 		if conn.OffsetsTopic != "" && !slices.Contains(offsetTopics, conn.OffsetsTopic) {
 			offsetTopics = append(offsetTopics, conn.OffsetsTopic)
 		}
@@ -217,19 +279,15 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 	sort.Strings(offsetTopics)
 	offBounds, missing, err := listBounds(ctx, c.adm, offsetTopics)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var warnings []string
-	if confMissing {
-		warnings = append(warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", c.opts.ConfigTopic))
-	}
+	r.offBounds = offBounds
 	for _, t := range missing {
 		if workerTopic[t] {
-			return nil, fmt.Errorf("read offsets topic %q: %w: check --offsets-topic (offset.storage.topic of the worker)", t, ErrTopicMissing)
+			return fmt.Errorf("read offsets topic %q: %w: check --offsets-topic (offset.storage.topic of the worker)", t, ErrTopicMissing)
 		}
-		warnings = append(warnings, fmt.Sprintf("offsets topic %q named by a connector's offsets.storage.topic does not exist", t))
+		r.warnings = append(r.warnings, fmt.Sprintf("offsets topic %q named by a connector's offsets.storage.topic does not exist", t))
 	}
-	var views []*topicView
 	for _, t := range offsetTopics {
 		if _, ok := offBounds[t]; !ok {
 			continue
@@ -245,61 +303,70 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 				delete(v.parts, p)
 			}
 		}
-		views = append(views, v)
+		r.views = append(r.views, v)
 	}
-	positions := positionsOf(views)
-	phase = time.Now()
-	resets, err := readTopics(ctx, c.cl, c.adm, views, offBounds)
+	positions := positionsOf(r.views)
+	phase := time.Now()
+	resets, err := readTopics(ctx, c.cl, c.adm, r.views, offBounds)
 	c.stats.OffsetsRead = time.Since(phase)
 	if errors.Is(err, errTopicChanged) {
 		// Recreated under us: forget it and read it whole once more.
-		for _, v := range views {
+		for _, v := range r.views {
 			delete(c.views, v.name)
 		}
-		return nil, fmt.Errorf("read offsets topics: %w; run the snapshot again", err)
+		return fmt.Errorf("read offsets topics: %w; run the snapshot again", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read offsets topics: %w", err)
+		return fmt.Errorf("read offsets topics: %w", err)
 	}
 	c.stats.Resets = append(c.stats.Resets, resets...)
-	c.stats.RecordsRead += recordsBetween(positions, views)
+	c.stats.RecordsRead += recordsBetween(positions, r.views)
+	return nil
+}
 
+// newSnapshot starts the snapshot: its header and topics.
+func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds map[string]map[int32]bounds) {
+	opts := r.c.opts
 	snap := &Snapshot{
 		Version:        Version,
 		CreatedAt:      time.Now().UTC(),
-		ProgramVersion: c.opts.ProgramVersion,
-		ClusterID:      md.Cluster,
-		Reason:         c.opts.Reason,
-		Scope:          slices.Clone(c.opts.Connectors),
+		ProgramVersion: opts.ProgramVersion,
+		ClusterID:      cluster,
+		Reason:         opts.Reason,
+		Scope:          slices.Clone(opts.Connectors),
 		SourceOffsets:  []SourceOffset{},
 		SinkGroups:     []SinkGroup{},
 		Connectors:     []Connector{},
 	}
 	sort.Strings(snap.Scope)
 	if !confMissing {
-		snap.Topics = append(snap.Topics, topicOf(c.opts.ConfigTopic, RoleConfig, confBounds[c.opts.ConfigTopic]))
+		snap.Topics = append(snap.Topics, topicOf(opts.ConfigTopic, RoleConfig, confBounds[opts.ConfigTopic]))
 	}
-	for _, v := range views {
-		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, offBounds[v.name]))
+	for _, v := range r.views {
+		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, r.offBounds[v.name]))
 	}
+	r.snap = snap
+}
 
-	// 3. Source offsets: every live key, decoded where it decodes, built
-	// directly in the canonical order (topics, partitions, key bytes) so
-	// that Normalize finds them sorted.
-	phase = time.Now()
+// buildSource makes the source offsets: every live key, decoded where it
+// decodes, built directly in the canonical order (topics, partitions, key
+// bytes) so that Normalize finds them sorted; or, streamed, the index of
+// each partition.
+func (r *captureRun) buildSource() {
+	c, snap := r.c, r.snap
 	n := 0
-	for _, v := range views {
+	for _, v := range r.views {
 		for _, pv := range v.parts {
 			n += len(pv.keys)
 		}
 	}
-	b := offsetBuilder{scoped: len(scope) > 0, inScope: inScope, connectors: connectors, names: make(map[string]string)}
+	b := offsetBuilder{scoped: len(r.scope) > 0, inScope: r.inScope, connectors: r.connectors, names: make(map[string]string)}
 	var unparsed, nulls int
 	var lazy *lazySource
-	if streamed {
-		lazy = &lazySource{scoped: b.scoped, inScope: inScope, byConnector: make(map[string]int)}
-		if keep {
-			lazy.capt, lazy.gen = c, gen
+	if r.streamed {
+		lazy = &lazySource{scoped: b.scoped, inScope: r.inScope, byConnector: make(map[string]int)}
+		if r.keep {
+			lazy.capt, lazy.gen = c, r.gen
 		}
 		snap.SourceOffsets = nil
 		snap.lazy = lazy
@@ -310,15 +377,15 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 	var idx []*indexed
 	if lazy != nil {
 		var jobs []indexJob
-		for _, v := range views {
+		for _, v := range r.views {
 			for _, p := range sortedPartitions(v.parts) {
-				jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(offBounds[v.name])), pv: v.parts[p]})
+				jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(r.offBounds[v.name])), pv: v.parts[p]})
 			}
 		}
-		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, inScope, keep)
+		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, r.inScope, r.keep)
 	}
-	for _, v := range views {
-		nparts := int32(len(offBounds[v.name]))
+	for _, v := range r.views {
+		nparts := int32(len(r.offBounds[v.name]))
 		// Keys off their murmur2 partition: the only ones that can be
 		// live in two partitions.
 		var suspects []string
@@ -328,82 +395,84 @@ func (c *Capturer) capture(ctx context.Context, keep, streamed bool) (*Snapshot,
 			if lazy != nil {
 				ix := idx[0]
 				idx = idx[1:]
-				lazy.parts = append(lazy.parts, ix.part)
-				lazy.keys += len(ix.part.entries)
-				lazy.unparsed += ix.unparsed
-				lazy.unnamed += ix.unnamed
-				for name, n := range ix.byConnector {
-					lazy.byConnector[name] += n
-					b.register(name)
-				}
-				suspects = append(suspects, ix.suspects...)
+				suspects = append(suspects, lazy.add(ix, &b)...)
 				continue
 			}
-			pv.index = nil // built state, not an index, is kept below
-			from := len(snap.SourceOffsets)
-			if pv.built != nil {
-				snap.SourceOffsets = b.update(snap.SourceOffsets, v.name, p, nparts, pv)
-				suspects = append(suspects, pv.built.suspects...)
-			} else {
-				var sus []string
-				snap.SourceOffsets, sus = b.build(snap.SourceOffsets, v.name, p, nparts, pv)
-				suspects = append(suspects, sus...)
-				if keep {
-					// The Capturer's own copy: callers may change theirs.
-					pv.built = &builtPart{offsets: slices.Clone(snap.SourceOffsets[from:]), suspects: sus}
-					pv.dirty = make(map[string]struct{})
-				}
-			}
-			for i := from; i < len(snap.SourceOffsets); i++ {
-				if o := &snap.SourceOffsets[i]; o.ParseError != "" {
-					unparsed++
-				} else {
-					b.register(o.Connector)
-				}
-			}
+			var sus []string
+			var un int
+			snap.SourceOffsets, sus, un = r.buildPart(&b, snap.SourceOffsets, v.name, p, nparts, pv)
+			suspects = append(suspects, sus...)
+			unparsed += un
 		}
-		warnings = append(warnings, duplicateWarnings(v, suspects)...)
+		r.warnings = append(r.warnings, duplicateWarnings(v, suspects)...)
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
+		r.warnings = append(r.warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	if nulls > 0 {
-		warnings = append(warnings, countWarning(nulls, "record with a null key was skipped; no task can look it up", "records with a null key were skipped; no task can look them up"))
+		r.warnings = append(r.warnings, countWarning(nulls, "record with a null key was skipped; no task can look it up", "records with a null key were skipped; no task can look them up"))
 	}
+}
 
-	c.stats.Build = time.Since(phase)
-
-	// 4. Sink groups, read meanwhile.
-	gr := <-groupsDone
-	c.stats.Groups = gr.took
-	groups, gwarn, err := gr.groups, gr.warnings, gr.err
-	if err != nil {
-		return nil, err
+// add takes one partition's index into the streamed source and returns
+// its suspects.
+func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
+	lazy.parts = append(lazy.parts, ix.part)
+	lazy.keys += len(ix.part.entries)
+	lazy.unparsed += ix.unparsed
+	lazy.unnamed += ix.unnamed
+	for name, n := range ix.byConnector {
+		lazy.byConnector[name] += n
+		b.register(name)
 	}
-	warnings = append(warnings, gwarn...)
-	snap.SinkGroups = groups
-	for _, g := range groups {
-		if g.Connector != "" && connectors[g.Connector] == nil {
-			connectors[g.Connector] = &Connector{Name: g.Connector, Type: TypeSink, Group: g.Group, Tasks: -1}
+	return ix.suspects
+}
+
+// buildPart appends the source offsets of one partition to offs (updated
+// from what the Capturer kept, or built), and returns them with the
+// partition's suspects and how many keys did not parse.
+func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic string, p, nparts int32, pv *partView) (_ []SourceOffset, suspects []string, unparsed int) {
+	pv.index = nil // built state, not an index, is kept below
+	from := len(offs)
+	if pv.built != nil {
+		offs = b.update(offs, topic, p, nparts, pv)
+		suspects = pv.built.suspects
+	} else {
+		offs, suspects = b.build(offs, topic, p, nparts, pv)
+		if r.keep {
+			// The Capturer's own copy: callers may change theirs.
+			pv.built = &builtPart{offsets: slices.Clone(offs[from:]), suspects: suspects}
+			pv.dirty = make(map[string]struct{})
 		}
 	}
+	for i := from; i < len(offs); i++ {
+		if o := &offs[i]; o.ParseError != "" {
+			unparsed++
+		} else {
+			b.register(o.Connector)
+		}
+	}
+	return offs, suspects, unparsed
+}
 
-	for _, conn := range connectors {
-		snap.Connectors = append(snap.Connectors, *conn)
+// addGroups adds the sink groups read meanwhile, and a connector for each
+// group of a connector without a config.
+func (r *captureRun) addGroups(gr groupsResult) error {
+	r.c.stats.Groups = gr.took
+	if gr.err != nil {
+		return gr.err
 	}
-	sort.Strings(warnings)
-	snap.Warnings = warnings
-	snap.Normalize()
-	if !keep {
-		// Nothing read is kept for the next Capture: let the views go now
-		// (the snapshot holds what it needs of their arenas).
-		c.views, c.conf = make(map[string]*topicView), nil
+	r.warnings = append(r.warnings, gr.warnings...)
+	r.snap.SinkGroups = gr.groups
+	for _, g := range gr.groups {
+		if g.Connector != "" && r.connectors[g.Connector] == nil {
+			r.connectors[g.Connector] = &Connector{Name: g.Connector, Type: TypeSink, Group: g.Group, Tasks: -1}
+		}
 	}
-	c.stats.Duration = time.Since(began)
-	return snap, nil
+	return nil
 }
 
 // readConfig brings the config state machine up to the topic's end. It
@@ -529,42 +598,23 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 		if !ok {
 			return nil, nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
 		}
-		if d.Err != nil {
+		if d.Err != nil && !GroupGone(d) {
 			return nil, nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
 		}
-		if d.State == "Dead" {
-			continue // deleted between list and describe
-		}
 		f, ok := fetched[g]
-		if !ok {
+		if !ok && !GroupGone(d) {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
+		}
+		if GroupGone(d) || errors.Is(f.Err, kerr.GroupIDNotFound) {
+			continue // deleted between list and describe
 		}
 		if f.Err != nil {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
 		}
-		sg := SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: []SinkOffset{}}
-		var perr error
-		f.Fetched.Each(func(o kadm.OffsetResponse) {
-			if o.Err != nil {
-				perr = fmt.Errorf("fetch offset of consumer group %q for %s/%d: %w", g, o.Topic, o.Partition, o.Err)
-				return
-			}
-			if o.At < 0 {
-				return // no commit for this partition
-			}
-			sg.Offsets = append(sg.Offsets, SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
-		})
-		if perr != nil {
-			return nil, nil, perr
+		sg, err := newSinkGroup(g, owner[g], d, f.Fetched)
+		if err != nil {
+			return nil, nil, err
 		}
-		// In Normalize's order, cheaply: a group's partitions nearly all
-		// share one topic.
-		slices.SortFunc(sg.Offsets, func(a, b SinkOffset) int {
-			if a.Topic != b.Topic {
-				return strings.Compare(a.Topic, b.Topic)
-			}
-			return cmp.Compare(a.Partition, b.Partition)
-		})
 		out = append(out, sg)
 	}
 	return out, warnings, nil
@@ -1083,6 +1133,10 @@ type ConnectorConfig struct {
 	// Tasks is the task count of the latest commit-<name>, -1 when none.
 	Tasks int
 }
+
+// Stopped reports whether the worker considers the connector stopped:
+// target state STOPPED and a task count of 0.
+func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks == 0 }
 
 // ReadConfigs reads a Connect config topic from its start to its last
 // stable offset with read_committed isolation and replays it as the worker

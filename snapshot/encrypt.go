@@ -150,13 +150,6 @@ func OpenKeeper(ctx context.Context, keyURL string) (*Keeper, error) {
 	return &Keeper{keeper: k, id: keyID(strings.ToLower(u.Scheme), []byte(ref)), where: where}, nil
 }
 
-// NewKeeper wraps an open gocloud.dev/secrets Keeper whose key has the
-// non-secret ID id (use it to tell keys apart; it is written in every
-// object the Keeper encrypts). Close closes k.
-func NewKeeper(k *secrets.Keeper, id string) *Keeper {
-	return &Keeper{keeper: k, id: id, where: "(a secrets.Keeper)"}
-}
-
 // ID returns the key's ID, e.g. sha256:3f9a1c0b5e7d2a41.
 func (k *Keeper) ID() string { return k.id }
 

@@ -12,12 +12,23 @@ import "github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 // (starts with a comma).
 
 // Range sizes: about 3 MB of document per source offsets piece (a frame of
-// 250 KB or so), and as much for groups of 50 partitions. Variables so
-// that tests can cut small documents into many pieces.
-var (
+// 250 KB or so), and as much for groups of 50 partitions.
+const (
 	pieceKeys   = 8192
 	pieceGroups = 512
 )
+
+// pieceSizes are how many source offsets and sink groups a piece holds;
+// the zero value means pieceKeys and pieceGroups. Tests cut small
+// documents into many pieces with smaller sizes.
+type pieceSizes struct{ keys, groups int }
+
+func (z pieceSizes) orDefault() pieceSizes {
+	if z.keys <= 0 || z.groups <= 0 {
+		return pieceSizes{pieceKeys, pieceGroups}
+	}
+	return z
+}
 
 // piece is one independently encoded part of a document: exactly one of
 // raw, offs, lp (with from and to) or groups is set.
@@ -32,7 +43,8 @@ type piece struct {
 }
 
 // pieces splits the document of s into pieces.
-func (s *Snapshot) pieces() ([]piece, error) {
+func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
+	z = z.orDefault()
 	var ps []piece
 	raw := func(b ...byte) {
 		if n := len(ps); n > 0 && ps[n-1].raw != nil {
@@ -55,8 +67,8 @@ func (s *Snapshot) pieces() ([]piece, error) {
 		n := 0
 		for i := range s.lazy.parts {
 			lp := &s.lazy.parts[i]
-			for from := 0; from < len(lp.entries); from += pieceKeys {
-				to := min(from+pieceKeys, len(lp.entries))
+			for from := 0; from < len(lp.entries); from += z.keys {
+				to := min(from+z.keys, len(lp.entries))
 				ps = append(ps, piece{lp: lp, from: from, to: to, comma: n > 0})
 				n += to - from
 			}
@@ -66,8 +78,8 @@ func (s *Snapshot) pieces() ([]piece, error) {
 		raw([]byte("null")...)
 	default:
 		raw('[')
-		for from := 0; from < len(s.SourceOffsets); from += pieceKeys {
-			to := min(from+pieceKeys, len(s.SourceOffsets))
+		for from := 0; from < len(s.SourceOffsets); from += z.keys {
+			to := min(from+z.keys, len(s.SourceOffsets))
 			ps = append(ps, piece{offs: s.SourceOffsets[from:to], comma: from > 0})
 		}
 		raw(']')
@@ -77,8 +89,8 @@ func (s *Snapshot) pieces() ([]piece, error) {
 		raw([]byte("null")...)
 	} else {
 		raw('[')
-		for from := 0; from < len(s.SinkGroups); from += pieceGroups {
-			to := min(from+pieceGroups, len(s.SinkGroups))
+		for from := 0; from < len(s.SinkGroups); from += z.groups {
+			to := min(from+z.groups, len(s.SinkGroups))
 			ps = append(ps, piece{groups: s.SinkGroups[from:to], comma: from > 0})
 		}
 		raw(']')
@@ -93,14 +105,14 @@ func (s *Snapshot) pieces() ([]piece, error) {
 
 // weight is how much of a frame the piece fills, counted in source
 // offsets: a sink group of about 50 partitions weighs as much as 16.
-func (p *piece) weight() int {
+func (p *piece) weight(z pieceSizes) int {
 	switch {
 	case p.lp != nil:
 		return p.to - p.from
 	case p.offs != nil:
 		return len(p.offs)
 	default:
-		return len(p.groups) * pieceKeys / pieceGroups
+		return len(p.groups) * z.keys / z.groups
 	}
 }
 

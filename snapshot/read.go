@@ -265,70 +265,16 @@ const (
 // A view whose partition moved under it (log start past its position, or
 // end before it) is reset and read from the start, and reported.
 func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds) (resets []string, err error) {
-	topicNames := make([]string, 0, len(views))
-	byName := make(map[string]*topicView, len(views))
+	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*topicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true}
+	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
-		topicNames = append(topicNames, v.name)
-		byName[v.name] = v
+		r.topicNames = append(r.topicNames, v.name)
+		r.byName[v.name] = v
 	}
-	decompressor := kgo.DefaultDecompressor()
-
-	var (
-		leaders  map[string]map[int32]int32
-		attempts int
-		first    = true
-	)
-	refresh := func() error {
-		defer func() { first = false }()
-		md, err := adm.Metadata(ctx, topicNames...)
-		if err != nil {
-			return fmt.Errorf("read metadata of %v: %w", topicNames, err)
-		}
-		leaders = make(map[string]map[int32]int32)
-		for _, t := range md.Topics {
-			if t.Err != nil {
-				return fmt.Errorf("read metadata of topic %q: %w", t.Topic, t.Err)
-			}
-			if v := byName[t.Topic]; v != nil {
-				if v.id != (kadm.TopicID{}) && t.ID != (kadm.TopicID{}) && v.id != t.ID {
-					if !first {
-						return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
-					}
-					// Recreated since the last run: nothing kept is valid.
-					v.parts = make(map[int32]*partView)
-					resets = append(resets, fmt.Sprintf("%s: topic was recreated", t.Topic))
-				}
-				v.id = t.ID
-			}
-			leaders[t.Topic] = make(map[int32]int32)
-			for p, d := range t.Partitions {
-				leaders[t.Topic][p] = d.Leader
-			}
-		}
-		return nil
+	if err := r.refresh(ctx); err != nil {
+		return r.resets, err
 	}
-	if err := refresh(); err != nil {
-		return resets, err
-	}
-
-	var pending []*cursor
-	for _, v := range views {
-		for p, b := range ends[v.name] {
-			pv := v.parts[p]
-			// Records below a log start that moved are gone, and so are
-			// the keys they held: only a read from the new start is exact.
-			if pv == nil || b.start > pv.start || pv.next > b.end {
-				if pv != nil {
-					resets = append(resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.name, p, pv.start, pv.next, b.start, b.end))
-				}
-				pv = newPartView(b.start)
-				v.parts[p] = pv
-			}
-			if pv.next < b.end {
-				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
-			}
-		}
-	}
+	pending := r.cursors(views, ends)
 
 	// lastRetry is the last error retried: when time runs out, it is what
 	// went wrong, not the deadline.
@@ -339,66 +285,28 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		}
 		return err
 	}
+	attempts := 0
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
-			return resets, stopped(err)
+			return r.resets, stopped(err)
 		}
-		byLeader := make(map[int32][]*cursor)
-		for _, c := range pending {
-			byLeader[leaders[c.view.name][c.part]] = append(byLeader[leaders[c.view.name][c.part]], c)
-		}
-		// Each leader is read in a loop of its own, so that a slow broker
-		// never holds the others back, until its partitions are read or
-		// one of them needs a metadata refresh.
-		var (
-			mu       sync.Mutex
-			wg       sync.WaitGroup
-			firstErr error
-			retryErr error
-		)
-		failed := func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return firstErr != nil
-		}
-		for leader, cs := range byLeader {
-			wg.Add(1)
-			go func(leader int32, cs []*cursor) {
-				defer wg.Done()
-				for len(cs) > 0 && !failed() {
-					retry, err := fetchOnce(ctx, cl, leader, cs, decompressor)
-					if err != nil || retry != nil {
-						mu.Lock()
-						if err != nil && firstErr == nil {
-							firstErr = err
-						}
-						if retry != nil {
-							retryErr = retry
-						}
-						mu.Unlock()
-						return
-					}
-					cs = slices.DeleteFunc(cs, func(c *cursor) bool { return c.pv.next >= c.end })
-				}
-			}(leader, cs)
-		}
-		wg.Wait()
+		firstErr, retryErr := r.fetchRound(ctx, pending)
 		if firstErr != nil {
-			return resets, stopped(firstErr)
+			return r.resets, stopped(firstErr)
 		}
 		if retryErr != nil {
 			lastRetry = retryErr
 			attempts++
 			if attempts > 20 {
-				return resets, fmt.Errorf("read topics %v: gave up after %d attempts: %w; check broker health", topicNames, attempts, retryErr)
+				return r.resets, fmt.Errorf("read topics %v: gave up after %d attempts: %w; check broker health", r.topicNames, attempts, retryErr)
 			}
 			select {
 			case <-ctx.Done():
-				return resets, stopped(ctx.Err())
+				return r.resets, stopped(ctx.Err())
 			case <-time.After(time.Duration(attempts) * 100 * time.Millisecond):
 			}
-			if err := refresh(); err != nil {
-				return resets, stopped(err)
+			if err := r.refresh(ctx); err != nil {
+				return r.resets, stopped(err)
 			}
 		}
 		next := pending[:0]
@@ -409,7 +317,119 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		}
 		pending = next
 	}
-	return resets, nil
+	return r.resets, nil
+}
+
+// topicReader is one readTopics' state.
+type topicReader struct {
+	cl           *kgo.Client
+	adm          *kadm.Client
+	topicNames   []string
+	byName       map[string]*topicView
+	decompressor kgo.Decompressor
+	// leaders maps topic and partition to the leader broker.
+	leaders map[string]map[int32]int32
+	// first is set until the first refresh is done.
+	first  bool
+	resets []string
+}
+
+// refresh reads the leaders, and resets a view whose topic was recreated
+// since the last run (it fails when that happens during the read).
+func (r *topicReader) refresh(ctx context.Context) error {
+	defer func() { r.first = false }()
+	md, err := r.adm.Metadata(ctx, r.topicNames...)
+	if err != nil {
+		return fmt.Errorf("read metadata of %v: %w", r.topicNames, err)
+	}
+	r.leaders = make(map[string]map[int32]int32)
+	for _, t := range md.Topics {
+		if t.Err != nil {
+			return fmt.Errorf("read metadata of topic %q: %w", t.Topic, t.Err)
+		}
+		if v := r.byName[t.Topic]; v != nil {
+			if v.id != (kadm.TopicID{}) && t.ID != (kadm.TopicID{}) && v.id != t.ID {
+				if !r.first {
+					return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
+				}
+				// Recreated since the last run: nothing kept is valid.
+				v.parts = make(map[int32]*partView)
+				r.resets = append(r.resets, fmt.Sprintf("%s: topic was recreated", t.Topic))
+			}
+			v.id = t.ID
+		}
+		r.leaders[t.Topic] = make(map[int32]int32)
+		for p, d := range t.Partitions {
+			r.leaders[t.Topic][p] = d.Leader
+		}
+	}
+	return nil
+}
+
+// cursors returns a cursor for every partition with records to read,
+// resetting the partitions whose log moved.
+func (r *topicReader) cursors(views []*topicView, ends map[string]map[int32]bounds) []*cursor {
+	var pending []*cursor
+	for _, v := range views {
+		for p, b := range ends[v.name] {
+			pv := v.parts[p]
+			// Records below a log start that moved are gone, and so are
+			// the keys they held: only a read from the new start is exact.
+			if pv == nil || b.start > pv.start || pv.next > b.end {
+				if pv != nil {
+					r.resets = append(r.resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.name, p, pv.start, pv.next, b.start, b.end))
+				}
+				pv = newPartView(b.start)
+				v.parts[p] = pv
+			}
+			if pv.next < b.end {
+				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
+			}
+		}
+	}
+	return pending
+}
+
+// fetchRound reads the pending cursors, each leader in a loop of its own
+// so that a slow broker never holds the others back, until its partitions
+// are read or one of them needs a metadata refresh (retryErr).
+func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstErr, retryErr error) {
+	byLeader := make(map[int32][]*cursor)
+	for _, c := range pending {
+		byLeader[r.leaders[c.view.name][c.part]] = append(byLeader[r.leaders[c.view.name][c.part]], c)
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	for leader, cs := range byLeader {
+		wg.Add(1)
+		go func(leader int32, cs []*cursor) {
+			defer wg.Done()
+			for len(cs) > 0 && !failed() {
+				retry, err := fetchOnce(ctx, r.cl, leader, cs, r.decompressor)
+				if err != nil || retry != nil {
+					mu.Lock()
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					if retry != nil {
+						retryErr = retry
+					}
+					mu.Unlock()
+					return
+				}
+				cs = slices.DeleteFunc(cs, func(c *cursor) bool { return c.pv.next >= c.end })
+			}
+		}(leader, cs)
+	}
+	wg.Wait()
+	return firstErr, retryErr
 }
 
 var errTopicChanged = errors.New("topic changed")

@@ -1,10 +1,8 @@
 package snapshot
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 )
@@ -25,49 +23,26 @@ func (s *Snapshot) ConnectREST(connector string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("render REST offsets of connector %q: not in snapshot %s", connector, s.ID)
 	}
-	var items [][2][]byte
+	var entries []connectjson.OffsetEntry
 	if conn.Type == TypeSink {
 		g, _ := s.SinkGroupOf(connector)
 		for _, o := range g.Offsets {
-			p := connectjson.Map{
-				{Key: "kafka_topic", Value: connectjson.StringValue(o.Topic)},
-				{Key: "kafka_partition", Value: connectjson.LongValue(int64(o.Partition))},
-			}
-			v := connectjson.Map{{Key: "kafka_offset", Value: connectjson.LongValue(o.Offset)}}
-			items = append(items, [2][]byte{connectjson.RESTMap(p), connectjson.RESTMap(v)})
+			entries = append(entries, connectjson.OffsetEntry{Partition: connectjson.SinkPartition(o.Topic, o.Partition), Offset: connectjson.SinkOffset(o.Offset)})
 		}
 	} else {
-		items = s.sourceREST(conn)
+		entries = s.sourceREST(conn)
 	}
-	sort.Slice(items, func(i, j int) bool { return bytes.Compare(items[i][0], items[j][0]) < 0 })
-	var b bytes.Buffer
-	b.WriteString(`{"offsets":[`)
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"partition":`)
-		b.Write(it[0])
-		b.WriteString(`,"offset":`)
-		if it[1] == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(it[1])
-		}
-		b.WriteByte('}')
-	}
-	b.WriteString(`]}`)
-	return b.Bytes(), nil
+	return connectjson.EncodeOffsets(entries), nil
 }
 
-func (s *Snapshot) sourceREST(conn Connector) [][2][]byte {
+func (s *Snapshot) sourceREST(conn Connector) []connectjson.OffsetEntry {
 	partitions := make(map[string]connectjson.Map) // canonical key -> partition
 	var order []string
 	// Values are looked up in the topic the connector reads.
 	values := make(map[string][]SourceOffset) // key bytes -> entries
 	for _, o := range s.SourceOffsetsOf(conn.Name) {
 		name, m, _, err := connectjson.ParseKey(o.Key)
-		if err != nil || name != conn.Name || nested(m) {
+		if err != nil || name != conn.Name || connectjson.Nested(m) {
 			continue
 		}
 		canon := string(connectjson.CanonicalKey(name, m))
@@ -79,12 +54,17 @@ func (s *Snapshot) sourceREST(conn Connector) [][2][]byte {
 			values[string(o.Key)] = append(values[string(o.Key)], o)
 		}
 	}
-	var items [][2][]byte
+	var items []connectjson.OffsetEntry
 	for _, canon := range order {
-		item := [2][]byte{connectjson.RESTMap(partitions[canon]), nil}
-		if o, ok := pickValue(values[canon], s.partitionCount(values[canon])); ok {
-			if m, err := connectjson.ParseMap(o.Value); err == nil && !nested(m) {
-				item[1] = connectjson.RESTMap(m)
+		item := connectjson.OffsetEntry{Partition: partitions[canon]}
+		copies := values[canon]
+		var n int32
+		if len(copies) > 0 {
+			n = s.PartitionCount(copies[0].Topic)
+		}
+		if o, ok := pickValue(copies, n); ok {
+			if m, err := connectjson.ParseMap(o.Value); err == nil && !connectjson.Nested(m) {
+				item.Offset = m
 			} else if err == nil || !errors.Is(err, connectjson.ErrNullOffset) {
 				continue // Connect leaves such a partition out of its listing
 			}
@@ -111,68 +91,4 @@ func pickValue(copies []SourceOffset, partitions int32) (SourceOffset, bool) {
 		}
 	}
 	return copies[0], true
-}
-
-func (s *Snapshot) partitionCount(copies []SourceOffset) int32 {
-	if len(copies) == 0 {
-		return 0
-	}
-	for _, t := range s.Topics {
-		if t.Name == copies[0].Topic {
-			return int32(len(t.Partitions))
-		}
-	}
-	return 0
-}
-
-// PartitionFor is the partition a Java producer (and franz-go's default
-// partitioner) chooses for key among n: murmur2(key) & 0x7fffffff % n.
-func PartitionFor(key []byte, n int32) int32 {
-	if n <= 0 {
-		return 0
-	}
-	return int32(murmur2(key)&0x7fffffff) % n
-}
-
-// murmur2 is Kafka's Utils.murmur2 (seed 0x9747b28c), as Java producers and
-// franz-go's default partitioner use it.
-func murmur2(b []byte) uint32 {
-	const (
-		seed = 0x9747b28c
-		m    = 0x5bd1e995
-		r    = 24
-	)
-	h := uint32(seed) ^ uint32(len(b))
-	for ; len(b) >= 4; b = b[4:] {
-		k := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-		k *= m
-		k ^= k >> r
-		k *= m
-		h *= m
-		h ^= k
-	}
-	switch len(b) {
-	case 3:
-		h ^= uint32(b[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint32(b[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint32(b[0])
-		h *= m
-	}
-	h ^= h >> 13
-	h *= m
-	h ^= h >> 15
-	return h
-}
-
-func nested(m connectjson.Map) bool {
-	for _, f := range m {
-		if k := f.Value.Kind(); k == connectjson.KindObject || k == connectjson.KindArray {
-			return true
-		}
-	}
-	return false
 }

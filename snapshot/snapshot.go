@@ -356,6 +356,20 @@ func sortIfNeeded[S ~[]E, E any](s S, cmp func(a, b E) int) {
 	}
 }
 
+// PartitionCount is the partition count s recorded for topic, 0 if none
+// (or s is nil).
+func (s *Snapshot) PartitionCount(topic string) int32 {
+	if s == nil {
+		return 0
+	}
+	for _, t := range s.Topics {
+		if t.Name == topic {
+			return int32(len(t.Partitions))
+		}
+	}
+	return 0
+}
+
 // Connector returns the named connector, or false.
 func (s *Snapshot) Connector(name string) (Connector, bool) {
 	for _, c := range s.Connectors {
@@ -409,8 +423,10 @@ func (s *Snapshot) Unparsed() int {
 // pieces of about encodeChunk bytes: the source offsets and sink groups,
 // nearly all of a large snapshot, are written by hand without reflection
 // and never held whole in memory.
-func (s *Snapshot) Encode(w io.Writer) error {
-	ps, err := s.pieces()
+func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) }
+
+func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
+	ps, err := s.pieces(z)
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}

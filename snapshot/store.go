@@ -30,10 +30,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// DefaultStoreURL is the store the CLI uses when --store is not given: a
-// directory named offsetkeeper-snapshots in the working directory.
-const DefaultStoreURL = "file://./offsetkeeper-snapshots"
-
 // The object layout; see Store.
 const (
 	// keyPrefix is the folder every snapshot object is stored under.
@@ -142,6 +138,13 @@ type Store struct {
 	// dir is the directory of a local store opened by OpenStore, which
 	// list reads itself (see listOnce).
 	dir string
+	// pieceSizes cut the documents Put writes (zero: the defaults).
+	pieceSizes pieceSizes
+	// clock is the last CreatedAt Put assigned (see nextCreatedAt).
+	clock struct {
+		sync.Mutex
+		last time.Time
+	}
 }
 
 // OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
@@ -255,13 +258,20 @@ func (s *Store) Close() error { return errors.Join(s.bucket.Close(), s.keeper.Cl
 // Put writes snap as one immutable object and returns its Info. Before
 // writing it fills in what is missing, even if the write then fails:
 // Version (Version), CreatedAt (now, in UTC, to the microsecond, and later
-// than any CreatedAt Put assigned before in this process) and ID
+// than any CreatedAt this Store assigned before) and ID
 // (NewID(CreatedAt)). A given ID must be a valid ID (see ParseID) and
 // Version must be Version.
 //
 // The object is written with IfNotExist: an ID already stored is ErrExists
 // and the stored snapshot is left as it was. The write is committed only
 // when whole; if it fails or ctx is cancelled, nothing is stored.
+//
+// Put encodes and compresses the pieces of the document (see pieces.go)
+// on as many goroutines as there are CPUs, consecutive pieces into a zstd
+// frame of their own (see compressPieces). A body of several frames is one
+// zstd stream (frames concatenated), which every zstd decoder reads whole,
+// this build's and earlier ones' alike; the frames make the body under 1%
+// larger than one frame would.
 func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 	if snap == nil {
 		return Info{}, errors.New("put snapshot: nil snapshot")
@@ -270,7 +280,7 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 		snap.Version = Version
 	}
 	if snap.CreatedAt.IsZero() {
-		snap.CreatedAt = nextCreatedAt()
+		snap.CreatedAt = s.nextCreatedAt()
 	}
 	if snap.ID == "" {
 		snap.ID = NewID(snap.CreatedAt)
@@ -281,7 +291,7 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 	if snap.Version != Version {
 		return Info{}, fmt.Errorf("put snapshot %s: %w %d: this build writes only version %d", snap.ID, ErrUnsupportedVersion, snap.Version, Version)
 	}
-	obj, info, err := encodeObject(snap)
+	obj, info, err := encodeObject(snap, s.pieceSizes)
 	if err == nil {
 		obj, info, err = s.seal(ctx, obj, info)
 	}
@@ -636,24 +646,18 @@ func ParseID(id string) (time.Time, error) {
 // objectKey is the key of the snapshot with ID id.
 func objectKey(id string) string { return keyPrefix + id + keySuffix }
 
-// createdClock makes the CreatedAt times Put assigns strictly increasing
-// within the process, so IDs of successive Puts sort in order even when
-// the clock has not moved a microsecond between them.
-var createdClock struct {
-	sync.Mutex
-	last time.Time
-}
-
 // nextCreatedAt returns now in UTC, truncated to the microsecond, and
-// later than any time it returned before.
-func nextCreatedAt() time.Time {
+// later than any time it returned before for this Store, so IDs of
+// successive Puts sort in order even when the clock has not moved a
+// microsecond between them.
+func (s *Store) nextCreatedAt() time.Time {
 	t := time.Now().UTC().Truncate(time.Microsecond)
-	createdClock.Lock()
-	defer createdClock.Unlock()
-	if !t.After(createdClock.last) {
-		t = createdClock.last.Add(time.Microsecond)
+	s.clock.Lock()
+	defer s.clock.Unlock()
+	if !t.After(s.clock.last) {
+		t = s.clock.last.Add(time.Microsecond)
 	}
-	createdClock.last = t
+	s.clock.last = t
 	return t
 }
 
@@ -690,13 +694,6 @@ const (
 	zstdWindow = 1 << 20
 )
 
-// Put encodes and compresses the pieces of a document (see pieces.go) on
-// as many goroutines as there are CPUs, each piece into a zstd frame of
-// its own. A body of several frames is one zstd stream (frames
-// concatenated), which every zstd decoder reads whole, this build's and
-// earlier ones' alike; the frames make the body under 1% larger than one
-// frame would.
-
 // zstdEncoders are the encoders frames are compressed with; each holds a
 // few MiB of tables, so they are reused.
 var zstdEncoders sync.Pool
@@ -716,23 +713,24 @@ func zstdEncoder() (*zstd.Encoder, error) {
 
 // compressPieces encodes and compresses the pieces of snap into frames
 // and returns the frames joined in order, after headroom bytes of room.
-// Consecutive pieces share a frame up to about pieceKeys source offsets'
+// Consecutive pieces share a frame up to about z.keys source offsets'
 // worth (a small document, or a partition of a few keys, is not cut into
 // frames that compress apart).
-func compressPieces(snap *Snapshot, headroom int) ([]byte, error) {
-	ps, err := snap.pieces()
+func compressPieces(snap *Snapshot, headroom int, z pieceSizes) ([]byte, error) {
+	z = z.orDefault()
+	ps, err := snap.pieces(z)
 	if err != nil {
 		return nil, err
 	}
 	var jobs [][]piece
 	weight, from := 0, 0
 	for i := range ps {
-		// A piece that would take the frame past pieceKeys starts the next.
-		if w := ps[i].weight(); weight > 0 && weight+w > pieceKeys {
+		// A piece that would take the frame past z.keys starts the next.
+		if w := ps[i].weight(z); weight > 0 && weight+w > z.keys {
 			jobs = append(jobs, ps[from:i])
 			weight, from = 0, i
 		}
-		weight += ps[i].weight()
+		weight += ps[i].weight(z)
 	}
 	jobs = append(jobs, ps[from:])
 	frames := make([][]byte, len(jobs))
@@ -799,10 +797,10 @@ const headerRoom = 512
 // encodeObject returns the stored object for snap and its Info. Only the
 // compressed body, and a piece of the document per CPU, are ever held in
 // memory.
-func encodeObject(snap *Snapshot) ([]byte, Info, error) {
+func encodeObject(snap *Snapshot, z pieceSizes) ([]byte, Info, error) {
 	// The body goes after headroom for the header line, which is written
 	// in front of it once the body's checksum is known.
-	whole, err := compressPieces(snap, headerRoom)
+	whole, err := compressPieces(snap, headerRoom, z)
 	if err != nil {
 		return nil, Info{}, err
 	}

@@ -778,7 +778,7 @@ func TestOpenStoreLocal(t *testing.T) {
 		url string
 		dir string // where the snapshots must land, relative to the working directory unless absolute
 	}{
-		{DefaultStoreURL, "offsetkeeper-snapshots"},
+		{"file://./offsetkeeper-snapshots", "offsetkeeper-snapshots"},
 		{"file://./a/b", "a/b"},
 		{"file://rel", "rel"},
 		{"file://rel/sub", "rel/sub"},

@@ -382,7 +382,7 @@ func (s *Snapshot) Streamed() bool { return s.lazy != nil }
 // encoding it fails with ErrStale. One of a Capturer that is not
 // incremental holds what was read itself and can be encoded at any time.
 func (c *Capturer) CaptureStreamed(ctx context.Context) (*Snapshot, error) {
-	return c.capture(ctx, c.opts.Incremental, true)
+	return c.capture(ctx, captureMode{keep: c.opts.Incremental, streamed: true})
 }
 
 // appendPlain appends the source offset of entry en of lp as

@@ -300,8 +300,6 @@ func TestPiecesAndFrames(t *testing.T) {
 	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
 	oddRecords(t, cl)
 	ctx := context.Background()
-	defer snapshot.SetPieceSizes(3, 2)()
-
 	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -314,10 +312,23 @@ func TestPiecesAndFrames(t *testing.T) {
 		t.Fatalf("too small to cut: %d groups, %d keys", len(built.SinkGroups), built.SourceKeys())
 	}
 	sameDocument(t, streamed, built)
+	for _, snap := range []*snapshot.Snapshot{built, streamed} {
+		var whole, cut bytes.Buffer
+		if err := snap.Encode(&whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := snapshot.EncodeInPieces(snap, &cut, 3, 2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(whole.Bytes(), cut.Bytes()) {
+			t.Fatalf("streamed %v: cut into pieces of 3 keys and 2 groups, the document is not the same bytes", snap.Streamed())
+		}
+	}
 
 	b := memblob.OpenBucket(nil)
 	st := snapshot.NewStore(b)
 	defer st.Close()
+	snapshot.SetPieceSizes(st, 3, 2)
 	for _, snap := range []*snapshot.Snapshot{built, streamed} {
 		snap.ID, snap.CreatedAt = "", time.Time{}
 		info, err := st.Put(ctx, snap)

@@ -35,9 +35,9 @@ func (c *cluster) startConnect(opts connecttest.Options) *connecttest.Server {
 }
 
 // configStates reads the config topic: connector -> its state in a few words.
-func (c *cluster) configStates() map[string]connectrest.Configured {
+func (c *cluster) configStates() map[string]snapshot.ConnectorConfig {
 	c.t.Helper()
-	configs, err := connectrest.ReadConfigTopic(context.Background(), c.cl, connectdemo.DefaultConfigsTopic)
+	configs, err := snapshot.ReadConfigs(context.Background(), c.cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -106,10 +106,10 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 	for name, b := range confBefore {
 		a := confAfter[name]
 		if a.TargetState != b.TargetState {
-			t.Errorf("%s: target state %s after the restore, %s before", name, a, b)
+			t.Errorf("%s: target state %+v after the restore, %+v before", name, a, b)
 		}
-		if b.TargetState != connectrest.TargetStopped && a.Tasks <= 0 {
-			t.Errorf("%s: %s after the restore, want tasks", name, a)
+		if b.TargetState != snapshot.StateStopped && a.Tasks <= 0 {
+			t.Errorf("%s: %+v after the restore, want tasks", name, a)
 		}
 	}
 	states, err := restClient(t, srv).Connectors(context.Background())
@@ -171,7 +171,7 @@ func TestRestoreStopConnectorsFailureLeavesStopped(t *testing.T) {
 	}
 	for _, n := range []string{connectdemo.ConnEOS, connectdemo.ConnMySQL} {
 		if st := c.configStates()[n]; !st.Stopped() {
-			t.Errorf("%s is %s after the failure, want left STOPPED", n, st)
+			t.Errorf("%s is %+v after the failure, want left STOPPED", n, st)
 		}
 	}
 

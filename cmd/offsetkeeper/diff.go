@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -96,7 +97,18 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		defer fmt.Fprintf(w, "note: left out %s that only one side holds (a scoped or undo snapshot holds only its scope): %s\n",
 			plural(len(leftOut), "connector", "connectors"), strings.Join(leftOut, ", "))
 	}
+	if err := c.print(ctx, rc, a, b, bName, changes, len(args) == 1); err != nil {
+		return err
+	}
+	if c.exitCode && len(changes) > 0 {
+		return errDiffers
+	}
+	return nil
+}
 
+// print writes the changes from a to b (named bName) as text or JSON; with
+// live, b is the live state.
+func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, a, b *snapshot.Snapshot, bName string, changes []restore.Change, live bool) error {
 	if c.output == "json" {
 		if changes == nil {
 			changes = []restore.Change{}
@@ -110,16 +122,13 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
 		}
 		if rc != nil {
-			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, len(args) == 1); err != nil {
+			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, live); err != nil {
 				return err
 			}
 		}
 		if err := restore.PrintChanges(c.stdout, changes); err != nil {
 			return err
 		}
-	}
-	if c.exitCode && len(changes) > 0 {
-		return errDiffers
 	}
 	return nil
 }
@@ -139,13 +148,8 @@ func (c *diffCmd) other(ctx context.Context, store *snapshot.Store, a *snapshot.
 		return nil, "", err
 	}
 	defer cl.Close()
-	b, err := restore.CaptureLive(ctx, cl, a, restore.Options{
-		OffsetsTopics:  opts.OffsetsTopics,
-		ConfigTopic:    opts.ConfigTopic,
-		GroupPrefix:    opts.GroupPrefix,
-		Connectors:     liveScope(a, c.connectors),
-		ProgramVersion: opts.ProgramVersion,
-	})
+	opts.Connectors = liveScope(a, c.connectors)
+	b, err := restore.CaptureLive(ctx, cl, a, restore.Options{Options: opts})
 	if err != nil {
 		return nil, "", fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
 	}

@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
 // Exit codes, documented in --help and the README.
@@ -37,9 +39,8 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// refusedError marks a safety check that refused the command (exit 3).
-// Commands return errors wrapping errRefused.
-var errRefused = errors.New("refused by a safety check")
+// A command refused by a safety check (exit 3) returns an error matching
+// restore.ErrRefused (a *restore.RefusedError or one Run wraps).
 
 // command is one subcommand. Flags registers its flags on fs (the shared
 // ones are already there); Run gets the positional arguments.
@@ -235,7 +236,7 @@ func report(stderr io.Writer, name string, err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", name, err, name)
 		return exitUsage
-	case errors.Is(err, errRefused):
+	case errors.Is(err, restore.ErrRefused):
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitRefused
 	default:

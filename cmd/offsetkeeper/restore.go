@@ -5,11 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -89,18 +86,65 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.stopConnectors, "stop-connectors", false, "stop the connectors in scope through the Connect REST API first and wait until they are STOPPED with no tasks and their sink groups empty (needs --connect-url)")
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors: once the restore is verified, put back the connectors it stopped (resume, or pause those that were PAUSED)")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
-	fs.StringVar(&c.via, "via", viaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
+	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME) or a kafka-consumer-groups CSV (group,topic,partition,offset)")
 	c.g.connect.register(fs)
 }
 
-// refused marks err as a safety refusal (exit 3) and keeps it matchable.
-type refused struct{ err error }
+func (c *restoreCmd) Run(ctx context.Context, args []string) error {
+	if err := c.checkUsage(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	store, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var snap *snapshot.Snapshot
+	if c.fromFile == "" {
+		if snap, err = readSnapshot(ctx, store, args[0], c.connectors); err != nil {
+			return err
+		}
+	}
+	cl, opts, err := c.g.kafkaClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	req := restore.Request{
+		Options:        restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster},
+		DryRun:         c.dryRun,
+		Force:          c.force,
+		StopConnectors: c.stopConnectors,
+		Resume:         c.resume,
+		StopTimeout:    c.stopTimeout,
+		Via:            c.via,
+	}
+	req.Connectors = c.connectors
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
+	}
+	if c.fromFile != "" {
+		if c.via == restore.ViaConnect {
+			// Before reading the file, as Run would.
+			if err := restore.CheckConnectOffsetsAPI(ctx, rc); err != nil {
+				return err
+			}
+		}
+		if snap, err = c.fileSnapshot(ctx, cl, store, req.Options); err != nil {
+			return err
+		}
+	}
+	req.Snapshot = snap
+	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.stdout, Warn: c.stderr, Log: c.log}
+	_, err = restore.Run(ctx, env, req)
+	return err
+}
 
-func (r refused) Error() string   { return r.err.Error() }
-func (r refused) Unwrap() []error { return []error{errRefused, r.err} }
-
-func (c *restoreCmd) Run(ctx context.Context, args []string) (err error) {
+func (c *restoreCmd) checkUsage(args []string) error {
 	switch {
 	case len(args) == 0 && c.fromFile == "":
 		return usagef("missing snapshot ID (or latest), or --from-file FILE")
@@ -111,198 +155,19 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) (err error) {
 	case c.sourceOnly && c.sinkOnly:
 		return usagef("--source-only and --sink-only exclude each other: give one or neither")
 	}
-	if err := c.checkConnectUsage(); err != nil {
-		return err
-	}
-	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	store, err := c.g.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	var snap *snapshot.Snapshot
-	if c.fromFile == "" {
-		snap, _, err = store.Get(ctx, args[0])
-		if err != nil {
-			if errors.Is(err, snapshot.ErrNotFound) {
-				return fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", args[0], err)
-			}
-			return fmt.Errorf("read snapshot %q: %w; do not restore it; nothing was written", args[0], err)
-		}
-	}
-
-	cl, opts, err := c.g.kafkaClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ropts := restore.Options{
-		OffsetsTopics:     opts.OffsetsTopics,
-		ConfigTopic:       opts.ConfigTopic,
-		GroupPrefix:       opts.GroupPrefix,
-		Connectors:        c.connectors,
-		SourceOnly:        c.sourceOnly,
-		SinkOnly:          c.sinkOnly,
-		AllowOtherCluster: c.allowOtherCluster,
-		ProgramVersion:    opts.ProgramVersion,
-	}
-	rc, err := c.connectPreflight(ctx)
-	if err != nil {
-		return err
-	}
-	if c.fromFile != "" {
-		if snap, err = c.fileSnapshot(ctx, cl, store, ropts); err != nil {
-			return err
-		}
-	}
-	plan, err := restore.NewPlan(ctx, cl, snap, ropts)
-	if err != nil {
-		if errors.Is(err, restore.ErrOtherCluster) {
-			return refused{fmt.Errorf("%w; nothing was written", err)}
-		}
-		return fmt.Errorf("plan restore of snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
-	}
-	if rc != nil && (c.stopConnectors || c.via == viaConnect) {
-		if err := sameCluster(ctx, rc, plan.ClusterID); err != nil {
-			return err
-		}
-	}
-	var stop *stopper
-	if c.stopConnectors {
-		stop = &stopper{rc: rc, cl: cl, configTopic: opts.ConfigTopic, out: c.stdout, log: c.log, timeout: c.stopTimeout, resume: c.resume}
-		plan, err = c.stopFirst(ctx, stop, cl, snap, ropts, plan)
-		if err != nil {
-			return stop.fail(ctx, err)
-		}
-		defer func() { err = stop.fail(ctx, err) }()
-	}
-	var restRefused []restore.Refusal
-	if rc != nil {
-		if restRefused, err = restRefusals(ctx, rc, plan); err != nil {
-			return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, err)
-		}
-	}
-	if err := plan.Print(c.stdout); err != nil {
-		return err
-	}
-	counts := plan.Counts()
-
-	checkErr := plan.Check(ctx, cl)
-	var refusal *restore.RefusedError
-	if checkErr != nil && !errors.As(checkErr, &refusal) {
-		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
-	}
-	if len(restRefused) > 0 {
-		if refusal == nil {
-			refusal = &restore.RefusedError{}
-		}
-		refusal.Refusals = append(refusal.Refusals, restRefused...)
-		checkErr = refusal
-	}
-	if refusal != nil && stop != nil && c.dryRun {
-		// Stopping first would resolve these.
-		refusal.Refusals = slices.DeleteFunc(refusal.Refusals, func(r restore.Refusal) bool { return stop.resolved(plan, r) })
-		if len(refusal.Refusals) == 0 {
-			refusal, checkErr = nil, nil
-		}
-	}
-	if c.force {
-		fmt.Fprintln(c.stderr, "WARNING: --force: the safety checks are SKIPPED (connector running, sink group members, open transactions, offsets topic cleanup.policy, another restore running).")
-		fmt.Fprintln(c.stderr, "WARNING: a running connector overwrites restored offsets, and the broker rejects commits into a group that has members.")
-		if refusal != nil {
-			fmt.Fprintln(c.stderr, "WARNING: without --force this restore would be refused:")
-			for _, r := range refusal.Refusals {
-				fmt.Fprintf(c.stderr, "WARNING:   - %s\n", r)
-			}
-		}
-		c.log.Warn("safety checks skipped with --force", "snapshot_id", snap.ID, "refusals", len(refusalsOf(refusal)))
-		if !c.dryRun && slices.ContainsFunc(refusalsOf(refusal), func(r restore.Refusal) bool { return r.Check == restore.CheckConcurrentRestore }) {
-			// As documented: --force fences the other restore's open
-			// transaction at once, even when this one has nothing to write
-			// to its topic (else the next restore is refused until the
-			// broker's timeout aborts it).
-			ids, err := restore.FenceOpenRestores(ctx, cl)
-			for _, id := range ids {
-				fmt.Fprintf(c.stderr, "WARNING: --force: fenced the open transaction %q of another restore; nothing it wrote in that transaction is kept\n", id)
-			}
-			if err != nil {
-				return fmt.Errorf("fence another restore's transaction: %w; nothing was written", err)
-			}
-		}
-	} else if refusal != nil {
-		if c.dryRun {
-			fmt.Fprintln(c.stdout, "dry run: nothing written; the restore would be refused (see below)")
-		}
-		return refused{checkErr}
-	}
-	var reqs []restore.ConnectRequest
-	if c.via == viaConnect {
-		if reqs, err = c.connectRequests(plan); err != nil {
-			return err
-		}
-	}
-
-	if counts.Writes() == 0 {
-		if diffs := plan.Differences(); len(diffs) > 0 {
-			return fmt.Errorf("%w: nothing can be written, but %d offsets differ:\n  - %s", restore.ErrVerifyFailed, len(diffs), strings.Join(diffs, "\n  - "))
-		}
-		fmt.Fprintf(c.stdout, "nothing to do: the live state of %d connectors already matches snapshot %s\n", len(plan.Connectors), snap.ID)
-		c.log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", time.Since(began).Round(time.Millisecond))
-		return stop.finish(ctx)
-	}
-	if c.dryRun {
-		fmt.Fprintln(c.stdout, "dry run: nothing written")
-		c.log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
-			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
-			"duration", time.Since(began).Round(time.Millisecond))
-		return nil
-	}
-
-	undo, err := store.Put(ctx, plan.Live)
-	if err != nil {
-		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
-	}
-	fmt.Fprintf(c.stdout, "undo snapshot: %s\n", undo.ID)
-
-	if c.via == viaConnect {
-		if err := c.applyConnect(ctx, rc, reqs, undo.ID); err != nil {
-			return err
-		}
-		c.log.Info("restore done through Connect", "snapshot_id", snap.ID, "undo_snapshot_id", undo.ID, "connectors", len(reqs),
-			"duration", time.Since(began).Round(time.Millisecond))
-		return stop.finish(ctx)
-	}
-
-	res, err := restore.Apply(ctx, cl, plan)
-	if err != nil {
-		if errors.Is(err, restore.ErrFenced) && len(res.Topics) == 0 && len(res.Groups) == 0 {
-			// Regression: this said "to roll back: offsetkeeper restore
-			// <undo>" although nothing was written, and doing so would
-			// have undone the other restore.
-			return fmt.Errorf("%w; nothing of this restore was written: do not restore its undo snapshot %s", err, undo.ID)
-		}
-		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", kafkaconf.DescribeError(err), undo.ID)
-	}
-	fmt.Fprintf(c.stdout, "applied: %d source writes and %d tombstones in %d topics, %d sink commits and %d sink deletions in %d groups (%s)\n",
-		res.SourceWrites, res.Tombstones, len(res.Topics), res.SinkCommits, res.SinkDeletions, len(res.Groups), res.Duration.Round(time.Millisecond))
-
-	v, err := restore.Verify(ctx, cl, plan)
-	if err != nil {
-		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo.ID)
-	}
-	fmt.Fprintf(c.stdout, "verified: %d connectors match the snapshot\n", v.Connectors)
-	c.log.Info("restore done", "snapshot_id", snap.ID, "undo_snapshot_id", undo.ID, "connectors", v.Connectors,
-		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
-		"duration", time.Since(began).Round(time.Millisecond))
-	return stop.finish(ctx)
+	return c.checkConnectUsage()
 }
 
-func refusalsOf(e *restore.RefusedError) []restore.Refusal {
-	if e == nil {
-		return nil
+// readSnapshot reads the snapshot to restore from the store. With
+// connectors named, latest is the newest snapshot (full or scoped) that
+// holds them.
+func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string) (*snapshot.Snapshot, error) {
+	snap, _, err := store.GetFor(ctx, id, connectors)
+	if err != nil {
+		if errors.Is(err, snapshot.ErrNotFound) {
+			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", id, err)
+		}
+		return nil, fmt.Errorf("read snapshot %q: %w; do not restore it; nothing was written", id, err)
 	}
-	return e.Refusals
+	return snap, nil
 }

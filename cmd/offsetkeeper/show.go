@@ -103,7 +103,7 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 	}
 	var rest map[string]connectrest.Status
 	if rc != nil {
-		if rest, err = restStates(ctx, rc); err != nil {
+		if rest, err = rc.States(ctx); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 			state = "no config"
 		}
 		if rest != nil {
-			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\trest %s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), restState(rest, conn.Name), conn.Class)
+			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\trest %s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), connectrest.StateOf(rest, conn.Name), conn.Class)
 		} else {
 			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), conn.Class)
 		}

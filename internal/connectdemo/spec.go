@@ -260,6 +260,19 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 		},
 	}
 
+	writeConfigTopic(b, cfg, leader)
+	writeStatusTopic(b, st)
+	writeOffsetsTopic(b, off, workerGroupID)
+	writeEOSOffsets(b, off, eosTxn)
+	s.Writes = b.done()
+	s.Connectors = defaultConnectors()
+	s.Groups = defaultGroups()
+	return s
+}
+
+// writeConfigTopic writes the config topic: creation, in one leader
+// transaction, then state changes, one leader transaction each.
+func writeConfigTopic(b *builder, cfg, leader string) {
 	// ---- Config topic: creation, in one leader transaction. ----
 	b.begin(leader, false)
 	b.put(cfg, "", "session-key", `{"key":"dGhpcyBpcyBub3QgYSByZWFsIGtleSE=","algorithm":"HmacSHA256","creation-timestamp":1700000000000}`)
@@ -339,7 +352,10 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 	b.begin(leader, false) // delete
 	b.tomb(cfg, "", "connector-"+ConnDeleted)
 	b.tomb(cfg, "", "target-state-"+ConnDeleted)
+}
 
+// writeStatusTopic writes the status topic (advisory; plain writes).
+func writeStatusTopic(b *builder, st string) {
 	// ---- Status topic (advisory; plain writes). ----
 	b.begin("", false)
 	for _, x := range []struct {
@@ -359,7 +375,11 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 	}
 	b.put(st, "", "status-topic-orders:connector-"+ConnSinkES, `{"topic":{"name":"orders","connector":"es-sink-orders","task":0,"discoverTimestamp":1700000000000}}`)
 	b.put(st, "", "status-topic-file-lines:connector-"+ConnFile, `{"topic":{"name":"file-lines","connector":"source-file-01","task":0,"discoverTimestamp":1700000000000}}`)
+}
 
+// writeOffsetsTopic writes the worker offsets topic: its history, then
+// the final writes and tombstones, then an aborted exactly-once alter.
+func writeOffsetsTopic(b *builder, off, workerGroupID string) {
 	// ---- Worker offsets topic: history. ----
 	b.begin("", false)
 	fileKey := k(ConnFile, `{"filename":"/data/testdata.txt"}`)
@@ -468,7 +488,11 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 	b.begin(workerGroupID+"-"+ConnJDBC+"-0", true)
 	b.put(off, ConnJDBC, jdbcOrders, `{"incrementing":999999}`)
 	b.put(off, ConnJDBC, k(ConnJDBC, `{"protocol":"1","table":"shop.ghost"}`), `{"incrementing":1}`)
+}
 
+// writeEOSOffsets writes payments-cdc, exactly-once, to its own offsets
+// topic (and best-effort to the worker topic off).
+func writeEOSOffsets(b *builder, off, eosTxn string) {
 	// ---- payments-cdc: exactly-once, own offsets topic. ----
 	eosKey := k(ConnEOS, `{"server":"pgpayments"}`)
 	eosOld := k(ConnEOS, `{"server":"pgpayments-old"}`)
@@ -499,11 +523,12 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 	b.begin(eosTxn, false)
 	b.tomb(EOSOffsetsTopic, ConnEOS, eosOld)
 	eosTx(false, 4, [2]string{eosKey, pg(23970112, 773)})
+}
 
-	s.Writes = b.done()
-
+// defaultConnectors are the connectors DefaultSpec expects a capture to find.
+func defaultConnectors() []Connector {
 	worker := func(c Connector) Connector { c.HasConfig = true; return c }
-	s.Connectors = []Connector{
+	return []Connector{
 		worker(Connector{Name: ConnMySQL, Type: TypeSource, Class: "io.debezium.connector.mysql.MySqlConnector", TargetState: StateStarted, Tasks: 1, Counter: "pos"}),
 		worker(Connector{Name: ConnSQLServer, Type: TypeSource, Class: "io.debezium.connector.sqlserver.SqlServerConnector", TargetState: StatePaused, Tasks: 1, Counter: "event_serial_no"}),
 		worker(Connector{Name: ConnMongo, Type: TypeSource, Class: "io.debezium.connector.mongodb.MongoDbConnector", TargetState: StateStopped, Tasks: 0, Counter: "ord"}),
@@ -520,7 +545,10 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 		worker(Connector{Name: ConnSinkES, Type: TypeSink, Class: "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", TargetState: StateStarted, Tasks: 2, Group: GroupSinkES}),
 		worker(Connector{Name: ConnSinkS3, Type: TypeSink, Class: "io.confluent.connect.s3.S3SinkConnector", TargetState: StateStopped, Tasks: 0, Group: GroupSinkS3}),
 	}
+}
 
+// defaultGroups are the consumer groups DefaultSpec seeds.
+func defaultGroups() []Group {
 	offs := func(topic string, vals ...int64) []GroupOffset {
 		var out []GroupOffset
 		for p, v := range vals {
@@ -528,7 +556,7 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 		}
 		return out
 	}
-	s.Groups = []Group{
+	return []Group{
 		{Name: GroupSinkES, Connector: ConnSinkES, Captured: true, Active: true, Live: true,
 			Offsets: offs("orders", 40, 38, 40, 35, 40, 12)},
 		{Name: GroupSinkS3, Connector: ConnSinkS3, Captured: true,
@@ -537,7 +565,6 @@ func SpecFor(t Topics, workerGroupID string) Spec {
 		{Name: GroupForeign, Active: true, Offsets: offs("invoices", 30, 28)},
 		{Name: GroupForeignAlike, Offsets: offs("invoices", 5)},
 	}
-	return s
 }
 
 // k is an offsets key [name,{map}]; nameJSON and part are already Jackson bytes.

@@ -6,12 +6,17 @@
 // appear in the bytes, and [Value], one decoded JSON value that keeps the Java
 // type Connect gives it (String, Long, Double, Boolean, null).
 //
-// The package has three jobs:
+// The package has these jobs:
 //
 //   - Parse keys and values without re-encoding them: [ParseKey] splits a key
 //     into the connector name and its partition [Map] and also returns the exact
 //     bytes of the partition object; [ParseMap] parses an offset value.
-//   - Show offsets the way GET /connectors/{name}/offsets does: [RESTMap].
+//   - Show offsets the way GET /connectors/{name}/offsets does: [RESTMap];
+//     and own Connect's offsets REST body, {"offsets":[{"partition",
+//     "offset"}]}: [OffsetEntry], [EncodeOffsets], [DecodeOffsets],
+//     [CheckFlat] (no nested values) and the sink connector's maps
+//     ([SinkPartition], [SinkOffset]). snapshot, restore and the fake
+//     Connect server all read and write the body through these.
 //   - Build the bytes a worker would write when a key must be made from a
 //     file: [Marshal], [MarshalKey] and [CanonicalKey].
 //

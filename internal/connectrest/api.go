@@ -217,6 +217,30 @@ func (c *Client) Connectors(ctx context.Context) (map[string]Expanded, error) {
 	return out, nil
 }
 
+// States reads every connector's REST status with one request (see
+// Connectors), by name.
+func (c *Client) States(ctx context.Context) (map[string]Status, error) {
+	all, err := c.Connectors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read connector states from the Connect REST API: %w", err)
+	}
+	out := make(map[string]Status, len(all))
+	for name, e := range all {
+		if e.Status != nil {
+			out[name] = *e.Status
+		}
+	}
+	return out, nil
+}
+
+// StateOf describes a connector's REST status in states, or its absence.
+func StateOf(states map[string]Status, name string) string {
+	if st, ok := states[name]; ok {
+		return st.String()
+	}
+	return "unknown to Connect"
+}
+
 // Status asks GET /connectors/{name}/status. A connector Connect has no
 // status for is an *Error matching ErrNotFound.
 func (c *Client) Status(ctx context.Context, name string) (Status, error) {
@@ -233,7 +257,7 @@ func (c *Client) Status(ctx context.Context, name string) (Status, error) {
 
 // Stop sends PUT /connectors/{name}/stop (Kafka 3.5+; 204): the leader
 // writes an empty task list, then target state STOPPED. It returns once
-// the request is accepted; see WaitStopped.
+// the request is accepted; wait for the status to show it.
 func (c *Client) Stop(ctx context.Context, name string) error {
 	_, _, err := c.do(ctx, request{method: http.MethodPut, path: pathOf("connectors", name, "stop")})
 	return err

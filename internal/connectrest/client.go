@@ -48,9 +48,6 @@ var (
 	// ErrUnsupported: the workers run a Kafka version without the API a
 	// request needs (PATCH and DELETE of offsets need 3.6).
 	ErrUnsupported = errors.New("kafka connect version too old")
-	// ErrNotStopped: WaitStopped or WaitStates gave up before every
-	// connector reached the state wanted.
-	ErrNotStopped = errors.New("connectors did not reach the state wanted in time")
 	// ErrConfig: the Config is not usable.
 	ErrConfig = errors.New("invalid Kafka Connect REST configuration")
 )
@@ -78,8 +75,9 @@ type Config struct {
 	// default DefaultBackoff.
 	Retries int
 	Backoff time.Duration
-	// PollInterval is how often WaitStopped and WaitStates look again;
-	// default DefaultPollInterval.
+	// PollInterval is how often a caller waiting for connectors to reach
+	// a state looks again (see Client.PollInterval); default
+	// DefaultPollInterval.
 	PollInterval time.Duration
 	// Transport, when set, replaces the HTTP transport built from the TLS
 	// settings (tests).
@@ -176,6 +174,9 @@ func (cfg Config) tlsConfig() (*tls.Config, error) {
 	}
 	return tc, nil
 }
+
+// PollInterval is Config.PollInterval.
+func (c *Client) PollInterval() time.Duration { return c.cfg.PollInterval }
 
 // URLs returns the worker base URLs, as given.
 func (c *Client) URLs() []string {

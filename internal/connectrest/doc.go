@@ -6,9 +6,9 @@
 // The two types to know are [Client], which talks to one Connect cluster
 // through one or more of its workers, and [Error], the error of a request
 // Connect answered with an error status (carrying its error_code and
-// message). [ReadConfigTopic] reads the same cluster's intent from its
-// config topic, and [Client.WaitStopped] waits until both views agree that
-// connectors are stopped.
+// message). It reads nothing from Kafka: the config topic's view of the
+// same connectors (snapshot.ReadConfigs) and waiting until both views agree
+// (restore) live above it.
 //
 // Behaviour worth knowing:
 //   - A connection error (refused, reset, TLS failure, the per-request

@@ -5,8 +5,10 @@
 // writes the config topic directly and a test that calls the REST API see
 // the same connectors in the same states.
 //
-// The type to know is [Server]. What it implements, after
-// ../shared/docs/connect-offsets.md §9:
+// The type to know is [Server]. It is a test helper, so unlike the rest of
+// internal/ it imports snapshot (ConnectorConfig, ReadConfigs and
+// ConnectorType: the config topic read as the worker reads it). What it
+// implements, after Kafka's Connect REST API reference and KIP-875:
 //
 //	GET    /                                   {"version","commit","kafka_cluster_id"}
 //	GET    /connectors[?expand=status&expand=info]
@@ -323,7 +325,7 @@ func encode(v any) []byte {
 
 // connector is one configured connector as the server sees it.
 type connector struct {
-	connectrest.Configured
+	snapshot.ConnectorConfig
 	typ          string
 	group        string
 	offsetsTopic string
@@ -333,13 +335,13 @@ type connector struct {
 
 // view reads the config topic: every configured connector, by name.
 func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, err := connectrest.ReadConfigTopic(ctx, s.cl, s.opts.ConfigTopic)
+	configs, err := snapshot.ReadConfigs(ctx, s.cl, s.opts.ConfigTopic)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]connector, len(configs))
 	for name, c := range configs {
-		conn := connector{Configured: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+		conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
 		if conn.typ == snapshot.TypeSink {
 			conn.group = c.Config["consumer.override.group.id"]
 			if conn.group == "" {
@@ -406,7 +408,7 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	return all, nil
 }
 
-func runsTasks(c connector) bool { return c.TargetState != connectrest.TargetStopped && c.Tasks > 0 }
+func runsTasks(c connector) bool { return c.TargetState != snapshot.StateStopped && c.Tasks > 0 }
 
 // leave makes a sink member leave its group MemberLeaveDelay from now.
 func (s *Server) leave(name string, stop func()) {
@@ -506,9 +508,9 @@ func (s *Server) statusOf(c connector) statusJSON {
 	st := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{}}
 	taskState := ""
 	switch c.TargetState {
-	case connectrest.TargetStarted:
+	case snapshot.StateStarted:
 		st.Connector.State, taskState = connectrest.StateRunning, connectrest.StateRunning
-	case connectrest.TargetPaused:
+	case snapshot.StatePaused:
 		st.Connector.State, taskState = connectrest.StatePaused, connectrest.StatePaused
 	default:
 		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
@@ -699,15 +701,9 @@ func (s *Server) getOffsets(ctx context.Context, r *http.Request) (int, any, err
 	return http.StatusOK, body, nil
 }
 
-// offsetsEntry is one {"partition":...,"offset":...} of a request body.
-type offsetsEntry struct {
-	partition connectjson.Map
-	offset    connectjson.Map // nil: null
-}
-
 // checkStopped is the herder's precondition for altering offsets.
 func checkStopped(c connector) error {
-	if c.TargetState != connectrest.TargetStopped || c.Tasks != 0 {
+	if c.TargetState != snapshot.StateStopped || c.Tasks != 0 {
 		return apiError(http.StatusBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.Name)
 	}
 	return nil
@@ -749,70 +745,40 @@ func (s *Server) message(c connector, verb string) string {
 // parseBody reads {"offsets":[{"partition":{...},"offset":{...}|null}]}
 // as Connect's Jackson mapper does: unknown fields are an error, an empty
 // or missing list is 400.
-func parseBody(r *http.Request) ([]offsetsEntry, error) {
-	var body struct {
-		Offsets []struct {
-			Partition json.RawMessage `json:"partition"`
-			Offset    json.RawMessage `json:"offset"`
-		} `json:"offsets"`
-	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
+func parseBody(r *http.Request) ([]connectjson.OffsetEntry, error) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
 		return nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", err)
 	}
-	if len(body.Offsets) == 0 {
+	entries, err := connectjson.DecodeOffsets(data, connectjson.DecodeOptions{DisallowUnknownFields: true})
+	var oe *connectjson.OffsetsError
+	switch {
+	case errors.As(err, &oe) && oe.Index < 0:
+		return nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", oe.Err)
+	case errors.Is(err, connectjson.ErrNoPartition):
+		return nil, apiError(http.StatusBadRequest, "Partitions cannot be null or missing (entry %d)", oe.Index)
+	case errors.As(err, &oe) && oe.Field == "partition":
+		return nil, apiError(http.StatusBadRequest, "Partition %d is not a JSON object: %v", oe.Index, oe.Err)
+	case errors.As(err, &oe):
+		return nil, apiError(http.StatusBadRequest, "Offset %d is not a JSON object or null: %v", oe.Index, oe.Err)
+	case err != nil:
+		return nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", err)
+	}
+	if len(entries) == 0 {
 		return nil, apiError(http.StatusBadRequest, MsgNoOffsets)
 	}
-	out := make([]offsetsEntry, 0, len(body.Offsets))
-	for i, e := range body.Offsets {
-		var entry offsetsEntry
-		if len(e.Partition) == 0 || string(e.Partition) == "null" {
-			return nil, apiError(http.StatusBadRequest, "Partitions cannot be null or missing (entry %d)", i)
-		}
-		m, err := connectjson.ParseMap(e.Partition)
-		if err != nil {
-			return nil, apiError(http.StatusBadRequest, "Partition %d is not a JSON object: %v", i, err)
-		}
-		entry.partition = m
-		if len(e.Offset) > 0 && string(e.Offset) != "null" {
-			o, err := connectjson.ParseMap(e.Offset)
-			if err != nil {
-				return nil, apiError(http.StatusBadRequest, "Offset %d is not a JSON object or null: %v", i, err)
-			}
-			entry.offset = o
-		}
-		out = append(out, entry)
-	}
-	return out, nil
+	return entries, nil
 }
 
-// primitive is OffsetUtils.validateFormat: keys are strings (always, in
-// JSON) and values null or primitive.
-func primitive(m connectjson.Map) bool {
-	for _, f := range m {
-		if k := f.Value.Kind(); k == connectjson.KindObject || k == connectjson.KindArray {
-			return false
-		}
-	}
-	return true
-}
-
-// alterSource writes each entry as Worker.modifySourceConnectorOffsets
-// does, normalized through the JsonConverter round trip, to the
-// connector's store: its own topic as primary with the worker topic as
-// secondary (KAFKA-15018 order: tombstones to the secondary first, then
-// everything to the primary, then the rest to the secondary), or the
-// worker topic alone.
-func (s *Server) alterSource(ctx context.Context, c connector, entries []offsetsEntry) error {
+func (s *Server) alterSource(ctx context.Context, c connector, entries []connectjson.OffsetEntry) error {
 	var recs []*kgo.Record
 	for i, e := range entries {
-		if !primitive(e.partition) || (e.offset != nil && !primitive(e.offset)) {
+		if connectjson.Nested(e.Partition) || connectjson.Nested(e.Offset) {
 			return apiError(http.StatusBadRequest, "Partition / offset %d: values must be primitive (no objects or arrays)", i)
 		}
-		rec := &kgo.Record{Key: connectjson.CanonicalKey(c.Name, e.partition)}
-		if e.offset != nil {
-			rec.Value = connectjson.RESTMap(e.offset)
+		rec := &kgo.Record{Key: connectjson.CanonicalKey(c.Name, e.Partition)}
+		if e.Offset != nil {
+			rec.Value = connectjson.RESTMap(e.Offset)
 		}
 		recs = append(recs, rec)
 	}
@@ -848,11 +814,11 @@ func (s *Server) writeSource(ctx context.Context, c connector, recs []*kgo.Recor
 
 // alterSink is SinkUtils.parseSinkConnectorOffsets, then alter and delete
 // of the group's offsets through the admin API.
-func (s *Server) alterSink(ctx context.Context, c connector, entries []offsetsEntry) error {
+func (s *Server) alterSink(ctx context.Context, c connector, entries []connectjson.OffsetEntry) error {
 	commits, deletes := kadm.Offsets{}, kadm.TopicsSet{}
 	for _, e := range entries {
-		topic, ok := e.partition.Get("kafka_topic")
-		part, ok2 := e.partition.Get("kafka_partition")
+		topic, ok := e.Partition.Get(connectjson.SinkTopicKey)
+		part, ok2 := e.Partition.Get(connectjson.SinkPartitionKey)
 		if !ok || !ok2 {
 			return apiError(http.StatusBadRequest, "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'")
 		}
@@ -863,11 +829,11 @@ func (s *Server) alterSink(ctx context.Context, c connector, entries []offsetsEn
 		if err != nil {
 			return apiError(http.StatusBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%s'. Partition values for sink connectors need to be integers.", javaText(part))
 		}
-		if e.offset == nil {
+		if e.Offset == nil {
 			deletes.Add(topic.Str(), int32(p))
 			continue
 		}
-		off, ok := e.offset.Get("kafka_offset")
+		off, ok := e.Offset.Get(connectjson.SinkOffsetKey)
 		if !ok {
 			return apiError(http.StatusBadRequest, "The offset for a sink connector should either be null or contain the key 'kafka_offset'")
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // seeded starts a kfake cluster seeded with DefaultSpec and a Server over it.
@@ -78,7 +79,7 @@ func connURL(srv *connecttest.Server, name, tail string) string {
 func TestConfigTopicView(t *testing.T) {
 	cl, exp, srv := seeded(t, connecttest.Options{})
 	ctx := context.Background()
-	configs, err := connectrest.ReadConfigTopic(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, err := snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestConfigTopicView(t *testing.T) {
 			continue
 		}
 		if ok && (got.TargetState != want.TargetState || got.Tasks != want.Tasks) {
-			t.Errorf("%s: %s, want %s with %d tasks", name, got, want.TargetState, want.Tasks)
+			t.Errorf("%s: %+v, want %s with %d tasks", name, got, want.TargetState, want.Tasks)
 		}
 	}
 
@@ -151,12 +152,12 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if code, resp := call(t, http.MethodPut, connURL(srv, name, "/stop"), ""); code != 204 {
 		t.Fatalf("stop: %d %s", code, resp)
 	}
-	configs, err := connectrest.ReadConfigTopic(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, err := snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := configs[name]; !c.Stopped() {
-		t.Fatalf("after stop the config topic says %s", c)
+		t.Fatalf("after stop the config topic says %+v", c)
 	}
 	// The status lags two reads behind.
 	for i, want := range []string{"RUNNING", "RUNNING", "STOPPED"} {
@@ -189,9 +190,9 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if code, _ := call(t, http.MethodPut, connURL(srv, name, "/resume"), ""); code != 202 {
 		t.Fatalf("resume: %d", code)
 	}
-	configs, _ = connectrest.ReadConfigTopic(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, _ = snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if c := configs[name]; c.TargetState != "STARTED" || c.Tasks != 2 {
-		t.Errorf("after resume the config topic says %s, want STARTED with 2 tasks (tasks.max)", c)
+		t.Errorf("after resume the config topic says %s, want STARTED with 2 tasks (tasks.max)", c.TargetState)
 	}
 }
 
@@ -213,10 +214,18 @@ func TestSinkOffsetsAndMembers(t *testing.T) {
 	if err := rc.Stop(ctx, connectdemo.ConnSinkES); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := rc.WaitStopped(wctx, cl, connectdemo.DefaultConfigsTopic, []string{connectdemo.ConnSinkES}, []string{group}); err != nil {
-		t.Fatal(err)
+	// The member leaves MemberLeaveDelay after the stop.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := rc.Status(ctx, connectdemo.ConnSinkES)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := describe(t, adm, group); st.Stopped() && d.State == "Empty" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connector %s not stopped with its group empty after 20s", connectdemo.ConnSinkES)
+		}
 	}
 	res, err := rc.AlterOffsets(ctx, connectdemo.ConnSinkES, []byte(`{"offsets":[
 		{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":"3"}},

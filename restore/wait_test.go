@@ -1,4 +1,4 @@
-package connectrest_test
+package restore
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 )
 
-// TestWaitStoppedAndStates: WaitStopped waits out a lagging status and a
+// TestWaitStoppedAndStates: waitStopped waits out a lagging status and a
 // sink member that leaves late, and says what it is still waiting for
-// when it gives up; WaitStates sees a resumed connector run again.
+// when it gives up; waitStates sees a resumed connector run again.
 func TestWaitStoppedAndStates(t *testing.T) {
 	kc, err := connectdemo.NewCluster()
 	if err != nil {
@@ -47,9 +47,9 @@ func TestWaitStoppedAndStates(t *testing.T) {
 	names := []string{connectdemo.ConnMySQL, connectdemo.ConnSinkES, connectdemo.ConnDeleted}
 
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err = rc.WaitStopped(short, cl, topic, names, []string{connectdemo.GroupSinkES})
+	err = waitStopped(short, rc, cl, topic, names, []string{connectdemo.GroupSinkES})
 	cancel()
-	if !errors.Is(err, connectrest.ErrNotStopped) || !strings.Contains(err.Error(), `connector "inventory-connector": REST status RUNNING, 1 task, waiting for STOPPED`) {
+	if !errors.Is(err, ErrNotStopped) || !strings.Contains(err.Error(), `connector "inventory-connector": REST status RUNNING, 1 task, waiting for STOPPED`) {
 		t.Fatalf("wait on running connectors: %v", err)
 	}
 
@@ -60,7 +60,7 @@ func TestWaitStoppedAndStates(t *testing.T) {
 	}
 	long, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := rc.WaitStopped(long, cl, topic, names, []string{connectdemo.GroupSinkES}); err != nil {
+	if err := waitStopped(long, rc, cl, topic, names, []string{connectdemo.GroupSinkES}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -71,7 +71,7 @@ func TestWaitStoppedAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{connectdemo.ConnMySQL: connectrest.StateRunning, connectdemo.ConnSinkES: connectrest.StatePaused}
-	if err := rc.WaitStates(long, cl, topic, want); err != nil {
+	if err := waitStates(long, rc, cl, topic, want); err != nil {
 		t.Fatal(err)
 	}
 }

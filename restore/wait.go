@@ -1,4 +1,4 @@
-package connectrest
+package restore
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// WaitStopped polls every Config.PollInterval until each of connectors is
+// waitStopped polls every Config.PollInterval of c until each of connectors is
 // stopped as a restore needs it, and returns nil then:
 //   - its REST status is STOPPED with no tasks (a connector Connect has no
 //     status for counts only when the config topic has no config for it
@@ -26,25 +28,25 @@ import (
 // cl reads the config topic and describes the groups. When ctx ends first
 // it returns an error wrapping ErrNotStopped that says, per connector and
 // group, what was last seen.
-func (c *Client) WaitStopped(ctx context.Context, cl *kgo.Client, configTopic string, connectors, groups []string) error {
+func waitStopped(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, connectors, groups []string) error {
 	want := make(map[string]string, len(connectors))
 	for _, n := range connectors {
-		want[n] = StateStopped
+		want[n] = connectrest.StateStopped
 	}
-	return c.wait(ctx, cl, configTopic, want, groups)
+	return wait(ctx, c, cl, configTopic, want, groups)
 }
 
-// WaitStates polls every Config.PollInterval until each connector of want
+// waitStates polls every Config.PollInterval until each connector of want
 // is in the state given, RUNNING, PAUSED or STOPPED, per its REST status
 // (RUNNING: the connector and every task it lists RUNNING; STOPPED: no
 // tasks) and per configTopic (target state STARTED, PAUSED or
 // STOPPED; STOPPED also a task count of 0). When ctx ends first it returns
 // an error wrapping ErrNotStopped that says what was last seen.
-func (c *Client) WaitStates(ctx context.Context, cl *kgo.Client, configTopic string, want map[string]string) error {
-	return c.wait(ctx, cl, configTopic, want, nil)
+func waitStates(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string) error {
+	return wait(ctx, c, cl, configTopic, want, nil)
 }
 
-func (c *Client) wait(ctx context.Context, cl *kgo.Client, configTopic string, want map[string]string, groups []string) error {
+func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, groups []string) error {
 	adm := kadm.NewClient(cl)
 	names := make([]string, 0, len(want))
 	for n := range want {
@@ -55,7 +57,7 @@ func (c *Client) wait(ctx context.Context, cl *kgo.Client, configTopic string, w
 	sort.Strings(groups)
 	var last []string // what the last complete look found
 	for {
-		pending, err := c.pending(ctx, adm, cl, configTopic, names, want, groups)
+		pending, err := pending(ctx, c, adm, cl, configTopic, names, want, groups)
 		if err == nil && len(pending) == 0 {
 			return nil
 		}
@@ -65,7 +67,7 @@ func (c *Client) wait(ctx context.Context, cl *kgo.Client, configTopic string, w
 			// A failed look is not final: the cluster may be rebalancing.
 			last = []string{err.Error()}
 		}
-		t := time.NewTimer(c.cfg.PollInterval)
+		t := time.NewTimer(c.PollInterval())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -80,9 +82,9 @@ func (c *Client) wait(ctx context.Context, cl *kgo.Client, configTopic string, w
 }
 
 // pending returns, one phrase each, what is not yet in the state wanted.
-func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, groups []string) ([]string, error) {
+func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, groups []string) ([]string, error) {
 	var out []string
-	configs, err := ReadConfigTopic(ctx, cl, configTopic)
+	configs, err := snapshot.ReadConfigs(ctx, cl, configTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +93,10 @@ func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, 
 		conf, hasConf := configs[name]
 		st, err := c.Status(ctx, name)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, connectrest.ErrNotFound):
 			if hasConf {
-				out = append(out, fmt.Sprintf("connector %q: Connect has no status for it yet (config topic: %s)", name, describeConfigured(conf)))
-			} else if w != StateStopped {
+				out = append(out, fmt.Sprintf("connector %q: Connect has no status for it yet (config topic: %s)", name, describeConfig(conf)))
+			} else if w != connectrest.StateStopped {
 				out = append(out, fmt.Sprintf("connector %q: Connect does not know it", name))
 			}
 			continue
@@ -106,13 +108,13 @@ func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, 
 			continue
 		}
 		if !hasConf {
-			if w != StateStopped {
+			if w != connectrest.StateStopped {
 				out = append(out, fmt.Sprintf("connector %q: no config in config topic %q", name, configTopic))
 			}
 			continue
 		}
 		if !configIs(conf, w) {
-			out = append(out, fmt.Sprintf("connector %q: config topic says %s, waiting for %s", name, describeConfigured(conf), w))
+			out = append(out, fmt.Sprintf("connector %q: config topic says %s, waiting for %s", name, describeConfig(conf), w))
 		}
 	}
 	if len(groups) > 0 {
@@ -125,10 +127,10 @@ func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, 
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-			case d.Err != nil && errors.Is(d.Err, kerr.GroupIDNotFound):
+			case snapshot.GroupGone(d):
 			case d.Err != nil:
 				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
-			case d.State == "Empty" || d.State == "Dead" || d.State == "":
+			case d.State == "Empty":
 			default:
 				members := fmt.Sprintf("%d members", len(d.Members))
 				if len(d.Members) == 1 {
@@ -141,16 +143,16 @@ func (c *Client) pending(ctx context.Context, adm *kadm.Client, cl *kgo.Client, 
 	return out, nil
 }
 
-func restIs(st Status, want string) bool {
+func restIs(st connectrest.Status, want string) bool {
 	switch want {
-	case StateStopped:
+	case connectrest.StateStopped:
 		return st.Stopped()
-	case StateRunning:
-		if st.Connector.State != StateRunning {
+	case connectrest.StateRunning:
+		if st.Connector.State != connectrest.StateRunning {
 			return false
 		}
 		for _, t := range st.Tasks {
-			if t.State != StateRunning {
+			if t.State != connectrest.StateRunning {
 				return false
 			}
 		}
@@ -159,21 +161,21 @@ func restIs(st Status, want string) bool {
 	return st.Connector.State == want
 }
 
-func configIs(c Configured, want string) bool {
+func configIs(c snapshot.ConnectorConfig, want string) bool {
 	switch want {
-	case StateStopped:
+	case connectrest.StateStopped:
 		return c.Stopped()
-	case StateRunning:
-		return c.TargetState == TargetStarted
-	case StatePaused:
-		return c.TargetState == TargetPaused
+	case connectrest.StateRunning:
+		return c.TargetState == snapshot.StateStarted
+	case connectrest.StatePaused:
+		return c.TargetState == snapshot.StatePaused
 	}
 	return false
 }
 
-// describeConfigured is a config topic state in a few words: "STOPPED",
+// describeConfig is a config topic state in a few words: "STOPPED",
 // "STARTED, 2 tasks", "STARTED, no task commit".
-func describeConfigured(c Configured) string {
+func describeConfig(c snapshot.ConnectorConfig) string {
 	switch {
 	case c.Tasks < 0:
 		return c.TargetState + ", no task commit"
@@ -184,7 +186,3 @@ func describeConfigured(c Configured) string {
 	}
 	return fmt.Sprintf("%s, %d tasks", c.TargetState, c.Tasks)
 }
-
-// String is the config topic state in a few words: "STOPPED", "STARTED,
-// 2 tasks", "STARTED, no task commit".
-func (c Configured) String() string { return describeConfigured(c) }

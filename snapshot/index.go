@@ -1,34 +1,34 @@
-package restore
+package snapshot
 
 import (
 	"iter"
-
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// index looks a snapshot's entries up by connector name in constant time,
+// Index looks a snapshot's entries up by connector name in constant time,
 // with the answers of the Snapshot methods of the same names (first match
-// wins). Building it is linear; a plan with thousands of connectors would
-// be quadratic without it.
+// wins). Building it is linear; a restore plan with thousands of
+// connectors would be quadratic without it. It answers for the snapshot as
+// it was when the Index was made: make a new one after changing it.
 //
 // The source offsets of each connector are positions in the snapshot's
 // SourceOffsets (4 bytes a key, not a copy of the 160-byte SourceOffset),
-// found on the first call of sourceOffsetsOf: a live capture's index is
-// mostly asked about connectors and groups only.
-type index struct {
-	snap   *snapshot.Snapshot
-	conns  map[string]snapshot.Connector
-	groups map[string]snapshot.SinkGroup
+// found on the first call of Positions or SourceOffsetsOf: an index is
+// often asked about connectors and groups only.
+type Index struct {
+	snap   *Snapshot
+	conns  map[string]Connector
+	groups map[string]SinkGroup
 	// offsets holds the positions of each connector's source offsets, nil
 	// until offsetsOf first needs them.
 	offsets map[string][]int32
 }
 
-func newIndex(s *snapshot.Snapshot) *index {
-	x := &index{
+// NewIndex indexes s.
+func NewIndex(s *Snapshot) *Index {
+	x := &Index{
 		snap:   s,
-		conns:  make(map[string]snapshot.Connector, len(s.Connectors)),
-		groups: make(map[string]snapshot.SinkGroup, len(s.SinkGroups)),
+		conns:  make(map[string]Connector, len(s.Connectors)),
+		groups: make(map[string]SinkGroup, len(s.SinkGroups)),
 	}
 	for _, c := range s.Connectors {
 		if _, dup := x.conns[c.Name]; !dup {
@@ -47,7 +47,7 @@ func newIndex(s *snapshot.Snapshot) *index {
 // snapshot, cut per connector. A snapshot's keys come in runs of one
 // connector (they sort by topic, partition and key, and a key starts with
 // its connector's name), so the map is looked up once per run.
-func (x *index) indexOffsets() {
+func (x *Index) indexOffsets() {
 	offs := x.snap.SourceOffsets
 	counts := make(map[string]int32)
 	last, n := "", int32(0)
@@ -95,25 +95,26 @@ func (x *index) indexOffsets() {
 	}
 }
 
-func (x *index) connector(name string) (snapshot.Connector, bool) {
+// Connector returns the named connector, or false.
+func (x *Index) Connector(name string) (Connector, bool) {
 	c, ok := x.conns[name]
 	return c, ok
 }
 
-// offsetsOf returns the positions in the snapshot's SourceOffsets of the
+// Positions returns the positions in the snapshot's SourceOffsets of the
 // source offsets of connector name, in the snapshot's order.
-func (x *index) offsetsOf(name string) []int32 {
+func (x *Index) Positions(name string) []int32 {
 	if x.offsets == nil {
 		x.indexOffsets()
 	}
 	return x.offsets[name]
 }
 
-// sourceOffsetsOf yields the source offsets of connector name, in the
+// SourceOffsetsOf yields the source offsets of connector name, in the
 // snapshot's order. They point into the snapshot: do not change them.
-func (x *index) sourceOffsetsOf(name string) iter.Seq[*snapshot.SourceOffset] {
-	return func(yield func(*snapshot.SourceOffset) bool) {
-		for _, i := range x.offsetsOf(name) {
+func (x *Index) SourceOffsetsOf(name string) iter.Seq[*SourceOffset] {
+	return func(yield func(*SourceOffset) bool) {
+		for _, i := range x.Positions(name) {
 			if !yield(&x.snap.SourceOffsets[i]) {
 				return
 			}
@@ -121,7 +122,8 @@ func (x *index) sourceOffsetsOf(name string) iter.Seq[*snapshot.SourceOffset] {
 	}
 }
 
-func (x *index) sinkGroupOf(name string) (snapshot.SinkGroup, bool) {
+// SinkGroupOf returns the connector's sink group, or false.
+func (x *Index) SinkGroupOf(name string) (SinkGroup, bool) {
 	g, ok := x.groups[name]
 	return g, ok
 }

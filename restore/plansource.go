@@ -1,0 +1,495 @@
+package restore
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// planSource compares one connector's source keys.
+//
+// It is a merge of two lists in the order of the changes (topic, partition,
+// key): what the snapshot wants, by target topic, and what lives here on
+// each key's murmur2 partition. A capture and Normalize leave both sides in
+// that order already in the usual case (keys on their murmur2 partitions,
+// the same partition count), so a sort is needed only for input in another
+// order; and nothing is copied per key: the changes point at the bytes of
+// the snapshot and of the live capture.
+func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2]string]bool) (*SourcePlan, error) {
+	sc, _ := p.snapIdx.Connector(name)
+	lc, _ := p.liveIdx.Connector(name)
+	s := &sourcePlanner{
+		p: p, snap: snap, name: name, seenPairs: seenPairs,
+		workers: p.opts.OffsetsTopics, lc: lc, ownSnap: sc.OffsetsTopic,
+		snapOffs: snap.SourceOffsets, liveOffs: p.Live.SourceOffsets,
+	}
+	s.sp = &SourcePlan{
+		Target:      s.primaryFor(s.workers[0]),
+		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || s.ownSnap != "" || lc.OffsetsTopic != "",
+		touched:     kadm.TopicsSet{},
+	}
+	s.wanted()
+	if err := s.placeTargets(); err != nil {
+		return nil, err
+	}
+	s.pick()
+	s.lives()
+	s.warnDuplicates()
+	s.changes(s.merge())
+	return s.sp, nil
+}
+
+// sourcePlanner is planSource's work on one connector.
+type sourcePlanner struct {
+	p         *Plan
+	snap      *snapshot.Snapshot
+	name      string
+	seenPairs map[[2]string]bool
+	workers   []string
+	lc        snapshot.Connector
+	// ownSnap is the connector's own offsets topic in the snapshot.
+	ownSnap            string
+	snapOffs, liveOffs []snapshot.SourceOffset
+	sp                 *SourcePlan
+
+	// positions are the connector's keys in snapOffs.
+	positions []int32
+	// targets are the topics written to, in the order met; then topics,
+	// sorted, every topic of the plan.
+	targets, topics []string
+	// want holds one entry per snapshot key and target topic, picks one
+	// per target and key.
+	want, picks []srcWant
+	// have are the live keys on their murmur2 partitions, strays the
+	// removals of copies elsewhere.
+	have   []srcHave
+	strays []SourceChange
+	dups   []dupWarning
+}
+
+// srcWant is one key the snapshot wants in one target topic.
+type srcWant struct {
+	pos     int32 // in snap.SourceOffsets
+	part    int32 // the key's murmur2 partition of the target here
+	target  int32 // in targets, then in topics
+	primary bool
+}
+
+// srcHave is one key that lives here on its murmur2 partition.
+type srcHave struct {
+	pos    int32 // in Live.SourceOffsets
+	target int32 // in topics
+}
+
+// dupWarning is the warning about a key the snapshot holds in several
+// partitions of one topic, sorted by topic and key before it is given.
+type dupWarning struct {
+	topic string
+	key   []byte
+	msg   string
+}
+
+// placedKey is where the snapshot held a key.
+type placedKey struct {
+	topic string
+	part  int32
+	key   string
+}
+
+// srcPair is a pick and a live key of the merge; -1 is none.
+type srcPair struct{ w, h int32 }
+
+func (s *sourcePlanner) workerFor(t string) string {
+	if slices.Contains(s.workers, t) {
+		return t
+	}
+	return s.workers[0]
+}
+
+// primaryFor is the topic the connector reads here, for keys the snapshot
+// held in t.
+func (s *sourcePlanner) primaryFor(t string) string {
+	switch {
+	case s.lc.HasConfig && s.lc.OffsetsTopic != "":
+		return s.lc.OffsetsTopic
+	case s.lc.HasConfig:
+		return s.workerFor(t)
+	case s.ownSnap != "":
+		return s.ownSnap
+	case s.lc.OffsetsTopic != "":
+		return s.lc.OffsetsTopic
+	}
+	return s.workerFor(t)
+}
+
+// wanted lists what the snapshot wants: one entry per snapshot key and
+// target topic. A key the snapshot holds in a worker topic stays there;
+// the copy the connector read (primary) also goes where it reads now.
+func (s *sourcePlanner) wanted() {
+	targetsOf := map[string][]int32{} // by snapshot topic
+	s.positions = s.p.snapIdx.Positions(s.name)
+	s.want = make([]srcWant, 0, len(s.positions))
+	for _, pos := range s.positions {
+		o := &s.snapOffs[pos]
+		ts, ok := targetsOf[o.Topic]
+		if !ok {
+			ts = s.targetsOf(o.Topic)
+			targetsOf[o.Topic] = ts
+		}
+		primary := s.ownSnap == "" || o.Topic == s.ownSnap
+		for _, t := range ts {
+			s.want = append(s.want, srcWant{pos: pos, target: t, primary: primary})
+		}
+	}
+}
+
+// targetsOf returns the targets of the keys the snapshot held in topic,
+// adding them to s.targets, and warns once per pair of topics whose
+// partition counts differ.
+func (s *sourcePlanner) targetsOf(topic string) []int32 {
+	var names []string
+	if s.ownSnap == "" || topic != s.ownSnap {
+		names = append(names, s.workerFor(topic))
+	}
+	if t := s.primaryFor(topic); (s.ownSnap == "" || topic == s.ownSnap) && !slices.Contains(names, t) {
+		names = append(names, t)
+	}
+	var ts []int32
+	for _, target := range names {
+		if pair := [2]string{topic, target}; !s.seenPairs[pair] {
+			s.seenPairs[pair] = true
+			if sn, ln := s.snap.PartitionCount(topic), s.p.partitions[target]; sn > 0 && ln > 0 && sn != ln {
+				s.p.warnf("offsets topic %q has %d partitions here, the snapshot's %q had %d: keys are written to murmur2(key) %% %d", target, ln, topic, sn, ln)
+			}
+		}
+		i := slices.Index(s.targets, target)
+		if i < 0 {
+			i = len(s.targets)
+			s.targets = append(s.targets, target)
+		}
+		ts = append(ts, int32(i))
+	}
+	return ts
+}
+
+// better reports whether snapshot key a is a better source for a target
+// than b, when both hold the same key.
+func (s *sourcePlanner) better(a, b *srcWant) bool {
+	if a.primary != b.primary {
+		return a.primary
+	}
+	ao, bo := &s.snapOffs[a.pos], &s.snapOffs[b.pos]
+	if ao.Topic == bo.Topic {
+		am := ao.Partition == snapshot.PartitionFor(ao.Key, s.snap.PartitionCount(ao.Topic))
+		bm := bo.Partition == snapshot.PartitionFor(bo.Key, s.snap.PartitionCount(bo.Topic))
+		if am != bm {
+			return am
+		}
+		return ao.Partition < bo.Partition
+	}
+	return ao.Topic < bo.Topic
+}
+
+// placeTargets sorts the plan's topics, fails on a target that does not
+// exist here, and gives each wanted key its target's position in topics
+// and its murmur2 partition there, sorted in the changes' order.
+func (s *sourcePlanner) placeTargets() error {
+	topics := slices.Clone(s.workers)
+	if !slices.Contains(topics, s.sp.Target) {
+		topics = append(topics, s.sp.Target)
+	}
+	for _, t := range s.targets {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	sort.Strings(topics)
+	s.topics, s.sp.Topics = topics, topics
+	if err := s.missingTarget(); err != nil {
+		return err
+	}
+	// From here on, target numbers are positions in topics, whose order
+	// is the changes' order.
+	rank := make([]int32, len(s.targets))
+	for i, t := range s.targets {
+		rank[i] = int32(slices.Index(topics, t))
+	}
+	for i := range s.want {
+		w := &s.want[i]
+		w.target = rank[w.target]
+		w.part = snapshot.PartitionFor(s.snapOffs[w.pos].Key, s.p.partitions[topics[w.target]])
+	}
+	cmpWant := func(a, b srcWant) int {
+		if c := cmp.Compare(a.target, b.target); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.part, b.part); c != 0 {
+			return c
+		}
+		return bytes.Compare(s.snapOffs[a.pos].Key, s.snapOffs[b.pos].Key)
+	}
+	if !slices.IsSortedFunc(s.want, cmpWant) {
+		// Stable: among copies of one key the snapshot's order decides
+		// ties, as it did when they were met one by one.
+		slices.SortStableFunc(s.want, cmpWant)
+	}
+	return nil
+}
+
+// missingTarget is the error for a target that does not exist here: it
+// names the first by topic, and the snapshot's partition count of its
+// first key by bytes.
+func (s *sourcePlanner) missingTarget() error {
+	for _, t := range s.topics {
+		ti := int32(slices.Index(s.targets, t))
+		if _, ok := s.p.partitions[t]; ok || ti < 0 {
+			continue
+		}
+		var first *srcWant
+		for i := range s.want {
+			w := &s.want[i]
+			if w.target != ti {
+				continue
+			}
+			if first == nil {
+				first = w
+				continue
+			}
+			if c := bytes.Compare(s.snapOffs[w.pos].Key, s.snapOffs[first.pos].Key); c < 0 || c == 0 && s.better(w, first) {
+				first = w
+			}
+		}
+		return missingTopicError(t, s.snap.PartitionCount(s.snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", s.name))
+	}
+	return nil
+}
+
+// pick keeps one wanted key per target and key: copies of a key in one
+// target are adjacent now (same target, same key, so the same partition).
+func (s *sourcePlanner) pick() {
+	merged := map[string]bool{}
+	want := s.want
+	picks := want[:0] // in place: a pick is never ahead of its group
+	for i := 0; i < len(want); {
+		j := i + 1
+		for j < len(want) && want[j].target == want[i].target && bytes.Equal(s.snapOffs[want[j].pos].Key, s.snapOffs[want[i].pos].Key) {
+			j++
+		}
+		best := want[i]
+		if j-i > 1 {
+			best = s.best(want[i:j], merged)
+		}
+		picks = append(picks, best)
+		i = j
+	}
+	s.picks = picks
+	for _, pair := range sortedKeys(merged) {
+		a, b, _ := strings.Cut(pair, "\x00")
+		s.p.warnf("connector %q: keys the snapshot holds in both %q and %q go to one topic here; where both hold a key, the copy from the topic the connector read wins", s.name, a, b)
+	}
+}
+
+// best picks among the copies of one key in one target, notes in merged
+// the pairs of topics they come from, and keeps the warning about copies
+// in several partitions of one topic.
+func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
+	best := group[0]
+	for k := 1; k < len(group); k++ {
+		o, cur := &s.snapOffs[group[k].pos], &s.snapOffs[best.pos]
+		if cur.Topic != o.Topic {
+			merged[min(cur.Topic, o.Topic)+"\x00"+max(cur.Topic, o.Topic)] = true
+		}
+		if s.better(&group[k], &best) {
+			best = group[k]
+		}
+	}
+	first := s.snapOffs[group[0].pos].Topic
+	var ps []int32
+	for _, c := range group {
+		if o := &s.snapOffs[c.pos]; o.Topic == first {
+			ps = append(ps, o.Partition)
+		}
+	}
+	if len(ps) > 1 {
+		slices.Sort(ps)
+		bo, topic := &s.snapOffs[best.pos], s.topics[best.target]
+		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", s.name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
+	}
+	return best
+}
+
+// lives lists what lives here, on each key's murmur2 partition, in the
+// same order as the picks; copies elsewhere are strays.
+func (s *sourcePlanner) lives() {
+	livePositions := s.p.liveIdx.Positions(s.name)
+	s.have = make([]srcHave, 0, len(livePositions))
+	// Where the snapshot held each key, to tell its own hand-made copies
+	// from ones that appeared since; made for the first stray only.
+	var snapAt map[placedKey]bool
+	lastTopic, lastTarget, lastPart := "", int32(-1), int32(-1)
+	for _, pos := range livePositions {
+		o := &s.liveOffs[pos]
+		if o.Topic != lastTopic || lastTarget < 0 {
+			lastTopic, lastTarget, lastPart = o.Topic, int32(slices.Index(s.topics, o.Topic)), -1
+		}
+		if lastTarget < 0 {
+			continue
+		}
+		if o.Partition != lastPart {
+			s.sp.touched.Add(o.Topic, o.Partition)
+			lastPart = o.Partition
+		}
+		n := s.p.partitions[o.Topic]
+		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
+			if snapAt == nil {
+				snapAt = map[placedKey]bool{}
+				for _, sp := range s.positions {
+					so := &s.snapOffs[sp]
+					snapAt[placedKey{so.Topic, so.Partition, string(so.Key)}] = true
+				}
+			}
+			if snapAt[placedKey{o.Topic, o.Partition, string(o.Key)}] {
+				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", s.name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				continue
+			}
+			// A copy the snapshot did not have: a worker reads it, so it
+			// goes, with a tombstone on the partition it lives in.
+			s.strays = append(s.strays, SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value, Stray: true})
+			continue
+		}
+		s.have = append(s.have, srcHave{pos: pos, target: lastTarget})
+	}
+	cmpHave := func(a, b srcHave) int {
+		if c := cmp.Compare(a.target, b.target); c != 0 {
+			return c
+		}
+		ao, bo := &s.liveOffs[a.pos], &s.liveOffs[b.pos]
+		if c := cmp.Compare(ao.Partition, bo.Partition); c != 0 {
+			return c
+		}
+		return bytes.Compare(ao.Key, bo.Key)
+	}
+	if !slices.IsSortedFunc(s.have, cmpHave) {
+		slices.SortStableFunc(s.have, cmpHave)
+	}
+}
+
+// warnDuplicates gives the warnings of best, by topic and key.
+func (s *sourcePlanner) warnDuplicates() {
+	slices.SortStableFunc(s.dups, func(a, b dupWarning) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	for _, d := range s.dups {
+		s.p.warnf("%s", d.msg)
+	}
+}
+
+// merge pairs the picks with the live keys, both in the changes' order.
+func (s *sourcePlanner) merge() []srcPair {
+	picks, have := s.picks, s.have
+	pairs := make([]srcPair, 0, max(len(picks), len(have)))
+	i, j := 0, 0
+	for i < len(picks) || j < len(have) {
+		c := 0
+		switch {
+		case i == len(picks):
+			c = 1
+		case j == len(have):
+			c = -1
+		default:
+			w, h := &picks[i], &have[j]
+			if c = cmp.Compare(w.target, h.target); c == 0 {
+				ho := &s.liveOffs[h.pos]
+				if c = cmp.Compare(w.part, ho.Partition); c == 0 {
+					c = bytes.Compare(s.snapOffs[w.pos].Key, ho.Key)
+				}
+			}
+		}
+		// Two live copies of one key in one partition (not from a
+		// capture): the last one counts.
+		if c >= 0 {
+			for j+1 < len(have) && have[j+1].target == have[j].target && bytes.Equal(s.liveOffs[have[j+1].pos].Key, s.liveOffs[have[j].pos].Key) {
+				j++
+			}
+		}
+		switch {
+		case c < 0:
+			pairs = append(pairs, srcPair{int32(i), -1})
+			i++
+		case c > 0:
+			pairs = append(pairs, srcPair{-1, int32(j)})
+			j++
+		default:
+			pairs = append(pairs, srcPair{int32(i), int32(j)})
+			i++
+			j++
+		}
+	}
+	return pairs
+}
+
+// changes makes the plan's changes of the pairs, allocated once at their
+// exact number, and adds the strays in order.
+func (s *sourcePlanner) changes(pairs []srcPair) {
+	p, sp := s.p, s.sp
+	sp.Changes = make([]SourceChange, len(pairs), len(pairs)+len(s.strays))
+	if p.froms == nil {
+		p.froms = map[topicPart]string{}
+	}
+	lastTopic, lastPart := "", int32(-1)
+	for k, pr := range pairs {
+		ch := &sp.Changes[k]
+		if pr.w < 0 {
+			o := &s.liveOffs[s.have[pr.h].pos]
+			*ch = SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value}
+			continue
+		}
+		w := &s.picks[pr.w]
+		o := &s.snapOffs[w.pos]
+		topic := s.topics[w.target]
+		*ch = SourceChange{Topic: topic, Partition: w.part, Key: o.Key, New: o.Value, Action: Added}
+		if topic != lastTopic || w.part != lastPart {
+			sp.touched.Add(topic, w.part)
+			lastTopic, lastPart = topic, w.part
+		}
+		if o.Topic != topic || o.Partition != w.part {
+			// One string per snapshot partition, not per key.
+			tp := topicPart{o.Topic, o.Partition}
+			from, ok := p.froms[tp]
+			if !ok {
+				from = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
+				p.froms[tp] = from
+			}
+			ch.From = from
+		}
+		if pr.h >= 0 {
+			ch.Old = s.liveOffs[s.have[pr.h].pos].Value
+			ch.Action = Changed
+			if bytes.Equal(ch.Old, ch.New) {
+				ch.Action = Unchanged
+			}
+		}
+	}
+	if len(s.strays) > 0 {
+		sp.Changes = append(sp.Changes, s.strays...)
+		slices.SortFunc(sp.Changes, func(a, b SourceChange) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.Key, b.Key)
+		})
+	}
+}

@@ -1,0 +1,542 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Values of Request.Via.
+const (
+	// ViaKafka writes the offsets into Kafka, exact bytes (the default).
+	ViaKafka = "kafka"
+	// ViaConnect writes them through PATCH /connectors/NAME/offsets
+	// (Kafka 3.6+) and verifies with GET.
+	ViaConnect = "connect"
+)
+
+// Env is what [Run] works with.
+type Env struct {
+	// Client reaches the cluster restored into.
+	Client *kgo.Client
+	// Store keeps the undo snapshot.
+	Store *snapshot.Store
+	// Connect, when set, adds the Connect REST states to the plan and the
+	// safety checks; Request.StopConnectors and Via ViaConnect need it.
+	Connect *connectrest.Client
+	// Out gets the progress lines (the plan, "undo snapshot: ID",
+	// "applied: ...", "verified: ..."); Warn the warnings of --force.
+	// Either may be nil (io.Discard).
+	Out, Warn io.Writer
+	// Log gets one summary line per restore; nil is slog.Default.
+	Log *slog.Logger
+}
+
+// Request is one restore.
+type Request struct {
+	// Snapshot is what to restore: a stored snapshot, or one built from a
+	// file (see OffsetsFile.Snapshot) or elsewhere.
+	Snapshot *snapshot.Snapshot
+	Options
+	// DryRun prints the plan and the safety checks and writes nothing.
+	DryRun bool
+	// Force skips the safety checks (not the cluster identity of the
+	// Connect workers) and fences another restore's open transaction.
+	Force bool
+	// StopConnectors stops the connectors in scope through Env.Connect
+	// first and waits until they are STOPPED with no tasks and their sink
+	// groups are empty; Resume puts those it stopped back once verified.
+	StopConnectors, Resume bool
+	// StopTimeout bounds each wait of StopConnectors and Resume; default 2m.
+	StopTimeout time.Duration
+	// Via is ViaKafka (also "") or ViaConnect.
+	Via string
+}
+
+// Report is what [Run] did.
+type Report struct {
+	// Plan is the plan checked and applied (made again once the
+	// connectors stopped, with StopConnectors).
+	Plan *Plan
+	// Refusals are the safety checks' reasons to refuse, skipped under
+	// Force (with DryRun and StopConnectors, those stopping resolves are
+	// left out).
+	Refusals []Refusal
+	// Fenced are the transactional ids of other restores fenced under Force.
+	Fenced []string
+	// Undo is the id of the undo snapshot; empty when nothing was written.
+	Undo string
+	// Applied is what Apply wrote (Via ViaKafka); Connect what the PATCH
+	// requests did (Via ViaConnect).
+	Applied *Result
+	Connect []ConnectResult
+	// Verified is the read back after writing.
+	Verified *Verification
+	// Stopped names the connectors stopped by StopConnectors.
+	Stopped []string
+}
+
+// refusal marks err as a refusal: it matches ErrRefused and err.
+type refusal struct{ err error }
+
+func (r refusal) Error() string   { return r.err.Error() }
+func (r refusal) Unwrap() []error { return []error{ErrRefused, r.err} }
+
+// run is one Run: the request, its environment and what it did so far.
+type run struct {
+	Env
+	req    Request
+	began  time.Time
+	report *Report
+	stop   *stopper
+	info   *connectrest.ServerInfo
+}
+
+// Run runs a whole restore of req.Snapshot: it plans, runs the safety
+// checks (with Env.Connect, the Connect REST states too), stops the
+// connectors first if asked, stores the undo snapshot, fences under Force,
+// applies (into Kafka or through Connect), verifies and resumes. Progress
+// goes to Env.Out as it happens. A refusal matches ErrRefused (and, for a
+// snapshot of another cluster, ErrOtherCluster); nothing is written then.
+// The Report holds what was done so far, also on an error.
+func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
+	if env.Out == nil {
+		env.Out = io.Discard
+	}
+	if env.Warn == nil {
+		env.Warn = io.Discard
+	}
+	if env.Log == nil {
+		env.Log = slog.Default()
+	}
+	if req.StopTimeout <= 0 {
+		req.StopTimeout = 2 * time.Minute
+	}
+	if req.Via == "" {
+		req.Via = ViaKafka
+	}
+	r := &run{Env: env, req: req, began: time.Now(), report: &Report{}}
+	if err := r.validate(); err != nil {
+		return r.report, err
+	}
+	if req.Via == ViaConnect {
+		if err := CheckConnectOffsetsAPI(ctx, env.Connect); err != nil {
+			return r.report, err
+		}
+	}
+	defer func() {
+		if r.stop != nil {
+			err = r.stop.fail(ctx, err)
+		}
+	}()
+	return r.report, r.run(ctx)
+}
+
+func (r *run) validate() error {
+	switch {
+	case r.req.Snapshot == nil:
+		return errors.New("restore: no snapshot given")
+	case r.req.Via != ViaKafka && r.req.Via != ViaConnect:
+		return fmt.Errorf("restore: via %q: want %s or %s", r.req.Via, ViaKafka, ViaConnect)
+	case r.req.Resume && !r.req.StopConnectors:
+		return errors.New("restore: Resume resumes the connectors StopConnectors stopped: set both")
+	case (r.req.StopConnectors || r.req.Via == ViaConnect) && r.Connect == nil:
+		return errors.New("restore: StopConnectors and Via connect need a Connect REST client")
+	}
+	return nil
+}
+
+// CheckConnectOffsetsAPI refuses a restore through Connect (Via
+// ViaConnect) when the workers run a Kafka older than 3.6. Run calls it
+// first; a caller may call it earlier.
+func CheckConnectOffsetsAPI(ctx context.Context, rc *connectrest.Client) error {
+	if _, err := rc.RequireOffsetsAPI(ctx); err != nil {
+		if errors.Is(err, connectrest.ErrUnsupported) {
+			return refusal{fmt.Errorf("--via connect: %w; nothing was written", err)}
+		}
+		return fmt.Errorf("--via connect: %w; nothing was written", err)
+	}
+	return nil
+}
+
+func (r *run) run(ctx context.Context) error {
+	snap := r.req.Snapshot
+	plan, err := r.plan(ctx, "")
+	if err != nil {
+		return err
+	}
+	if r.Connect != nil && (r.req.StopConnectors || r.req.Via == ViaConnect) {
+		if err := r.sameCluster(ctx, plan.ClusterID); err != nil {
+			return err
+		}
+	}
+	if r.req.StopConnectors {
+		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume}
+		if plan, err = r.stopFirst(ctx, plan); err != nil {
+			return err
+		}
+	}
+	r.report.Plan = plan
+	if err := r.check(ctx, plan); err != nil {
+		return err
+	}
+	var reqs []ConnectRequest
+	if r.req.Via == ViaConnect {
+		if reqs, err = r.connectRequests(plan); err != nil {
+			return err
+		}
+	}
+	counts := plan.Counts()
+	if counts.Writes() == 0 {
+		if diffs := plan.Differences(); len(diffs) > 0 {
+			return fmt.Errorf("%w: nothing can be written, but %d offsets differ:\n  - %s", ErrVerifyFailed, len(diffs), strings.Join(diffs, "\n  - "))
+		}
+		fmt.Fprintf(r.Out, "nothing to do: the live state of %d connectors already matches snapshot %s\n", len(plan.Connectors), snap.ID)
+		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
+		return r.stop.finish(ctx)
+	}
+	if r.req.DryRun {
+		fmt.Fprintln(r.Out, "dry run: nothing written")
+		r.Log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
+			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
+			"duration", r.since())
+		return nil
+	}
+	undo, err := r.Store.Put(ctx, plan.Live)
+	if err != nil {
+		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
+	}
+	r.report.Undo = undo.ID
+	fmt.Fprintf(r.Out, "undo snapshot: %s\n", undo.ID)
+	if r.req.Via == ViaConnect {
+		err = r.applyConnect(ctx, reqs)
+	} else {
+		err = r.apply(ctx, plan)
+	}
+	if err != nil {
+		return err
+	}
+	return r.stop.finish(ctx)
+}
+
+func (r *run) since() time.Duration { return time.Since(r.began).Round(time.Millisecond) }
+
+// plan makes the plan of the request; when says when, for the error.
+func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
+	snap := r.req.Snapshot
+	plan, err := NewPlan(ctx, r.Client, snap, r.req.Options)
+	if err != nil {
+		if errors.Is(err, ErrOtherCluster) && when == "" {
+			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}
+		}
+		return nil, fmt.Errorf("plan restore of snapshot %s%s: %w; nothing was written", snap.ID, when, kafkaconf.DescribeError(err))
+	}
+	return plan, nil
+}
+
+// serverInfo asks the Connect workers once per restore who they are.
+func (r *run) serverInfo(ctx context.Context) (connectrest.ServerInfo, error) {
+	if r.info == nil {
+		info, err := r.Connect.ServerInfo(ctx)
+		if err != nil {
+			return info, err
+		}
+		r.info = &info
+	}
+	return *r.info, nil
+}
+
+// sameCluster refuses when the Connect workers keep their topics in
+// another Kafka cluster than the one the brokers given belong to: stopping
+// or altering through them would act on another cluster's connectors.
+// Force does not skip it.
+func (r *run) sameCluster(ctx context.Context, clusterID string) error {
+	info, err := r.serverInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("read the Connect REST API: %w; nothing was written", err)
+	}
+	if info.KafkaClusterID != clusterID {
+		return refusal{fmt.Errorf("the Connect REST API at %s belongs to Kafka cluster %q, the brokers given are cluster %q: point --connect-url at the workers of this cluster; nothing was written, no connector was stopped", strings.Join(r.Connect.URLs(), ", "), info.KafkaClusterID, clusterID)}
+	}
+	return nil
+}
+
+// check prints the plan and runs every safety check: the plan's and, with
+// Env.Connect, the REST view's. Under Force it warns, and fences another
+// restore's open transaction; otherwise a refusal is returned.
+func (r *run) check(ctx context.Context, plan *Plan) error {
+	snap := r.req.Snapshot
+	var restRefused []Refusal
+	if r.Connect != nil {
+		var err error
+		if restRefused, err = r.restRefusals(ctx, plan); err != nil {
+			return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, err)
+		}
+	}
+	if err := plan.Print(r.Out); err != nil {
+		return err
+	}
+	checkErr := plan.Check(ctx, r.Client)
+	var refused *RefusedError
+	if checkErr != nil && !errors.As(checkErr, &refused) {
+		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
+	}
+	if len(restRefused) > 0 {
+		if refused == nil {
+			refused = &RefusedError{}
+		}
+		refused.Refusals = append(refused.Refusals, restRefused...)
+	}
+	if refused != nil && r.stop != nil && r.req.DryRun {
+		// Stopping first would resolve these.
+		refused.Refusals = slices.DeleteFunc(refused.Refusals, func(x Refusal) bool { return r.stop.resolved(plan, x) })
+		if len(refused.Refusals) == 0 {
+			refused = nil
+		}
+	}
+	if refused != nil {
+		r.report.Refusals = refused.Refusals
+	}
+	if r.req.Force {
+		return r.force(ctx, refused)
+	}
+	if refused != nil {
+		if r.req.DryRun {
+			fmt.Fprintln(r.Out, "dry run: nothing written; the restore would be refused (see below)")
+		}
+		return refusal{refused}
+	}
+	return nil
+}
+
+// force warns that the safety checks are skipped and, unless a dry run,
+// fences the open transaction of another restore the checks found.
+func (r *run) force(ctx context.Context, refused *RefusedError) error {
+	fmt.Fprintln(r.Warn, "WARNING: --force: the safety checks are SKIPPED (connector running, sink group members, open transactions, offsets topic cleanup.policy, another restore running).")
+	fmt.Fprintln(r.Warn, "WARNING: a running connector overwrites restored offsets, and the broker rejects commits into a group that has members.")
+	if refused != nil {
+		fmt.Fprintln(r.Warn, "WARNING: without --force this restore would be refused:")
+		for _, x := range refused.Refusals {
+			fmt.Fprintf(r.Warn, "WARNING:   - %s\n", x)
+		}
+	}
+	r.Log.Warn("safety checks skipped with --force", "snapshot_id", r.req.Snapshot.ID, "refusals", len(r.report.Refusals))
+	if r.req.DryRun || !slices.ContainsFunc(r.report.Refusals, func(x Refusal) bool { return x.Check == CheckConcurrentRestore }) {
+		return nil
+	}
+	// As documented: Force fences the other restore's open transaction at
+	// once, even when this one has nothing to write to its topic (else the
+	// next restore is refused until the broker's timeout aborts it).
+	ids, err := FenceOpenRestores(ctx, r.Client)
+	r.report.Fenced = ids
+	for _, id := range ids {
+		fmt.Fprintf(r.Warn, "WARNING: --force: fenced the open transaction %q of another restore; nothing it wrote in that transaction is kept\n", id)
+	}
+	if err != nil {
+		return fmt.Errorf("fence another restore's transaction: %w; nothing was written", err)
+	}
+	return nil
+}
+
+// restRefusals sets each connector's REST state on the plan and returns
+// the refusals the REST view adds to the safety checks: workers of another
+// Kafka cluster, a connector with a config whose REST status is not
+// STOPPED with no tasks (or that Connect does not know), and a connector
+// with no config that Connect reports anyway.
+func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
+	info, err := r.serverInfo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the Connect REST API: %w", err)
+	}
+	states, err := r.Connect.States(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Refusal
+	add := func(connector, format string, args ...any) {
+		out = append(out, Refusal{Connector: connector, Check: CheckConnectState, Reason: fmt.Sprintf(format, args...)})
+	}
+	if info.KafkaClusterID != plan.ClusterID {
+		add("", "the Connect REST API at %s belongs to Kafka cluster %q, the brokers given are cluster %q: point --connect-url at the workers of this cluster", strings.Join(r.Connect.URLs(), ", "), info.KafkaClusterID, plan.ClusterID)
+	}
+	for i := range plan.Connectors {
+		cp := &plan.Connectors[i]
+		st, known := states[cp.Name]
+		cp.REST = connectrest.StateOf(states, cp.Name)
+		switch {
+		case cp.Live.HasConfig && !known:
+			add(cp.Name, "has a config in the config topic, but the Connect REST API does not know it: check that --connect-url and --config-topic name the same Connect cluster")
+		case cp.Live.HasConfig && !st.Stopped():
+			name := url.PathEscape(cp.Name)
+			add(cp.Name, "its REST status is %s: stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks (or restore with --stop-connectors)", st, name, name)
+		case !cp.Live.HasConfig && known && !st.Stopped():
+			add(cp.Name, "has no config in the config topic, but the Connect REST API reports it %s: check --config-topic", st)
+		}
+	}
+	return out, nil
+}
+
+// stopFirst stops the connectors of the plan through the Connect REST API
+// (or, with DryRun, says it would) and returns the plan made again once
+// they are stopped: they may have written until then. Refusals that
+// stopping cannot resolve refuse before anything is stopped.
+func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
+	todo := r.stop.toStop(plan)
+	if r.req.DryRun {
+		if len(todo) > 0 {
+			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %d connectors first: %s\n", len(todo), strings.Join(planNames(todo), ", "))
+		}
+		return plan, nil
+	}
+	if !r.req.Force {
+		if err := r.blockingRefusals(ctx, plan); err != nil {
+			return nil, err
+		}
+		if r.req.Via == ViaConnect {
+			if cp := plan.ConnectRequests(); len(cp.Unsendable) > 0 {
+				return nil, refusal{fmt.Errorf("%w (nothing was stopped either)", unsendable(cp))}
+			}
+		}
+	}
+	if err := r.stop.stop(ctx, plan); err != nil {
+		return nil, err
+	}
+	r.report.Stopped = r.stop.names()
+	return r.plan(ctx, " once the connectors stopped")
+}
+
+// blockingRefusals refuses, before anything is stopped, for the reasons
+// stopping the connectors would not resolve.
+func (r *run) blockingRefusals(ctx context.Context, plan *Plan) error {
+	snap := r.req.Snapshot
+	var blocking []Refusal
+	rest, err := r.restRefusals(ctx, plan)
+	if err != nil {
+		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written, nothing was stopped", snap.ID, err)
+	}
+	for _, x := range rest {
+		if !r.stop.resolved(plan, x) {
+			blocking = append(blocking, x)
+		}
+	}
+	var refused *RefusedError
+	if err := plan.Check(ctx, r.Client); errors.As(err, &refused) {
+		for _, x := range refused.Refusals {
+			if x.Check == CheckCleanupPolicy || x.Check == CheckConcurrentRestore {
+				blocking = append(blocking, x)
+			}
+		}
+	} else if err != nil {
+		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written, nothing was stopped", snap.ID, err)
+	}
+	if len(blocking) > 0 {
+		return refusal{fmt.Errorf("%w (nothing was stopped either)", &RefusedError{Refusals: blocking})}
+	}
+	return nil
+}
+
+// connectRequests builds the PATCH requests of Via ViaConnect and prints
+// them with what Connect writes otherwise than the plan says. Changes
+// Connect cannot make at all refuse the restore, unless Force.
+func (r *run) connectRequests(plan *Plan) ([]ConnectRequest, error) {
+	cp := plan.ConnectRequests()
+	for _, w := range cp.Warnings {
+		fmt.Fprintf(r.Out, "warning: --via connect: %s\n", w)
+	}
+	if len(cp.Unsendable) > 0 {
+		if !r.req.Force {
+			return nil, refusal{unsendable(cp)}
+		}
+		fmt.Fprintln(r.Warn, "WARNING: --force: these changes of the plan cannot be made through Connect and are left undone:")
+		for _, u := range cp.Unsendable {
+			fmt.Fprintf(r.Warn, "WARNING:   - %s\n", u)
+		}
+	}
+	for _, x := range cp.Requests {
+		fmt.Fprintf(r.Out, "via connect: PATCH /connectors/%s/offsets with %d partitions (%s)\n", x.Connector, len(x.Entries), x.Type)
+	}
+	return cp.Requests, nil
+}
+
+// unsendable is the refusal of a restore through Connect that would leave
+// changes undone.
+func unsendable(cp *ConnectPlan) error {
+	rs := make([]Refusal, len(cp.Unsendable))
+	for i, u := range cp.Unsendable {
+		rs[i] = Refusal{Check: CheckConnectState, Reason: "--via connect cannot make this change: " + u + "; restore --via kafka (the default) to write exact bytes"}
+	}
+	return &RefusedError{Refusals: rs}
+}
+
+// applyConnect sends the requests and verifies them with GET.
+func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
+	undo := r.report.Undo
+	results, err := ApplyConnect(ctx, r.Connect, reqs)
+	r.report.Connect = results
+	for _, x := range results {
+		fmt.Fprintf(r.Out, "applied through Connect: connector %s, %d partitions: %s\n", x.Connector, x.Entries, x.Message)
+		if x.FrameworkOnly {
+			fmt.Fprintf(r.Out, "note: connector %s: Connect altered only the offsets it manages itself; if the connector keeps offsets in its own system too, change them there by hand\n", x.Connector)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", err, undo)
+	}
+	v, err := VerifyConnect(ctx, r.Connect, reqs)
+	r.report.Verified = v
+	if err != nil {
+		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
+	}
+	fmt.Fprintf(r.Out, "verified through Connect: %d connectors show the restored offsets (GET /connectors/NAME/offsets)\n", v.Connectors)
+	r.Log.Info("restore done through Connect", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", len(reqs),
+		"duration", r.since())
+	return nil
+}
+
+// apply writes the plan into Kafka and verifies it.
+func (r *run) apply(ctx context.Context, plan *Plan) error {
+	undo := r.report.Undo
+	res, err := Apply(ctx, r.Client, plan)
+	r.report.Applied = res
+	if err != nil {
+		if errors.Is(err, ErrFenced) && len(res.Topics) == 0 && len(res.Groups) == 0 {
+			// Regression: this said "to roll back: offsetkeeper restore
+			// <undo>" although nothing was written, and doing so would
+			// have undone the other restore.
+			return fmt.Errorf("%w; nothing of this restore was written: do not restore its undo snapshot %s", err, undo)
+		}
+		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", kafkaconf.DescribeError(err), undo)
+	}
+	fmt.Fprintf(r.Out, "applied: %d source writes and %d tombstones in %d topics, %d sink commits and %d sink deletions in %d groups (%s)\n",
+		res.SourceWrites, res.Tombstones, len(res.Topics), res.SinkCommits, res.SinkDeletions, len(res.Groups), res.Duration.Round(time.Millisecond))
+	v, err := Verify(ctx, r.Client, plan)
+	r.report.Verified = v
+	if err != nil {
+		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
+	}
+	fmt.Fprintf(r.Out, "verified: %d connectors match the snapshot\n", v.Connectors)
+	r.Log.Info("restore done", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", v.Connectors,
+		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
+		"duration", r.since())
+	return nil
+}
+
+func planNames(cps []ConnectorPlan) []string {
+	names := make([]string, len(cps))
+	for i, cp := range cps {
+		names[i] = cp.Name
+	}
+	return names
+}

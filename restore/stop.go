@@ -1,0 +1,201 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// stopper stops the connectors of a restore's scope before it writes, and
+// resumes them after, or says what state it left them in.
+type stopper struct {
+	rc          *connectrest.Client
+	cl          *kgo.Client
+	configTopic string
+	out         io.Writer
+	log         *slog.Logger
+	timeout     time.Duration
+	resume      bool
+
+	// stopped are the connectors this restore stopped, with what they were.
+	stopped []stoppedConnector
+	// waited are every connector of the scope with a config; groups the
+	// sink groups that must be empty.
+	waited, groups []string
+}
+
+type stoppedConnector struct {
+	name string
+	// target is the config topic's target state before: STARTED or PAUSED
+	// (a STOPPED one with tasks is stopped again and stays so).
+	target string
+	// before is the state before, for the report.
+	before string
+}
+
+// toStop lists the connectors of the plan that a stop concerns, and sets
+// s.waited and s.groups.
+func (s *stopper) toStop(plan *Plan) []ConnectorPlan {
+	var out []ConnectorPlan
+	s.waited, s.groups = nil, nil
+	for _, cp := range plan.Connectors {
+		if !cp.Live.HasConfig {
+			continue // no config here: nothing runs
+		}
+		s.waited = append(s.waited, cp.Name)
+		if cp.Sink != nil && cp.Sink.Group != "" {
+			s.groups = append(s.groups, cp.Sink.Group)
+		} else if cp.Live.Type == snapshot.TypeSink && cp.Live.Group != "" {
+			s.groups = append(s.groups, cp.Live.Group)
+		}
+		if !cp.Live.Stopped() {
+			out = append(out, cp)
+		}
+	}
+	return out
+}
+
+// stop stops every connector of the plan that is not stopped and waits
+// until all of the scope are STOPPED with no tasks, per the REST API and
+// the config topic, and their sink groups are empty.
+func (s *stopper) stop(ctx context.Context, plan *Plan) error {
+	began := time.Now()
+	todo := s.toStop(plan)
+	if len(todo) > 0 {
+		names := make([]string, len(todo))
+		for i, cp := range todo {
+			names[i] = cp.Name
+		}
+		fmt.Fprintf(s.out, "stopping %d connectors: %s\n", len(todo), strings.Join(names, ", "))
+	}
+	for _, cp := range todo {
+		if err := s.rc.Stop(ctx, cp.Name); err != nil {
+			return fmt.Errorf("stop connector %q: %w", cp.Name, err)
+		}
+		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State()})
+		s.log.Debug("connector stopped", "connector", cp.Name, "was", cp.State())
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := waitStopped(wctx, s.rc, s.cl, s.configTopic, s.waited, s.groups); err != nil {
+		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w", s.timeout, err)
+	}
+	fmt.Fprintf(s.out, "stopped: %d connectors STOPPED with no tasks, %d sink groups empty (%s)\n", len(s.waited), len(s.groups), time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// resolved reports whether stopping would resolve a refusal: a connector
+// running, its group's members or its REST state, for a connector with a
+// config.
+func (s *stopper) resolved(plan *Plan, r Refusal) bool {
+	switch r.Check {
+	case CheckRunning, CheckGroupMembers, CheckConnectState:
+	default:
+		return false
+	}
+	for _, cp := range plan.Connectors {
+		if cp.Name == r.Connector {
+			return cp.Live.HasConfig
+		}
+	}
+	return false
+}
+
+// finish resumes, with --resume, the connectors this restore stopped
+// (STARTED ones with PUT .../resume, PAUSED ones with PUT .../pause), and
+// waits until they run (or are paused) again; without it, it says which
+// are left stopped.
+func (s *stopper) finish(ctx context.Context) error {
+	if s == nil || len(s.stopped) == 0 {
+		return nil
+	}
+	if !s.resume {
+		fmt.Fprintf(s.out, "left STOPPED (no --resume): %s; resume each with PUT /connectors/<name>/resume\n", strings.Join(s.names(), ", "))
+		return nil
+	}
+	want := map[string]string{}
+	for _, sc := range s.stopped {
+		var err error
+		if sc.target == snapshot.StatePaused {
+			err, want[sc.name] = s.rc.Pause(ctx, sc.name), connectrest.StatePaused
+		} else {
+			err, want[sc.name] = s.rc.Resume(ctx, sc.name), connectrest.StateRunning
+		}
+		if err != nil {
+			return fmt.Errorf("the restore is done and verified, but resuming connector %q failed: %w", sc.name, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := waitStates(wctx, s.rc, s.cl, s.configTopic, want); err != nil {
+		return fmt.Errorf("the restore is done and verified, and the connectors were resumed, but not all of them run yet: %w", err)
+	}
+	states, err := s.rc.States(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sc := range s.stopped {
+		verb := "resumed"
+		if want[sc.name] == connectrest.StatePaused {
+			verb = "paused again"
+		}
+		fmt.Fprintf(s.out, "%s: connector %s (%s)\n", verb, sc.name, connectrest.StateOf(states, sc.name))
+	}
+	return nil
+}
+
+func (s *stopper) names() []string {
+	out := make([]string, len(s.stopped))
+	for i, sc := range s.stopped {
+		out[i] = sc.name
+	}
+	return out
+}
+
+// fail adds to err, which happened after connectors were stopped, the
+// state each of them is in now: they are left stopped.
+func (s *stopper) fail(ctx context.Context, err error) error {
+	if len(s.stopped) == 0 || err == nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "the connectors this restore stopped are left as they are now; their state:")
+	states, serr := s.rc.States(rctx)
+	configs, cerr := snapshot.ReadConfigs(rctx, s.cl, s.configTopic)
+	names := s.names()
+	sort.Strings(names)
+	for _, name := range names {
+		sc := s.stopped[slices.IndexFunc(s.stopped, func(x stoppedConnector) bool { return x.name == name })]
+		rest := "unknown (" + fmt.Sprint(serr) + ")"
+		if serr == nil {
+			rest = connectrest.StateOf(states, name)
+		}
+		conf := "unknown (" + fmt.Sprint(cerr) + ")"
+		if cerr == nil {
+			if c, ok := configs[name]; ok {
+				conf = describeConfig(c)
+			} else {
+				conf = "no config"
+			}
+		}
+		verb := "resume"
+		if sc.target == snapshot.StatePaused {
+			verb = "pause"
+		}
+		fmt.Fprintf(&b, "\n  connector %s: REST %s; config topic %s; was %s (PUT /connectors/%s/%s to put it back)", name, rest, conf, sc.before, url.PathEscape(name), verb)
+	}
+	return fmt.Errorf("%w\n%s", err, b.String())
+}

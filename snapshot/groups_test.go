@@ -1,0 +1,72 @@
+package snapshot
+
+import (
+	"context"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestGroupGone: the one definition of a group that is gone, for a
+// capture and a restore alike.
+func TestGroupGone(t *testing.T) {
+	for _, tc := range []struct {
+		d    kadm.DescribedGroup
+		gone bool
+	}{
+		{kadm.DescribedGroup{State: "Dead"}, true},
+		{kadm.DescribedGroup{State: ""}, true},
+		{kadm.DescribedGroup{Err: kerr.GroupIDNotFound}, true},
+		{kadm.DescribedGroup{Err: kerr.GroupAuthorizationFailed}, false},
+		{kadm.DescribedGroup{State: "Empty"}, false},
+		{kadm.DescribedGroup{State: "Stable"}, false},
+	} {
+		if got := GroupGone(tc.d); got != tc.gone {
+			t.Errorf("GroupGone(state %q, err %v) = %v, want %v", tc.d.State, tc.d.Err, got, tc.gone)
+		}
+	}
+}
+
+// TestReadGroup: a group that never existed is not found; a committed one
+// reads back in Normalize's order.
+func TestReadGroup(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "t2", "t1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	if _, found, err := ReadGroup(ctx, adm, "connect-none"); err != nil || found {
+		t.Fatalf("missing group: found %v, %v", found, err)
+	}
+	var offs kadm.Offsets
+	for _, o := range []kadm.Offset{{Topic: "t2", Partition: 0, At: 5}, {Topic: "t1", Partition: 2, At: 7}, {Topic: "t1", Partition: 0, At: 1}} {
+		o.LeaderEpoch = -1
+		offs.Add(o)
+	}
+	if err := adm.CommitAllOffsets(ctx, "connect-s", offs); err != nil {
+		t.Fatal(err)
+	}
+	g, found, err := ReadGroup(ctx, adm, "connect-s")
+	if err != nil || !found {
+		t.Fatalf("committed group: found %v, %v", found, err)
+	}
+	want := []SinkOffset{{Topic: "t1", Partition: 0, Offset: 1}, {Topic: "t1", Partition: 2, Offset: 7}, {Topic: "t2", Partition: 0, Offset: 5}}
+	if len(g.Offsets) != len(want) {
+		t.Fatalf("offsets %+v, want %+v", g.Offsets, want)
+	}
+	for i, o := range g.Offsets {
+		if o.Topic != want[i].Topic || o.Partition != want[i].Partition || o.Offset != want[i].Offset {
+			t.Errorf("offset %d: %+v, want %+v", i, o, want[i])
+		}
+	}
+}
