@@ -544,8 +544,9 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 		}
 		if _, owned := owner[g.Group]; !owned {
 			// A group by prefix whose connector has no config here: name it
-			// after the Connect convention connect-<name>.
-			name := strings.TrimPrefix(g.Group, DefaultGroupPrefix)
+			// after the group, the prefix taken off (Connect's convention
+			// is connect-<name>, the default prefix).
+			name := strings.TrimPrefix(g.Group, c.opts.GroupPrefix)
 			if name == g.Group || !inScope(name) {
 				name = ""
 			}

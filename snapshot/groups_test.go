@@ -70,3 +70,41 @@ func TestReadGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureNamesGroupAfterGroupPrefix: a sink group whose connector has
+// no config here is named after the group with --group-prefix taken off.
+// Regression: capture stripped the fixed "connect-" instead, so with
+// GroupPrefix "sink-" the group "sink-orders" was kept with no connector,
+// and a restore of connector "orders" did not find its offsets.
+func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", DefaultOffsetsTopic, DefaultConfigTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	for _, g := range []string{"sink-orders", "connect-other"} {
+		var offs kadm.Offsets
+		offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3, LeaderEpoch: -1})
+		if err := adm.CommitAllOffsets(ctx, g, offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := Capture(ctx, cl, Options{GroupPrefix: "sink-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range snap.SinkGroups {
+		got = append(got, g.Group+"="+g.Connector)
+	}
+	if len(got) != 1 || got[0] != "sink-orders=orders" {
+		t.Errorf("sink groups %v, want [sink-orders=orders] (connect-other is not under the prefix)", got)
+	}
+}
