@@ -14,13 +14,12 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "daemon",
-		summary: "take snapshots on a schedule, prune them, serve /healthz, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
-		usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
-		new:     func(e *env) command { return &daemonCmd{env: e} },
-	})
+// daemonCommand is the daemon entry of the command table (main.go).
+var daemonCommand = commandInfo{
+	name:    "daemon",
+	summary: "take snapshots on a schedule, prune them, serve /healthz, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
+	usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
+	new:     func(e *env) command { return &daemonCmd{env: e} },
 }
 
 type daemonCmd struct {

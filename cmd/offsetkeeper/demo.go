@@ -15,14 +15,13 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "demo",
-		summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster, snapshot it, and keep it busy until Ctrl-C",
-		usage:   "[--port 9092] [--store URL]",
-		noKafka: true,
-		new:     func(e *env) command { return &demoCmd{env: e} },
-	})
+// demoCommand is the demo entry of the command table (main.go).
+var demoCommand = commandInfo{
+	name:    "demo",
+	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster, snapshot it, and keep it busy until Ctrl-C",
+	usage:   "[--port 9092] [--store URL]",
+	noKafka: true,
+	new:     func(e *env) command { return &demoCmd{env: e} },
 }
 
 type demoCmd struct {

@@ -15,11 +15,11 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "diff",
-		summary: "compare a snapshot with another snapshot or with the live cluster, offset by offset",
-		usage: `<ID|latest> [<ID>|--live] [--connector NAME]... [--output text|json] [--exit-code]
+// diffCommand is the diff entry of the command table (main.go).
+var diffCommand = commandInfo{
+	name:    "diff",
+	summary: "compare a snapshot with another snapshot or with the live cluster, offset by offset",
+	usage: `<ID|latest> [<ID>|--live] [--connector NAME]... [--output text|json] [--exit-code]
 
 Compares the first snapshot (old) with the second one, or with the live
 cluster when no second ID is given (--live says so explicitly), per connector
@@ -27,8 +27,7 @@ and partition: sink offsets that moved forward or backward, source keys whose
 value changed, and offsets that appeared or vanished. --output json prints a
 JSON array of changes. The exit code is 0 whether or not they differ; with
 --exit-code it is 1 when they differ, like git diff --exit-code.`,
-		new: func(e *env) command { return &diffCmd{env: e} },
-	})
+	new: func(e *env) command { return &diffCmd{env: e} },
 }
 
 // errDiffers is returned with --exit-code when the two sides differ.

@@ -12,14 +12,13 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "list",
-		summary: "list stored snapshots, oldest first",
-		usage:   "[--output text|json]",
-		noKafka: true,
-		new:     func(e *env) command { return &listCmd{env: e} },
-	})
+// listCommand is the list entry of the command table (main.go).
+var listCommand = commandInfo{
+	name:    "list",
+	summary: "list stored snapshots, oldest first",
+	usage:   "[--output text|json]",
+	noKafka: true,
+	new:     func(e *env) command { return &listCmd{env: e} },
 }
 
 type listCmd struct {

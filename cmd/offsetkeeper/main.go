@@ -1,7 +1,7 @@
 // Command offsetkeeper backs up and restores Kafka Connect offsets.
 //
 // Each subcommand lives in its own file as a type with a Run(ctx, args)
-// method; this file holds the command table, the flags every command shares
+// method and its commandInfo; this file holds the command table, the flags every command shares
 // and the mapping of errors to exit codes. Nothing below main calls os.Exit.
 package main
 
@@ -60,11 +60,29 @@ type commandInfo struct {
 	noKafka bool
 }
 
-// commands is the command table; each command's file registers itself in
-// an init function with register.
-var commands = map[string]commandInfo{}
+// commands is the command table, by name. Each command's file holds its
+// entry (restoreCommand in restore.go, ...); a new command is added here.
+var commands = commandTable(
+	daemonCommand,
+	demoCommand,
+	diffCommand,
+	listCommand,
+	pruneCommand,
+	restoreCommand,
+	showCommand,
+	snapshotCommand,
+	verifyCommand,
+	versionCommand,
+)
 
-func register(c commandInfo) { commands[c.name] = c }
+// commandTable indexes infos by name.
+func commandTable(infos ...commandInfo) map[string]commandInfo {
+	m := make(map[string]commandInfo, len(infos))
+	for _, c := range infos {
+		m[c.name] = c
+	}
+	return m
+}
 
 // env is what every command gets: output streams and the shared flags.
 type env struct {

@@ -14,14 +14,13 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "prune",
-		summary: "remove the snapshots a retention policy does not keep (the daemon applies the same policy after each run)",
-		usage:   "[--dry-run] --keep-last N | --keep-hourly N | --keep-daily N | --keep-weekly N | --keep-monthly N | --keep-within DURATION ...",
-		noKafka: true,
-		new:     func(e *env) command { return &pruneCmd{env: e} },
-	})
+// pruneCommand is the prune entry of the command table (main.go).
+var pruneCommand = commandInfo{
+	name:    "prune",
+	summary: "remove the snapshots a retention policy does not keep (the daemon applies the same policy after each run)",
+	usage:   "[--dry-run] --keep-last N | --keep-hourly N | --keep-daily N | --keep-weekly N | --keep-monthly N | --keep-within DURATION ...",
+	noKafka: true,
+	new:     func(e *env) command { return &pruneCmd{env: e} },
 }
 
 // policyFlags are the retention flags the daemon and prune share.

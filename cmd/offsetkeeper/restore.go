@@ -11,11 +11,11 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "restore",
-		summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
-		usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster]
+// restoreCommand is the restore entry of the command table (main.go).
+var restoreCommand = commandInfo{
+	name:    "restore",
+	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
+	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster]
        [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
        --from-file FILE [--connector NAME] [...the same flags]
 
@@ -54,8 +54,7 @@ keys in its own byte form, so keys in another form are warned about.
 body (with --connector NAME) or kafka-consumer-groups CSV
 (group,topic,partition,offset); the partitions it names get its offsets
 (null removes one), the others stay. See docs/connect-rest.md.`,
-		new: func(e *env) command { return &restoreCmd{env: e} },
-	})
+	new: func(e *env) command { return &restoreCmd{env: e} },
 }
 
 type restoreCmd struct {

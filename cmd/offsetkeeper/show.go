@@ -13,11 +13,11 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "show",
-		summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, or sink offsets as CSV",
-		usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv] [--output-dir DIR] [--connect-url URL...]
+// showCommand is the show entry of the command table (main.go).
+var showCommand = commandInfo{
+	name:    "show",
+	summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, or sink offsets as CSV",
+	usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv] [--output-dir DIR] [--connect-url URL...]
 
 --output connect-rest prints, for one --connector, exactly the body of
 Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
@@ -27,9 +27,8 @@ digits, '-', '_' and '.' written as %XX. --output csv prints the sink groups'
 offsets as kafka-consumer-groups.sh --reset-offsets --from-file reads them:
 group,topic,partition,offset, no header. With --connect-url the text output
 shows each connector's REST state next to the snapshot's.`,
-		noKafka: true,
-		new:     func(e *env) command { return &showCmd{env: e} },
-	})
+	noKafka: true,
+	new:     func(e *env) command { return &showCmd{env: e} },
 }
 
 type showCmd struct {

@@ -10,13 +10,12 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "snapshot",
-		summary: "take one snapshot of every Connect offset and store it; prints its ID as the last line",
-		usage:   "[flags]",
-		new:     func(e *env) command { return &snapshotCmd{env: e} },
-	})
+// snapshotCommand is the snapshot entry of the command table (main.go).
+var snapshotCommand = commandInfo{
+	name:    "snapshot",
+	summary: "take one snapshot of every Connect offset and store it; prints its ID as the last line",
+	usage:   "[flags]",
+	new:     func(e *env) command { return &snapshotCmd{env: e} },
 }
 
 type snapshotCmd struct {

@@ -9,14 +9,13 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "verify",
-		summary: "re-read snapshots and check their checksums and decoding (all when no ID is given)",
-		usage:   "[ID|latest]... [--output text|json]",
-		noKafka: true,
-		new:     func(e *env) command { return &verifyCmd{env: e} },
-	})
+// verifyCommand is the verify entry of the command table (main.go).
+var verifyCommand = commandInfo{
+	name:    "verify",
+	summary: "re-read snapshots and check their checksums and decoding (all when no ID is given)",
+	usage:   "[ID|latest]... [--output text|json]",
+	noKafka: true,
+	new:     func(e *env) command { return &verifyCmd{env: e} },
 }
 
 type verifyCmd struct {

@@ -10,14 +10,13 @@ import (
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
-func init() {
-	register(commandInfo{
-		name:    "version",
-		summary: "print the version, commit and Go version",
-		usage:   "",
-		noKafka: true,
-		new:     func(e *env) command { return &versionCmd{env: e} },
-	})
+// versionCommand is the version entry of the command table (main.go).
+var versionCommand = commandInfo{
+	name:    "version",
+	summary: "print the version, commit and Go version",
+	usage:   "",
+	noKafka: true,
+	new:     func(e *env) command { return &versionCmd{env: e} },
 }
 
 // programVersion is the version recorded in snapshots.
