@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,54 +46,139 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v, nothing was written (%d problems):", ErrRefused, len(e.Refusals))
+	fmt.Fprintf(&b, "%v, nothing was written (%s):", ErrRefused, plural(len(e.Refusals), "problem", "problems"))
+	e.list(&b)
+	return b.String()
+}
+
+// list writes the refusals, one "\n  - " line each, and how to go ahead
+// when some connectors block.
+func (e *RefusedError) list(b *strings.Builder) {
 	for _, r := range e.Refusals {
 		b.WriteString("\n  - ")
 		b.WriteString(r.String())
 	}
-	return b.String()
+	if hint := e.hint(); hint != "" {
+		b.WriteString("\n")
+		b.WriteString(hint)
+	}
+}
+
+// Blocking names the connectors a refusal is about because they run, are
+// paused or have group members (the REST view's too), sorted: the
+// connectors this restore would write that must be stopped first.
+func (e *RefusedError) Blocking() []string {
+	var names []string
+	for _, r := range e.Refusals {
+		switch r.Check {
+		case CheckRunning, CheckGroupMembers, CheckConnectState:
+			if r.Connector != "" && !slices.Contains(names, r.Connector) {
+				names = append(names, r.Connector)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// hint says how to go ahead when connectors block: stop them, leave them
+// out, or let the restore stop and resume them.
+func (e *RefusedError) hint() string {
+	names := e.Blocking()
+	if len(names) == 0 {
+		return ""
+	}
+	them := "them"
+	if len(names) == 1 {
+		them = "it"
+	}
+	return fmt.Sprintf("The restore would write %s %s: stop %s first, restore the other connectors alone with --connector NAME, or let the restore stop and resume %s with --connect-url URL --stop-connectors --resume.",
+		plural(len(names), "connector", "connectors"), strings.Join(names, ", "), them, them)
 }
 
 // Unwrap returns ErrRefused.
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
-// Check runs the safety checks against the live cluster, and returns nil or
-// a *RefusedError (wrapping ErrRefused) that lists every problem found:
-//   - a connector in scope runs: its latest target state is not STOPPED or
-//     its task count is not 0 (a connector without config here counts as
-//     stopped);
+// Check runs the safety checks against the live cluster for what the plan
+// writes, and returns nil or a *RefusedError (wrapping ErrRefused) that
+// lists every problem found:
+//   - a connector the plan writes (see ConnectorPlan.Writes) runs or is
+//     paused: its latest target state is not STOPPED or its task count is
+//     not 0 (a connector without config here counts as stopped);
 //   - its sink group has members;
-//   - an exactly-once connector (or one with its own offsets topic) has an
-//     open transaction on a partition its keys live in or go to;
+//   - it is exactly-once (or has its own offsets topic) and a transaction
+//     is open on a partition its keys live in or go to;
 //   - an offsets topic written to has a cleanup.policy other than exactly
 //     compact (as described by NewPlan);
-//   - another restore's transaction is open.
+//   - another restore's transaction is open on an offsets topic written to.
 //
-// A check that cannot be run (a request fails) is a refusal too. The
-// connector states and group members are those NewPlan read; open
-// transactions are read now. Check writes nothing.
+// A connector the plan leaves alone never refuses, whatever its state;
+// another restore's transaction on a topic not written to is a warning
+// (Plan.OpenRestores). A check that cannot be run (a request fails) is a
+// refusal too. The connector states and group members are those NewPlan
+// read; open transactions are read now. Check writes nothing but the
+// plan's OpenRestores.
 func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 	var refusals []Refusal
 	add := func(connector, check, format string, args ...any) {
 		refusals = append(refusals, Refusal{Connector: connector, Check: check, Reason: fmt.Sprintf(format, args...)})
 	}
 	for _, cp := range p.Connectors {
+		if !cp.Writes() {
+			continue // left alone: its state does not matter
+		}
 		lc := cp.Live
 		if lc.HasConfig && !lc.Stopped() {
-			tasks := fmt.Sprintf("%d tasks", lc.Tasks)
-			if lc.Tasks < 0 {
-				tasks = "no task commit"
-			}
 			name := url.PathEscape(cp.Name)
-			add(cp.Name, CheckRunning, "is running (target state %s, %s in the config topic); stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks", lc.TargetState, tasks, name, name)
+			add(cp.Name, CheckRunning, "is %s (target state %s, %s in the config topic); stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks", cp.busy(), lc.TargetState, taskCount(lc.Tasks), name, name)
 		}
 		if sp := cp.Sink; sp != nil && sp.Members > 0 {
-			add(cp.Name, CheckGroupMembers, "sink group %q has %d live members (state %s): its tasks still consume and commit; stop the connector and wait until the group is Empty", sp.Group, sp.Members, sp.State)
+			add(cp.Name, CheckGroupMembers, "sink group %q has %s (state %s): its tasks still consume and commit; stop the connector and wait until the group is Empty", sp.Group, plural(sp.Members, "live member", "live members"), sp.State)
 		}
 	}
 
 	refusals = append(refusals, p.checkTransactions(ctx, cl)...)
 
+	written := p.writtenTopics()
+	for _, t := range sortedKeys(written) {
+		policy, ok := p.policies[t]
+		if ok && !onlyCompact(policy) {
+			add("", CheckCleanupPolicy, "offsets topic %q has cleanup.policy=%s: a Connect worker refuses to start on an offsets topic whose policy is not exactly compact; fix it with kafka-configs.sh --bootstrap-server <brokers> --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", t, policy, t)
+		}
+	}
+
+	p.OpenRestores = nil
+	listed, err := kadm.NewClient(cl).ListTransactions(ctx, nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort"})
+	if err != nil && len(written) > 0 {
+		add("", CheckConcurrentRestore, "cannot check for another restore running (list transactions: %v)", err)
+	}
+	for _, t := range listed.Sorted() {
+		topic, ok := strings.CutPrefix(t.TxnID, TransactionalIDPrefix)
+		if !ok {
+			continue
+		}
+		p.OpenRestores = append(p.OpenRestores, OpenRestore{TxnID: t.TxnID, State: t.State, Topic: topic, Written: written[topic]})
+		if written[topic] {
+			add("", CheckConcurrentRestore, "another restore is running: its transaction %q is %s on offsets topic %q, which this restore writes; wait for it to finish (an abandoned one is aborted by the broker after its 1 minute timeout, --force fences it at once)", t.TxnID, t.State, topic)
+		}
+	}
+
+	if len(refusals) == 0 {
+		return nil
+	}
+	return &RefusedError{Refusals: refusals}
+}
+
+// OpenRestore is another restore's open transaction, as Check found it.
+type OpenRestore struct {
+	// TxnID is its transactional id, TransactionalIDPrefix + Topic.
+	TxnID, State, Topic string
+	// Written tells whether this plan writes Topic (Check then refuses).
+	Written bool
+}
+
+// writtenTopics are the offsets topics the plan writes records to.
+func (p *Plan) writtenTopics() map[string]bool {
 	written := map[string]bool{}
 	for _, cp := range p.Connectors {
 		if cp.Source == nil {
@@ -104,28 +190,16 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 			}
 		}
 	}
-	for _, t := range sortedKeys(written) {
-		policy, ok := p.policies[t]
-		if ok && !onlyCompact(policy) {
-			add("", CheckCleanupPolicy, "offsets topic %q has cleanup.policy=%s: a Connect worker refuses to start on an offsets topic whose policy is not exactly compact; fix it with kafka-configs.sh --bootstrap-server <brokers> --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", t, policy, t)
-		}
-	}
+	return written
+}
 
-	adm := kadm.NewClient(cl)
-	listed, err := adm.ListTransactions(ctx, nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort"})
-	if err != nil {
-		add("", CheckConcurrentRestore, "cannot check for another restore running (list transactions: %v)", err)
+// taskCount is a config topic task count in words: "1 task", "no task
+// commit".
+func taskCount(n int) string {
+	if n < 0 {
+		return "no task commit"
 	}
-	for _, t := range listed.Sorted() {
-		if strings.HasPrefix(t.TxnID, TransactionalIDPrefix) {
-			add("", CheckConcurrentRestore, "another restore is running: its transaction %q is %s; wait for it to finish (an abandoned one is aborted by the broker after its 1 minute timeout)", t.TxnID, t.State)
-		}
-	}
-
-	if len(refusals) == 0 {
-		return nil
-	}
-	return &RefusedError{Refusals: refusals}
+	return plural(n, "task", "tasks")
 }
 
 // checkTransactions refuses while a transaction is open on a partition an
@@ -134,7 +208,7 @@ func (p *Plan) checkTransactions(ctx context.Context, cl *kgo.Client) []Refusal 
 	owners := map[topicPart][]string{}
 	set := kadm.TopicsSet{}
 	for _, cp := range p.Connectors {
-		if cp.Source == nil || !cp.Source.ExactlyOnce {
+		if cp.Source == nil || !cp.Source.ExactlyOnce || !cp.Writes() {
 			continue
 		}
 		for t, ps := range cp.Source.touched {
@@ -151,7 +225,7 @@ func (p *Plan) checkTransactions(ctx context.Context, cl *kgo.Client) []Refusal 
 	connectorsOf := func() []string {
 		var names []string
 		for _, cp := range p.Connectors {
-			if cp.Source != nil && cp.Source.ExactlyOnce {
+			if cp.Source != nil && cp.Source.ExactlyOnce && cp.Writes() {
 				names = append(names, cp.Name)
 			}
 		}

@@ -59,6 +59,9 @@ type Plan struct {
 	Connectors []ConnectorPlan
 	// Warnings are things the operator should know before applying.
 	Warnings []string
+	// OpenRestores are the other restores' open transactions Check found,
+	// on topics written to or not; Print warns of those left alone.
+	OpenRestores []OpenRestore
 
 	opts   Options
 	source *snapshot.Snapshot
@@ -103,12 +106,63 @@ func (c ConnectorPlan) State() string {
 		return "no config"
 	}
 	if c.Live.Tasks != 0 {
-		if c.Live.Tasks < 0 {
-			return c.Live.TargetState + ", no task commit"
-		}
-		return fmt.Sprintf("%s, %d tasks", c.Live.TargetState, c.Live.Tasks)
+		return c.Live.TargetState + ", " + taskCount(c.Live.Tasks)
 	}
 	return c.Live.TargetState
+}
+
+// Writes reports whether the plan writes anything for the connector: a
+// source key or a sink offset changed, added or removed. Only such a
+// connector is subject to the safety checks.
+func (c ConnectorPlan) Writes() bool {
+	if c.Source != nil {
+		for i := range c.Source.Changes {
+			if c.Source.Changes[i].Action.writes() {
+				return true
+			}
+		}
+	}
+	if c.Sink != nil {
+		for _, ch := range c.Sink.Changes {
+			if ch.Action.writes() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// busy says, in a word or a few, why the connector could not be written
+// now as the config topic and its group have it: "running", "paused" (its
+// tasks stay), "stopping" (STOPPED, tasks left), "its sink group has
+// members"; "" when it is stopped (or has no config) and its sink group
+// has no members.
+func (c ConnectorPlan) busy() string {
+	lc := c.Live
+	switch {
+	case lc.HasConfig && !lc.Stopped():
+		switch lc.TargetState {
+		case snapshot.StatePaused:
+			return "paused"
+		case snapshot.StateStopped:
+			return "stopping"
+		}
+		return "running"
+	case c.Sink != nil && c.Sink.Members > 0:
+		return "its sink group has members"
+	}
+	return ""
+}
+
+// LeftAlone says, for a connector the plan writes nothing for although it
+// runs, is paused or has group members, that the restore leaves it so:
+// "unchanged, running, left alone". It is "" otherwise.
+func (c ConnectorPlan) LeftAlone() string {
+	busy := c.busy()
+	if busy == "" || c.Writes() {
+		return ""
+	}
+	return "unchanged, " + busy + ", left alone"
 }
 
 // SourcePlan compares a connector's source offsets.

@@ -14,24 +14,28 @@ import (
 
 // Print writes the plan for a person to read: a header, then per connector
 // a line "connector <name> (<type>, <state>)" (with "; REST <state>" when
-// ConnectorPlan.REST is set) and one line per offset that
-// changes, with old -> new values; unchanged offsets are counted, not
-// listed. Warnings and the totals line
+// ConnectorPlan.REST is set, and ": unchanged, running, left alone" for a
+// busy connector it writes nothing for, see ConnectorPlan.LeftAlone) and
+// one line per offset that changes, with old -> new values; unchanged
+// offsets are counted, not listed. Warnings and the totals line
 // "plan: N source writes, M tombstones, K sink commits, J sink deletions"
-// end it.
+// (singular for 1) end it.
 func (p *Plan) Print(w io.Writer) error {
 	// Buffered: a plan can list hundreds of thousands of keys.
 	bw := bufio.NewWriterSize(w, 64<<10)
 	ew := &errWriter{w: bw}
 	s := p.Snapshot
-	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %d connectors\n",
-		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, len(p.Connectors))
+	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %s\n",
+		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, plural(len(p.Connectors), "connector", "connectors"))
 	for _, cp := range p.Connectors {
+		rest, alone := "", ""
 		if cp.REST != "" {
-			ew.printf("connector %s (%s, %s; REST %s)\n", cp.Name, cp.Type, cp.State(), cp.REST)
-		} else {
-			ew.printf("connector %s (%s, %s)\n", cp.Name, cp.Type, cp.State())
+			rest = "; REST " + cp.REST
 		}
+		if a := cp.LeftAlone(); a != "" {
+			alone = ": " + a
+		}
+		ew.printf("connector %s (%s, %s%s)%s\n", cp.Name, cp.Type, cp.State(), rest, alone)
 		if sp := cp.Source; sp != nil {
 			unchanged := 0
 			var line []byte
@@ -81,7 +85,7 @@ func (p *Plan) Print(w io.Writer) error {
 			case len(sp.Changes) == 0:
 				ew.printf("  source  no keys, here or in the snapshot (target %s)\n", sp.Target)
 			case unchanged > 0:
-				ew.printf("  source  unchanged %d keys\n", unchanged)
+				ew.printf("  source  unchanged %s\n", plural(unchanged, "key", "keys"))
 			}
 		}
 		if sp := cp.Sink; sp != nil {
@@ -108,7 +112,7 @@ func (p *Plan) Print(w io.Writer) error {
 			case len(sp.Changes) == 0:
 				ew.printf("  sink  %s  no offsets, here or in the snapshot\n", sp.Group)
 			case unchanged > 0:
-				ew.printf("  sink  %s  unchanged %d offsets\n", sp.Group, unchanged)
+				ew.printf("  sink  %s  unchanged %s\n", sp.Group, plural(unchanged, "offset", "offsets"))
 			}
 			if !sp.Exists && writes > 0 {
 				ew.printf("  sink  %s  the group does not exist here: the commit creates it\n", sp.Group)
@@ -118,16 +122,36 @@ func (p *Plan) Print(w io.Writer) error {
 	for _, warn := range p.Warnings {
 		ew.printf("warning: %s\n", warn)
 	}
+	for _, o := range p.OpenRestores {
+		if !o.Written {
+			ew.printf("warning: another restore's transaction %q is %s on offsets topic %q, which this restore does not write: left alone (restore --force fences it)\n", o.TxnID, o.State, o.Topic)
+		}
+	}
 	c := p.Counts()
-	ew.printf("plan: %d source writes, %d tombstones, %d sink commits, %d sink deletions", c.SourceWrites, c.Tombstones, c.SinkCommits, c.SinkDeletions)
+	ew.printf("plan: %s", c)
 	if c.SinkSkipped > 0 {
-		ew.printf(", %d sink offsets skipped", c.SinkSkipped)
+		ew.printf(", %s skipped", plural(c.SinkSkipped, "sink offset", "sink offsets"))
 	}
 	ew.printf("\n")
 	if ew.err == nil {
 		ew.err = bw.Flush()
 	}
 	return ew.err
+}
+
+// String is "N source writes, M tombstones, K sink commits, J sink
+// deletions", singular for 1.
+func (c Counts) String() string {
+	return plural(c.SourceWrites, "source write", "source writes") + ", " + plural(c.Tombstones, "tombstone", "tombstones") + ", " +
+		plural(c.SinkCommits, "sink commit", "sink commits") + ", " + plural(c.SinkDeletions, "sink deletion", "sink deletions")
+}
+
+// plural returns "1 key" or "2 keys".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func direction(old, new int64) string {

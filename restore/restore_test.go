@@ -3,6 +3,7 @@ package restore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,13 +175,14 @@ func TestNewPlanErrors(t *testing.T) {
 	}
 }
 
-// TestPlanDefaultSpec: an untouched cluster plans nothing; the safety
-// checks name every running connector and the live group; the
-// exactly-once connector targets its own topic.
+// TestPlanDefaultSpec: an untouched cluster plans nothing and nothing
+// blocks it (running connectors are left alone); a snapshot that differs
+// for a running, a paused and the live sink connector is refused for those
+// three only; the exactly-once connector targets its own topic.
 func TestPlanDefaultSpec(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	spec.LiveSinkMember = true
-	cl, exp := newCluster(t, &spec)
+	cl, _ := newCluster(t, &spec)
 	ctx := context.Background()
 	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
 	if err != nil {
@@ -206,31 +208,73 @@ func TestPlanDefaultSpec(t *testing.T) {
 		}
 	}
 
+	// Nothing is written, so nothing blocks: the running, paused and
+	// member-holding connectors are left alone and the plan says so.
+	if err := plan.Check(ctx, cl); err != nil {
+		t.Fatalf("Check of a plan that writes nothing: %v", err)
+	}
+	for _, want := range []string{
+		"connector inventory-connector (source, STARTED, 1 task): unchanged, running, left alone\n",
+		"connector sqlserver-connector (source, PAUSED, 1 task): unchanged, paused, left alone\n",
+		"connector es-sink-orders (sink, STARTED, 2 tasks): unchanged, running, left alone\n",
+		"connector mongodb-connector (source, STOPPED)\n",
+	} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, sb.String())
+		}
+	}
+
+	// A snapshot that differs for a running, a paused and the live sink
+	// connector: only those three are refused, "paused" said of the paused.
+	changed := *snap
+	changed.SourceOffsets = slices.Clone(snap.SourceOffsets)
+	for i, o := range changed.SourceOffsets {
+		if o.Connector == connectdemo.ConnMySQL || o.Connector == connectdemo.ConnSQLServer {
+			changed.SourceOffsets[i].Value = []byte(`{"pos":1}`)
+		}
+	}
+	changed.SinkGroups = slices.Clone(snap.SinkGroups)
+	for i, g := range changed.SinkGroups {
+		if g.Group == connectdemo.GroupSinkES {
+			changed.SinkGroups[i].Offsets = slices.Clone(g.Offsets)
+			changed.SinkGroups[i].Offsets[0].Offset++
+		}
+	}
+	plan, err = restore.NewPlan(ctx, cl, &changed, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = plan.Check(ctx, cl)
 	var refused *restore.RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("Check: %v", err)
 	}
-	running := map[string]bool{}
-	members := ""
+	var got []string
 	for _, r := range refused.Refusals {
-		switch r.Check {
-		case restore.CheckRunning:
-			running[r.Connector] = true
-		case restore.CheckGroupMembers:
-			members = r.Connector
-		default:
-			t.Errorf("unexpected refusal %s", r)
+		got = append(got, r.Check+" "+r.Connector)
+		if r.Connector == connectdemo.ConnSQLServer && !strings.HasPrefix(r.Reason, "is paused (target state PAUSED, 1 task in the config topic)") {
+			t.Errorf("paused connector: %s", r)
 		}
 	}
-	for name, c := range exp.Connectors {
-		stopped := !c.HasConfig || c.TargetState == connectdemo.StateStopped && c.Tasks == 0
-		if running[name] == stopped {
-			t.Errorf("connector %s (%s, %d tasks): refused as running = %v", name, c.TargetState, c.Tasks, running[name])
-		}
+	slices.Sort(got)
+	want := []string{
+		restore.CheckRunning + " " + connectdemo.ConnSinkES,
+		restore.CheckRunning + " " + connectdemo.ConnMySQL,
+		restore.CheckRunning + " " + connectdemo.ConnSQLServer,
+		restore.CheckGroupMembers + " " + connectdemo.ConnSinkES,
 	}
-	if members != connectdemo.ConnSinkES {
-		t.Errorf("group member refusal for %q, want %q", members, connectdemo.ConnSinkES)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("refusals %v, want %v", got, want)
+	}
+	if b := refused.Blocking(); !slices.Equal(b, []string{connectdemo.ConnSinkES, connectdemo.ConnMySQL, connectdemo.ConnSQLServer}) {
+		t.Errorf("blocking %v", b)
+	}
+	msg := err.Error()
+	for _, w := range []string{"(4 problems)", "The restore would write 3 connectors es-sink-orders, inventory-connector, sqlserver-connector: stop them first, restore the other connectors alone with --connector NAME, or let the restore stop and resume them with --connect-url URL --stop-connectors --resume."} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("refusal lacks %q:\n%s", w, msg)
+		}
 	}
 }
 

@@ -201,9 +201,9 @@ func (r *run) run(ctx context.Context) error {
 	counts := plan.Counts()
 	if counts.Writes() == 0 {
 		if diffs := plan.Differences(); len(diffs) > 0 {
-			return fmt.Errorf("%w: nothing can be written, but %d offsets differ:\n  - %s", ErrVerifyFailed, len(diffs), strings.Join(diffs, "\n  - "))
+			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
-		fmt.Fprintf(r.Out, "nothing to do: the live state of %d connectors already matches snapshot %s\n", len(plan.Connectors), snap.ID)
+		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
 		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
 		return r.stop.finish(ctx)
 	}
@@ -273,9 +273,10 @@ func (r *run) sameCluster(ctx context.Context, clusterID string) error {
 	return nil
 }
 
-// check prints the plan and runs every safety check: the plan's and, with
-// Env.Connect, the REST view's. Under Force it warns, and fences another
-// restore's open transaction; otherwise a refusal is returned.
+// check runs every safety check (the plan's and, with Env.Connect, the
+// REST view's) and prints the plan. Under Force it warns, and fences
+// another restore's open transaction; otherwise a refusal is returned,
+// which a dry run lists on Env.Out after the plan.
 func (r *run) check(ctx context.Context, plan *Plan) error {
 	snap := r.req.Snapshot
 	var restRefused []Refusal
@@ -285,13 +286,13 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 			return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, err)
 		}
 	}
-	if err := plan.Print(r.Out); err != nil {
-		return err
-	}
 	checkErr := plan.Check(ctx, r.Client)
 	var refused *RefusedError
 	if checkErr != nil && !errors.As(checkErr, &refused) {
 		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
+	}
+	if err := plan.Print(r.Out); err != nil {
+		return err
 	}
 	if len(restRefused) > 0 {
 		if refused == nil {
@@ -310,20 +311,25 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 		r.report.Refusals = refused.Refusals
 	}
 	if r.req.Force {
-		return r.force(ctx, refused)
+		return r.force(ctx, plan, refused)
 	}
-	if refused != nil {
-		if r.req.DryRun {
-			fmt.Fprintln(r.Out, "dry run: nothing written; the restore would be refused (see below)")
-		}
-		return refusal{refused}
+	if refused == nil {
+		return nil
 	}
-	return nil
+	if r.req.DryRun {
+		var b strings.Builder
+		fmt.Fprintf(&b, "dry run: nothing written; the restore would be refused (%s):", plural(len(refused.Refusals), "problem", "problems"))
+		refused.list(&b)
+		fmt.Fprintln(r.Out, b.String())
+		return refusal{fmt.Errorf("dry run: %w, nothing was written (%s, listed with the plan)", ErrRefused, plural(len(refused.Refusals), "problem", "problems"))}
+	}
+	return refusal{refused}
 }
 
 // force warns that the safety checks are skipped and, unless a dry run,
-// fences the open transaction of another restore the checks found.
-func (r *run) force(ctx context.Context, refused *RefusedError) error {
+// fences the open transactions of other restores the checks found, on
+// topics written to or not.
+func (r *run) force(ctx context.Context, plan *Plan, refused *RefusedError) error {
 	fmt.Fprintln(r.Warn, "WARNING: --force: the safety checks are SKIPPED (connector running, sink group members, open transactions, offsets topic cleanup.policy, another restore running).")
 	fmt.Fprintln(r.Warn, "WARNING: a running connector overwrites restored offsets, and the broker rejects commits into a group that has members.")
 	if refused != nil {
@@ -333,7 +339,7 @@ func (r *run) force(ctx context.Context, refused *RefusedError) error {
 		}
 	}
 	r.Log.Warn("safety checks skipped with --force", "snapshot_id", r.req.Snapshot.ID, "refusals", len(r.report.Refusals))
-	if r.req.DryRun || !slices.ContainsFunc(r.report.Refusals, func(x Refusal) bool { return x.Check == CheckConcurrentRestore }) {
+	if r.req.DryRun || len(plan.OpenRestores) == 0 {
 		return nil
 	}
 	// As documented: Force fences the other restore's open transaction at
@@ -352,9 +358,9 @@ func (r *run) force(ctx context.Context, refused *RefusedError) error {
 
 // restRefusals sets each connector's REST state on the plan and returns
 // the refusals the REST view adds to the safety checks: workers of another
-// Kafka cluster, a connector with a config whose REST status is not
-// STOPPED with no tasks (or that Connect does not know), and a connector
-// with no config that Connect reports anyway.
+// Kafka cluster and, for a connector the plan writes, a config whose REST
+// status is not STOPPED with no tasks (or that Connect does not know), or
+// no config while Connect reports it anyway.
 func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 	info, err := r.serverInfo(ctx)
 	if err != nil {
@@ -375,6 +381,9 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 		cp := &plan.Connectors[i]
 		st, known := states[cp.Name]
 		cp.REST = connectrest.StateOf(states, cp.Name)
+		if !cp.Writes() {
+			continue // left alone
+		}
 		switch {
 		case cp.Live.HasConfig && !known:
 			add(cp.Name, "has a config in the config topic, but the Connect REST API does not know it: check that --connect-url and --config-topic name the same Connect cluster")
@@ -396,7 +405,7 @@ func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
 	todo := r.stop.toStop(plan)
 	if r.req.DryRun {
 		if len(todo) > 0 {
-			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %d connectors first: %s\n", len(todo), strings.Join(planNames(todo), ", "))
+			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %s first: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(planNames(todo), ", "))
 		}
 		return plan, nil
 	}
@@ -465,7 +474,7 @@ func (r *run) connectRequests(plan *Plan) ([]ConnectRequest, error) {
 		}
 	}
 	for _, x := range cp.Requests {
-		fmt.Fprintf(r.Out, "via connect: PATCH /connectors/%s/offsets with %d partitions (%s)\n", x.Connector, len(x.Entries), x.Type)
+		fmt.Fprintf(r.Out, "via connect: PATCH /connectors/%s/offsets with %s (%s)\n", x.Connector, plural(len(x.Entries), "partition", "partitions"), x.Type)
 	}
 	return cp.Requests, nil
 }
@@ -486,7 +495,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 	results, err := ApplyConnect(ctx, r.Connect, reqs)
 	r.report.Connect = results
 	for _, x := range results {
-		fmt.Fprintf(r.Out, "applied through Connect: connector %s, %d partitions: %s\n", x.Connector, x.Entries, x.Message)
+		fmt.Fprintf(r.Out, "applied through Connect: connector %s, %s: %s\n", x.Connector, plural(x.Entries, "partition", "partitions"), x.Message)
 		if x.FrameworkOnly {
 			fmt.Fprintf(r.Out, "note: connector %s: Connect altered only the offsets it manages itself; if the connector keeps offsets in its own system too, change them there by hand\n", x.Connector)
 		}
@@ -499,7 +508,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 	if err != nil {
 		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
 	}
-	fmt.Fprintf(r.Out, "verified through Connect: %d connectors show the restored offsets (GET /connectors/NAME/offsets)\n", v.Connectors)
+	fmt.Fprintf(r.Out, "verified through Connect: %s the restored offsets (GET /connectors/NAME/offsets)\n", plural(v.Connectors, "connector shows", "connectors show"))
 	r.Log.Info("restore done through Connect", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", len(reqs),
 		"duration", r.since())
 	return nil
@@ -519,14 +528,16 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		}
 		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", kafkaconf.DescribeError(err), undo)
 	}
-	fmt.Fprintf(r.Out, "applied: %d source writes and %d tombstones in %d topics, %d sink commits and %d sink deletions in %d groups (%s)\n",
-		res.SourceWrites, res.Tombstones, len(res.Topics), res.SinkCommits, res.SinkDeletions, len(res.Groups), res.Duration.Round(time.Millisecond))
+	fmt.Fprintf(r.Out, "applied: %s and %s in %s, %s and %s in %s (%s)\n",
+		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
+		plural(res.SinkCommits, "sink commit", "sink commits"), plural(res.SinkDeletions, "sink deletion", "sink deletions"), plural(len(res.Groups), "group", "groups"),
+		res.Duration.Round(time.Millisecond))
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {
 		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
 	}
-	fmt.Fprintf(r.Out, "verified: %d connectors match the snapshot\n", v.Connectors)
+	fmt.Fprintf(r.Out, "verified: %s the snapshot\n", plural(v.Connectors, "connector matches", "connectors match"))
 	r.Log.Info("restore done", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", v.Connectors,
 		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
 		"duration", r.since())

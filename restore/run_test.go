@@ -64,7 +64,7 @@ func TestRun(t *testing.T) {
 	if _, _, err := store.Get(ctx, rep.Undo); err != nil {
 		t.Errorf("undo snapshot %s: %v", rep.Undo, err)
 	}
-	for _, want := range []string{"undo snapshot: " + rep.Undo + "\n", "applied: 1 source writes", "verified: 1 connectors match the snapshot\n"} {
+	for _, want := range []string{"undo snapshot: " + rep.Undo + "\n", "applied: 1 source write and 0 tombstones in 1 topic", "verified: 1 connector matches the snapshot\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -44,14 +44,15 @@ type stoppedConnector struct {
 	before string
 }
 
-// toStop lists the connectors of the plan that a stop concerns, and sets
-// s.waited and s.groups.
+// toStop lists the connectors of the plan that a stop concerns (those it
+// writes that are not stopped), and sets s.waited and s.groups. A
+// connector the plan leaves alone is neither stopped nor waited for.
 func (s *stopper) toStop(plan *Plan) []ConnectorPlan {
 	var out []ConnectorPlan
 	s.waited, s.groups = nil, nil
 	for _, cp := range plan.Connectors {
-		if !cp.Live.HasConfig {
-			continue // no config here: nothing runs
+		if !cp.Live.HasConfig || !cp.Writes() {
+			continue // no config here (nothing runs), or left alone
 		}
 		s.waited = append(s.waited, cp.Name)
 		if cp.Sink != nil && cp.Sink.Group != "" {
@@ -72,12 +73,15 @@ func (s *stopper) toStop(plan *Plan) []ConnectorPlan {
 func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 	began := time.Now()
 	todo := s.toStop(plan)
+	if len(s.waited) == 0 && len(s.groups) == 0 {
+		return nil // the plan writes no connector that has a config here
+	}
 	if len(todo) > 0 {
 		names := make([]string, len(todo))
 		for i, cp := range todo {
 			names[i] = cp.Name
 		}
-		fmt.Fprintf(s.out, "stopping %d connectors: %s\n", len(todo), strings.Join(names, ", "))
+		fmt.Fprintf(s.out, "stopping %s: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(names, ", "))
 	}
 	for _, cp := range todo {
 		if err := s.rc.Stop(ctx, cp.Name); err != nil {
@@ -91,7 +95,7 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 	if err := waitStopped(wctx, s.rc, s.cl, s.configTopic, s.waited, s.groups); err != nil {
 		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w", s.timeout, err)
 	}
-	fmt.Fprintf(s.out, "stopped: %d connectors STOPPED with no tasks, %d sink groups empty (%s)\n", len(s.waited), len(s.groups), time.Since(began).Round(time.Millisecond))
+	fmt.Fprintf(s.out, "stopped: %s STOPPED with no tasks, %s empty (%s)\n", plural(len(s.waited), "connector", "connectors"), plural(len(s.groups), "sink group", "sink groups"), time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

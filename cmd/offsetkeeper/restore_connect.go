@@ -65,7 +65,7 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 		return nil, fmt.Errorf("%w", kafkaconf.DescribeError(err))
 	}
 	n := len(f.Entries) + len(f.Rows)
-	fmt.Fprintf(c.stdout, "file %s: %s, %d offsets for %d connectors\n", c.fromFile, f.Format, n, len(snap.Connectors))
+	fmt.Fprintf(c.stdout, "file %s: %s, %s for %s\n", c.fromFile, f.Format, plural(n, "offset", "offsets"), plural(len(snap.Connectors), "connector", "connectors"))
 	for _, w := range warnings {
 		fmt.Fprintf(c.stdout, "warning: %s\n", w)
 	}
