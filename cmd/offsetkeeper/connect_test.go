@@ -34,6 +34,19 @@ func (c *cluster) startConnect(opts connecttest.Options) *connecttest.Server {
 	return srv
 }
 
+// rewrite writes value for the first live key of connector, as its task
+// would: the restore then has that key to write back.
+func (c *cluster) rewrite(connector, value string) {
+	c.t.Helper()
+	for _, o := range c.capture().SourceOffsets {
+		if o.Connector == connector {
+			c.produce(&kgo.Record{Topic: o.Topic, Key: o.Key, Value: []byte(value)})
+			return
+		}
+	}
+	c.t.Fatalf("connector %s has no source key", connector)
+}
+
 // configStates reads the config topic: connector -> its state in a few words.
 func (c *cluster) configStates() map[string]snapshot.ConnectorConfig {
 	c.t.Helper()
@@ -66,33 +79,38 @@ func wantLines(t *testing.T, what, out string, want ...string) {
 }
 
 // TestRestoreStopConnectorsResume is the acceptance scenario: against
-// running connectors, restore --stop-connectors --resume stops them (the
-// status lags, a sink member leaves late), restores exactly the snapshot,
-// and puts back what it stopped: running ones run, the paused one is paused,
-// the ones that were stopped stay stopped.
+// running connectors, restore --stop-connectors --resume stops those it
+// writes (the status lags, a sink member leaves late), restores exactly the
+// snapshot, and puts back what it stopped: running ones run, the paused one
+// is paused, the ones that were stopped stay stopped. The running and
+// paused connectors it writes nothing for are left alone, never stopped.
 func TestRestoreStopConnectorsResume(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	before := c.capture()
 	c.badReset()
+	c.rewrite(connectdemo.ConnSQLServer, `{"change_lsn":null}`) // the paused one
 	srv := c.startConnect(connecttest.Options{SinkMembers: true, StopLag: 2, MemberLeaveDelay: 100 * time.Millisecond})
 	confBefore := c.configStates()
 
 	out, stderr := c.mustRun(0, "restore", id, "--stop-connectors", "--resume", "--connect-url", srv.URL)
 	wantLines(t, "stdout", out,
-		"stopping 11 connectors: custom-poller, es-sink-orders, eu->us.MirrorCheckpointConnector, eu->us.MirrorHeartbeatConnector, eu->us.MirrorSourceConnector, inventory-connector, jdbc-legacy-source, jdbc-orders-source, payments-cdc, source-file-01, sqlserver-connector\n",
-		"stopped: 14 connectors STOPPED with no tasks, 2 sink groups empty",
+		"stopping 6 connectors: es-sink-orders, eu->us.MirrorSourceConnector, inventory-connector, jdbc-orders-source, payments-cdc, sqlserver-connector\n",
+		"stopped: 8 connectors STOPPED with no tasks, 2 sink groups empty",
 		"connector inventory-connector (source, STOPPED; REST STOPPED)",
-		"plan: 6 source writes, 1 tombstones, 15 sink commits, 1 sink deletions",
+		"connector source-file-01 (source, STARTED, 1 task; REST RUNNING, 1 task): unchanged, running, left alone\n",
+		"connector jdbc-legacy-source (source, PAUSED, 1 task; REST PAUSED, 1 task): unchanged, paused, left alone\n",
+		"plan: 7 source writes, 1 tombstone, 15 sink commits, 1 sink deletion",
 		"verified: ",
 		"resumed: connector inventory-connector (RUNNING, 1 task)",
 		"resumed: connector es-sink-orders (RUNNING, 2 tasks)",
 		"paused again: connector sqlserver-connector (PAUSED, 1 task)",
-		"paused again: connector jdbc-legacy-source (PAUSED, 1 task)",
 	)
-	if strings.Contains(out, "mongodb-connector (") && strings.Contains(out, "resumed: connector mongodb-connector") {
-		t.Errorf("a connector that was stopped before was resumed:\n%s", out)
+	for _, name := range []string{connectdemo.ConnMongo, connectdemo.ConnFile, connectdemo.ConnJDBCLegacy, connectdemo.ConnPoller} {
+		if strings.Contains(out, "resumed: connector "+name+" ") || strings.Contains(out, "paused again: connector "+name+" ") {
+			t.Errorf("connector %s, stopped before or left alone, was put back:\n%s", name, out)
+		}
 	}
 	if t.Failed() {
 		t.Logf("stderr:\n%s", stderr)
@@ -108,7 +126,7 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 		if a.TargetState != b.TargetState {
 			t.Errorf("%s: target state %+v after the restore, %+v before", name, a, b)
 		}
-		if b.TargetState != snapshot.StateStopped && a.Tasks <= 0 {
+		if b.TargetState != snapshot.StateStopped && b.Tasks > 0 && a.Tasks <= 0 {
 			t.Errorf("%s: %+v after the restore, want tasks", name, a)
 		}
 	}
@@ -137,7 +155,10 @@ func TestRestoreStopConnectorsFailureLeavesStopped(t *testing.T) {
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	eosKey := key(connectdemo.ConnEOS, `{"server":"pgpayments"}`)
-	c.produce(&kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":1}`)})
+	c.produce(
+		&kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":1}`)},
+		&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key(connectdemo.ConnMySQL, `{"server":"dbserver1"}`), Value: []byte(`{"pos":0}`)},
+	)
 	srv := c.startConnect(connecttest.Options{})
 
 	ctx := context.Background()
@@ -160,8 +181,8 @@ func TestRestoreStopConnectorsFailureLeavesStopped(t *testing.T) {
 	wantLines(t, "stderr", stderr,
 		`connector "payments-cdc": a transaction of transactional id "connect-cluster-payments-cdc-0"`,
 		"the connectors this restore stopped are left as they are now; their state:",
-		"connector inventory-connector: REST STOPPED; config topic STOPPED; was STARTED, 1 tasks (PUT /connectors/inventory-connector/resume to put it back)",
-		"connector payments-cdc: REST STOPPED; config topic STOPPED; was STARTED, 1 tasks",
+		"connector inventory-connector: REST STOPPED; config topic STOPPED; was STARTED, 1 task (PUT /connectors/inventory-connector/resume to put it back)",
+		"connector payments-cdc: REST STOPPED; config topic STOPPED; was STARTED, 1 task",
 	)
 	if strings.Contains(out, "resumed") {
 		t.Errorf("resumed after a failure:\n%s", out)
@@ -207,9 +228,9 @@ func TestRestoreChecksRESTState(t *testing.T) {
 	// for what stopping resolves.
 	out, _ = c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--stop-connectors", "--dry-run", "--via", "connect", "--connect-url", srv.URL)
 	wantLines(t, "dry run", out,
-		"dry run: --stop-connectors would stop 1 connectors first: inventory-connector",
-		"connector inventory-connector (source, STARTED, 1 tasks; REST RUNNING, 1 task)",
-		"via connect: PATCH /connectors/inventory-connector/offsets with 1 partitions (source)",
+		"dry run: --stop-connectors would stop 1 connector first: inventory-connector",
+		"connector inventory-connector (source, STARTED, 1 task; REST RUNNING, 1 task)",
+		"via connect: PATCH /connectors/inventory-connector/offsets with 1 partition (source)",
 		"dry run: nothing written")
 	if st := c.configStates()[connectdemo.ConnMySQL]; st.Stopped() {
 		t.Errorf("a dry run stopped a connector")
@@ -268,7 +289,7 @@ func TestRestoreViaConnect(t *testing.T) {
 	wantLines(t, "stdout", out,
 		`warning: --via connect: connector "jdbc-orders-source": key {"table":"shop.refunds","protocol":"1"} is not in the byte form Connect writes: through Connect its offset goes under {"protocol":"1","table":"shop.refunds"}`,
 		"via connect: PATCH /connectors/s3-sink-archive/offsets with 10 partitions (sink)",
-		"applied through Connect: connector inventory-connector, 1 partitions: The offsets for this connector have been altered successfully",
+		"applied through Connect: connector inventory-connector, 1 partition: The offsets for this connector have been altered successfully",
 		"applied through Connect: connector mongodb-connector, 2 partitions: The Connect framework-managed offsets for this connector have been altered successfully. However,",
 		"note: connector mongodb-connector: Connect altered only the offsets it manages itself",
 		"verified through Connect: 5 connectors show the restored offsets",
@@ -308,15 +329,16 @@ func TestRestoreViaConnect(t *testing.T) {
 }
 
 // TestRESTConflictsRetried: 409s during a rebalance are retried until the
-// stop goes through.
+// stop of a connector the restore writes goes through.
 func TestRESTConflictsRetried(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	id := c.snapshot()
+	c.rewrite(connectdemo.ConnFile, `{"position":0}`)
 	srv := c.startConnect(connecttest.Options{})
 	srv.InjectConflicts(2)
 	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnFile, "--stop-connectors", "--resume", "--connect-url", srv.URL)
-	wantLines(t, "stdout", out, "nothing to do", "resumed: connector source-file-01 (RUNNING, 1 task)")
+	wantLines(t, "stdout", out, "stopping 1 connector: source-file-01", "verified: 1 connector matches the snapshot", "resumed: connector source-file-01 (RUNNING, 1 task)")
 	n := 0
 	for _, r := range srv.Requests() {
 		if r == "GET /connectors" || r == "PUT /connectors/source-file-01/stop" {
@@ -403,7 +425,7 @@ func TestExportImport(t *testing.T) {
 	// A REST body re-imported: the keys keep their exact bytes.
 	restFile := filepath.Join(dir, connectorFileName(connectdemo.ConnJDBC))
 	out, _ = c.mustRun(0, "restore", "--from-file", restFile, "--connector", connectdemo.ConnJDBC)
-	wantLines(t, "REST import", out, `{"protocol":"1","table":"shop.orders"}  changed  {"incrementing":1} -> {"incrementing":42}`, "verified: 1 connectors")
+	wantLines(t, "REST import", out, `{"protocol":"1","table":"shop.orders"}  changed  {"incrementing":1} -> {"incrementing":42}`, "verified: 1 connector matches")
 	after := c.capture()
 	for _, o := range before.SourceOffsetsOf(connectdemo.ConnJDBC) {
 		if got, ok := findKey(after, o.Topic, o.Partition, o.Key); !ok || !bytes.Equal(got.Value, o.Value) {

@@ -365,7 +365,7 @@ func TestRestoreBadReset(t *testing.T) {
 		"connect-es-sink-orders  the group does not exist here: the commit creates it",
 		"archive-loader  invoices/0  removed 5 (offset deleted)",
 		"archive-loader  clicks/0  changed 0 -> 60 (forward)",
-		"plan: 6 source writes, 1 tombstones, 15 sink commits, 1 sink deletions",
+		"plan: 6 source writes, 1 tombstone, 15 sink commits, 1 sink deletion",
 		"undo snapshot: ",
 		"verified: ",
 	} {
@@ -420,9 +420,12 @@ func TestRestoreBadReset(t *testing.T) {
 	}
 }
 
-// TestRestoreRefusesRunning: a STARTED source connector and a sink group
-// with a live member refuse the restore (exit 3), naming both, and nothing
-// is written; a running connector out of scope does not block.
+// TestRestoreRefusesRunning: a restore that would write a STARTED source
+// connector, or commit into a sink group with a live member, is refused
+// (exit 3), naming only those, and nothing is written; a dry run lists the
+// same refusals on stdout after the plan and exits 3. A running connector
+// or a live group the restore writes nothing for never blocks, and one out
+// of scope neither.
 func TestRestoreRefusesRunning(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	spec.LiveSinkMember = true
@@ -430,7 +433,13 @@ func TestRestoreRefusesRunning(t *testing.T) {
 	c.stopAll(connectdemo.ConnMySQL) // es-sink-orders is stopped, but its group keeps a member
 	id := c.snapshot()
 	mongo0 := key(connectdemo.ConnMongo, `{"rs":"rs0","server_id":"mongo1"}`)
-	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: mongo0})
+	mysql := key(connectdemo.ConnMySQL, `{"server":"dbserver1"}`)
+	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: mongo0},
+		&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: mysql, Value: []byte(`{"pos":0}`)})
+	csv := filepath.Join(t.TempDir(), "es.csv")
+	if err := os.WriteFile(csv, []byte(connectdemo.GroupSinkES+",orders,0,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	ends := c.ends(offsetsTopics()...)
 	groups := map[string][]string{}
@@ -453,24 +462,39 @@ func TestRestoreRefusesRunning(t *testing.T) {
 		}
 	}
 
-	for _, args := range [][]string{{"restore", id}, {"restore", id, "--dry-run"}} {
-		_, stderr := c.mustRun(3, args...)
-		for _, want := range []string{
-			`connector "inventory-connector": is running (target state STARTED, 1 tasks`,
-			`PUT /connectors/inventory-connector/stop`,
-			`connector "es-sink-orders": sink group "connect-es-sink-orders" has 1 live members`,
-			"nothing was written",
-		} {
-			if !strings.Contains(stderr, want) {
-				t.Errorf("%v: stderr lacks %q:\n%s", args, want, stderr)
-			}
-		}
+	running := []string{
+		`connector "inventory-connector": is running (target state STARTED, 1 task in the config topic)`,
+		`PUT /connectors/inventory-connector/stop`,
+		"The restore would write 1 connector inventory-connector: stop it first, restore the other connectors alone with --connector NAME, or let the restore stop and resume it with --connect-url URL --stop-connectors --resume.",
+	}
+	_, stderr := c.mustRun(3, "restore", id)
+	wantLines(t, "stderr", stderr, append(running, "nothing was written (1 problem)")...)
+	nothingWritten("restore")
+
+	// The dry run: the plan, then the refusals, on stdout.
+	out, stderr := c.mustRun(3, "restore", id, "--dry-run")
+	wantLines(t, "dry run stdout", out, append(running,
+		"connector es-sink-orders (sink, STOPPED): unchanged, its sink group has members, left alone\n",
+		"connector mongodb-connector (source, STOPPED)\n",
+		"dry run: nothing written; the restore would be refused (1 problem):\n  - connector \"inventory-connector\": is running")...)
+	if !strings.Contains(stderr, "dry run: restore refused by a safety check, nothing was written (1 problem, listed with the plan)") || strings.Contains(stderr, "PUT /connectors") {
+		t.Errorf("dry run stderr:\n%s", stderr)
+	}
+	if strings.Contains(out+stderr, `connector "es-sink-orders"`) || strings.Contains(out+stderr, `connector "mongodb-connector"`) {
+		t.Errorf("a connector the restore leaves alone, or a stopped one, is refused:\n%s\n%s", out, stderr)
+	}
+	nothingWritten("restore --dry-run")
+
+	// A commit into the live group is refused: it has a member.
+	for _, args := range [][]string{{"restore", "--from-file", csv}, {"restore", "--from-file", csv, "--dry-run"}} {
+		out, stderr := c.mustRun(3, args...)
+		wantLines(t, strings.Join(args, " "), out+stderr, `connector "es-sink-orders": sink group "connect-es-sink-orders" has 1 live member (state Stable)`)
 		nothingWritten(strings.Join(args, " "))
 	}
 
 	// Out of scope, the running connector and the live group do not block.
-	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMongo)
-	if !strings.Contains(out, "verified: 1 connectors match the snapshot") {
+	out, _ = c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMongo)
+	if !strings.Contains(out, "verified: 1 connector matches the snapshot") {
 		t.Errorf("scoped restore:\n%s", out)
 	}
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: mongo0})
@@ -478,12 +502,11 @@ func TestRestoreRefusesRunning(t *testing.T) {
 	c.mustRun(0, "restore", scoped)
 
 	// --force says so loudly and goes ahead.
-	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key(connectdemo.ConnMySQL, `{"server":"dbserver1"}`), Value: []byte(`{"pos":0}`)})
-	out, stderr := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--force")
+	out, stderr = c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--force")
 	if !strings.Contains(stderr, "WARNING: --force: the safety checks are SKIPPED") || !strings.Contains(stderr, `connector "inventory-connector": is running`) {
 		t.Errorf("--force stderr:\n%s", stderr)
 	}
-	if !strings.Contains(out, "verified: 1 connectors") {
+	if !strings.Contains(out, "verified: 1 connector matches") {
 		t.Errorf("--force stdout:\n%s", out)
 	}
 }

@@ -240,6 +240,7 @@ func TestLatestIsTheNewestFullSnapshot(t *testing.T) {
 func TestPerRunFlagsIgnoreTheEnvironment(t *testing.T) {
 	c := newCluster(t, ptr(connectdemo.DefaultSpec()))
 	id := c.snapshot()
+	c.rewrite(connectdemo.ConnMySQL, `{"pos":0}`) // running: the restore would write it
 	t.Setenv("OFFSETKEEPER_FORCE", "true")
 	t.Setenv("OFFSETKEEPER_ALLOW_OTHER_CLUSTER", "true")
 	t.Setenv("OFFSETKEEPER_CONNECTOR", connectdemo.ConnMongo)
