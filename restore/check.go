@@ -24,11 +24,11 @@ const (
 // Refusal is one reason a restore is refused.
 type Refusal struct {
 	// Connector is the connector concerned, empty for a topic-wide check.
-	Connector string
+	Connector string `json:"connector,omitempty"`
 	// Check names the check (CheckRunning, ...).
-	Check string
+	Check string `json:"check"`
 	// Reason says what was found and how to resolve it.
-	Reason string
+	Reason string `json:"reason"`
 }
 
 func (r Refusal) String() string {

@@ -124,7 +124,7 @@ func (p *Plan) Print(w io.Writer) error {
 	}
 	for _, o := range p.OpenRestores {
 		if !o.Written {
-			ew.printf("warning: another restore's transaction %q is %s on offsets topic %q, which this restore does not write: left alone (restore --force fences it)\n", o.TxnID, o.State, o.Topic)
+			ew.printf("warning: %s\n", openRestoreWarning(o))
 		}
 	}
 	c := p.Counts()
@@ -137,6 +137,12 @@ func (p *Plan) Print(w io.Writer) error {
 		ew.err = bw.Flush()
 	}
 	return ew.err
+}
+
+// openRestoreWarning warns of another restore's transaction on a topic the
+// plan does not write.
+func openRestoreWarning(o OpenRestore) string {
+	return fmt.Sprintf("another restore's transaction %q is %s on offsets topic %q, which this restore does not write: left alone (restore --force fences it)", o.TxnID, o.State, o.Topic)
 }
 
 // String is "N source writes, M tombstones, K sink commits, J sink

@@ -67,6 +67,13 @@ type Request struct {
 
 // Report is what [Run] did.
 type Report struct {
+	// Snapshot is the ID of the snapshot restored; DryRun and Forced are
+	// the request's DryRun and Force.
+	Snapshot       string
+	DryRun, Forced bool
+	// Outcome is OutcomeRestored, OutcomeNothingToDo, OutcomePlanned,
+	// OutcomeRefused or OutcomeFailed.
+	Outcome string
 	// Plan is the plan checked and applied (made again once the
 	// connectors stopped, with StopConnectors).
 	Plan *Plan
@@ -127,7 +134,11 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 	if req.Via == "" {
 		req.Via = ViaKafka
 	}
-	r := &run{Env: env, req: req, began: time.Now(), report: &Report{}}
+	r := &run{Env: env, req: req, began: time.Now(), report: &Report{DryRun: req.DryRun, Forced: req.Force}}
+	if req.Snapshot != nil {
+		r.report.Snapshot = req.Snapshot.ID
+	}
+	defer func() { r.report.Outcome = outcome(r.report.Outcome, err) }()
 	if err := r.validate(); err != nil {
 		return r.report, err
 	}
@@ -142,6 +153,20 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		}
 	}()
 	return r.report, r.run(ctx)
+}
+
+// outcome is the Report.Outcome of a Run that returns err; set is what
+// the run set on the way (nothing to do, planned).
+func outcome(set string, err error) string {
+	switch {
+	case errors.Is(err, ErrRefused):
+		return OutcomeRefused
+	case err != nil:
+		return OutcomeFailed
+	case set != "":
+		return set
+	}
+	return OutcomeRestored
 }
 
 func (r *run) validate() error {
@@ -205,9 +230,11 @@ func (r *run) run(ctx context.Context) error {
 		}
 		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
 		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
+		r.report.Outcome = OutcomeNothingToDo
 		return r.stop.finish(ctx)
 	}
 	if r.req.DryRun {
+		r.report.Outcome = OutcomePlanned
 		fmt.Fprintln(r.Out, "dry run: nothing written")
 		r.Log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
 			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -15,7 +16,7 @@ import (
 var restoreCommand = commandInfo{
 	name:    "restore",
 	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
-	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster]
+	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
        [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
        --from-file FILE [--connector NAME] [...the same flags]
 
@@ -72,6 +73,7 @@ type restoreCmd struct {
 	stopTimeout    time.Duration
 	via            string
 	fromFile       string
+	output         string
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -87,7 +89,17 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME) or a kafka-consumer-groups CSV (group,topic,partition,offset)")
+	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	c.g.connect.register(fs)
+}
+
+// progress is where the text output goes: stdout, or stderr when stdout
+// gets the JSON document.
+func (c *restoreCmd) progress() io.Writer {
+	if c.output == "json" {
+		return c.stderr
+	}
+	return c.stdout
 }
 
 func (c *restoreCmd) Run(ctx context.Context, args []string) error {
@@ -138,8 +150,13 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	req.Snapshot = snap
-	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.stdout, Warn: c.stderr, Log: c.log}
-	_, err = restore.Run(ctx, env, req)
+	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.progress(), Warn: c.stderr, Log: c.log}
+	rep, err := restore.Run(ctx, env, req)
+	if c.output == "json" {
+		if jerr := writeJSON(c.stdout, rep.Document(err)); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
 	return err
 }
 
@@ -153,6 +170,8 @@ func (c *restoreCmd) checkUsage(args []string) error {
 		return usagef("unexpected argument %q", args[1])
 	case c.sourceOnly && c.sinkOnly:
 		return usagef("--source-only and --sink-only exclude each other: give one or neither")
+	case c.output != "text" && c.output != "json":
+		return usagef("--output %q: want text or json", c.output)
 	}
 	return c.checkConnectUsage()
 }

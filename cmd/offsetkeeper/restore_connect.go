@@ -65,9 +65,9 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 		return nil, fmt.Errorf("%w", kafkaconf.DescribeError(err))
 	}
 	n := len(f.Entries) + len(f.Rows)
-	fmt.Fprintf(c.stdout, "file %s: %s, %s for %s\n", c.fromFile, f.Format, plural(n, "offset", "offsets"), plural(len(snap.Connectors), "connector", "connectors"))
+	fmt.Fprintf(c.progress(), "file %s: %s, %s for %s\n", c.fromFile, f.Format, plural(n, "offset", "offsets"), plural(len(snap.Connectors), "connector", "connectors"))
 	for _, w := range warnings {
-		fmt.Fprintf(c.stdout, "warning: %s\n", w)
+		fmt.Fprintf(c.progress(), "warning: %s\n", w)
 	}
 	return snap, nil
 }
