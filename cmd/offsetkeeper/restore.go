@@ -24,12 +24,15 @@ Compares the snapshot with the live cluster for each connector in scope (the
 snapshot's connectors, or those named with --connector) and prints the plan:
 per connector "connector <name> (<type>, <state>)", then one line per offset
 that changes (old -> new), and "plan: N source writes, M tombstones,
-K sink commits, J sink deletions". Then, unless --dry-run:
-  1. refuses (exit 3, nothing written) while a connector in scope runs (its
-     target state is not STOPPED or its task count is not 0), its sink group
-     has members, an exactly-once connector has a transaction open on its
-     offsets partitions, an offsets topic is not cleanup.policy=compact, or
-     another restore runs; --force skips these checks;
+K sink commits, J sink deletions". A connector the plan writes nothing for
+is left alone, running or not ("unchanged, running, left alone"). Then,
+unless --dry-run:
+  1. refuses (exit 3, nothing written) while a connector it writes runs or
+     is paused (its target state is not STOPPED or its task count is not
+     0), its sink group has members, or, exactly-once, has a transaction
+     open on its offsets partitions; or while an offsets topic it writes is
+     not cleanup.policy=compact or has another restore's transaction open;
+     the refusal says how to go ahead; --force skips these checks;
   2. stores the current state of the connectors in scope as an undo snapshot
      and prints "undo snapshot: <ID>" (restore that ID to roll back);
   3. writes source offsets (exact key and value bytes, on murmur2(key) of the
@@ -38,14 +41,17 @@ K sink commits, J sink deletions". Then, unless --dry-run:
   4. reads everything back and prints "verified: N connectors match the
      snapshot", or lists what differs and exits 1.
 A second run of the same restore finds "nothing to do". With --dry-run the
-plan and the safety checks are printed and nothing is written; the exit code
-is 3 if the restore would be refused.
+plan and, after it on stdout, the refusals the real run would hit are
+printed and nothing is written; the exit code is 3 if the restore would be
+refused. --output json prints one document on stdout instead (the plan, the
+refusals, the undo snapshot ID, what was written, the verification; see
+docs/json-output.md) and the text on stderr.
 
 With --connect-url the plan shows each connector's REST state, and the
-restore also refuses while a connector's REST status is not STOPPED with no
-tasks. --stop-connectors stops the connectors in scope first (PUT
-/connectors/NAME/stop) and waits until they are STOPPED with no tasks and
-their sink groups are empty; --resume then puts those it stopped back
+restore also refuses while the REST status of a connector it writes is not
+STOPPED with no tasks. --stop-connectors stops the connectors it writes
+first (PUT /connectors/NAME/stop) and waits until they are STOPPED with no
+tasks and their sink groups are empty; --resume then puts those it stopped back
 (resume, or pause for a PAUSED one) once the restore is verified. If
 anything fails after stopping they are left stopped, and the error says the
 state of each. --via connect writes through PATCH /connectors/NAME/offsets
@@ -80,11 +86,11 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "restore only this connector of the snapshot; repeatable (default every connector in the snapshot)")
 	fs.BoolVar(&c.sourceOnly, "source-only", false, "restore only source connector offsets (the offsets topics)")
 	fs.BoolVar(&c.sinkOnly, "sink-only", false, "restore only sink connector offsets (the consumer groups)")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "print the plan and the safety checks and write nothing (exit 3 if the restore would be refused)")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print the plan and the refusals the restore would hit, and write nothing (exit 3 if the restore would be refused)")
 	fs.BoolVar(&c.force, "force", false, "skip the safety checks (connector running, sink group members, open transactions, offsets topic cleanup.policy, another restore running); dangerous")
 	fs.BoolVar(&c.allowOtherCluster, "allow-other-cluster", false, "restore a snapshot taken from another Kafka cluster (migration or disaster recovery into a new cluster)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole restore after this long")
-	fs.BoolVar(&c.stopConnectors, "stop-connectors", false, "stop the connectors in scope through the Connect REST API first and wait until they are STOPPED with no tasks and their sink groups empty (needs --connect-url)")
+	fs.BoolVar(&c.stopConnectors, "stop-connectors", false, "stop the connectors the restore writes through the Connect REST API first and wait until they are STOPPED with no tasks and their sink groups empty (needs --connect-url)")
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors: once the restore is verified, put back the connectors it stopped (resume, or pause those that were PAUSED)")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
