@@ -49,8 +49,12 @@
 //   - The records of one topic are written in one Kafka transaction: a
 //     restore that fails part way leaves that topic as it was.
 //   - A connector out of scope is never read for the safety checks and never
-//     written.
+//     written. One in scope that the plan writes nothing for is not checked
+//     either: a running connector whose offsets already match never blocks
+//     ([ConnectorPlan.Writes], [ConnectorPlan.LeftAlone]).
 //   - Planning and checking write nothing.
+//
+// [Report.Document] is a Report as restore --output json prints it.
 package restore
 
 import (

@@ -202,6 +202,7 @@ func (r *run) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.report.Plan = plan
 	if r.Connect != nil && (r.req.StopConnectors || r.req.Via == ViaConnect) {
 		if err := r.sameCluster(ctx, plan.ClusterID); err != nil {
 			return err
