@@ -339,7 +339,7 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 	if members {
 		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
 	}
-	return fmt.Errorf("%d partitions failed: %s%s", len(failed), strings.Join(failed, "; "), hint)
+	return fmt.Errorf("%s failed: %s%s", plural(len(failed), "partition", "partitions"), strings.Join(failed, "; "), hint)
 }
 
 // strayPartition is the record context key holding the partition of a

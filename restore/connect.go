@@ -91,7 +91,7 @@ func (p *Plan) ConnectRequests() *ConnectPlan {
 			continue
 		}
 		if !c.Live.HasConfig {
-			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %d partitions: it has no config here, so Connect cannot alter its offsets (it answers 404)", c.Name, len(entries)))
+			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %s: it has no config here, so Connect cannot alter its offsets (it answers 404)", c.Name, plural(len(entries), "partition", "partitions")))
 			continue
 		}
 		cp.Requests = append(cp.Requests, ConnectRequest{Connector: c.Name, Type: typ, Entries: entries, Body: connectjson.EncodeOffsets(entries)})
@@ -267,7 +267,7 @@ func VerifyConnect(ctx context.Context, rc *connectrest.Client, reqs []ConnectRe
 		}
 	}
 	if len(v.Differences) > 0 {
-		return v, fmt.Errorf("%w: %d offsets differ in Connect's view:\n  - %s", ErrVerifyFailed, len(v.Differences), strings.Join(v.Differences, "\n  - "))
+		return v, fmt.Errorf("%w: %s in Connect's view:\n  - %s", ErrVerifyFailed, plural(len(v.Differences), "offset differs", "offsets differ"), strings.Join(v.Differences, "\n  - "))
 	}
 	return v, nil
 }

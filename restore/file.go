@@ -105,7 +105,7 @@ func (p *problems) err() error {
 	if len(shown) > 50 {
 		shown = append(shown[:50:50], fmt.Sprintf("... and %d more", len(p.list)-50))
 	}
-	return fmt.Errorf("%w: %s: %d problems, nothing was written:\n  - %s", ErrBadFile, p.name, len(p.list), strings.Join(shown, "\n  - "))
+	return fmt.Errorf("%w: %s: %s, nothing was written:\n  - %s", ErrBadFile, p.name, plural(len(p.list), "problem", "problems"), strings.Join(shown, "\n  - "))
 }
 
 // ParseOffsetsFile reads an offsets file whole, in either format (told by

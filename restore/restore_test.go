@@ -69,8 +69,10 @@ func small(t *testing.T, policy string) (*kgo.Client, *snapshot.Snapshot) {
 	return cl, snap
 }
 
-// TestCheckCleanupPolicyAndConcurrentRestore: an offsets topic that is not
-// exactly compact, and another restore's open transaction, refuse.
+// TestCheckCleanupPolicyAndConcurrentRestore: an offsets topic written to
+// that is not exactly compact, and another restore's open transaction on
+// it, refuse; another restore's transaction on a topic not written to is a
+// warning, and a topic not written to may have any policy.
 func TestCheckCleanupPolicyAndConcurrentRestore(t *testing.T) {
 	cl, snap := small(t, "compact,delete")
 	ctx := context.Background()
@@ -94,6 +96,18 @@ func TestCheckCleanupPolicyAndConcurrentRestore(t *testing.T) {
 	if err := other.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("x"), Value: []byte("y")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	// And one on a topic this restore does not write: a warning only.
+	elsewhere, err := kgo.NewClient(append(cl.Opts(), kgo.TransactionalID(restore.TransactionalIDPrefix+"elsewhere-offsets"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer elsewhere.Close()
+	if err := elsewhere.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("x"), Value: []byte("z")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 
 	err = plan.Check(ctx, cl)
 	var refused *restore.RefusedError
@@ -110,9 +124,21 @@ func TestCheckCleanupPolicyAndConcurrentRestore(t *testing.T) {
 	if !strings.Contains(err.Error(), "cleanup.policy=compact,delete") {
 		t.Errorf("error %q does not name the policy", err)
 	}
-
-	if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
+	if len(plan.OpenRestores) != 2 || plan.OpenRestores[1].Topic != "elsewhere-offsets" || plan.OpenRestores[1].Written || !plan.OpenRestores[0].Written {
+		t.Errorf("open restores %+v", plan.OpenRestores)
+	}
+	var printed strings.Builder
+	if err := plan.Print(&printed); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(printed.String(), `warning: another restore's transaction "offsetkeeper-restore-elsewhere-offsets" is Ongoing on offsets topic "elsewhere-offsets", which this restore does not write: left alone (restore --force fences it)`) {
+		t.Errorf("plan does not warn of the transaction left alone:\n%s", printed.String())
+	}
+
+	for _, c := range []*kgo.Client{other, elsewhere} {
+		if err := c.EndTransaction(ctx, kgo.TryAbort); err != nil {
+			t.Fatal(err)
+		}
 	}
 	adm := kadm.NewClient(cl)
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("compact")}}, snapshot.DefaultOffsetsTopic); err != nil {
@@ -134,6 +160,18 @@ func TestCheckCleanupPolicyAndConcurrentRestore(t *testing.T) {
 	}
 	if _, err := restore.Verify(ctx, cl, plan); err != nil {
 		t.Fatal(err)
+	}
+
+	// A topic the plan does not write may have any policy.
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("compact,delete")}}, snapshot.DefaultOffsetsTopic); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Check(ctx, cl); !plan.Empty() || err != nil {
+		t.Errorf("a plan that writes nothing on a compact,delete topic: %v (counts %+v)", err, plan.Counts())
 	}
 }
 

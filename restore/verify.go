@@ -44,7 +44,7 @@ func Verify(ctx context.Context, cl *kgo.Client, p *Plan) (*Verification, error)
 		if len(shown) > 20 {
 			shown = append(shown[:20:20], fmt.Sprintf("... and %d more", len(v.Differences)-20))
 		}
-		return v, fmt.Errorf("%w: %d offsets differ:\n  - %s", ErrVerifyFailed, len(v.Differences), strings.Join(shown, "\n  - "))
+		return v, fmt.Errorf("%w: %s:\n  - %s", ErrVerifyFailed, plural(len(v.Differences), "offset differs", "offsets differ"), strings.Join(shown, "\n  - "))
 	}
 	return v, nil
 }
