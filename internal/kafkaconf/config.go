@@ -121,6 +121,12 @@ type TLS struct {
 	// (ssl.keystore.certificate.chain, ssl.keystore.key).
 	CertPEM string
 	KeyPEM  Secret
+	// Truststore is a JKS or PKCS12 truststore (ssl.truststore.* of a
+	// worker), in place of CAFile; Keystore is a JKS or PKCS12 keystore
+	// holding the client certificate and key (ssl.keystore.*,
+	// ssl.key.password), in place of CertFile and KeyFile.
+	Truststore Store
+	Keystore   Store
 	// ServerName is the name the brokers' certificates must carry; default
 	// the host of the broker address dialed.
 	ServerName string
@@ -163,7 +169,7 @@ const (
 // tlsOn reports whether TLS is asked for, explicitly or by any setting.
 func (t TLS) tlsOn() bool {
 	return t.Enabled || t.CAFile != "" || t.CAPEM != "" || t.CertFile != "" || t.KeyFile != "" ||
-		t.CertPEM != "" || t.KeyPEM != "" || t.ServerName != "" || t.SkipHostnameVerification || t.InsecureSkipVerify
+		t.CertPEM != "" || t.KeyPEM != "" || t.Truststore.File != "" || t.Keystore.File != "" || t.ServerName != "" || t.SkipHostnameVerification || t.InsecureSkipVerify
 }
 
 func (c Config) clientID() string { return cmpOr(c.ClientID, DefaultClientID) }
@@ -250,6 +256,12 @@ func (c Config) validate() error {
 	}
 	if (t.CertFile != "" || t.KeyFile != "") && (t.CertPEM != "" || t.KeyPEM != "") {
 		return fmt.Errorf("%w: set only one of --tls-cert/--tls-key and inline keystore certificates", ErrInvalidConfig)
+	}
+	if t.Truststore.File != "" && (t.CAFile != "" || t.CAPEM != "") {
+		return fmt.Errorf("%w: set only one of --tls-ca and ssl.truststore.location", ErrInvalidConfig)
+	}
+	if t.Keystore.File != "" && (t.CertFile != "" || t.CertPEM != "") {
+		return fmt.Errorf("%w: set only one of --tls-cert/--tls-key and ssl.keystore.location", ErrInvalidConfig)
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrInvalidConfig)
@@ -401,6 +413,24 @@ func (t TLS) config() (*tls.Config, error) {
 		}
 		tc.RootCAs = pool
 	}
+	if t.Truststore.File != "" {
+		ts := t.Truststore
+		ts.prop = "ssl.truststore"
+		pool, err := ts.certPool()
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = pool
+	}
+	if t.Keystore.File != "" {
+		ks := t.Keystore
+		ks.prop = "ssl.keystore"
+		cert, err := ks.certificate()
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
 	if t.CertFile != "" || t.CertPEM != "" {
 		certPEM, keyPEM, src := []byte(t.CertPEM), []byte(t.KeyPEM), "inline keystore"
 		if t.CertFile != "" {
@@ -475,11 +505,11 @@ func encryptedPEMKey(b []byte) bool {
 
 // Help appended to errors about key stores.
 const (
-	convertTruststoreHelp = "offsetkeeper reads PEM only; convert a JKS or PKCS12 truststore with " +
+	convertTruststoreHelp = "--tls-ca takes PEM (a worker .properties may name a JKS or PKCS12 ssl.truststore.location with its password); convert a JKS or PKCS12 truststore with " +
 		"`keytool -importkeystore -srckeystore truststore.jks -destkeystore truststore.p12 -deststoretype PKCS12` and " +
 		"`openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem` (add -legacy for old PKCS12 files), then pass --tls-ca ca.pem " +
 		"or set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem"
-	convertKeystoreHelp = "offsetkeeper reads PEM only; convert a JKS or PKCS12 keystore with " +
+	convertKeystoreHelp = "--tls-cert and --tls-key take PEM (a worker .properties may name a JKS or PKCS12 ssl.keystore.location with its passwords); convert a JKS or PKCS12 keystore with " +
 		"`keytool -importkeystore -srckeystore keystore.jks -destkeystore keystore.p12 -deststoretype PKCS12` and " +
 		"`openssl pkcs12 -in keystore.p12 -nodes -out keystore.pem` (add -legacy for old PKCS12 files; chmod 600 the result), " +
 		"then pass --tls-cert keystore.pem --tls-key keystore.pem or set ssl.keystore.type=PEM and ssl.keystore.location=keystore.pem"
@@ -498,6 +528,7 @@ func (c Config) Redacted() string {
 			{"tls_ca", c.TLS.CAFile}, {"tls_ca_pem", nonEmpty(c.TLS.CAPEM, "inline")},
 			{"tls_cert", c.TLS.CertFile}, {"tls_key", c.TLS.KeyFile},
 			{"tls_cert_pem", nonEmpty(c.TLS.CertPEM, "inline")}, {"tls_key_pem", c.TLS.KeyPEM.String()},
+			{"ssl_truststore", c.TLS.Truststore.File}, {"ssl_keystore", c.TLS.Keystore.File},
 			{"tls_server_name", c.TLS.ServerName},
 			{"tls_skip_hostname_verification", nonEmpty(boolStr(c.TLS.SkipHostnameVerification), "true")},
 			{"tls_insecure_skip_verify", nonEmpty(boolStr(c.TLS.InsecureSkipVerify), "true")},
@@ -569,11 +600,11 @@ func (c Config) Merge(over Config) Config {
 
 	t, o := &out.TLS, over.TLS
 	t.Enabled = t.Enabled || o.Enabled
-	if o.CAFile != "" || o.CAPEM != "" {
-		t.CAFile, t.CAPEM = o.CAFile, o.CAPEM
+	if o.CAFile != "" || o.CAPEM != "" || o.Truststore.File != "" {
+		t.CAFile, t.CAPEM, t.Truststore = o.CAFile, o.CAPEM, o.Truststore
 	}
-	if o.CertFile != "" || o.KeyFile != "" || o.CertPEM != "" || o.KeyPEM != "" {
-		t.CertFile, t.KeyFile, t.CertPEM, t.KeyPEM = o.CertFile, o.KeyFile, o.CertPEM, o.KeyPEM
+	if o.CertFile != "" || o.KeyFile != "" || o.CertPEM != "" || o.KeyPEM != "" || o.Keystore.File != "" {
+		t.CertFile, t.KeyFile, t.CertPEM, t.KeyPEM, t.Keystore = o.CertFile, o.KeyFile, o.CertPEM, o.KeyPEM, o.Keystore
 	}
 	t.ServerName = cmpOr(o.ServerName, t.ServerName)
 	t.SkipHostnameVerification = t.SkipHostnameVerification || o.SkipHostnameVerification

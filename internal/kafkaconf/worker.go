@@ -52,9 +52,11 @@ func ReadWorkerProperties(path string) (Config, Worker, error) {
 //     certificate chain and the private key, as Kafka's PEM keystore) or
 //     ssl.keystore.certificate.chain and ssl.keystore.key, and
 //     ssl.endpoint.identification.algorithm (empty: skip hostname
-//     verification). Stores must be PEM (ssl.*.type=PEM); a JKS or PKCS12
-//     store, or ssl.key.password (an encrypted key), is an error that says
-//     how to convert the store;
+//     verification). ssl.truststore.type and ssl.keystore.type may be JKS
+//     (Kafka's default), PKCS12 or PEM; JKS and PKCS12 stores are read with
+//     ssl.truststore.password, ssl.keystore.password and ssl.key.password
+//     (see Store). A PEM key with ssl.key.password (an encrypted key) is an
+//     error that says how to decrypt it;
 //   - for SASL_*: sasl.mechanism (default GSSAPI, which is unsupported) and
 //     the username and password of a PlainLoginModule or ScramLoginModule
 //     sasl.jaas.config (tokenauth=true marks a SCRAM delegation token).
@@ -242,6 +244,8 @@ func (p workerProps) tls() (TLS, error) {
 	ksChain, _ := get("ssl.keystore.certificate.chain")
 	ksKey, _ := get("ssl.keystore.key")
 	keyPass, _ := get("ssl.key.password")
+	tsPass, _ := get("ssl.truststore.password")
+	ksPass, _ := get("ssl.keystore.password")
 	algo, algoSet := get("ssl.endpoint.identification.algorithm")
 	if err != nil {
 		return TLS{}, err
@@ -255,11 +259,12 @@ func (p workerProps) tls() (TLS, error) {
 			return TLS{}, fmt.Errorf("%w: ssl.truststore.certificates needs ssl.truststore.type=PEM", ErrInvalidConfig)
 		}
 		t.CAPEM = tsPEM
-	case tsLoc != "":
-		if tsType != "PEM" {
-			return TLS{}, fmt.Errorf("%w: ssl.truststore.location %s is a %s store; %s", ErrNotPEM, tsLoc, tsType, convertTruststoreHelp)
-		}
+	case tsLoc != "" && tsType == StorePEM:
 		t.CAFile = tsLoc
+	case tsLoc != "" && (tsType == StoreJKS || tsType == StorePKCS12):
+		t.Truststore = Store{File: tsLoc, Type: tsType, Password: Secret(tsPass)}
+	case tsLoc != "":
+		return TLS{}, fmt.Errorf("%w: ssl.truststore.type %q for ssl.truststore.location %s: want JKS, PKCS12 or PEM", ErrInvalidConfig, tsType, tsLoc)
 	}
 
 	switch {
@@ -271,10 +276,11 @@ func (p workerProps) tls() (TLS, error) {
 			return TLS{}, fmt.Errorf("%w: ssl.key.password is set, so ssl.keystore.key is encrypted; %s", ErrEncryptedKey, decryptKeyHelp)
 		}
 		t.CertPEM, t.KeyPEM = ksChain, Secret(ksKey)
+	case ksLoc != "" && (ksType == StoreJKS || ksType == StorePKCS12):
+		t.Keystore = Store{File: ksLoc, Type: ksType, Password: Secret(ksPass), KeyPassword: Secret(keyPass)}
+	case ksLoc != "" && ksType != StorePEM:
+		return TLS{}, fmt.Errorf("%w: ssl.keystore.type %q for ssl.keystore.location %s: want JKS, PKCS12 or PEM", ErrInvalidConfig, ksType, ksLoc)
 	case ksLoc != "":
-		if ksType != "PEM" {
-			return TLS{}, fmt.Errorf("%w: ssl.keystore.location %s is a %s store; %s", ErrNotPEM, ksLoc, ksType, convertKeystoreHelp)
-		}
 		if keyPass != "" {
 			return TLS{}, fmt.Errorf("%w: ssl.key.password is set, so the key in ssl.keystore.location %s is encrypted; %s", ErrEncryptedKey, ksLoc, decryptKeyHelp)
 		}

@@ -129,12 +129,6 @@ func TestFromWorkerPropertiesErrors(t *testing.T) {
 		kind  error
 		want  []string
 	}{
-		{"JKS truststore", map[string]string{"security.protocol": "SSL", "ssl.truststore.type": "JKS", "ssl.truststore.location": "/ts.jks", "ssl.truststore.password": secret},
-			ErrNotPEM, []string{"/ts.jks", "keytool -importkeystore", "openssl pkcs12", "-nokeys"}},
-		{"truststore type defaults to JKS", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.truststore.location": "/ts"},
-			ErrNotPEM, []string{"JKS", "keytool"}},
-		{"PKCS12 keystore", map[string]string{"security.protocol": "SSL", "ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/ks.p12", "ssl.keystore.password": secret},
-			ErrNotPEM, []string{"/ks.p12", "PKCS12", "openssl pkcs12 -in keystore.p12 -nodes"}},
 		{"encrypted PEM key", map[string]string{"security.protocol": "SSL", "ssl.keystore.type": "PEM", "ssl.keystore.location": "/ks.pem", "ssl.key.password": secret},
 			ErrEncryptedKey, []string{"ssl.key.password", "openssl pkey"}},
 		{"encrypted inline key", map[string]string{"security.protocol": "SSL", "ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": "x", "ssl.keystore.key": "y", "ssl.key.password": secret},
