@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,7 +16,8 @@ import (
 
 // Connect creates a client from c's options and extra ones after them, and
 // checks that a broker answers and accepts the credentials by requesting
-// cluster metadata, within RetryTimeout (and ctx). On failure it closes the
+// cluster metadata, within RetryTimeout (and ctx); a refused connection is
+// retried until RetryTimeout runs out, as brokers restart. On failure it closes the
 // client and returns an error that names the brokers and, as DescribeError
 // does, what to check; SASL failures are recognised even when a broker
 // answers them by closing the connection. The client returned retries a
@@ -34,13 +37,16 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.retryTimeout())
 	defer cancel()
-	if err := cl.Ping(pctx); err != nil {
+	if err := pingUntil(pctx, cl); err != nil {
 		cl.Close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), ctx.Err())
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %v: %w", c.retryTimeout(), err)
+		}
+		if refused(err) {
+			err = fmt.Errorf("kept trying for %v (--kafka-timeout): %w", c.retryTimeout(), err)
 		}
 		return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), c.describeConnectError(h, err))
 	}
@@ -56,6 +62,34 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 		return nil, fmt.Errorf("create Kafka client: %w", err)
 	}
 	return cl, nil
+}
+
+// pingUntil pings until a broker answers, retrying a refused or reset
+// connection (a broker restarting, the only bootstrap address down for a
+// moment) until ctx is done, with a backoff from 100ms to 1s. kgo gives up
+// on a refused seed broker at once. It returns the last error.
+func pingUntil(ctx context.Context, cl *kgo.Client) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := cl.Ping(ctx)
+		if err == nil || !refused(err) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// refused reports whether err is a connection refused or reset by the
+// peer's host: nothing listens there now.
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // saslHook remembers the last error on a SASL request, so that a broker that

@@ -1,0 +1,71 @@
+package kafkaconf
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// freePort reserves a local port and frees it for a cluster to bind later.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestConnectWaitsForBrokers: a rolling restart with one bootstrap address
+// refused the first connection and Connect gave up at once; it now keeps
+// trying a refused connection until RetryTimeout runs out.
+func TestConnectWaitsForBrokers(t *testing.T) {
+	port := freePort(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	started := make(chan *kfake.Cluster, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port))
+		if err != nil {
+			t.Error(err)
+		}
+		started <- c
+	}()
+	t.Cleanup(func() {
+		if c := <-started; c != nil {
+			c.Close()
+		}
+	})
+	began := time.Now()
+	mustConnect(t, Config{Brokers: []string{addr}, RetryTimeout: 20 * time.Second})
+	t.Logf("connected after %v", time.Since(began).Round(time.Millisecond))
+}
+
+// TestConnectRefusedUntilTimeout: an address nothing listens on fails once
+// RetryTimeout has run out, saying what was tried for how long.
+func TestConnectRefusedUntilTimeout(t *testing.T) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	began := time.Now()
+	cl, err := Config{Brokers: []string{addr}, RetryTimeout: 2 * time.Second}.Connect(testContext(t))
+	if err == nil {
+		cl.Close()
+		t.Fatal("Connect succeeded")
+	}
+	if d := time.Since(began); d < 2*time.Second {
+		t.Errorf("gave up after %v, before the 2s retry timeout", d)
+	}
+	if !errors.Is(err, ErrUnreachable) {
+		t.Errorf("error %q does not match ErrUnreachable", err)
+	}
+	for _, w := range []string{addr, "--brokers", "2s", "--kafka-timeout"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+}
