@@ -5,6 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,60 +16,106 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // demoCommand is the demo entry of the command table (main.go).
 var demoCommand = commandInfo{
 	name:    "demo",
-	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster, snapshot it, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--store URL]",
+	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
+	usage:   "[--port 9092] [--connect-port 8083] [--store URL]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
 
 type demoCmd struct {
 	*env
-	port  int
-	churn time.Duration
+	port        int
+	connectPort int
+	churn       time.Duration
 }
 
 func (c *demoCmd) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.port, "port", 9092, "first of the three loopback ports the embedded brokers listen on")
+	fs.IntVar(&c.connectPort, "connect-port", 8083, "loopback port of the demo's Kafka Connect REST API")
 	fs.DurationVar(&c.churn, "churn-every", 2*time.Second, "how often the running demo connectors commit new offsets")
+}
+
+// demoProgram is how the demo's instructions name the program: as the user
+// ran it, or "go run ./cmd/offsetkeeper" for a binary go run built.
+func demoProgram(arg0 string) string {
+	if strings.Contains(arg0, "go-build") {
+		return "go run ./cmd/offsetkeeper"
+	}
+	return arg0
+}
+
+// demoWorld is what the demo runs: Kafka, its Connect REST API, the seed.
+type demoWorld struct {
+	cluster *kfake.Cluster
+	cl      *kgo.Client
+	connect *connecttest.Server
+	spec    connectdemo.Spec
+	exp     *connectdemo.Expected
+}
+
+func (w *demoWorld) close() {
+	if w.connect != nil {
+		w.connect.Close()
+	}
+	if w.exp != nil {
+		w.exp.Stop()
+	}
+	if w.cl != nil {
+		w.cl.Close()
+	}
+	w.cluster.Close()
+}
+
+// start starts the embedded Kafka, seeds it and serves Connect's REST API.
+func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
+	cluster, err := connectdemo.NewCluster(kfake.Ports(c.port, c.port+1, c.port+2))
+	if err != nil {
+		return nil, fmt.Errorf("start embedded Kafka on ports %d-%d: %w; is another Kafka (or demo) running? try --port", c.port, c.port+2, err)
+	}
+	w := &demoWorld{cluster: cluster, spec: connectdemo.DefaultSpec()}
+	if w.cl, err = kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...)); err != nil {
+		w.close()
+		return nil, fmt.Errorf("connect to embedded Kafka: %w", err)
+	}
+	w.spec.LiveSinkMember = true
+	if w.exp, err = connectdemo.Seed(ctx, w.cl, w.spec); err != nil {
+		w.close()
+		return nil, fmt.Errorf("seed embedded Kafka: %w", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.connectPort))
+	if w.connect, err = connecttest.Start(w.cl, connecttest.Options{Addr: addr}); err != nil {
+		w.close()
+		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --connect-port", addr, err)
+	}
+	return w, nil
 }
 
 func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
-	cluster, err := connectdemo.NewCluster(kfake.Ports(c.port, c.port+1, c.port+2))
+	w, err := c.start(ctx)
 	if err != nil {
-		return fmt.Errorf("start embedded Kafka on ports %d-%d: %w; is another Kafka (or demo) running? try --port", c.port, c.port+2, err)
+		return err
 	}
-	defer cluster.Close()
-	brokers := strings.Join(cluster.ListenAddrs(), ",")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
-	if err != nil {
-		return fmt.Errorf("connect to embedded Kafka: %w", err)
-	}
-	defer cl.Close()
-
-	spec := connectdemo.DefaultSpec()
-	spec.LiveSinkMember = true
-	exp, err := connectdemo.Seed(ctx, cl, spec)
-	if err != nil {
-		return fmt.Errorf("seed embedded Kafka: %w", err)
-	}
-	defer exp.Stop()
-	c.log.Info("embedded Kafka seeded", "brokers", brokers, "records", exp.Records, "connectors", len(exp.Connectors), "groups", len(exp.Groups))
+	defer w.close()
+	brokers := strings.Join(w.cluster.ListenAddrs(), ",")
+	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
+		"records", w.exp.Records, "connectors", len(w.exp.Connectors), "groups", len(w.exp.Groups))
 
 	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{ProgramVersion: programVersion(), Reason: snapshot.ReasonManual})
+	snap, err := snapshot.Capture(ctx, w.cl, snapshot.Options{ProgramVersion: programVersion(), Reason: snapshot.ReasonManual})
 	if err != nil {
 		return fmt.Errorf("take first snapshot: %w", err)
 	}
@@ -73,38 +123,65 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("store first snapshot: %w", err)
 	}
-
-	ok := "go run ./cmd/offsetkeeper"
 	storeFlag := ""
 	if c.g.store != defaultStore {
 		storeFlag = " --store " + c.g.store
 	}
 	fmt.Fprintf(c.stdout, `offsetkeeper demo
   Kafka (kfake, 3 brokers): %s   cluster id %s
+  Kafka Connect REST API:   %s
   Connect topics: connect-offsets (25 partitions), connect-configs, connect-status
   %d connectors (Debezium, JDBC, FileStream, MirrorMaker 2, an exactly-once source with its own
   offsets topic, two sinks), history, tombstones and aborted transactions.
-  Running connectors commit new offsets every %s.
+  Running connectors commit new offsets every %s (until one is stopped or reset through the REST API).
 
 First snapshot: %s (%d source keys, %d sink groups) in %s
+`, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, info.SourceKeys, info.SinkGroups, c.g.store)
+	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag)
 
-Try, from another terminal in this directory:
-  %s list%s
-  %s show latest%s
-  %s show latest --connector inventory-connector --output connect-rest%s
-  %s snapshot --brokers %s%s
-  %s verify%s
-  %s daemon --brokers %s --schedule "@every 10s" --keep-last 5%s
-  kcat -b %s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
-
-Ctrl-C stops the demo.
-`, brokers, snap.ClusterID, len(snap.Connectors), c.churn, info.ID, info.SourceKeys, info.SinkGroups, c.g.store,
-		ok, storeFlag, ok, storeFlag, ok, storeFlag, ok, brokers, storeFlag, ok, storeFlag, ok, brokers, storeFlag, brokers)
-
-	err = connectdemo.Churn(ctx, cl, spec, c.churn)
+	err = connectdemo.ChurnWith(ctx, w.cl, w.spec, c.churn, connectdemo.ChurnOptions{Leave: w.connect.Changed})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("keep demo connectors busy: %w", err)
 	}
 	c.log.Info("demo stopped")
 	return nil
+}
+
+// demoGuide prints the walk-through: look around, a bad reset, the restore.
+func demoGuide(w io.Writer, ok, brokers, connectURL, store string) {
+	const conn = "inventory-connector"
+	k := " --brokers " + brokers + store
+	cu := " --connect-url " + connectURL
+	fmt.Fprintf(w, `
+Look around, from another terminal in this directory:
+  %[1]s list%[2]s
+  %[1]s show latest%[2]s
+  %[1]s show latest --connector %[3]s --output connect-rest%[2]s
+  %[1]s verify%[2]s
+  %[1]s daemon%[4]s --schedule "@every 10s" --keep-last 5 --listen 127.0.0.1:0
+  curl -s '%[5]s/connectors?expand=status'
+  kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
+
+A bad reset, then the restore:
+  1. The mistake: %[3]s is stopped, its offsets deleted, and it is started again,
+     so it would re-read its whole source:
+       curl -s -X PUT %[5]s/connectors/%[3]s/stop
+       curl -s -X DELETE %[5]s/connectors/%[3]s/offsets
+       curl -s -X PUT %[5]s/connectors/%[3]s/resume
+       curl -s %[5]s/connectors/%[3]s/offsets
+  2. What the reset lost, against the snapshot:
+       %[1]s diff latest --live%[4]s --connector %[3]s
+  3. The plan, writing nothing and stopping nothing:
+       %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume --dry-run
+  4. The restore: stop the connector through Connect, write its offsets, verify, resume it:
+       %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume
+     or, after another reset (step 1), write through Connect's own offsets API
+     (PATCH /connectors/%[3]s/offsets):
+       %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume --via connect
+  5. Back where the snapshot was:
+       curl -s %[5]s/connectors/%[3]s/offsets
+       %[1]s diff latest --live%[4]s --connector %[3]s
+
+Ctrl-C stops the demo.
+`, ok, store, conn, k, connectURL, brokers, cu)
 }

@@ -22,6 +22,21 @@ import (
 // returns nil once ctx is done, or the first write error. What Seed
 // returned as Expected no longer holds once Churn has written.
 func Churn(ctx context.Context, cl *kgo.Client, spec Spec, every time.Duration) error {
+	return ChurnWith(ctx, cl, spec, every, ChurnOptions{})
+}
+
+// ChurnOptions refine Churn.
+type ChurnOptions struct {
+	// Leave, if set, is asked once per tick which connectors to leave
+	// alone (those stopped, reset or restored through a Connect REST API,
+	// say). A source connector, or a sink connector's group, it names is
+	// not written again, even once it runs again: the churner cannot know
+	// where a resumed connector would carry on from.
+	Leave func() map[string]bool
+}
+
+// ChurnWith is Churn with options.
+func ChurnWith(ctx context.Context, cl *kgo.Client, spec Spec, every time.Duration, opts ChurnOptions) error {
 	if every <= 0 {
 		return fmt.Errorf("churn: interval must be positive, got %v", every)
 	}
@@ -30,6 +45,7 @@ func Churn(ctx context.Context, cl *kgo.Client, spec Spec, every time.Duration) 
 	if err != nil {
 		return err
 	}
+	ch.leave = opts.Leave
 	defer ch.close()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -64,6 +80,8 @@ type churner struct {
 	adm     *kadm.Client
 	sources []*churnSource
 	groups  []Group
+	leave   func() map[string]bool
+	retired map[string]bool // connectors Leave named once
 }
 
 func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
@@ -137,8 +155,16 @@ func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
 func (ch *churner) close() { ch.s.close() }
 
 func (ch *churner) tick(ctx context.Context) error {
+	if ch.leave != nil {
+		if ch.retired == nil {
+			ch.retired = map[string]bool{}
+		}
+		for name := range ch.leave() {
+			ch.retired[name] = true
+		}
+	}
 	for _, src := range ch.sources {
-		if len(src.keys) == 0 {
+		if len(src.keys) == 0 || ch.retired[src.conn.Name] {
 			continue
 		}
 		var rs []Record
@@ -173,6 +199,9 @@ func (ch *churner) tick(ctx context.Context) error {
 	}
 	for gi := range ch.groups {
 		g := &ch.groups[gi]
+		if g.Connector != "" && ch.retired[g.Connector] {
+			continue
+		}
 		var data []*kgo.Record
 		for i := range g.Offsets {
 			o := &g.Offsets[i]

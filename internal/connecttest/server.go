@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -99,6 +100,9 @@ type Options struct {
 	Username, Password, Token string
 	// TLS serves HTTPS with this configuration.
 	TLS *tls.Config
+	// Addr is the address to listen on, host:port; default a free
+	// loopback port.
+	Addr string
 	// FrameworkOnly names connectors whose alterOffsets hook returns false:
 	// Connect then says it altered only the framework-managed offsets.
 	FrameworkOnly []string
@@ -176,6 +180,15 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	}))
 	s.srv = httptest.NewUnstartedServer(mux)
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected in tests
+	if opts.Addr != "" {
+		ln, err := net.Listen("tcp", opts.Addr)
+		if err != nil {
+			prod.Close()
+			return nil, fmt.Errorf("connecttest: listen on %s: %w", opts.Addr, err)
+		}
+		s.srv.Listener.Close()
+		s.srv.Listener = ln
+	}
 	if opts.TLS != nil {
 		s.srv.TLS = opts.TLS
 		s.srv.StartTLS()
@@ -206,6 +219,27 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.leaving.Wait()
 	s.prod.Close()
+}
+
+// Changed returns the connectors a request has stopped, paused, resumed
+// or whose offsets it has altered or reset: any request but a GET that
+// names a connector.
+func (s *Server) Changed() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for _, r := range s.requests {
+		method, path, _ := strings.Cut(r, " ")
+		rest, ok := strings.CutPrefix(path, "/connectors/")
+		if method == http.MethodGet || !ok {
+			continue
+		}
+		if i := strings.LastIndex(rest, "/"); i > 0 {
+			rest = rest[:i]
+		}
+		out[rest] = true
+	}
+	return out
 }
 
 // InjectConflicts makes the next n requests (other than GET / and status

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the demo writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freePorts returns the first of n consecutive loopback ports free now.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := ln.Addr().(*net.TCPAddr).Port
+		held := []net.Listener{ln}
+		for i := 1; i < n; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(first+i)))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return first
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
+}
+
+// TestDemo runs the demo from an empty directory, as a new user would, and
+// follows its walk-through: the Connect REST API answers, a bad reset
+// through it, and the restore it prints with --stop-connectors --resume,
+// then again --via connect.
+func TestDemo(t *testing.T) {
+	t.Chdir(t.TempDir())
+	kport, cport := freePorts(t, 3), freePorts(t, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--connect-port", strconv.Itoa(cport), "--churn-every", "200ms"}, &out, &errs)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("demo: exit %d\n%s", code, errs.String())
+		}
+	}()
+	for !strings.Contains(out.String(), "Ctrl-C stops the demo.") {
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("demo ended: exit %d\n%s\n%s", code, out.String(), errs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	guide := out.String()
+	connectURL := "http://127.0.0.1:" + strconv.Itoa(cport)
+	brokers := "127.0.0.1:" + strconv.Itoa(kport)
+	for _, want := range []string{connectURL, "--stop-connectors --resume", "--via connect", "curl -s -X DELETE " + connectURL + "/connectors/inventory-connector/offsets",
+		"go run ./cmd/offsetkeeper restore latest --connector inventory-connector --brokers " + brokers} {
+		if !strings.Contains(guide, want) {
+			t.Errorf("the walk-through lacks %q:\n%s", want, guide)
+		}
+	}
+
+	rest := func(method, path string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), method, connectURL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	code, body := rest("GET", "/connectors")
+	var names []string
+	if code != 200 || json.Unmarshal([]byte(body), &names) != nil || !strings.Contains(body, "inventory-connector") {
+		t.Fatalf("GET /connectors: %d %s", code, body)
+	}
+	// What the restores must bring back: the demo's first snapshot, as
+	// Connect renders it (the running connector churns past it meanwhile).
+	code, want, serr := runCLI(t, "show", "latest", "--connector", "inventory-connector", "--output", "connect-rest")
+	if code != exitOK {
+		t.Fatalf("show: exit %d: %s", code, serr)
+	}
+	want = offsetSet(t, want)
+	var before string
+	for deadline := time.Now().Add(time.Minute); ; { // the demo keeps the connector busy
+		_, before = rest("GET", "/connectors/inventory-connector/offsets")
+		if offsetSet(t, before) != want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("inventory-connector's offsets never moved past the first snapshot")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	badReset := func() {
+		for _, r := range [][2]string{{"PUT", "/stop"}, {"DELETE", "/offsets"}, {"PUT", "/resume"}} {
+			if code, body := rest(r[0], "/connectors/inventory-connector"+r[1]); code >= 300 {
+				t.Fatalf("%s %s: %d %s", r[0], r[1], code, body)
+			}
+		}
+		if _, after := rest("GET", "/connectors/inventory-connector/offsets"); after == before {
+			t.Fatalf("the reset changed nothing: %s", after)
+		}
+	}
+	restore := []string{"restore", "latest", "--connector", "inventory-connector", "--brokers", brokers,
+		"--connect-url", connectURL, "--stop-connectors", "--resume", "--kafka-timeout", "10s"}
+	for _, via := range []string{"kafka", "connect"} {
+		badReset()
+		code, rout, rerr := runCLI(t, append(restore, "--via", via)...)
+		if code != exitOK {
+			t.Fatalf("restore --via %s: exit %d\n%s\n%s", via, code, rout, rerr)
+		}
+		if !strings.Contains(rout, "resumed: connector inventory-connector") {
+			t.Errorf("restore --via %s did not resume:\n%s", via, rout)
+		}
+		if _, after := rest("GET", "/connectors/inventory-connector/offsets"); offsetSet(t, after) != want {
+			t.Errorf("restore --via %s: offsets\n got %s\nwant %s", via, offsetSet(t, after), want)
+		}
+		// The demo leaves a connector reset through the REST API alone.
+		time.Sleep(500 * time.Millisecond)
+		if _, later := rest("GET", "/connectors/inventory-connector/offsets"); offsetSet(t, later) != want {
+			t.Errorf("after restore --via %s the demo moved the offsets again:\n%s", via, later)
+		}
+	}
+}
+
+// offsetSet is a Connect REST offsets body in a canonical order.
+func offsetSet(t *testing.T, body string) string {
+	t.Helper()
+	var v struct {
+		Offsets []json.RawMessage `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("offsets body %q: %v", body, err)
+	}
+	var out []string
+	for _, o := range v.Offsets {
+		var m map[string]any
+		if err := json.Unmarshal(o, &m); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(m) // sorted keys
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func TestDemoProgram(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"/tmp/go-build1234/b001/exe/offsetkeeper": "go run ./cmd/offsetkeeper",
+		"offsetkeeper":                            "offsetkeeper",
+		"./offsetkeeper":                          "./offsetkeeper",
+		"/usr/local/bin/offsetkeeper":             "/usr/local/bin/offsetkeeper",
+	} {
+		if got := demoProgram(arg0); got != want {
+			t.Errorf("demoProgram(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
