@@ -189,9 +189,9 @@ func offsetSet(t *testing.T, body string) string {
 func TestDemoProgram(t *testing.T) {
 	for arg0, want := range map[string]string{
 		"/tmp/go-build1234/b001/exe/offsetkeeper": "go run ./cmd/offsetkeeper",
-		"offsetkeeper":                            "offsetkeeper",
-		"./offsetkeeper":                          "./offsetkeeper",
-		"/usr/local/bin/offsetkeeper":             "/usr/local/bin/offsetkeeper",
+		"offsetkeeper":                "offsetkeeper",
+		"./offsetkeeper":              "./offsetkeeper",
+		"/usr/local/bin/offsetkeeper": "/usr/local/bin/offsetkeeper",
 	} {
 		if got := demoProgram(arg0); got != want {
 			t.Errorf("demoProgram(%q) = %q, want %q", arg0, got, want)
