@@ -77,9 +77,13 @@ type Daemon struct {
 	Kafka *kgo.Client
 	// Logger receives the daemon's logs; nil discards them.
 	Logger *slog.Logger
+	// Build labels offsetkeeper_build_info.
+	Build BuildInfo
 
 	once    sync.Once
 	m       *metrics
+	ops     *opsMetrics
+	live    liveness
 	lead    *leadership
 	running atomic.Bool
 
@@ -126,6 +130,12 @@ func ParseSchedule(spec string) (cron.Schedule, error) {
 func (d *Daemon) init() {
 	d.once.Do(func() {
 		d.m = newMetrics()
+		d.ops = newOpsMetrics(d.m.reg, d.Build, func(ctx context.Context) ([]snapshot.Info, error) {
+			if d.Store == nil {
+				return nil, nil
+			}
+			return d.Store.List(ctx)
+		})
 		d.lead = newLeadership(func(leading bool) {
 			if leading {
 				d.m.leader.Set(1)
@@ -220,6 +230,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var runs sync.WaitGroup
 
 	next := sched.Next(time.Now())
+	d.live.scheduled(next)
 	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
 	ledBefore := false
@@ -244,10 +255,12 @@ loop:
 				now = next
 			}
 			next = sched.Next(now)
+			d.live.scheduled(next)
 			timer.Reset(time.Until(next))
 		}
 	}
 
+	d.live.scheduled(time.Time{})
 	log.Info("shutting down", "shutdown_timeout", d.shutdownTimeout())
 	if !waitGroup(&runs, d.shutdownTimeout()) {
 		log.Warn("aborting the running snapshot", "shutdown_timeout", d.shutdownTimeout())
@@ -316,6 +329,8 @@ func (d *Daemon) trigger(base context.Context, runs *sync.WaitGroup) {
 		defer runs.Done()
 		defer d.running.Store(false)
 		defer done()
+		d.live.running(time.Now())
+		defer d.live.running(time.Time{})
 		d.run(base, lctx, epoch)
 	}()
 }
@@ -452,6 +467,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	rep = report{result: ResultSuccess, info: info, snap: snap}
 	d.m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 	d.m.observeSnapshot(snap, info.Size)
+	d.ops.warnings.Set(float64(len(snap.Warnings)))
 	counts := movedBackwards(prev, cur)
 	for _, n := range counts {
 		rep.backward += n

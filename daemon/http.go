@@ -45,7 +45,11 @@ func (p *probe) check(ctx context.Context, fn func(context.Context) error) error
 
 // Handler serves the daemon's HTTP endpoints:
 //
+//	GET /               An HTML index linking the others.
 //	GET /healthz        200 while the process runs.
+//	GET /livez          200 while the scheduler ticks on time and no run
+//	                    outlives its timeouts by LivenessGrace; 503 with
+//	                    the reason otherwise (a wedged daemon: restart it).
 //	GET /readyz         200 when Kafka and the store are reachable and, if
 //	                    this daemon leads, its last run succeeded; 503 with
 //	                    the reasons otherwise (before the first success too).
@@ -60,9 +64,11 @@ func (d *Daemon) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
+	mux.HandleFunc("GET /livez", d.serveLive)
 	mux.HandleFunc("GET /readyz", d.serveReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{Registry: d.m.reg}))
 	mux.HandleFunc("GET /api/snapshots", d.serveSnapshots)
+	mux.HandleFunc("GET /{$}", serveIndex)
 	return mux
 }
 

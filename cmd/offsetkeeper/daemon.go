@@ -121,6 +121,8 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		Kafka:  cl,
 		Logger: c.log,
 	}
+	ver, commit, gov := buildVersion()
+	d.Build = daemon.BuildInfo{Version: ver, Revision: commit, GoVersion: gov}
 	err = d.Run(ctx)
 	if errors.Is(err, daemon.ErrLeaderElection) {
 		return fmt.Errorf("%w; a single replica can run without election: --leader-election=false", kafkaconf.DescribeError(err))
