@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -63,6 +64,13 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 {
 		return usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive")
+	}
+	creds, err := c.g.fromCredentials(os.Getenv("CREDENTIALS_DIRECTORY"))
+	if err != nil {
+		return err
+	}
+	for _, name := range creds {
+		c.log.Info("using a systemd credential", "flag", "--"+name)
 	}
 	kcfg, opts, err := c.g.kafkaSettings()
 	if err != nil {

@@ -26,7 +26,10 @@ the snapshot, or those named), each byte of the name other than letters,
 digits, '-', '_' and '.' written as %XX. --output csv prints the sink groups'
 offsets as kafka-consumer-groups.sh --reset-offsets --from-file reads them:
 group,topic,partition,offset, no header. With --connect-url the text output
-shows each connector's REST state next to the snapshot's.`,
+shows each connector's REST state next to the snapshot's. --output
+strimzi-configmap prints, for one --connector, a ConfigMap that Strimzi's
+KafkaConnector spec.alterOffsets.fromConfigMap accepts as is (the REST body
+under offsets.json; see docs/restore.md).`,
 	noKafka: true,
 	new:     func(e *env) command { return &showCmd{env: e} },
 }
@@ -36,13 +39,15 @@ type showCmd struct {
 	connectors listFlag
 	output     string
 	outputDir  string
+	strimzi    strimziFlags
 }
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "show only this connector; repeatable")
-	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir) or csv (sink offsets as group,topic,partition,offset)")
+	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset) or strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector)")
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
 	c.g.connect.register(fs)
+	c.strimzi.register(fs)
 }
 
 func (c *showCmd) Run(ctx context.Context, args []string) error {
@@ -53,15 +58,17 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[1])
 	}
 	switch c.output {
-	case "text", "json", "connect-rest", "csv":
+	case "text", "json", "connect-rest", "csv", "strimzi-configmap":
 	default:
-		return usagef("--output %q: want text, json, connect-rest or csv", c.output)
+		return usagef("--output %q: want text, json, connect-rest, csv or strimzi-configmap", c.output)
 	}
 	switch {
 	case c.outputDir != "" && c.output != "connect-rest":
 		return usagef("--output-dir goes with --output connect-rest")
 	case c.output == "connect-rest" && c.outputDir == "" && len(c.connectors) != 1:
 		return usagef("--output connect-rest prints one connector's offsets: give exactly one --connector, or --output-dir DIR for a file per connector")
+	case c.output == "strimzi-configmap" && len(c.connectors) != 1:
+		return usagef("--output strimzi-configmap prints one connector's offsets: give exactly one --connector")
 	}
 	rc, err := c.g.connect.client()
 	if err != nil {
@@ -99,6 +106,8 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return snap.Encode(c.stdout)
 	case "csv":
 		return exportCSV(c.stdout, c.stderr, snap, c.connectors)
+	case "strimzi-configmap":
+		return c.strimzi.write(c.stdout, snap, c.connectors[0])
 	}
 	var rest map[string]connectrest.Status
 	if rc != nil {
