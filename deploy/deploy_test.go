@@ -14,25 +14,87 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode"
 
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 )
 
 // metrics are the names the daemon exports; the dashboard and the alerts may
 // use these and nothing else.
 var metrics = map[string]bool{
-	"offsetkeeper_runs_total":                     true,
-	"offsetkeeper_last_success_timestamp_seconds": true,
-	"offsetkeeper_run_duration_seconds":           true, // histogram
-	"offsetkeeper_snapshot_size_bytes":            true,
-	"offsetkeeper_source_partitions":              true,
-	"offsetkeeper_sink_partitions":                true,
-	"offsetkeeper_retention_deletions_total":      true,
-	"offsetkeeper_sink_offsets_moved_backwards":   true,
-	"offsetkeeper_leader":                         true,
+	"offsetkeeper_runs_total":                        true,
+	"offsetkeeper_last_success_timestamp_seconds":    true,
+	"offsetkeeper_run_duration_seconds":              true, // histogram
+	"offsetkeeper_snapshot_size_bytes":               true,
+	"offsetkeeper_source_partitions":                 true,
+	"offsetkeeper_sink_partitions":                   true,
+	"offsetkeeper_retention_deletions_total":         true,
+	"offsetkeeper_sink_offsets_moved_backwards":      true,
+	"offsetkeeper_leader":                            true,
+	"offsetkeeper_build_info":                        true,
+	"offsetkeeper_snapshot_warnings":                 true,
+	"offsetkeeper_store_snapshots":                   true,
+	"offsetkeeper_store_newest_snapshot_age_seconds": true,
+	"offsetkeeper_store_list_errors":                 true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)
+
+// defaultSchedule is the daemon's --schedule default: the ConfigMap, the
+// systemd env file, the alerts and the dashboard all assume it.
+const defaultSchedule = "@hourly"
+
+// scheduleInterval is the time between runs of the default schedule.
+const scheduleInterval = time.Hour
+
+// rangeOf returns the range selectors ([3h]) applied to metric in expr.
+func rangeOf(t *testing.T, where, expr, metric string) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for _, m := range regexp.MustCompile(regexp.QuoteMeta(metric)+`[a-z_]*(?:\{[^}]*\})?\[([^\]]+)\]`).FindAllStringSubmatch(expr, -1) {
+		d, err := model.ParseDuration(m[1])
+		if err != nil {
+			t.Errorf("%s: range [%s] of %s is not a fixed duration; at the %s schedule a short window shows nothing between runs", where, m[1], metric, defaultSchedule)
+			continue
+		}
+		out = append(out, time.Duration(d))
+	}
+	return out
+}
+
+// quantityBytes parses a Kubernetes memory quantity such as 256Mi.
+func quantityBytes(t *testing.T, q string) float64 {
+	t.Helper()
+	for suffix, mult := range map[string]float64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30} {
+		if n, ok := strings.CutSuffix(q, suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil {
+				t.Fatalf("quantity %q: %v", q, err)
+			}
+			return v * mult
+		}
+	}
+	t.Fatalf("quantity %q: want Ki, Mi or Gi", q)
+	return 0
+}
+
+// goMemLimitBytes parses a GOMEMLIMIT value such as 230MiB.
+func goMemLimitBytes(t *testing.T, s string) float64 {
+	t.Helper()
+	for suffix, mult := range map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil {
+				t.Fatalf("GOMEMLIMIT %q: %v", s, err)
+			}
+			return v * mult
+		}
+	}
+	t.Fatalf("GOMEMLIMIT %q: want a KiB, MiB or GiB value", s)
+	return 0
+}
 
 // checkMetricNames reports metric names in expr that the daemon does not export.
 func checkMetricNames(t *testing.T, where, expr string, used map[string]bool) {
@@ -211,13 +273,30 @@ func TestKubernetesBase(t *testing.T) {
 	if p, _ := get(c, "ports", 0, "containerPort").(int); p != 9464 || str(c, "ports", 0, "name") != "metrics" {
 		t.Errorf("ports: %v", get(c, "ports"))
 	}
-	for probe, path := range map[string]string{"livenessProbe": "/healthz", "readinessProbe": "/readyz"} {
+	// Liveness and startup on /livez (the scheduler ticks; nothing a
+	// restart cannot fix), readiness on /readyz (Kafka and the store).
+	for probe, path := range map[string]string{"livenessProbe": "/livez", "startupProbe": "/livez", "readinessProbe": "/readyz"} {
 		if str(c, probe, "httpGet", "path") != path || str(c, probe, "httpGet", "port") != "metrics" {
 			t.Errorf("%s: %v", probe, get(c, probe))
 		}
 	}
 	if get(c, "resources", "requests") == nil || get(c, "resources", "limits", "memory") == nil {
 		t.Errorf("resources: %v", get(c, "resources"))
+	}
+	// GOMEMLIMIT about 90% of the memory limit: the whole limit (a
+	// resourceFieldRef) leaves the GC no room before the OOM kill.
+	var memLimit string
+	for _, e := range list(c, "env") {
+		if str(e, "name") == "GOMEMLIMIT" {
+			memLimit = str(e, "value")
+		}
+	}
+	if limit, soft := quantityBytes(t, str(c, "resources", "limits", "memory")), goMemLimitBytes(t, memLimit); soft < 0.85*limit || soft > 0.95*limit {
+		t.Errorf("GOMEMLIMIT %q is not about 90%% of the memory limit %s", memLimit, str(c, "resources", "limits", "memory"))
+	}
+	pdb := one(t, byKind, "PodDisruptionBudget", "kubernetes/poddisruptionbudget.yaml")
+	if str(pdb, "spec", "unhealthyPodEvictionPolicy") != "AlwaysAllow" {
+		t.Errorf("PodDisruptionBudget: unhealthyPodEvictionPolicy %q, want AlwaysAllow (an unready pod must not block drains)", str(pdb, "spec", "unhealthyPodEvictionPolicy"))
 	}
 	if slices.Contains(list(c, "args"), any("daemon")) == false {
 		t.Errorf("args: %v", get(c, "args"))
@@ -232,8 +311,8 @@ func TestKubernetesBase(t *testing.T) {
 			t.Errorf("ConfigMap has no %s", k)
 		}
 	}
-	if s := str(cm, "data", "OFFSETKEEPER_SCHEDULE"); s != "@every 15m" {
-		t.Errorf("OFFSETKEEPER_SCHEDULE = %q", s)
+	if s := str(cm, "data", "OFFSETKEEPER_SCHEDULE"); s != defaultSchedule {
+		t.Errorf("OFFSETKEEPER_SCHEDULE = %q, want the default %s the alerts assume", s, defaultSchedule)
 	}
 	for k := range get(cm, "data").(doc) {
 		if strings.Contains(k, "PASSWORD") || strings.Contains(k, "TOKEN") {
@@ -287,19 +366,31 @@ func TestStrimziUser(t *testing.T) {
 			have[grant{str(a, "resource", "type"), str(a, "resource", "name"), str(a, "resource", "patternType"), op.(string)}] = true
 		}
 	}
+	// The Connect topics: the KafkaConnect's, or Strimzi's defaults where
+	// its spec.config names none; the ConfigMap patch and the ACLs match.
+	connect := one(t, byKind, "KafkaConnect", "strimzi/kafka-connect.yaml")
+	offsets := cmpOr(str(connect, "spec", "config", "offset.storage.topic"), "connect-cluster-offsets")
+	configs := cmpOr(str(connect, "spec", "config", "config.storage.topic"), "connect-cluster-configs")
+	if offsets != "connect-cluster-offsets" || configs != "connect-cluster-configs" || cmpOr(str(connect, "spec", "config", "group.id"), "connect-cluster") != "connect-cluster" {
+		t.Errorf("KafkaConnect does not use Strimzi's default topics and group: %v", get(connect, "spec", "config"))
+	}
+	patch := one(t, byKind, "ConfigMap", "strimzi/patch-configmap.yaml")
+	if str(patch, "data", "OFFSETKEEPER_OFFSETS_TOPIC") != offsets || str(patch, "data", "OFFSETKEEPER_CONFIG_TOPIC") != configs {
+		t.Errorf("patch-configmap.yaml topics %q %q, want %q %q", str(patch, "data", "OFFSETKEEPER_OFFSETS_TOPIC"), str(patch, "data", "OFFSETKEEPER_CONFIG_TOPIC"), offsets, configs)
+	}
 	for _, g := range []grant{
-		{"topic", "connect-offsets", "literal", "Describe"},
-		{"topic", "connect-offsets", "literal", "Read"},
-		{"topic", "connect-configs", "literal", "Describe"},
-		{"topic", "connect-configs", "literal", "Read"},
+		{"topic", offsets, "literal", "Describe"},
+		{"topic", offsets, "literal", "Read"},
+		{"topic", configs, "literal", "Describe"},
+		{"topic", configs, "literal", "Read"},
 		{"group", "connect-", "prefix", "Describe"},
 		{"cluster", "", "", "Describe"},
-		{"topic", "connect-offsets", "literal", "Write"},
+		{"topic", offsets, "literal", "Write"},
 		{"group", "connect-", "prefix", "Read"},
 		{"transactionalId", "offsetkeeper-restore-", "prefix", "Write"},
 		{"group", "offsetkeeper-leader-", "prefix", "Read"},
 		{"topic", "__offsetkeeper_leader", "literal", "Read"},
-		{"topic", "connect-offsets", "literal", "DescribeConfigs"},
+		{"topic", offsets, "literal", "DescribeConfigs"},
 		{"group", "connect-", "prefix", "Delete"},
 	} {
 		if !have[g] {
@@ -315,10 +406,24 @@ func TestStrimziUser(t *testing.T) {
 	if str(topic, "spec", "topicName") != "__offsetkeeper_leader" || get(topic, "spec", "partitions") != 1 {
 		t.Errorf("leader KafkaTopic: %v", get(topic, "spec"))
 	}
-	connect := one(t, byKind, "KafkaConnect", "strimzi/kafka-connect.yaml")
-	if str(connect, "spec", "config", "offset.storage.topic") != "connect-offsets" || str(connect, "spec", "config", "config.storage.topic") != "connect-configs" {
-		t.Errorf("KafkaConnect topics do not match the KafkaUser ACLs: %v", get(connect, "spec", "config"))
+	for g := range have {
+		if g.typ == "topic" && g.pattern == "literal" && strings.HasPrefix(g.name, "connect-") && g.name != offsets && g.name != configs {
+			t.Errorf("KafkaUser grants %+v on a topic the KafkaConnect does not use", g)
+		}
 	}
+	ex := one(t, byKind, "KafkaConnector", "strimzi/kafkaconnector.example.yaml")
+	if str(ex, "metadata", "labels", "strimzi.io/cluster") != str(connect, "metadata", "name") ||
+		!slices.Contains([]string{"running", "paused", "stopped"}, str(ex, "spec", "state")) ||
+		str(ex, "spec", "alterOffsets", "fromConfigMap", "name") == "" || str(ex, "spec", "listOffsets", "toConfigMap", "name") == "" {
+		t.Errorf("KafkaConnector example: %v", get(ex, "spec"))
+	}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func TestDashboard(t *testing.T) {
@@ -354,6 +459,13 @@ func TestDashboard(t *testing.T) {
 		}
 		for _, tg := range p.Targets {
 			checkMetricNames(t, "panel "+p.Title, tg.Expr, used)
+			// Runs happen once per schedule interval: a run-duration
+			// window must hold two of them, or the panel is empty.
+			for _, d := range rangeOf(t, "panel "+p.Title, tg.Expr, "offsetkeeper_run_duration_seconds") {
+				if d < 2*scheduleInterval {
+					t.Errorf("panel %s: window %v of the run duration holds fewer than two runs of the %s schedule", p.Title, d, defaultSchedule)
+				}
+			}
 		}
 	}
 	for _, v := range d.Templating.List {
@@ -395,9 +507,24 @@ func TestAlerts(t *testing.T) {
 			if str(r, "labels", "severity") == "" || str(r, "annotations", "summary") == "" || str(r, "annotations", "description") == "" {
 				t.Errorf("alert %s lacks severity, summary or description", name)
 			}
+			checkRunbookURL(t, name, str(r, "annotations", "runbook_url"))
+			expr := str(r, "expr")
+			switch name {
+			case "OffsetkeeperNoRecentSnapshot", "OffsetkeeperStoreSnapshotOld":
+				m := regexp.MustCompile(`> (\d+)$`).FindStringSubmatch(strings.TrimSpace(expr))
+				if n, _ := strconv.Atoi(m2(m)); time.Duration(n)*time.Second < 2*scheduleInterval {
+					t.Errorf("%s fires after %ss, less than two runs of the %s schedule", name, m2(m), defaultSchedule)
+				}
+			case "OffsetkeeperRunsFailing":
+				for _, d := range rangeOf(t, name, expr, "offsetkeeper_runs_total") {
+					if d < 2*scheduleInterval {
+						t.Errorf("%s counts failures over %v: fewer than two runs of the %s schedule fit", name, d, defaultSchedule)
+					}
+				}
+			}
 		}
 	}
-	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader"} {
+	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld"} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)
 		}
@@ -409,6 +536,54 @@ func TestAlerts(t *testing.T) {
 		}
 		promtoolCheckRules(t, promtool, string(spec))
 	}
+}
+
+func m2(m []string) string {
+	if len(m) < 2 {
+		return ""
+	}
+	return m[1]
+}
+
+// runbookBase is where every alert's runbook_url points: a section of a
+// document under docs/.
+const runbookBase = "https://github.com/offsetkeeper/offsetkeeper/blob/main/docs/"
+
+// checkRunbookURL checks that url names a docs/ file that exists and a
+// heading in it, as GitHub makes anchors of headings.
+func checkRunbookURL(t *testing.T, alert, url string) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(url, runbookBase)
+	file, anchor, hasAnchor := strings.Cut(rest, "#")
+	if !ok || !hasAnchor || anchor == "" {
+		t.Errorf("alert %s: runbook_url %q is not %s<file>#<section>", alert, url, runbookBase)
+		return
+	}
+	b, err := os.ReadFile(filepath.Join("..", "docs", file))
+	if err != nil {
+		t.Errorf("alert %s: runbook_url %q: %v", alert, url, err)
+		return
+	}
+	for line := range strings.Lines(string(b)) {
+		if h, ok := strings.CutPrefix(line, "#"); ok && githubAnchor(strings.TrimLeft(h, "#")) == anchor {
+			return
+		}
+	}
+	t.Errorf("alert %s: runbook_url %q: docs/%s has no heading for #%s", alert, url, file, anchor)
+}
+
+// githubAnchor is the anchor GitHub gives a Markdown heading.
+func githubAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func promtoolCheckRules(t *testing.T, promtool, rules string) {
@@ -429,13 +604,20 @@ func TestDockerfile(t *testing.T) {
 	}
 	s := string(b)
 	for _, want := range []string{
-		"FROM golang:1.26 AS build",
+		// Cross-compiled on the build machine's platform, for the target's.
+		"FROM --platform=$BUILDPLATFORM golang:1.26 AS build",
+		"ARG TARGETOS", "ARG TARGETARCH", "GOOS=$TARGETOS GOARCH=$TARGETARCH",
 		"CGO_ENABLED=0",
 		// The release build: the Cloud Storage client's DirectPath gRPC
-		// packages left out (12 MiB of memory at start; docs/benchmarks.md).
-		`-trimpath -tags disable_grpc_modules -ldflags "-s -w -X main.version=${VERSION}"`,
+		// packages left out (12 MiB of memory at start; docs/benchmarks.md),
+		// and the version and commit stamped (the build sees no .git).
+		`-trimpath -tags disable_grpc_modules -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}"`,
 		"./cmd/offsetkeeper",
 		"FROM gcr.io/distroless/static-debian12:nonroot",
+		`org.opencontainers.image.source="https://github.com/offsetkeeper/offsetkeeper"`,
+		`org.opencontainers.image.version="${VERSION}"`,
+		`org.opencontainers.image.revision="${COMMIT}"`,
+		`org.opencontainers.image.created="${CREATED}"`,
 		"USER nonroot",
 		"EXPOSE 9464",
 		`ENTRYPOINT ["/offsetkeeper"]`,
@@ -445,6 +627,84 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
 	}
+	// Each stage that uses a build argument declares it (an ARG does not
+	// cross FROM).
+	for i, stage := range strings.Split(s, "\nFROM ")[1:] {
+		for _, arg := range []string{"VERSION", "COMMIT", "CREATED", "TARGETOS", "TARGETARCH"} {
+			if strings.Contains(stage, "${"+arg+"}") || strings.Contains(stage, "$"+arg+" ") {
+				if !regexp.MustCompile(`(?m)^ARG ` + arg + `\b`).MatchString(stage) {
+					t.Errorf("stage %d uses %s without ARG %s", i+1, arg, arg)
+				}
+			}
+		}
+	}
+}
+
+// TestDockerfileBuildStampsVersion builds the binary with the Dockerfile's
+// own go build line (VCS stamping off, as in the image) and checks that
+// 'offsetkeeper version' names the version and commit given: the image
+// printed "commit unknown".
+func TestDockerfileBuildStampsVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`go build (.*) -o /out/offsetkeeper (\S+)`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("no go build line in the Dockerfile")
+	}
+	const ver, commit = "v9.8.7-test", "0123456789abcdef0123456789abcdef01234567"
+	line := strings.NewReplacer("${VERSION}", ver, "${COMMIT}", commit).Replace(m[1])
+	bin := filepath.Join(t.TempDir(), "offsetkeeper")
+	args := append([]string{"build"}, shellFields(line)...)
+	args = append(args, "-o", bin, "./"+strings.TrimPrefix(m[2], "./"))
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("offsetkeeper version: %v\n%s", err, out)
+	}
+	if want := "offsetkeeper " + ver + " (commit " + commit + ", go"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("offsetkeeper version = %q, want %q...", out, want)
+	}
+}
+
+// shellFields splits a command line as sh does for plain words and double
+// quotes, which is all the Dockerfile's go build line uses.
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 func TestSystemdUnit(t *testing.T) {
@@ -455,6 +715,12 @@ func TestSystemdUnit(t *testing.T) {
 	unit := string(b)
 	for _, want := range []string{
 		"ExecStart=/usr/local/bin/offsetkeeper daemon",
+		// Secrets and certificates as credentials from the credstore: a
+		// name, not a path, so that a missing one is skipped and mTLS or
+		// IAM setups without a password start.
+		"LoadCredential=sasl-password-file:offsetkeeper.sasl-password\n",
+		"LoadCredential=tls-ca:offsetkeeper.kafka-ca.pem\n",
+		"LoadCredential=worker-config:offsetkeeper.worker.properties\n",
 		"EnvironmentFile=/etc/offsetkeeper/offsetkeeper.env",
 		"DynamicUser=yes", "StateDirectory=offsetkeeper", "ProtectSystem=strict", "NoNewPrivileges=yes",
 		"ProtectHome=yes", "PrivateTmp=yes", "CapabilityBoundingSet=\n", "SystemCallFilter=@system-service",
@@ -463,8 +729,31 @@ func TestSystemdUnit(t *testing.T) {
 			t.Errorf("unit lacks %q", want)
 		}
 	}
-	if _, err := os.Stat("systemd/offsetkeeper.env"); err != nil {
-		t.Error(err)
+	// The daemon uses a credential named after a file flag as that flag
+	// (cmd/offsetkeeper/credentials.go); no other IDs mean anything.
+	fileFlags := []string{"worker-config", "tls-ca", "tls-cert", "tls-key", "sasl-password-file"}
+	for _, m := range regexp.MustCompile(`(?m)^LoadCredential=([^:\n]*):?(.*)$`).FindAllStringSubmatch(unit, -1) {
+		if !slices.Contains(fileFlags, m[1]) {
+			t.Errorf("LoadCredential=%s:%s: the daemon uses only credentials named %v", m[1], m[2], fileFlags)
+		}
+		if strings.HasPrefix(m[2], "/") {
+			t.Errorf("LoadCredential=%s:%s: an absolute path fails the unit when the file is missing; name a credstore file", m[1], m[2])
+		}
+	}
+	if strings.Contains(unit, "%d/") || strings.Contains(unit, "CREDENTIALS_DIRECTORY") && strings.Contains(unit, "Environment=") && strings.Contains(unit, "_FILE=") {
+		t.Errorf("unit points a flag at a credential unconditionally; a missing credential must not break the start")
+	}
+	env, err := os.ReadFile("systemd/offsetkeeper.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "OFFSETKEEPER_SCHEDULE="+defaultSchedule+"\n") {
+		t.Errorf("offsetkeeper.env does not use the default schedule %s the alerts assume", defaultSchedule)
+	}
+	for _, l := range strings.Split(string(env), "\n") {
+		if strings.HasPrefix(l, "OFFSETKEEPER_") && strings.Contains(l, "/etc/offsetkeeper/") {
+			t.Errorf("offsetkeeper.env names a file under /etc/offsetkeeper, which the dynamic user may not read: %s", l)
+		}
 	}
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {

@@ -7,8 +7,14 @@ import (
 	"runtime/debug"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
+// version and commit are set at build time with
+// -ldflags "-X main.version=v1.2.3 -X main.commit=<git commit>" (as
+// deploy/Dockerfile does, where no VCS information reaches the build);
+// otherwise they come from the build info go build records.
+var (
+	version = ""
+	commit  = ""
+)
 
 // versionCommand is the version entry of the command table (main.go).
 var versionCommand = commandInfo{
@@ -25,8 +31,8 @@ func programVersion() string {
 	return v
 }
 
-func buildVersion() (ver, commit, goVersion string) {
-	ver, commit, goVersion = version, "unknown", "unknown"
+func buildVersion() (ver, rev, goVersion string) {
+	ver, rev, goVersion = version, "unknown", "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
 		if ver == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -36,19 +42,22 @@ func buildVersion() (ver, commit, goVersion string) {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				commit = s.Value
+				rev = s.Value
 			case "vcs.modified":
 				dirty = s.Value == "true"
 			}
 		}
 		if dirty {
-			commit += "-dirty"
+			rev += "-dirty"
 		}
+	}
+	if commit != "" {
+		rev = commit
 	}
 	if ver == "" {
 		ver = "dev"
 	}
-	return ver, commit, goVersion
+	return ver, rev, goVersion
 }
 
 type versionCmd struct{ *env }
