@@ -127,6 +127,10 @@ var (
 	// after its incremental Capturer captured again, so the partition views
 	// it reads from have moved on; encode (Put) one before the next Capture.
 	ErrStale = errors.New("streamed snapshot is stale: its Capturer captured again; encode (Put) a streamed snapshot before the next Capture")
+	// ErrNoCredentials: the cloud store's SDK found no usable credentials
+	// (none set, a missing key file, an instance metadata service that does
+	// not answer); the message names what to set.
+	ErrNoCredentials = errors.New("no usable cloud credentials")
 )
 
 // Snapshot is one capture of every Kafka Connect offset of a cluster. It is

@@ -189,7 +189,10 @@ func openStore(ctx context.Context, storeURL string, create bool) (*Store, error
 		}
 		return openDir(ctx, dir, query, create)
 	}
-	b, err := blob.OpenBucket(ctx, storeURL)
+	b, err := openCloudBucket(ctx, storeURL)
+	if errors.Is(err, ErrNoCredentials) {
+		return nil, fmt.Errorf("open store %q: %w", where, scrubError(err, storeURL))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -323,7 +326,7 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 			return Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), ErrExists)
 		}
-		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
+		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), describeBucketError(err))
 	}
 	return info, nil
 }
@@ -366,7 +369,7 @@ func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
 	}
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), err)
+		return nil, Info{}, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), describeBucketError(err))
 	}
 	data, sealed, err := s.unseal(ctx, id, data)
 	if err != nil {
@@ -478,7 +481,7 @@ func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), err)
+			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), describeBucketError(err))
 		}
 		if id, ok := idOf(strings.TrimPrefix(obj.Key, keyPrefix)); ok && !obj.IsDir {
 			ids = append(ids, id)
