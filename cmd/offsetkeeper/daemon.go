@@ -18,7 +18,7 @@ import (
 // daemonCommand is the daemon entry of the command table (main.go).
 var daemonCommand = commandInfo{
 	name:    "daemon",
-	summary: "take snapshots on a schedule, prune them, serve /healthz, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
+	summary: "take snapshots on a schedule, prune them, serve /healthz, /livez, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
 	usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
 	new:     func(e *env) command { return &daemonCmd{env: e} },
 }
@@ -43,7 +43,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.skipImmediately, "skip-immediately", false, "do not snapshot at start; wait for the first tick")
 	fs.DurationVar(&c.runTimeout, "run-timeout", daemon.DefaultRunTimeout, "give up one run (capture, store, retention) after this long; nothing is stored then")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", daemon.DefaultShutdownTimeout, "on SIGTERM or SIGINT, let a running snapshot finish for this long, then abort it (nothing is stored)")
-	fs.StringVar(&c.listen, "listen", daemon.DefaultListen, "HTTP address for /healthz, /readyz, /metrics and /api/snapshots; empty to serve none")
+	fs.StringVar(&c.listen, "listen", daemon.DefaultListen, "HTTP address for /, /healthz, /livez, /readyz, /metrics and /api/snapshots; empty to serve none")
 	c.keep.register(fs)
 	fs.BoolVar(&c.leaderElection, "leader-election", true, "elect one leader among replicas through a Kafka consumer group; only the leader snapshots")
 	fs.StringVar(&c.leaderGroup, "leader-group", "", "consumer group of the leader election (default offsetkeeper-leader-<hash of --store>)")
