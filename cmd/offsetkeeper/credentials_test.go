@@ -23,11 +23,11 @@ func TestFromCredentials(t *testing.T) {
 		g := &globals{}
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		g.register(fs, true)
+		g.register(fs)
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		if err := applyEnv(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		if _, err := applyEnv(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 			t.Fatal(err)
 		}
 		return g

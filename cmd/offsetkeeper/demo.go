@@ -24,21 +24,21 @@ import (
 var demoCommand = commandInfo{
 	name:    "demo",
 	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--connect-port 8083] [--store URL]",
+	usage:   "[--port 9092] [--rest-port 8083] [--store URL]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
 
 type demoCmd struct {
 	*env
-	port        int
-	connectPort int
-	churn       time.Duration
+	port     int
+	restPort int
+	churn    time.Duration
 }
 
 func (c *demoCmd) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.port, "port", 9092, "first of the three loopback ports the embedded brokers listen on")
-	fs.IntVar(&c.connectPort, "connect-port", 8083, "loopback port of the demo's Kafka Connect REST API")
+	fs.IntVar(&c.restPort, "rest-port", 8083, "loopback port of the demo's Kafka Connect REST API")
 	fs.DurationVar(&c.churn, "churn-every", 2*time.Second, "how often the running demo connectors commit new offsets")
 }
 
@@ -89,10 +89,10 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 		w.close()
 		return nil, fmt.Errorf("seed embedded Kafka: %w", err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.connectPort))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort))
 	if w.connect, err = connecttest.Start(w.cl, connecttest.Options{Addr: addr}); err != nil {
 		w.close()
-		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --connect-port", addr, err)
+		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --rest-port", addr, err)
 	}
 	return w, nil
 }

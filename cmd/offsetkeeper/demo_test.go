@@ -71,7 +71,7 @@ func TestDemo(t *testing.T) {
 	var out, errs syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--connect-port", strconv.Itoa(cport), "--churn-every", "200ms"}, &out, &errs)
+		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms"}, &out, &errs)
 	}()
 	defer func() {
 		cancel()

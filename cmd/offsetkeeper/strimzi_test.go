@@ -62,7 +62,7 @@ func TestStrimziConfigMapName(t *testing.T) {
 	for in, want := range map[string]string{
 		"inventory-connector":          "inventory-connector-offsets",
 		"eu->us.MirrorSourceConnector": "eu-us.mirrorsourceconnector-offsets",
-		"café-données-😀":              "caf-donn-es-offsets",
+		"café-données-😀":               "caf-donn-es-offsets",
 		"--":                           "connector-offsets",
 	} {
 		if got := strimziConfigMapName(in); got != want {
