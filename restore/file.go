@@ -37,8 +37,12 @@ const (
 // ReasonFile is the reason of a snapshot made from an offsets file.
 const ReasonFile = "file"
 
-// CSVHeader is the optional first line of a CSV offsets file.
-const CSVHeader = "group,topic,partition,offset"
+// CSVHeader is the optional first line of a CSV offsets file;
+// CSVGroupHeader that of the one-group form (ParseGroupCSV).
+const (
+	CSVHeader      = "group,topic,partition,offset"
+	CSVGroupHeader = "topic,partition,offset"
+)
 
 // OffsetsFile is an offsets file (restore --from-file) read and checked
 // on its own: either format, every problem found at once. Snapshot checks
@@ -138,7 +142,29 @@ func ParseOffsetsFile(name string, data []byte, connector string) (*OffsetsFile,
 		if connector != "" {
 			p.add("a CSV file names the groups it is for; --connector is for a Connect REST offsets body (it would pick groups out of a CSV file only by their connector: leave it out)")
 		}
-		f.parseCSV(data, p)
+		f.parseCSV(data, p, "")
+	}
+	f.problems = slices.Clone(p.list)
+	return f, p.err()
+}
+
+// ParseGroupCSV is ParseOffsetsFile for a CSV file of one consumer group,
+// group: what kafka-consumer-groups.sh --reset-offsets --export writes for
+// a single --group, topic,partition,offset lines (with an optional
+// header). Lines of four fields are accepted too if they name group.
+func ParseGroupCSV(name string, data []byte, group string) (*OffsetsFile, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	f := &OffsetsFile{Name: name, Format: FormatCSV}
+	p := &problems{name: name}
+	switch trimmed := bytes.TrimSpace(data); {
+	case group == "":
+		p.add("no group given for the topic,partition,offset lines")
+	case len(trimmed) == 0:
+		p.add("the file is empty")
+	case trimmed[0] == '{':
+		p.add("a Connect REST offsets body is not a group's CSV file: restore it with --connector NAME and no group")
+	default:
+		f.parseCSV(data, p, group)
 	}
 	f.problems = slices.Clone(p.list)
 	return f, p.err()
@@ -290,7 +316,9 @@ func flatMap(raw []byte) (connectjson.Map, error) {
 	return m, nil
 }
 
-func (f *OffsetsFile) parseCSV(data []byte, p *problems) {
+// parseCSV reads group,topic,partition,offset lines or, when group is set,
+// topic,partition,offset lines of that group.
+func (f *OffsetsFile) parseCSV(data []byte, p *problems, group string) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
@@ -311,15 +339,23 @@ func (f *OffsetsFile) parseCSV(data []byte, p *problems) {
 		}
 		if first {
 			first = false
-			if len(rec) == 4 && strings.EqualFold(strings.Join(trimAll(rec), ","), CSVHeader) {
+			if h := strings.Join(trimAll(rec), ","); strings.EqualFold(h, CSVHeader) || (group != "" && strings.EqualFold(h, CSVGroupHeader)) {
 				continue
 			}
 		}
 		rec = trimAll(rec)
-		switch len(rec) {
-		case 4:
-		case 3:
-			p.add("line %d: 3 fields: the topic,partition,offset form is for a single group given with --group in kafka-consumer-groups.sh; write group,topic,partition,offset", ln)
+		switch {
+		case len(rec) == 4 && group != "" && rec[0] != group:
+			p.add("line %d: group %q, but the file is read for group %q", ln, rec[0], group)
+			continue
+		case len(rec) == 4:
+		case len(rec) == 3 && group != "":
+			rec = append([]string{group}, rec...)
+		case len(rec) == 3:
+			p.add("line %d: 3 fields: topic,partition,offset lines are one group's (kafka-consumer-groups.sh --export with one --group): name it with --group G, or write group,topic,partition,offset", ln)
+			continue
+		case group != "":
+			p.add("line %d: %d fields, want topic,partition,offset (or group,topic,partition,offset)", ln, len(rec))
 			continue
 		default:
 			p.add("line %d: %d fields, want group,topic,partition,offset", ln, len(rec))
@@ -358,7 +394,11 @@ func (f *OffsetsFile) parseCSV(data []byte, p *problems) {
 		f.Rows = append(f.Rows, row)
 	}
 	if len(f.Rows) == 0 && len(p.list) == 0 {
-		p.add("no offsets: want group,topic,partition,offset lines")
+		if group != "" {
+			p.add("no offsets: want topic,partition,offset lines")
+		} else {
+			p.add("no offsets: want group,topic,partition,offset lines")
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package restore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -208,5 +209,35 @@ func TestFileSnapshotGroupPrefix(t *testing.T) {
 	g, ok := snap.SinkGroupOf("archive-sink")
 	if !ok || g.Group != "team-a.archive-sink" || len(g.Offsets) != 1 || g.Offsets[0].Offset != 5 {
 		t.Fatalf("sink group %+v (found %v)", g, ok)
+	}
+}
+
+// TestParseGroupCSV: kafka-consumer-groups.sh --reset-offsets --export
+// with one --group writes topic,partition,offset lines; with the group
+// named they read as that group's rows (and four-field lines must name it).
+func TestParseGroupCSV(t *testing.T) {
+	f, err := restore.ParseGroupCSV("g.csv", []byte("topic,partition,offset\norders,0,5\norders,1,7\ng1,clicks,2,9\n"), "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []restore.FileRow{{Line: 2, Group: "g1", Topic: "orders", Partition: 0, Offset: 5},
+		{Line: 3, Group: "g1", Topic: "orders", Partition: 1, Offset: 7}, {Line: 4, Group: "g1", Topic: "clicks", Partition: 2, Offset: 9}}
+	if fmt.Sprint(f.Rows) != fmt.Sprint(want) || f.Format != restore.FormatCSV {
+		t.Errorf("rows %+v\nwant %+v", f.Rows, want)
+	}
+	for _, tc := range []struct{ data, group, want string }{
+		{"orders,0,5\ng2,orders,1,5\n", "g1", `line 2: group "g2", but the file is read for group "g1"`},
+		{"orders,0,5\norders,0,6\n", "g1", `line 2: group "g1" orders/0 is also on line 1`},
+		{"orders,0\n", "g1", "line 1: 2 fields, want topic,partition,offset"},
+		{"orders,0,5\n", "", "no group given"},
+		{`{"offsets":[]}`, "g1", "not a group's CSV file"},
+	} {
+		if _, err := restore.ParseGroupCSV("g.csv", []byte(tc.data), tc.group); !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q for %q: %v, want %q", tc.data, tc.group, err, tc.want)
+		}
+	}
+	// Without a group, the three-field form says how to name it.
+	if _, err := restore.ParseOffsetsFile("g.csv", []byte("orders,0,5\n"), ""); err == nil || !strings.Contains(err.Error(), "--group G") {
+		t.Errorf("three fields without a group: %v", err)
 	}
 }

@@ -295,7 +295,7 @@ var perRun = map[string]bool{
 	"connector": true, "from-file": true, "output": true, "output-dir": true,
 	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
 	"resume": true, "at": true, "live": true, "exit-code": true,
-	"configmap-name": true, "configmap-namespace": true,
+	"configmap-name": true, "configmap-namespace": true, "group": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

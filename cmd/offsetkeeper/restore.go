@@ -18,7 +18,7 @@ var restoreCommand = commandInfo{
 	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
 	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
        [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
-       --from-file FILE [--connector NAME] [...the same flags]
+       --from-file FILE [--connector NAME | --group G] [...the same flags]
 
 Compares the snapshot with the live cluster for each connector in scope (the
 snapshot's connectors, or those named with --connector) and prints the plan:
@@ -59,7 +59,9 @@ state of each. --via connect writes through PATCH /connectors/NAME/offsets
 keys in its own byte form, so keys in another form are warned about.
 --from-file restores a file instead of a snapshot: a Connect REST offsets
 body (with --connector NAME) or kafka-consumer-groups CSV
-(group,topic,partition,offset); the partitions it names get its offsets
+(group,topic,partition,offset, or with --group G the topic,partition,offset
+lines kafka-consumer-groups.sh --export writes for one group); the
+partitions it names get its offsets
 (null removes one), the others stay. See docs/connect-rest.md.`,
 	new: func(e *env) command { return &restoreCmd{env: e} },
 }
@@ -80,6 +82,7 @@ type restoreCmd struct {
 	via            string
 	fromFile       string
 	output         string
+	group          string
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -96,6 +99,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME) or a kafka-consumer-groups CSV (group,topic,partition,offset)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
+	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
 	c.g.connect.register(fs)
 }
 

@@ -25,6 +25,10 @@ func (c *restoreCmd) checkConnectUsage() error {
 		return usagef("--stop-connectors stops connectors through the Connect REST API: give --connect-url")
 	case c.via == restore.ViaConnect && !c.g.connect.given():
 		return usagef("--via connect writes through the Connect REST API: give --connect-url")
+	case c.group != "" && c.fromFile == "":
+		return usagef("--group names the group of a --from-file CSV: give --from-file FILE")
+	case c.group != "" && len(c.connectors) > 0:
+		return usagef("--group reads a group's CSV file, --connector a connector's REST body: give one")
 	}
 	return nil
 }
@@ -43,6 +47,8 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 	}
 	trimmed := strings.TrimLeft(string(data), " \t\r\n\ufeff")
 	switch {
+	case strings.HasPrefix(trimmed, "{") && c.group != "":
+		return nil, usagef("--from-file %s is a Connect REST offsets body: --group is for a group's CSV file; give --connector NAME instead", c.fromFile)
 	case strings.HasPrefix(trimmed, "{") && len(c.connectors) != 1:
 		return nil, usagef("--from-file %s is a Connect REST offsets body, which does not name its connector: give exactly one --connector NAME", c.fromFile)
 	case !strings.HasPrefix(trimmed, "{") && len(c.connectors) > 0:
@@ -50,7 +56,11 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 	}
 	// On a problem f still holds what is valid, and Snapshot reports the
 	// problems again with those only the cluster can tell.
-	f, err := restore.ParseOffsetsFile(c.fromFile, data, connector)
+	parse := func() (*restore.OffsetsFile, error) { return restore.ParseOffsetsFile(c.fromFile, data, connector) }
+	if c.group != "" {
+		parse = func() (*restore.OffsetsFile, error) { return restore.ParseGroupCSV(c.fromFile, data, c.group) }
+	}
+	f, err := parse()
 	if f == nil {
 		return nil, err
 	}
