@@ -13,14 +13,13 @@ import (
 // table and each command's flag set, so they list exactly the flags the
 // commands parse.
 
-func init() {
-	register(commandInfo{
-		name:    "completion",
-		summary: "print a shell completion script: bash, zsh or fish",
-		usage:   "bash|zsh|fish",
-		noKafka: true,
-		new:     func(e *env) command { return &completionCmd{env: e} },
-	})
+// completionCommand is the completion entry of the command table (main.go).
+var completionCommand = commandInfo{
+	name:    "completion",
+	summary: "print a shell completion script: bash, zsh or fish",
+	usage:   "bash|zsh|fish",
+	noKafka: true,
+	new:     func(e *env) command { return &completionCmd{env: e} },
 }
 
 type completionCmd struct{ *env }

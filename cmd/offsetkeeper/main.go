@@ -63,10 +63,12 @@ type commandInfo struct {
 // commands is the command table, by name. Each command's file holds its
 // entry (restoreCommand in restore.go, ...); a new command is added here.
 var commands = commandTable(
+	completionCommand,
 	daemonCommand,
 	demoCommand,
 	diffCommand,
 	listCommand,
+	manCommand,
 	pruneCommand,
 	restoreCommand,
 	showCommand,

@@ -8,14 +8,13 @@ import (
 	"strings"
 )
 
-func init() {
-	register(commandInfo{
-		name:    "man",
-		summary: "print the manual page (roff): offsetkeeper man | man -l -",
-		usage:   "",
-		noKafka: true,
-		new:     func(e *env) command { return &manCmd{env: e} },
-	})
+// manCommand is the man entry of the command table (main.go).
+var manCommand = commandInfo{
+	name:    "man",
+	summary: "print the manual page (roff): offsetkeeper man | man -l -",
+	usage:   "",
+	noKafka: true,
+	new:     func(e *env) command { return &manCmd{env: e} },
 }
 
 type manCmd struct{ *env }
