@@ -90,6 +90,8 @@ type Capturer struct {
 	// gen counts Captures, so that a streamed snapshot can tell that the
 	// views it reads from moved on (ErrStale).
 	gen atomic.Uint64
+	// lastConsumed are the sink records read by the last Capture (sinkts.go).
+	lastConsumed map[sinkPos]LastConsumed
 }
 
 // CaptureStats describe the work of one Capture.
@@ -224,6 +226,9 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 		var gr groupsResult
 		began := time.Now()
 		gr.groups, gr.warnings, gr.err = c.captureGroups(gctx, configured, r.inScope, len(r.scope) > 0)
+		if gr.err == nil {
+			gr.warnings = append(gr.warnings, c.captureLastConsumed(gctx, gr.groups)...)
+		}
 		gr.took = time.Since(began)
 		groupsDone <- gr
 	}()

@@ -252,6 +252,29 @@ type SinkOffset struct {
 	Offset      int64  `json:"offset"`
 	LeaderEpoch int32  `json:"leader_epoch"`
 	Metadata    string `json:"metadata,omitempty"`
+	// LastConsumed is the last record the group consumed before Offset,
+	// read at capture (see LastConsumed); nil when it was not read (an
+	// offset of 0, a snapshot older than the field, or a fetch that
+	// failed, which the snapshot's Warnings name).
+	LastConsumed *LastConsumed `json:"last_consumed,omitempty"`
+}
+
+// LastConsumed is the record before a sink partition's committed offset:
+// the last one the connector consumed. Its timestamp lets a restore into
+// another cluster find the same record there (restore --translate
+// timestamp).
+type LastConsumed struct {
+	// Offset is the record's offset (Offset-1 of the committed offset
+	// unless compaction removed that record), or -1 when no consumed
+	// record is left in the log: the committed offset is at or before the
+	// partition's log start.
+	Offset int64 `json:"offset"`
+	// Timestamp is the record's timestamp in Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+	// LogAppendTime is set when the topic stamps records with the broker's
+	// append time (message.timestamp.type=LogAppendTime) instead of the
+	// producer's CreateTime: such timestamps do not survive a copy.
+	LogAppendTime bool `json:"log_append_time,omitempty"`
 }
 
 // Bytes holds exact bytes losslessly in JSON: a JSON string when they are
@@ -591,6 +614,16 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 		if o.Metadata != "" {
 			dst = append(dst, `,"metadata":`...)
 			dst = appendString(dst, o.Metadata)
+		}
+		if lc := o.LastConsumed; lc != nil {
+			dst = append(dst, `,"last_consumed":{"offset":`...)
+			dst = strconv.AppendInt(dst, lc.Offset, 10)
+			dst = append(dst, `,"timestamp":`...)
+			dst = strconv.AppendInt(dst, lc.Timestamp, 10)
+			if lc.LogAppendTime {
+				dst = append(dst, `,"log_append_time":true`...)
+			}
+			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')
 	}
@@ -947,6 +980,11 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 						return nil, 0, false
 					}
 				}
+				if d.lit(`,"last_consumed":{"offset":`) {
+					if o.LastConsumed, ok = d.lastConsumed(); !ok {
+						return nil, 0, false
+					}
+				}
 				if !d.lit("}") {
 					return nil, 0, false
 				}
@@ -1069,6 +1107,21 @@ func (d *offsetDecoder) position() (topic string, partition int32, offset int64,
 }
 
 // lit consumes s if the input continues with it.
+// lastConsumed reads the rest of a last_consumed object as Encode writes
+// it, after its `{"offset":`.
+func (d *offsetDecoder) lastConsumed() (*LastConsumed, bool) {
+	var lc LastConsumed
+	var ok bool
+	if lc.Offset, ok = d.int(64); !ok || !d.lit(`,"timestamp":`) {
+		return nil, false
+	}
+	if lc.Timestamp, ok = d.int(64); !ok {
+		return nil, false
+	}
+	lc.LogAppendTime = d.lit(`,"log_append_time":true`)
+	return &lc, d.lit("}")
+}
+
 func (d *offsetDecoder) lit(s string) bool {
 	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
 		d.i += len(s)
