@@ -680,3 +680,31 @@ func TestValueAccessorsOnOtherKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameKey(t *testing.T) {
+	for _, tc := range []struct{ key, name, want string }{
+		{`["old",{"filename":"/data/a.txt"}]`, "new", `["new",{"filename":"/data/a.txt"}]`},
+		// The partition's bytes stay as they are: field order, escapes,
+		// numbers, even white space inside the object.
+		{`["old",{"b":1.0E7,"a":"\u00e9\/"}]`, "n", `["n",{"b":1.0E7,"a":"\u00e9\/"}]`},
+		{`[ "old" , { "x" : 1 } ]`, "n", `["n",{ "x" : 1 }]`},
+		// The name as Jackson writes it: raw <>&, U+2028 and non-ASCII,
+		// escaped quotes and backslashes, surrogate pairs in upper case.
+		{`["old",{"a":1}]`, "a->b.Mirror<&>\u2028é", "[\"a->b.Mirror<&>\u2028é\",{\"a\":1}]"},
+		{`["old",{"a":1}]`, `q"b\` + "\U0001F600", `["q\"b\\\uD83D\uDE00",{"a":1}]`},
+	} {
+		got, err := RenameKey([]byte(tc.key), tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("RenameKey(%s, %q) = %s, want %s", tc.key, tc.name, got, tc.want)
+		}
+		if n, _, _, err := ParseKey(got); err != nil || n != tc.name {
+			t.Errorf("renamed key %s parses to %q, %v", got, n, err)
+		}
+	}
+	if _, err := RenameKey([]byte(`"not a key"`), "n"); err == nil {
+		t.Error("a key that is not [name, {map}] was renamed")
+	}
+}
