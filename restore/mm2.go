@@ -173,6 +173,9 @@ func (r *kafkaReader) str() string {
 	return string(r.take(int(n)))
 }
 
+// errNoTopic: an MM2 topic does not exist (or has no partition 0).
+var errNoTopic = errors.New("topic does not exist")
+
 // Checkpoints are the checkpoints of one checkpoints topic, per group and
 // downstream partition in the order written.
 type Checkpoints struct {
@@ -311,7 +314,7 @@ func readPartition0(ctx context.Context, cl *kgo.Client, topic string, fn func(*
 	e, eok := ends.Lookup(topic, 0)
 	switch {
 	case !sok || !eok:
-		return fmt.Errorf("%w: %q has no partition 0", ErrTopicMissing, topic)
+		return errNoTopic
 	case s.Err != nil:
 		return s.Err
 	case e.Err != nil:
