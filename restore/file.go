@@ -32,6 +32,9 @@ const (
 	// --from-file takes (and --export writes): group,topic,partition,offset
 	// lines, no quoting needed, with an optional header line.
 	FormatCSV = "csv"
+	// FormatStandalone is a standalone worker's offsets file
+	// (offset.storage.file.filename; see ReadStandaloneFile).
+	FormatStandalone = "standalone"
 )
 
 // ReasonFile is the reason of a snapshot made from an offsets file.
@@ -50,7 +53,7 @@ const (
 type OffsetsFile struct {
 	// Name is the file's name, for messages and the snapshot ID.
 	Name string
-	// Format is FormatConnectREST or FormatCSV.
+	// Format is FormatConnectREST, FormatCSV or FormatStandalone.
 	Format string
 	// Connector is the connector a REST body is for.
 	Connector string
@@ -58,6 +61,8 @@ type OffsetsFile struct {
 	Entries []FileEntry
 	// Rows are a CSV file's lines, in file order.
 	Rows []FileRow
+	// Standalone are a standalone offsets file's entries, in file order.
+	Standalone []StandaloneEntry
 
 	// problems are what ParseOffsetsFile found; Snapshot reports them again
 	// with its own.
@@ -123,6 +128,9 @@ func (p *problems) err() error {
 // together with those only the cluster can tell, so that a caller can show
 // every problem in one go.
 func ParseOffsetsFile(name string, data []byte, connector string) (*OffsetsFile, error) {
+	if IsStandaloneFile(data) {
+		return parseStandalone(name, data)
+	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	f := &OffsetsFile{Name: name}
@@ -498,8 +506,11 @@ func sinkNumber(v connectjson.Value, bits int) (int64, bool) {
 func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options, previous *snapshot.Snapshot) (*snapshot.Snapshot, []string, error) {
 	opts.defaults()
 	var scope []string
-	if f.Format == FormatConnectREST {
+	switch f.Format {
+	case FormatConnectREST:
 		scope = []string{f.Connector}
+	case FormatStandalone:
+		scope = f.standaloneConnectors()
 	}
 	copts := opts
 	copts.Connectors = scope
@@ -516,6 +527,8 @@ func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options
 		b.rest()
 	case f.Format == FormatCSV:
 		b.csv()
+	case f.Format == FormatStandalone:
+		b.standalone()
 	}
 	if err := b.p.err(); err != nil {
 		return nil, nil, err

@@ -3,8 +3,13 @@ package restore
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // A standalone Connect worker (connect-standalone) keeps its source offsets
@@ -476,4 +481,175 @@ func hashMapCapacity(n int) (buckets, threshold int) {
 func appendUTF(dst []byte, s string) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
 	return append(dst, s...)
+}
+
+// parseStandalone is ParseOffsetsFile for a standalone offsets file: every
+// entry must be a source offset key [name, {partition}] (a standalone
+// worker keeps nothing else there) and appear once.
+func parseStandalone(name string, data []byte) (*OffsetsFile, error) {
+	f := &OffsetsFile{Name: name, Format: FormatStandalone}
+	p := &problems{name: name}
+	es, err := ReadStandaloneFile(data)
+	if err != nil {
+		p.add("%v", err)
+	}
+	seen := map[string]int{}
+	for i, e := range es {
+		switch {
+		case e.Key == nil:
+			p.add("entry %d: a null key, which no offsets topic can hold", i)
+			continue
+		case seen[string(e.Key)] > 0:
+			p.add("entry %d: key %s is also entry %d (a worker would keep either)", i, displayKey(e.Key), seen[string(e.Key)]-1)
+			continue
+		}
+		seen[string(e.Key)] = i + 1
+		if _, _, _, err := connectjson.ParseKey(e.Key); err != nil {
+			p.add("entry %d: key %s: %v", i, displayKey(e.Key), err)
+			continue
+		}
+		f.Standalone = append(f.Standalone, e)
+	}
+	if len(es) == 0 && err == nil {
+		p.add("the file holds no offsets")
+	}
+	f.problems = slices.Clone(p.list)
+	return f, p.err()
+}
+
+// standaloneConnectors are the connectors a standalone file has keys of.
+func (f *OffsetsFile) standaloneConnectors() []string {
+	var out []string
+	for _, e := range f.Standalone {
+		if n, _, _, err := connectjson.ParseKey(e.Key); err == nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// standalone applies a standalone file's entries to the live offsets of
+// its connectors: a key gets the file's value bytes where it lives here
+// (any partition of the topic the connector reads), else it is added on
+// its murmur2 partition of that topic; a null value (a tombstone the
+// worker kept as an entry) removes the key. Keys the file does not name
+// stay as they are.
+func (b *fileSnap) standalone() {
+	names := b.f.standaloneConnectors()
+	b.out = b.live.Filter(names)
+	b.out.Scope = names
+	targets := map[string]string{}
+	for _, name := range names {
+		conn, ok := b.known(name)
+		if !ok {
+			conn = snapshot.Connector{Name: name, Type: snapshot.TypeSource, Tasks: -1}
+		}
+		if _, ok := b.out.Connector(name); !ok {
+			b.out.Connectors = append(b.out.Connectors, conn)
+		}
+		targets[name] = b.opts.OffsetsTopics[0]
+		if conn.OffsetsTopic != "" {
+			targets[name] = conn.OffsetsTopic
+		}
+	}
+	parts := map[string]int32{}
+	for _, t := range b.live.Topics {
+		if t.Role == snapshot.RoleOffsets {
+			parts[t.Name] = int32(len(t.Partitions))
+		}
+	}
+	remove := map[int]bool{}
+	for i, e := range b.f.Standalone {
+		name, _, raw, _ := connectjson.ParseKey(e.Key)
+		target := targets[name]
+		found := false
+		for j := range b.out.SourceOffsets {
+			o := &b.out.SourceOffsets[j]
+			if o.Topic != target || !bytes.Equal(o.Key, e.Key) {
+				continue
+			}
+			found = true
+			if e.Value == nil {
+				remove[j] = true
+			} else {
+				o.Value, o.SourceOffset = snapshot.Bytes(e.Value), jsonOrNil(e.Value)
+			}
+		}
+		if found || e.Value == nil {
+			continue
+		}
+		n := parts[target]
+		if n == 0 {
+			b.p.add("entry %d: offsets topic %q of connector %q does not exist here", i, target, name)
+			continue
+		}
+		b.out.SourceOffsets = append(b.out.SourceOffsets, snapshot.SourceOffset{
+			Topic: target, Partition: snapshot.PartitionFor(e.Key, n), Offset: -1,
+			Key: e.Key, Value: e.Value, Connector: name,
+			SourcePartition: json.RawMessage(raw), SourceOffset: jsonOrNil(e.Value),
+		})
+	}
+	if len(remove) > 0 {
+		kept := b.out.SourceOffsets[:0:0]
+		for j, o := range b.out.SourceOffsets {
+			if !remove[j] {
+				kept = append(kept, o)
+			}
+		}
+		b.out.SourceOffsets = kept
+	}
+}
+
+// jsonOrNil is b as informative JSON, nil when it is not valid JSON.
+func jsonOrNil(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	return nil
+}
+
+// StandaloneEntries are the source offsets of snap's connectors (all of
+// them when connectors is empty) as a standalone worker's offsets file
+// holds them: one entry per key, the primary copy when a key is in several
+// topics or partitions (the connector's own offsets topic first, then the
+// key's murmur2 partition), sorted by key. A standalone worker has one
+// offsets file, so every connector's keys go in the one map.
+func StandaloneEntries(snap *snapshot.Snapshot, connectors []string) []StandaloneEntry {
+	own := map[string]string{}
+	for _, c := range snap.Connectors {
+		own[c.Name] = c.OffsetsTopic
+	}
+	parts := map[string]int32{}
+	for _, t := range snap.Topics {
+		if t.Role == snapshot.RoleOffsets {
+			parts[t.Name] = int32(len(t.Partitions))
+		}
+	}
+	rank := func(o *snapshot.SourceOffset) int {
+		r := 0
+		if own[o.Connector] != "" && o.Topic == own[o.Connector] {
+			r += 2
+		}
+		if n := parts[o.Topic]; n > 0 && snapshot.PartitionFor(o.Key, n) == o.Partition {
+			r++
+		}
+		return r
+	}
+	best := map[string]*snapshot.SourceOffset{}
+	for i := range snap.SourceOffsets {
+		o := &snap.SourceOffsets[i]
+		if o.Connector == "" || (len(connectors) > 0 && !slices.Contains(connectors, o.Connector)) {
+			continue
+		}
+		if b, ok := best[string(o.Key)]; !ok || rank(o) > rank(b) {
+			best[string(o.Key)] = o
+		}
+	}
+	out := make([]StandaloneEntry, 0, len(best))
+	for _, o := range best {
+		out = append(out, StandaloneEntry{Key: o.Key, Value: o.Value})
+	}
+	slices.SortFunc(out, func(a, b StandaloneEntry) int { return bytes.Compare(a.Key, b.Key) })
+	return out
 }

@@ -2,6 +2,7 @@ package restore_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"os"
@@ -11,7 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // The golden files under testdata/standalone were written by OpenJDK 17
@@ -19,9 +24,9 @@ import (
 // serialization) on the .spec next to each:
 //
 //	cd restore/testdata/standalone/java
-//	for s in two empty one many nullkey; do java WriteOffsets.java ../$s.offsets < ../$s.spec; done
+//	for s in two empty one many nullkey restore; do java WriteOffsets.java ../$s.offsets < ../$s.spec; done
 //	for k in string-map list treemap integer-value; do java WriteOffsets.java --other $k ../other-$k.ser; done
-var standaloneGolden = []string{"two", "empty", "one", "many", "nullkey"}
+var standaloneGolden = []string{"two", "empty", "one", "many", "nullkey", "restore"}
 
 // specLines reads a .spec file (or ReadOffsets.java output): "KEY VALUE"
 // lines of base64 or "-", sorted.
@@ -268,4 +273,70 @@ func FuzzReadStandaloneFile(f *testing.F) {
 			t.Fatalf("re-read %q, want %q", entryLines(again), entryLines(es))
 		}
 	})
+}
+
+// TestStandaloneRestore restores a file a JVM wrote into a distributed
+// cluster: every key with its exact bytes on its murmur2 partition, the
+// tombstone entry removing its key, other keys left alone.
+func TestStandaloneRestore(t *testing.T) {
+	cl, _ := newCluster(t, nil)
+	ctx := t.Context()
+	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
+		t.Fatal(err)
+	}
+	gone := []byte(`["source-file-01",{"filename":"/data/gone.txt"}]`)
+	other := []byte(`["source-file-01",{"filename":"/data/other.txt"}]`)
+	if err := cl.ProduceSync(ctx,
+		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: gone, Value: []byte(`{"position":1}`)},
+		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: other, Value: []byte(`{"position":7}`)},
+	).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/standalone/restore.offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := restore.ParseOffsetsFile("restore.offsets", data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Format != restore.FormatStandalone || len(f.Standalone) != 5 {
+		t.Fatalf("format %s, %d entries", f.Format, len(f.Standalone))
+	}
+	snap, _, err := f.Snapshot(ctx, cl, restore.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restoreAll(t, cl, snap, restore.Options{})
+	live, err := restore.CaptureLive(context.Background(), cl, nil, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range live.SourceOffsets {
+		if o.Partition != snapshot.PartitionFor(o.Key, 25) {
+			t.Errorf("key %s on partition %d", o.Key, o.Partition)
+		}
+		got[string(o.Key)] = string(o.Value)
+	}
+	want := map[string]string{string(other): `{"position":7}`}
+	for _, e := range f.Standalone {
+		if e.Value != nil {
+			want[string(e.Key)] = string(e.Value)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("live keys %q, want %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("key %s: %q, want %q", k, got[k], v)
+		}
+	}
+
+	// A file with what no offsets topic holds is refused, every problem named.
+	bad := restore.AppendStandaloneFile(nil, []restore.StandaloneEntry{{Value: []byte("{}")}, {Key: []byte("x"), Value: []byte("{}")}})
+	if _, err := restore.ParseOffsetsFile("bad", bad, ""); err == nil || !strings.Contains(err.Error(), "entry 0: a null key") || !strings.Contains(err.Error(), "entry 1: key") {
+		t.Fatalf("bad file: %v", err)
+	}
 }
