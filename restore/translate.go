@@ -39,6 +39,10 @@ const (
 	MethodStart      = "start"           // nothing consumed (left): the target partition's log start
 )
 
+// CheckUntranslatable is the Refusal.Check of a sink partition that
+// Translate could not translate (TranslatedOffset.Untranslated).
+const CheckUntranslatable = "untranslatable"
+
 // TranslateOptions say how to move a snapshot's offsets to another
 // cluster: sink offsets translated into the target's copies of the topics,
 // topics renamed, connectors renamed.
@@ -271,7 +275,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 			return fmt.Errorf("rename connector %q: key %s: %w", o.Connector, displayKey(o.Key), err)
 		}
 		o.Key, o.Connector = key, n
-		if parts := snapPartitions(out, o.Topic); parts > 0 {
+		if parts := out.PartitionCount(o.Topic); parts > 0 {
 			o.Partition = snapshot.PartitionFor(key, parts)
 		}
 		keys[n]++
@@ -319,8 +323,8 @@ type translator struct {
 	syncsErr    error
 }
 
-// pending is one sink partition being translated.
-type pending struct {
+// sinkPending is one sink partition being translated.
+type sinkPending struct {
 	group int // index into SinkGroups
 	off   snapshot.SinkOffset
 	res   TranslatedOffset
@@ -328,10 +332,10 @@ type pending struct {
 
 // sinks translates every sink offset of out in place.
 func (t *translator) sinks(ctx context.Context, out *snapshot.Snapshot, origGroup map[int]string) error {
-	var ps []*pending
+	var ps []*sinkPending
 	for gi, g := range out.SinkGroups {
 		for _, o := range g.Offsets {
-			ps = append(ps, &pending{group: gi, off: o, res: TranslatedOffset{
+			ps = append(ps, &sinkPending{group: gi, off: o, res: TranslatedOffset{
 				Group: g.Group, Connector: g.Connector, Topic: o.Topic, Partition: o.Partition,
 				NewTopic: t.rename(o.Topic), Old: o.Offset, New: -1, Redeliver: -1, Skip: -1,
 			}})
@@ -347,7 +351,7 @@ func (t *translator) sinks(ctx context.Context, out *snapshot.Snapshot, origGrou
 			}
 		}
 	}
-	var byTimestamp []*pending
+	var byTimestamp []*sinkPending
 	switch t.opts.Method {
 	case "":
 		for _, p := range ps {
@@ -395,7 +399,7 @@ func (t *translator) explicitName(topic string) bool {
 
 // mm2 translates by checkpoints, then offset syncs, and returns the
 // partitions left for timestamps.
-func (t *translator) mm2(ctx context.Context, out *snapshot.Snapshot, ps []*pending, origGroup map[int]string) ([]*pending, error) {
+func (t *translator) mm2(ctx context.Context, out *snapshot.Snapshot, ps []*sinkPending, origGroup map[int]string) ([]*sinkPending, error) {
 	topic := CheckpointsTopic(t.opts.SourceAlias)
 	cps, err := ReadCheckpoints(ctx, t.target, topic)
 	if err != nil {
@@ -406,7 +410,7 @@ func (t *translator) mm2(ctx context.Context, out *snapshot.Snapshot, ps []*pend
 		cps = &Checkpoints{Topic: topic}
 	}
 	t.checkpoints = cps
-	var rest []*pending
+	var rest []*sinkPending
 	noted := map[string]bool{}
 	for _, p := range ps {
 		group := origGroup[p.group]
@@ -425,7 +429,7 @@ func (t *translator) mm2(ctx context.Context, out *snapshot.Snapshot, ps []*pend
 	if len(rest) == 0 || t.opts.Source == nil {
 		return rest, nil
 	}
-	var left []*pending
+	var left []*sinkPending
 	for _, p := range rest {
 		if !t.offsetSync(ctx, p) {
 			left = append(left, p)
@@ -443,7 +447,7 @@ func (t *translator) fallbackName() string {
 
 // checkpoint translates p by the group's checkpoints: the newest whose
 // upstream offset is not past p's, so that nothing is skipped.
-func (t *translator) checkpoint(p *pending, group string) bool {
+func (t *translator) checkpoint(p *sinkPending, group string) bool {
 	cands := []string{p.res.NewTopic}
 	if !t.explicitName(p.off.Topic) {
 		cands = []string{t.opts.SourceAlias + "." + p.off.Topic, p.off.Topic}
@@ -476,7 +480,7 @@ func (t *translator) checkpoint(p *pending, group string) bool {
 }
 
 // offsetSync translates p by MM2's offset syncs on the source cluster.
-func (t *translator) offsetSync(ctx context.Context, p *pending) bool {
+func (t *translator) offsetSync(ctx context.Context, p *sinkPending) bool {
 	if t.syncs == nil && t.syncsErr == nil {
 		t.syncs, t.syncsErr = t.readSyncs(ctx)
 		if t.syncsErr != nil {
@@ -530,8 +534,8 @@ func (t *translator) readSyncs(ctx context.Context) (*OffsetSyncStore, error) {
 }
 
 // timestamps translates ps by the snapshot's last consumed records.
-func (t *translator) timestamps(ctx context.Context, ps []*pending) error {
-	var ask []*pending
+func (t *translator) timestamps(ctx context.Context, ps []*sinkPending) error {
+	var ask []*sinkPending
 	for _, p := range ps {
 		if p.res.Untranslated {
 			continue // its topic is not on the target
@@ -641,8 +645,8 @@ func (t *translator) timestamps(ctx context.Context, ps []*pending) error {
 // record: its copy on the target is the last record with its timestamp,
 // so the next record the connector is to read is the first one after
 // that time. Partitions without a usable last consumed record stay "?".
-func (t *translator) estimate(ctx context.Context, ps []*pending) error {
-	var ask []*pending
+func (t *translator) estimate(ctx context.Context, ps []*sinkPending) error {
+	var ask []*sinkPending
 	for _, p := range ps {
 		lc := p.off.LastConsumed
 		if !p.res.Untranslated && (p.res.Method == MethodCheckpoint || p.res.Method == MethodOffsetSync) && lc != nil && lc.Offset >= 0 && !lc.LogAppendTime {
@@ -699,7 +703,7 @@ func (t *translator) estimate(ctx context.Context, ps []*pending) error {
 // target with a timestamp at or after ts(its last consumed record); -1
 // when none. A partition asked at two times (two groups read it) goes in
 // two requests.
-func (t *translator) offsetsForTimes(ctx context.Context, ps []*pending, ts func(*snapshot.LastConsumed) int64) (map[topicPartTime]int64, error) {
+func (t *translator) offsetsForTimes(ctx context.Context, ps []*sinkPending, ts func(*snapshot.LastConsumed) int64) (map[topicPartTime]int64, error) {
 	var reqs []*kmsg.ListOffsetsRequest
 	asked := map[topicPartTime]bool{}
 	for _, p := range ps {
@@ -800,7 +804,7 @@ func (t *translator) logAppendTime(ctx context.Context, topics []string) (map[st
 }
 
 // checkTopics marks partitions whose target topic does not exist.
-func (t *translator) checkTopics(ctx context.Context, ps []*pending) error {
+func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 	var topics []string
 	for _, p := range ps {
 		if !p.res.Untranslated && !slices.Contains(topics, p.res.NewTopic) {
@@ -826,7 +830,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*pending) error {
 // apply writes the translated offsets into out's groups. A partition not
 // translated keeps the target group's live offset, if it has one, so that
 // the restore neither writes nor deletes it.
-func (t *translator) apply(ctx context.Context, out *snapshot.Snapshot, ps []*pending) error {
+func (t *translator) apply(ctx context.Context, out *snapshot.Snapshot, ps []*sinkPending) error {
 	live := map[string]kadm.OffsetResponses{}
 	for _, p := range ps {
 		if !p.res.Untranslated {

@@ -298,6 +298,10 @@ var perRun = map[string]bool{
 	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
 	"resume": true, "at": true, "live": true, "exit-code": true,
 	"configmap-name": true, "configmap-namespace": true, "group": true,
+	// restore into another cluster (restore_translate.go), demo --migration
+	"translate": true, "mm2-source-alias": true, "mm2-target-alias": true, "source-brokers": true,
+	"translate-margin": true, "map-topic": true, "topic-prefix": true, "rename-connector": true,
+	"migration": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

@@ -18,6 +18,8 @@ var restoreCommand = commandInfo{
 	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
 	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
        [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
+       [--allow-other-cluster --translate mm2|timestamp [--mm2-source-alias ALIAS] [--source-brokers B]
+        [--translate-margin D]] [--map-topic SRC=DST]... [--topic-prefix P] [--rename-connector OLD=NEW]...
        --from-file FILE [--connector NAME | --group G] [...the same flags]
 
 Compares the snapshot with the live cluster for each connector in scope (the
@@ -60,9 +62,24 @@ keys in its own byte form, so keys in another form are warned about.
 --from-file restores a file instead of a snapshot: a Connect REST offsets
 body (with --connector NAME) or kafka-consumer-groups CSV
 (group,topic,partition,offset, or with --group G the topic,partition,offset
-lines kafka-consumer-groups.sh --export writes for one group); the
-partitions it names get its offsets
-(null removes one), the others stay. See docs/connect-rest.md.`,
+lines kafka-consumer-groups.sh --export writes for one group), or a
+standalone worker's offsets file (offset.storage.file.filename, told by the
+Java serialization magic AC ED 00 05; its exact key and value bytes); the
+partitions it names get its offsets (null removes one), the others stay.
+See docs/connect-rest.md.
+
+Into another cluster (docs/migrate.md): --translate translates each sink
+offset into the target's copy of its topic, by MirrorMaker 2's checkpoints
+(mm2: ALIAS.checkpoints.internal on the target; a group without checkpoints
+falls back to MM2's offset syncs on --source-brokers, then to timestamps)
+or by the timestamp of the last record the connector consumed (timestamp:
+the first record at or after it, minus --translate-margin, clamped to the
+last stable offset; the last consumed record is re-delivered rather than a
+record skipped). --map-topic and --topic-prefix rename sink topics;
+--rename-connector restores OLD's offsets as NEW's. The translation is
+printed per sink partition (old offset, method, new offset, records
+re-delivered or skipped); a partition that cannot be translated refuses the
+restore (exit 3) unless --force, which leaves it as it is.`,
 	new: func(e *env) command { return &restoreCmd{env: e} },
 }
 
@@ -83,6 +100,8 @@ type restoreCmd struct {
 	fromFile       string
 	output         string
 	group          string
+	// Moving offsets to another cluster, see restore_translate.go.
+	tr translateFlags
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -100,6 +119,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME) or a kafka-consumer-groups CSV (group,topic,partition,offset)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
+	c.tr.register(fs)
 	c.g.connect.register(fs)
 }
 
@@ -159,6 +179,13 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if c.tr.active() {
+		translated, err := c.translate(ctx, cl, snap, &req.Options)
+		if err != nil {
+			return c.failedBeforeRun(snap, err)
+		}
+		snap = translated
+	}
 	req.Snapshot = snap
 	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.progress(), Warn: c.stderr, Log: c.log}
 	rep, err := restore.Run(ctx, env, req)
@@ -183,7 +210,11 @@ func (c *restoreCmd) checkUsage(args []string) error {
 	case c.output != "text" && c.output != "json":
 		return usagef("--output %q: want text or json", c.output)
 	}
-	return c.checkConnectUsage()
+	if err := c.checkConnectUsage(); err != nil {
+		return err
+	}
+	_, err := c.tr.options()
+	return err
 }
 
 // readSnapshot reads the snapshot to restore from the store. With

@@ -47,6 +47,10 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 	}
 	trimmed := strings.TrimLeft(string(data), " \t\r\n\ufeff")
 	switch {
+	case restore.IsStandaloneFile(data) && c.group != "":
+		return nil, usagef("--from-file %s is a standalone worker's offsets file, which holds source offsets only: --group is for a group's CSV file", c.fromFile)
+	case restore.IsStandaloneFile(data):
+		connector = "" // it names its connectors; --connector limits the scope
 	case strings.HasPrefix(trimmed, "{") && c.group != "":
 		return nil, usagef("--from-file %s is a Connect REST offsets body: --group is for a group's CSV file; give --connector NAME instead", c.fromFile)
 	case strings.HasPrefix(trimmed, "{") && len(c.connectors) != 1:
@@ -74,7 +78,7 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 	if err != nil {
 		return nil, fmt.Errorf("%w", kafkaconf.DescribeError(err))
 	}
-	n := len(f.Entries) + len(f.Rows)
+	n := len(f.Entries) + len(f.Rows) + len(f.Standalone)
 	fmt.Fprintf(c.progress(), "file %s: %s, %s for %s\n", c.fromFile, f.Format, plural(n, "offset", "offsets"), plural(len(snap.Connectors), "connector", "connectors"))
 	for _, w := range warnings {
 		fmt.Fprintf(c.progress(), "warning: %s\n", w)

@@ -5,19 +5,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // showCommand is the show entry of the command table (main.go).
 var showCommand = commandInfo{
 	name:    "show",
-	summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, or sink offsets as CSV",
-	usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv] [--output-dir DIR] [--connect-url URL...]
+	summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, sink offsets as CSV, or a standalone worker's offsets file",
+	usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv|strimzi-configmap|standalone-file] [--output-dir DIR] [--connect-url URL...]
 
 --output connect-rest prints, for one --connector, exactly the body of
 Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
@@ -29,7 +31,11 @@ group,topic,partition,offset, no header. With --connect-url the text output
 shows each connector's REST state next to the snapshot's. --output
 strimzi-configmap prints, for one --connector, a ConfigMap that Strimzi's
 KafkaConnector spec.alterOffsets.fromConfigMap accepts as is (the REST body
-under offsets.json; see docs/restore.md).`,
+under offsets.json; see docs/restore.md). --output standalone-file writes
+the source offsets (every connector, or those named) as the offsets file of
+a standalone worker (offset.storage.file.filename: a Java-serialized
+HashMap<byte[],byte[]> of the exact key and value bytes), binary, to a
+redirected stdout: show ID --output standalone-file > connect.offsets.`,
 	noKafka: true,
 	new:     func(e *env) command { return &showCmd{env: e} },
 }
@@ -44,7 +50,7 @@ type showCmd struct {
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "show only this connector; repeatable")
-	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset) or strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector)")
+	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset), strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector) or standalone-file (the source offsets as a standalone worker's offset.storage.file.filename; binary, so not to a terminal)")
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
 	c.g.connect.register(fs)
 	c.strimzi.register(fs)
@@ -58,9 +64,12 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[1])
 	}
 	switch c.output {
-	case "text", "json", "connect-rest", "csv", "strimzi-configmap":
+	case "text", "json", "connect-rest", "csv", "strimzi-configmap", "standalone-file":
 	default:
-		return usagef("--output %q: want text, json, connect-rest, csv or strimzi-configmap", c.output)
+		return usagef("--output %q: want text, json, connect-rest, csv, strimzi-configmap or standalone-file", c.output)
+	}
+	if c.output == "standalone-file" && isTerminal(c.stdout) {
+		return usagef("--output standalone-file writes a binary file: redirect it (offsetkeeper show ID --output standalone-file > connect.offsets)")
 	}
 	switch {
 	case c.outputDir != "" && c.output != "connect-rest":
@@ -108,6 +117,9 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return exportCSV(c.stdout, c.stderr, snap, c.connectors)
 	case "strimzi-configmap":
 		return c.strimzi.write(c.stdout, snap, c.connectors[0])
+	case "standalone-file":
+		_, err := c.stdout.Write(restore.AppendStandaloneFile(nil, restore.StandaloneEntries(snap, c.connectors)))
+		return err
 	}
 	var rest map[string]connectrest.Status
 	if rc != nil {
@@ -181,4 +193,14 @@ func tasksText(c snapshot.Connector) string {
 		return "no task commit"
 	}
 	return plural(c.Tasks, "task", "tasks")
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
