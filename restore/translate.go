@@ -417,7 +417,11 @@ func (t *translator) mm2(ctx context.Context, out *snapshot.Snapshot, ps []*sink
 		if !cps.HasGroup(group) {
 			if !noted[group] {
 				noted[group] = true
-				t.tr.Notes = append(t.tr.Notes, fmt.Sprintf("group %q has no checkpoints in %s: MirrorMaker 2 leaves out groups matching groups.exclude, whose default (console-consumer-.*, connect-.*, __.*) excludes every sink connector's group; set groups.exclude on the MirrorCheckpointConnector to emit them; falling back to %s", group, topic, t.fallbackName()))
+				why := "MirrorMaker 2 checkpoints only the groups its groups and groups.exclude settings let through (groups.exclude defaults to console-consumer-.*, connect-.*, __.*) once they commit offsets of topics it mirrors"
+				if strings.HasPrefix(group, t.opts.GroupPrefix) {
+					why = "MirrorMaker 2's default groups.exclude (console-consumer-.*, connect-.*, __.*) leaves out every connect-<name> sink group; set groups.exclude on the MirrorCheckpointConnector without connect-.* to get them"
+				}
+				t.tr.Notes = append(t.tr.Notes, fmt.Sprintf("group %q has no checkpoints in %s: %s; falling back to %s", group, topic, why, t.fallbackName()))
 			}
 			rest = append(rest, p)
 			continue

@@ -24,22 +24,24 @@ import (
 var demoCommand = commandInfo{
 	name:    "demo",
 	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--rest-port 8083] [--store URL]",
+	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
 
 type demoCmd struct {
 	*env
-	port     int
-	restPort int
-	churn    time.Duration
+	port      int
+	restPort  int
+	churn     time.Duration
+	migration bool
 }
 
 func (c *demoCmd) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.port, "port", 9092, "first of the three loopback ports the embedded brokers listen on")
 	fs.IntVar(&c.restPort, "rest-port", 8083, "loopback port of the demo's Kafka Connect REST API")
 	fs.DurationVar(&c.churn, "churn-every", 2*time.Second, "how often the running demo connectors commit new offsets")
+	fs.BoolVar(&c.migration, "migration", false, "run two clusters to rehearse a migration on instead (docs/migrate.md): a with the demo connectors stopped, b with MirrorMaker 2's copies of its topics; ports --port to --port+5")
 }
 
 // demoProgram is how the demo's instructions name the program: as the user
@@ -100,6 +102,9 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
 		return err
+	}
+	if c.migration {
+		return c.runMigration(ctx)
 	}
 	w, err := c.start(ctx)
 	if err != nil {
