@@ -138,7 +138,11 @@ func (t *Translation) Print(w io.Writer) error {
 			where += " -> " + o.NewTopic
 		}
 		if o.Untranslated {
-			e.printf("    %s: %d -> CANNOT TRANSLATE (%s): %s\n", where, o.Old, o.Method, o.Why)
+			method := ""
+			if o.Method != "" {
+				method = " by " + o.Method
+			}
+			e.printf("    %s: %d -> CANNOT TRANSLATE%s: %s\n", where, o.Old, method, o.Why)
 			continue
 		}
 		e.printf("    %s: %d -> %d by %s, re-delivers %s, skips %s", where, o.Old, o.New, o.Method, count(o.Redeliver), count(o.Skip))

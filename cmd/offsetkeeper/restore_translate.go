@@ -113,6 +113,15 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 		defer src.Close()
 		topts.Source = src
 	}
+	// Only what the restore writes is translated (and can refuse it).
+	if len(ropts.Connectors) > 0 {
+		snap = snap.Filter(ropts.Connectors)
+	}
+	if ropts.SourceOnly {
+		s := *snap
+		s.SinkGroups = nil
+		snap = &s
+	}
 	out, tr, err := restore.Translate(ctx, cl, snap, topts)
 	if err != nil {
 		return nil, fmt.Errorf("translate snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
