@@ -102,3 +102,4 @@ func TestCaptureLastConsumed(t *testing.T) {
 		t.Fatal("decoded and encoded again, the document differs")
 	}
 }
+
