@@ -102,4 +102,3 @@ func TestCaptureLastConsumed(t *testing.T) {
 		t.Fatal("decoded and encoded again, the document differs")
 	}
 }
-
