@@ -239,6 +239,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	a.snapshot() // the store must exist: a restore stores its undo snapshot there
 	out, _ := a.mustRun(0, "restore", "--from-file", file)
 	if !strings.Contains(out, "standalone, 5 offsets for 3 connectors") || !strings.Contains(out, "undo snapshot:") || !strings.Contains(out, "verified:") {
 		t.Fatalf("restore output:\n%s", out)
