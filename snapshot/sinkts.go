@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -98,7 +100,9 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 		}
 	}
 	sort.Strings(topics)
+	failedAt := map[sinkPos]bool{}
 	fail := func(p sinkPos, format string, args ...any) {
+		failedAt[p] = true
 		failed[p.topic] = append(failed[p.topic], fmt.Sprintf(format, args...))
 	}
 	md, err := adm.Metadata(ctx, topics...)
@@ -109,9 +113,19 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 		return
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err == nil {
+		var ends kadm.ListedOffsets
+		if ends, err = adm.ListEndOffsets(ctx, topics...); err == nil {
+			for _, p := range ps {
+				if e, ok := ends.Lookup(p.topic, p.part); ok && e.Err == nil && p.offset > e.Offset {
+					fail(p, "the committed offset is past the log end")
+				}
+			}
+		}
+	}
 	if err != nil {
 		for _, p := range ps {
-			fail(p, "list start offsets: %v", err)
+			fail(p, "list offsets: %v", err)
 		}
 		return
 	}
@@ -123,8 +137,11 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 			continue
 		}
 		pd, ok := t.Partitions[p.part]
-		if !ok || pd.Err != nil && !errors.Is(pd.Err, kerr.ReplicaNotAvailable) {
+		switch {
+		case !ok || pd.Err != nil && !errors.Is(pd.Err, kerr.ReplicaNotAvailable):
 			fail(p, "partition metadata: %v", orMissing(pd.Err))
+			continue
+		case failedAt[p]:
 			continue
 		}
 		if s, ok := starts.Lookup(p.topic, p.part); ok && s.Err == nil && p.offset <= s.Offset {
@@ -137,43 +154,94 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 	for name, t := range md.Topics {
 		ids[name] = [16]byte(t.ID)
 	}
-	dec := kgo.DefaultDecompressor()
+	// One goroutine per leader; found and fail are shared.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for leader, lps := range byLeader {
-		slices.SortFunc(lps, func(a, b sinkPos) int {
-			if c := strings.Compare(a.topic, b.topic); c != 0 {
-				return c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := map[sinkPos]LastConsumed{}
+			var whys [][2]any
+			lfail := func(p sinkPos, format string, args ...any) {
+				whys = append(whys, [2]any{p, fmt.Sprintf(format, args...)})
 			}
-			return cmp.Compare(a.part, b.part)
+			fetchLeader(ctx, cl, leader, lps, ids, got, lfail)
+			mu.Lock()
+			defer mu.Unlock()
+			maps.Copy(found, got)
+			for _, w := range whys {
+				fail(w[0].(sinkPos), "%s", w[1])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fetchLeader reads the positions led by leader. A Fetch names each
+// partition once, at its lowest position still unread; what comes back
+// (whole batches, up to lastPartMaxBytes) resolves every position of the
+// partition it reaches, so positions of one partition (groups reading it
+// at other offsets) take more rounds only when they lie far apart. A
+// partition the broker truncated (its batch was larger than the partition
+// limit and it was not first) is asked again alone: the first partition
+// of a fetch always gets a whole batch.
+func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, ids map[string][16]byte, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) {
+	pending := map[topicPartition][]sinkPos{}
+	for _, p := range ps {
+		tp := topicPartition{p.topic, p.part}
+		pending[tp] = append(pending[tp], p)
+	}
+	for _, q := range pending {
+		slices.SortFunc(q, func(a, b sinkPos) int { return cmp.Compare(a.offset, b.offset) })
+	}
+	dec := kgo.DefaultDecompressor()
+	alone := map[topicPartition]bool{}
+	for len(pending) > 0 {
+		var batch, single []topicPartition
+		for tp := range pending {
+			if alone[tp] {
+				single = append(single, tp)
+			} else {
+				batch = append(batch, tp)
+			}
+		}
+		slices.SortFunc(batch, func(a, b topicPartition) int {
+			return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
 		})
-		var again []sinkPos
-		for chunk := range slices.Chunk(lps, lastFetchBatch) {
-			again = append(again, fetchLast(ctx, cl, leader, chunk, ids, dec, found, fail)...)
+		var chunks [][]topicPartition
+		for c := range slices.Chunk(batch, lastFetchBatch) {
+			chunks = append(chunks, c)
 		}
-		// A partition the broker truncated (its batch was larger than the
-		// partition limit and it was not first) is asked again alone: the
-		// first partition of a fetch always gets a whole batch.
-		for _, p := range again {
-			for _, p := range fetchLast(ctx, cl, leader, []sinkPos{p}, ids, dec, found, fail) {
-				fail(p, "no record before offset %d came back", p.offset)
+		for _, tp := range single {
+			chunks = append(chunks, []topicPartition{tp})
+		}
+		for _, chunk := range chunks {
+			for _, tp := range fetchLast(ctx, cl, leader, chunk, pending, ids, dec, found, fail) {
+				if alone[tp] || len(chunk) == 1 {
+					for _, p := range pending[tp] {
+						fail(p, "no record before offset %d came back", p.offset)
+					}
+					delete(pending, tp)
+					continue
+				}
+				alone[tp] = true
 			}
 		}
 	}
 }
 
-func orMissing(err error) error {
-	if err == nil {
-		return errors.New("not in the answer")
-	}
-	return err
-}
-
-// fetchLast sends one Fetch for the positions to leader, puts what it
-// finds into found, fails what cannot be read, and returns the positions
-// to ask again.
-func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, ids map[string][16]byte, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) (again []sinkPos) {
-	failAll := func(format string, args ...any) []sinkPos {
-		for _, p := range ps {
-			fail(p, format, args...)
+// fetchLast sends one Fetch to leader for the partitions, each at its
+// lowest pending position, puts what it finds into found, fails what
+// cannot be read (removing both from pending), and returns the partitions
+// of which nothing came back.
+func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPartition, pending map[topicPartition][]sinkPos, ids map[string][16]byte, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) (empty []topicPartition) {
+	failAll := func(format string, args ...any) []topicPartition {
+		for _, tp := range tps {
+			for _, p := range pending[tp] {
+				fail(p, format, args...)
+			}
+			delete(pending, tp)
 		}
 		return nil
 	}
@@ -188,20 +256,18 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, 
 	req.IsolationLevel = 0 // what a sink's consumer reads by default
 	req.SessionEpoch = -1
 	idx := map[string]int{}
-	byPart := map[topicPartition]sinkPos{}
-	for _, p := range ps {
-		byPart[topicPartition{p.topic, p.part}] = p
-		i, ok := idx[p.topic]
+	for _, tp := range tps {
+		i, ok := idx[tp.topic]
 		if !ok {
 			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = p.topic, ids[p.topic]
+			rt.Topic, rt.TopicID = tp.topic, ids[tp.topic]
 			req.Topics = append(req.Topics, rt)
 			i = len(req.Topics) - 1
-			idx[p.topic] = i
+			idx[tp.topic] = i
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = p.part
-		rp.FetchOffset = p.offset - 1
+		rp.Partition = tp.part
+		rp.FetchOffset = pending[tp][0].offset - 1
 		rp.PartitionMaxBytes = lastPartMaxBytes
 		rp.CurrentLeaderEpoch = -1
 		rp.LogStartOffset = -1
@@ -219,7 +285,7 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, 
 	for name, id := range ids {
 		byID[id] = name
 	}
-	answered := map[sinkPos]bool{}
+	answered := map[topicPartition]bool{}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
 		name := rt.Topic
@@ -228,49 +294,86 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, 
 		}
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
-			p, ok := byPart[topicPartition{name, rp.Partition}]
-			if !ok || answered[p] {
+			tp := topicPartition{name, rp.Partition}
+			if _, ok := pending[tp]; !ok || answered[tp] || !slices.Contains(tps, tp) {
 				continue
 			}
-			answered[p] = true
-			// Offset 0 keeps the whole batch holding offset-1: under
-			// compaction the record consumed last may sit below it.
-			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-				Offset: 0, IsolationLevel: kgo.ReadUncommitted(), Topic: name, Partition: rp.Partition,
-			}, rp, dec, nil)
-			if fp.Err != nil {
-				if errors.Is(fp.Err, kerr.OffsetOutOfRange) && rp.LogStartOffset >= p.offset {
-					found[p] = LastConsumed{Offset: -1}
-				} else {
-					fail(p, "fetch at offset %d: %v", p.offset-1, fp.Err)
-				}
-				continue
-			}
-			var last *kgo.Record
-			for _, r := range fp.Records {
-				if r.Offset < p.offset {
-					last = r
-				}
-			}
-			switch {
-			case last != nil:
-				found[p] = LastConsumed{Offset: last.Offset, Timestamp: last.Timestamp.UnixMilli(), LogAppendTime: last.Attrs.TimestampType() == 1}
-			case len(fp.Records) == 0:
-				again = append(again, p) // truncated: ask alone
-			default:
-				fail(p, "no record before offset %d in the batch holding it (compacted away)", p.offset)
+			answered[tp] = true
+			if !resolve(tp, rp, pending, dec, found, fail) {
+				empty = append(empty, tp)
 			}
 		}
 	}
-	for _, p := range ps {
-		if !answered[p] {
-			again = append(again, p)
+	for _, tp := range tps {
+		if _, ok := pending[tp]; ok && !answered[tp] {
+			empty = append(empty, tp)
 		}
 	}
-	return again
+	return empty
+}
+
+// resolve settles the pending positions of tp that the fetched records
+// reach, and reports whether any record came back.
+func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending map[topicPartition][]sinkPos, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) bool {
+	q := pending[tp]
+	first := q[0]
+	// Offset 0 keeps the whole batch holding offset-1: under compaction
+	// the record consumed last may sit below it.
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+		Offset: 0, IsolationLevel: kgo.ReadUncommitted(), Topic: tp.topic, Partition: tp.part,
+	}, rp, dec, nil)
+	settle := func(n int) {
+		if pending[tp] = q[n:]; len(pending[tp]) == 0 {
+			delete(pending, tp)
+		}
+	}
+	switch {
+	case fp.Err != nil && errors.Is(fp.Err, kerr.OffsetOutOfRange) && rp.LogStartOffset >= first.offset:
+		found[first] = LastConsumed{Offset: -1}
+		settle(1)
+		return true
+	case fp.Err != nil:
+		fail(first, "fetch at offset %d: %v", first.offset-1, fp.Err)
+		settle(1)
+		return true
+	case len(fp.Records) == 0 && rp.HighWatermark < first.offset:
+		fail(first, "the log ends at %d, before offset %d-1", rp.HighWatermark, first.offset)
+		settle(1)
+		return true
+	case len(fp.Records) == 0:
+		return false
+	}
+	// The records are whole from the fetch offset to the last one: every
+	// position up to one past it is settled by them.
+	lastOff := fp.Records[len(fp.Records)-1].Offset
+	n, j := 0, -1
+	for ; n < len(q) && q[n].offset-1 <= lastOff; n++ {
+		for j+1 < len(fp.Records) && fp.Records[j+1].Offset < q[n].offset {
+			j++
+		}
+		if j < 0 {
+			fail(q[n], "no record before offset %d in the batch holding it (compacted away)", q[n].offset)
+			continue
+		}
+		r := fp.Records[j]
+		found[q[n]] = LastConsumed{Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(), LogAppendTime: r.Attrs.TimestampType() == 1}
+	}
+	if n == 0 {
+		fail(first, "no record at or after offset %d-1 came back", first.offset)
+		n = 1
+	}
+	settle(n)
+	return true
 }
 
 type topicPartition struct {
 	topic string
 	part  int32
+}
+
+func orMissing(err error) error {
+	if err == nil {
+		return errors.New("not in the answer")
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,127 @@ func TestCaptureLastConsumed(t *testing.T) {
 	}
 	if !bytes.Equal(again.Bytes(), buf.Bytes()) {
 		t.Fatal("decoded and encoded again, the document differs")
+	}
+}
+
+// BenchmarkCaptureLastConsumed captures 100 sink groups reading the 50
+// partitions of a topic of 200 records each, every group at its own
+// offsets: 5,000 last consumed records to read, in one Fetch per leader
+// per round of distinct partitions.
+func BenchmarkCaptureLastConsumed(b *testing.B) {
+	c, err := connectdemo.NewCluster()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	ctx := context.Background()
+	adm := kadm.NewClient(cl)
+	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 50, -1, nil, "data"); err != nil {
+		b.Fatal(err)
+	}
+	var rs []*kgo.Record
+	for p := range int32(50) {
+		for i := range 200 {
+			rs = append(rs, &kgo.Record{Topic: "data", Partition: p, Value: []byte("v"), Timestamp: time.UnixMilli(int64(1_700_000_000_000 + i))})
+		}
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	for g := range 100 {
+		offs := kadm.Offsets{}
+		for p := range int32(50) {
+			offs.Add(kadm.Offset{Topic: "data", Partition: p, At: int64(1 + (g*7+int(p)*13)%200), LeaderEpoch: -1})
+		}
+		if _, err := adm.CommitOffsets(ctx, "connect-sink-"+strconv.Itoa(g), offs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var snap *snapshot.Snapshot
+	for b.Loop() {
+		if snap, err = snapshot.Capture(ctx, cl, snapshot.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := 0
+	for _, g := range snap.SinkGroups {
+		for _, o := range g.Offsets {
+			if o.LastConsumed != nil {
+				n++
+			}
+		}
+	}
+	if n != 5000 {
+		b.Fatalf("%d last consumed records, want 5000; warnings %q", n, snap.Warnings)
+	}
+	b.ReportMetric(float64(n), "records-read")
+}
+
+// TestCaptureLastConsumedLargeRecords: records larger than the partition
+// limit of the fetch (which a broker returns whole only for the first
+// partition of a response) are still read, and two groups at different
+// offsets of one partition both get theirs.
+func TestCaptureLastConsumedLargeRecords(t *testing.T) {
+	c, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx := t.Context()
+	adm := kadm.NewClient(cl)
+	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "big"); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("x"), 100<<10)
+	for i := range 3 {
+		var rs []*kgo.Record
+		for p := range int32(3) {
+			rs = append(rs, &kgo.Record{Topic: "big", Partition: p, Value: big, Timestamp: time.UnixMilli(int64(1000*i) + int64(p))})
+		}
+		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for g, at := range []int64{3, 1} {
+		offs := kadm.Offsets{}
+		for p := range int32(3) {
+			offs.Add(kadm.Offset{Topic: "big", Partition: p, At: at, LeaderEpoch: -1})
+		}
+		if _, err := adm.CommitOffsets(ctx, "connect-big-"+strconv.Itoa(g), offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range snap.SinkGroups {
+		for _, o := range g.Offsets {
+			lc := o.LastConsumed
+			if want := 1000*(o.Offset-1) + int64(o.Partition); lc == nil || lc.Offset != o.Offset-1 || lc.Timestamp != want {
+				t.Errorf("%s %s/%d@%d: last consumed %+v, want timestamp %d", g.Group, o.Topic, o.Partition, o.Offset, lc, want)
+			}
+			n++
+		}
+	}
+	if n != 6 {
+		t.Fatalf("%d sink offsets, want 6; warnings %q", n, snap.Warnings)
 	}
 }
