@@ -154,6 +154,14 @@ func TestMigrateTimestamp(t *testing.T) {
 	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(errOut, `group archive-loader clicks/0: topic "clicks" does not exist on the target`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	// --force restores the rest and leaves those partitions alone.
+	_, errOut = b.mustRun(0, "restore", id, "--allow-other-cluster", "--translate", "timestamp", "--force", "--connector", connectdemo.ConnSinkES, "--connector", connectdemo.ConnFile)
+	if !strings.Contains(errOut, "WARNING: --force: 6 sink partitions cannot be translated and are left as they are on the target") {
+		t.Fatalf("stderr:\n%s", errOut)
+	}
+	if got := b.committed(connectdemo.GroupSinkES); len(got) != 0 {
+		t.Fatalf("untranslated partitions committed: %v", got)
+	}
 	out, _ = b.mustRun(0, "restore", id, "--allow-other-cluster", "--translate", "timestamp", "--topic-prefix", "a.")
 	if !strings.Contains(out, "re-delivers 1, skips 0") || !strings.Contains(out, "verified:") {
 		t.Fatalf("restore output:\n%s", out)
@@ -266,6 +274,25 @@ func TestStandaloneFileCLI(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("key %s: %q, want %q", k, got[k], v)
 		}
+	}
+
+	// Renamed on the way: the keys a worker writes for the new name.
+	a.mustRun(0, "restore", "--from-file", file, "--rename-connector", "source-file-01=files <new>")
+	renamed := map[string]string{}
+	for _, o := range a.capture().SourceOffsetsOf("files <new>") {
+		renamed[string(o.Key)] = string(o.Value)
+	}
+	for _, e := range entries {
+		n, part, _, err := connectjson.ParseKey(e.Key)
+		if err != nil || n != "source-file-01" {
+			continue
+		}
+		if k := connectjson.MarshalKey("files <new>", part); e.Value != nil && renamed[string(k)] != string(e.Value) {
+			t.Errorf("renamed key %s: %q, want %q (have %q)", k, renamed[string(k)], e.Value, renamed)
+		}
+	}
+	for k, v := range renamed {
+		want[k] = v
 	}
 
 	// And back: show --output standalone-file writes what a standalone
