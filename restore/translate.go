@@ -72,6 +72,12 @@ type TranslateOptions struct {
 	// ConfigTopic and GroupPrefix are the target's; defaults as Options.
 	ConfigTopic string
 	GroupPrefix string
+	// Connectors limits the sink offsets translated to these connectors'
+	// (their names in snap); SourceOnly translates none. The sink groups
+	// left out, and those of no connector, which a restore never writes,
+	// are not in the result.
+	Connectors []string
+	SourceOnly bool
 }
 
 // TranslatedOffset is one sink partition of a translation.
@@ -194,10 +200,13 @@ func Translate(ctx context.Context, target *kgo.Client, snap *snapshot.Snapshot,
 	out := *snap
 	out.Connectors = slices.Clone(snap.Connectors)
 	out.Scope = slices.Clone(snap.Scope)
-	out.SinkGroups = make([]snapshot.SinkGroup, len(snap.SinkGroups))
-	for i, g := range snap.SinkGroups {
+	out.SinkGroups = nil
+	for _, g := range snap.SinkGroups {
+		if g.Connector == "" || opts.SourceOnly || (len(opts.Connectors) > 0 && !slices.Contains(opts.Connectors, g.Connector)) {
+			continue
+		}
 		g.Offsets = slices.Clone(g.Offsets)
-		out.SinkGroups[i] = g
+		out.SinkGroups = append(out.SinkGroups, g)
 	}
 	tr := &Translation{Method: opts.Method}
 	// The group MM2 checkpointed is the one on the source cluster.

@@ -114,14 +114,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 		topts.Source = src
 	}
 	// Only what the restore writes is translated (and can refuse it).
-	if len(ropts.Connectors) > 0 {
-		snap = snap.Filter(ropts.Connectors)
-	}
-	if ropts.SourceOnly {
-		s := *snap
-		s.SinkGroups = nil
-		snap = &s
-	}
+	topts.Connectors, topts.SourceOnly = ropts.Connectors, ropts.SourceOnly
 	out, tr, err := restore.Translate(ctx, cl, snap, topts)
 	if err != nil {
 		return nil, fmt.Errorf("translate snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
