@@ -336,7 +336,26 @@ func TestTranslateRename(t *testing.T) {
 	if !ok || g.Group != "connect-es-new" {
 		t.Fatalf("es-new's group: %+v", g)
 	}
-	restoreAll(t, m.b, out, restore.Options{AllowOtherCluster: true})
+	// A new connector whose config on the target names its group gets it.
+	if err := m.b.ProduceSync(t.Context(), &kgo.Record{Topic: connectdemo.DefaultConfigsTopic, Key: []byte("connector-es-new"),
+		Value: []byte(`{"properties":{"connector.class":"io.confluent.connect.elasticsearch.ElasticsearchSinkConnector","topics":"a.orders","consumer.override.group.id":"es-custom","name":"es-new"}}`)},
+		// Created stopped (KIP-980), as the runbook says.
+		&kgo.Record{Topic: connectdemo.DefaultConfigsTopic, Key: []byte("commit-es-new"), Value: []byte(`{"tasks":0}`)},
+		&kgo.Record{Topic: connectdemo.DefaultConfigsTopic, Key: []byte("target-state-es-new"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`)},
+	).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	custom, _, err := restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Rename: rename, TopicPrefix: "a."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := custom.SinkGroupOf("es-new"); !ok || g.Group != "es-custom" {
+		t.Fatalf("es-new's group with its config naming es-custom: %+v", g)
+	}
+	restoreAll(t, m.b, custom, restore.Options{AllowOtherCluster: true})
+	if got, err := kadm.NewClient(m.b).FetchOffsets(t.Context(), "es-custom"); err != nil || len(got["a.orders"]) != 6 {
+		t.Fatalf("group es-custom after the restore: %v, %v", got, err)
+	}
 	live, err := restore.CaptureLive(t.Context(), m.b, out, restore.Options{})
 	if err != nil {
 		t.Fatal(err)
