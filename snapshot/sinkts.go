@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -93,6 +94,40 @@ func sortedKeysOf[V any](m map[string]V) []string {
 // readLastConsumed fetches the record before each position into found, and
 // records in failed why one could not be read.
 func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, failed map[string][]string) {
+	fail := func(p sinkPos, format string, args ...any) {
+		failed[p.topic] = append(failed[p.topic], fmt.Sprintf(format, args...))
+	}
+	// A broker that went away or a leader that moved is asked again, with
+	// fresh metadata, as the rest of a capture does.
+	for attempt := 1; len(ps) > 0; attempt++ {
+		retry := map[sinkPos]string{}
+		var mu sync.Mutex
+		retryf := func(p sinkPos, format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			retry[p] = fmt.Sprintf(format, args...)
+		}
+		readLastConsumedOnce(ctx, adm, cl, ps, found, fail, retryf)
+		if len(retry) == 0 {
+			return
+		}
+		if attempt == 5 || ctx.Err() != nil {
+			for p, why := range retry {
+				fail(p, "%s", why)
+			}
+			return
+		}
+		ps = slices.Collect(maps.Keys(retry))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// readLastConsumedOnce is one attempt of readLastConsumed: what cannot be
+// read for good goes to fail, what may work on a retry to retry.
+func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) {
 	var topics []string
 	for _, p := range ps {
 		if !slices.Contains(topics, p.topic) {
@@ -101,14 +136,15 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 	}
 	sort.Strings(topics)
 	failedAt := map[sinkPos]bool{}
-	fail := func(p sinkPos, format string, args ...any) {
+	permanent := fail
+	fail = func(p sinkPos, format string, args ...any) {
 		failedAt[p] = true
-		failed[p.topic] = append(failed[p.topic], fmt.Sprintf(format, args...))
+		permanent(p, format, args...)
 	}
 	md, err := adm.Metadata(ctx, topics...)
 	if err != nil {
 		for _, p := range ps {
-			fail(p, "read metadata: %v", err)
+			retry(p, "read metadata: %v", err)
 		}
 		return
 	}
@@ -125,7 +161,7 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 	}
 	if err != nil {
 		for _, p := range ps {
-			fail(p, "list offsets: %v", err)
+			retry(p, "list offsets: %v", err)
 		}
 		return
 	}
@@ -138,6 +174,9 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 		}
 		pd, ok := t.Partitions[p.part]
 		switch {
+		case ok && pd.Err != nil && kerr.IsRetriable(pd.Err) && !errors.Is(pd.Err, kerr.ReplicaNotAvailable):
+			retry(p, "partition metadata: %v", pd.Err)
+			continue
 		case !ok || pd.Err != nil && !errors.Is(pd.Err, kerr.ReplicaNotAvailable):
 			fail(p, "partition metadata: %v", orMissing(pd.Err))
 			continue
@@ -166,7 +205,7 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 			lfail := func(p sinkPos, format string, args ...any) {
 				whys = append(whys, [2]any{p, fmt.Sprintf(format, args...)})
 			}
-			fetchLeader(ctx, cl, leader, lps, ids, got, lfail)
+			fetchLeader(ctx, cl, leader, lps, ids, got, lfail, retry)
 			mu.Lock()
 			defer mu.Unlock()
 			maps.Copy(found, got)
@@ -186,7 +225,7 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 // partition the broker truncated (its batch was larger than the partition
 // limit and it was not first) is asked again alone: the first partition
 // of a fetch always gets a whole batch.
-func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, ids map[string][16]byte, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) {
+func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, ids map[string][16]byte, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) {
 	pending := map[topicPartition][]sinkPos{}
 	for _, p := range ps {
 		tp := topicPartition{p.topic, p.part}
@@ -217,7 +256,7 @@ func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos
 			chunks = append(chunks, []topicPartition{tp})
 		}
 		for _, chunk := range chunks {
-			for _, tp := range fetchLast(ctx, cl, leader, chunk, pending, ids, dec, found, fail) {
+			for _, tp := range fetchLast(ctx, cl, leader, chunk, pending, ids, dec, found, fail, retry) {
 				if alone[tp] || len(chunk) == 1 {
 					for _, p := range pending[tp] {
 						fail(p, "no record before offset %d came back", p.offset)
@@ -235,11 +274,12 @@ func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos
 // lowest pending position, puts what it finds into found, fails what
 // cannot be read (removing both from pending), and returns the partitions
 // of which nothing came back.
-func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPartition, pending map[topicPartition][]sinkPos, ids map[string][16]byte, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) (empty []topicPartition) {
+func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPartition, pending map[topicPartition][]sinkPos, ids map[string][16]byte, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) (empty []topicPartition) {
+	// Nothing the broker said: every position may work on a retry.
 	failAll := func(format string, args ...any) []topicPartition {
 		for _, tp := range tps {
 			for _, p := range pending[tp] {
-				fail(p, format, args...)
+				retry(p, format, args...)
 			}
 			delete(pending, tp)
 		}
@@ -278,8 +318,16 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 		return failAll("fetch from broker %d: %v", leader, err)
 	}
 	resp := kresp.(*kmsg.FetchResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil && kerr.IsRetriable(err) {
 		return failAll("fetch from broker %d: %v", leader, err)
+	} else if err != nil {
+		for _, tp := range tps {
+			for _, p := range pending[tp] {
+				fail(p, "fetch from broker %d: %v", leader, err)
+			}
+			delete(pending, tp)
+		}
+		return nil
 	}
 	byID := map[[16]byte]string{}
 	for name, id := range ids {
@@ -299,7 +347,7 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 				continue
 			}
 			answered[tp] = true
-			if !resolve(tp, rp, pending, dec, found, fail) {
+			if !resolve(tp, rp, pending, dec, found, fail, retry) {
 				empty = append(empty, tp)
 			}
 		}
@@ -314,7 +362,7 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 
 // resolve settles the pending positions of tp that the fetched records
 // reach, and reports whether any record came back.
-func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending map[topicPartition][]sinkPos, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail func(sinkPos, string, ...any)) bool {
+func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending map[topicPartition][]sinkPos, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) bool {
 	q := pending[tp]
 	first := q[0]
 	// Offset 0 keeps the whole batch holding offset-1: under compaction
@@ -331,6 +379,12 @@ func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending ma
 	case fp.Err != nil && errors.Is(fp.Err, kerr.OffsetOutOfRange) && rp.LogStartOffset >= first.offset:
 		found[first] = LastConsumed{Offset: -1}
 		settle(1)
+		return true
+	case fp.Err != nil && kerr.IsRetriable(fp.Err):
+		for _, p := range q {
+			retry(p, "fetch at offset %d: %v", p.offset-1, fp.Err)
+		}
+		settle(len(q))
 		return true
 	case fp.Err != nil:
 		fail(first, "fetch at offset %d: %v", first.offset-1, fp.Err)
