@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -151,8 +152,22 @@ func TestMigrateTimestamp(t *testing.T) {
 	a, b, m, id := migrationClusters(t)
 	// Without the prefix the topics are not on b: refused by name.
 	code, out, errOut := b.run("restore", id, "--allow-other-cluster", "--translate", "timestamp")
-	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(errOut, `group archive-loader clicks/0: topic "clicks" does not exist on the target`) {
+	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(errOut, `group archive-loader clicks/0 cannot be translated: topic "clicks" does not exist on the target`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// With --output json, stdout is the document of the refused restore
+	// and the translation goes to stderr.
+	code, out, errOut = b.run("restore", id, "--allow-other-cluster", "--translate", "timestamp", "--output", "json", "--dry-run")
+	var doc struct {
+		Outcome  string `json:"outcome"`
+		DryRun   bool   `json:"dry_run"`
+		Refusals []struct{ Connector, Check, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitRefused {
+		t.Fatalf("exit %d, stdout not one JSON document (%v):\n%s", code, err, out)
+	}
+	if doc.Outcome != "refused" || !doc.DryRun || len(doc.Refusals) != 16 || doc.Refusals[0].Check != restore.CheckUntranslatable || !strings.Contains(errOut, "translation (timestamp): 16 sink partitions") {
+		t.Fatalf("document %+v\nstderr:\n%s", doc, errOut)
 	}
 	// --force restores the rest and leaves those partitions alone.
 	_, errOut = b.mustRun(0, "restore", id, "--allow-other-cluster", "--translate", "timestamp", "--force", "--connector", connectdemo.ConnSinkES, "--connector", connectdemo.ConnFile)
