@@ -131,7 +131,7 @@ func (t *Translation) Print(w io.Writer) error {
 		e.printf("note: %s\n", n)
 	}
 	if len(t.Offsets) > 0 {
-		e.printf("translation (%s): %d sink partitions\n", orNone(t.Method), len(t.Offsets))
+		e.printf("translation (%s): %s\n", orNone(t.Method), plural(len(t.Offsets), "sink partition", "sink partitions"))
 	}
 	group := ""
 	for _, o := range t.Offsets {
@@ -304,7 +304,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	}
 	for _, old := range olds {
 		n := opts.Rename[old]
-		what := fmt.Sprintf("%s -> %s: %d source keys rewritten", old, n, keys[n])
+		what := fmt.Sprintf("%s -> %s: %s rewritten", old, n, plural(keys[n], "source key", "source keys"))
 		for _, g := range out.SinkGroups {
 			if g.Connector == n {
 				what += fmt.Sprintf(", sink offsets into group %s", g.Group)

@@ -76,8 +76,13 @@ func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) 
 	}
 	for _, t := range sortedKeysOf(failed) {
 		whys := failed[t]
+		n := len(whys)
 		slices.Sort(whys)
-		warnings = append(warnings, fmt.Sprintf("sink topic %q: the last consumed record of %d partitions was not read (%s): restore --translate timestamp cannot translate them", t, len(whys), strings.Join(slices.Compact(whys), "; ")))
+		what := fmt.Sprintf("the last consumed record of %d partitions was not read", n)
+		if n == 1 {
+			what = "the last consumed record of 1 partition was not read"
+		}
+		warnings = append(warnings, fmt.Sprintf("sink topic %q: %s (%s): restore --translate timestamp cannot translate them", t, what, strings.Join(slices.Compact(whys), "; ")))
 	}
 	return warnings
 }

@@ -137,7 +137,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 			Reason: fmt.Sprintf("group %s %s/%d cannot be translated: %s", o.Group, o.Topic, o.Partition, o.Why)})
 	}
 	if c.force {
-		fmt.Fprintf(c.stderr, "WARNING: --force: %d sink partitions cannot be translated and are left as they are on the target:\n", len(bad))
+		fmt.Fprintf(c.stderr, "WARNING: --force: %s cannot be translated and left as they are on the target:\n", plural(len(bad), "sink partition", "sink partitions"))
 		for _, r := range refusal.Refusals {
 			fmt.Fprintf(c.stderr, "WARNING:   - %s\n", r.Reason)
 		}
