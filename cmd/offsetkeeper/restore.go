@@ -116,7 +116,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors: once the restore is verified, put back the connectors it stopped (resume, or pause those that were PAUSED)")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
-	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME) or a kafka-consumer-groups CSV (group,topic,partition,offset)")
+	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME), a kafka-consumer-groups CSV (group,topic,partition,offset) or a standalone worker's offsets file (offset.storage.file.filename)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
 	c.tr.register(fs)
