@@ -249,8 +249,15 @@ func (w *faultWriter) Close() error {
 		_ = w.w.Close()
 		return fmt.Errorf("%w: complete upload: 503 Slow Down", errInjected)
 	case w.hangClose:
+		// Regression: this closed the real writer after cancelling it
+		// and returned its error, which was "context canceled" when the
+		// cancel ran before the deadline reached the child context (one
+		// run in three under -race). The commit hung until w.ctx ended:
+		// that is the cause to report.
 		<-w.ctx.Done()
 		w.cancel()
+		_ = w.w.Close()
+		return w.ctx.Err()
 	}
 	err := w.w.Close()
 	if err == nil && w.lostAck {
