@@ -110,6 +110,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
 		}
 		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: len(changes), Partitions: n})
+		p.opts.Progress.Written(len(changes))
 		for _, ch := range changes {
 			if ch.Action == Removed {
 				res.Tombstones++
@@ -147,6 +148,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		res.SinkCommits += nc
 		res.SinkDeletions += nd
 		res.Groups = append(res.Groups, sp.Group)
+		p.opts.Progress.GroupCommitted()
 	}
 	res.Duration = time.Since(began)
 	return res, nil

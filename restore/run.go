@@ -42,6 +42,11 @@ type Env struct {
 	Out, Warn io.Writer
 	// Log gets one summary line per restore; nil is slog.Default.
 	Log *slog.Logger
+	// Progress, when set, gets the stage (plan, stop connectors, undo
+	// snapshot, apply, verify, resume connectors), the records read and
+	// written and the groups committed, as the restore goes; Run sets it
+	// as the captures' Options.Progress unless the request has one.
+	Progress *snapshot.Progress
 }
 
 // Request is one restore.
@@ -134,6 +139,9 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 	if req.Via == "" {
 		req.Via = ViaKafka
 	}
+	if req.Options.Options.Progress == nil {
+		req.Options.Options.Progress = env.Progress
+	}
 	r := &run{Env: env, req: req, began: time.Now(), report: &Report{DryRun: req.DryRun, Forced: req.Force}}
 	if req.Snapshot != nil {
 		r.report.Snapshot = req.Snapshot.ID
@@ -198,6 +206,7 @@ func CheckConnectOffsetsAPI(ctx context.Context, rc *connectrest.Client) error {
 
 func (r *run) run(ctx context.Context) error {
 	snap := r.req.Snapshot
+	r.Progress.SetStage(snapshot.PhasePlan)
 	plan, err := r.plan(ctx, "")
 	if err != nil {
 		return err
@@ -209,6 +218,7 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}
 	if r.req.StopConnectors {
+		r.Progress.SetStage(snapshot.PhaseStop)
 		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
@@ -242,12 +252,14 @@ func (r *run) run(ctx context.Context) error {
 			"duration", r.since())
 		return nil
 	}
+	r.Progress.SetStage(snapshot.PhaseUndo)
 	undo, err := r.Store.Put(ctx, plan.Live)
 	if err != nil {
 		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
 	}
 	r.report.Undo = undo.ID
 	fmt.Fprintf(r.Out, "undo snapshot: %s\n", undo.ID)
+	r.Progress.SetStage(snapshot.PhaseApply)
 	if r.req.Via == ViaConnect {
 		err = r.applyConnect(ctx, reqs)
 	} else {
@@ -255,6 +267,9 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if r.stop != nil && r.req.Resume {
+		r.Progress.SetStage(snapshot.PhaseResume)
 	}
 	return r.stop.finish(ctx)
 }
@@ -531,6 +546,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 	if err != nil {
 		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", err, undo)
 	}
+	r.Progress.SetStage(snapshot.PhaseVerify)
 	v, err := VerifyConnect(ctx, r.Connect, reqs)
 	r.report.Verified = v
 	if err != nil {
@@ -560,6 +576,7 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
 		plural(res.SinkCommits, "sink commit", "sink commits"), plural(res.SinkDeletions, "sink deletion", "sink deletions"), plural(len(res.Groups), "group", "groups"),
 		res.Duration.Round(time.Millisecond))
+	r.Progress.SetStage(snapshot.PhaseVerify)
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {

@@ -58,6 +58,10 @@ type Options struct {
 	// Incremental keeps what was read in the Capturer and reads only what
 	// is new on the next Capture. The result is identical to a full read.
 	Incremental bool
+	// Progress, when set, counts the records and bytes fetched per topic
+	// and names the phase as the capture goes (see Progress); it is never
+	// reset here.
+	Progress *Progress
 }
 
 func (o *Options) defaults() {
@@ -195,6 +199,7 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 
 	// 1. The config topic, as the worker reads it.
 	phase := time.Now()
+	c.opts.Progress.SetPhase(PhaseConfig)
 	confBounds, confMissing, err := c.readConfig(ctx)
 	if err != nil {
 		return nil, err
@@ -237,6 +242,7 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 	if confMissing {
 		r.warnings = append(r.warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", c.opts.ConfigTopic))
 	}
+	c.opts.Progress.SetPhase(PhaseOffsets)
 	if err := r.readOffsets(ctx); err != nil {
 		return nil, err
 	}
@@ -244,10 +250,12 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 
 	// 3. Source offsets.
 	phase = time.Now()
+	c.opts.Progress.SetPhase(PhaseBuild)
 	r.buildSource()
 	c.stats.Build = time.Since(phase)
 
 	// 4. Sink groups, read meanwhile.
+	c.opts.Progress.SetPhase(PhaseGroups)
 	if err := r.addGroups(<-groupsDone); err != nil {
 		return nil, err
 	}
@@ -308,6 +316,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 				delete(v.parts, p)
 			}
 		}
+		v.progress = c.opts.Progress.topic(t)
 		r.views = append(r.views, v)
 	}
 	positions := positionsOf(r.views)
@@ -503,6 +512,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 		cv.onRecord = c.conf.apply
 		c.views[c.opts.ConfigTopic] = cv
 	}
+	cv.progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 	before := c.conf.records
 	resets, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds)
 	if err != nil {
@@ -513,6 +523,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 		c.conf = newConfigState()
 		cv = newTopicView(c.opts.ConfigTopic)
 		cv.onRecord = c.conf.apply
+		cv.progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 		c.views[c.opts.ConfigTopic] = cv
 		before = 0
 		if _, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds); err != nil {

@@ -228,6 +228,9 @@ type topicView struct {
 	// onRecord, when set, is called for every record in log order instead
 	// of maintaining keys (the config topic is a state machine, not a map).
 	onRecord func(r *kgo.Record)
+	// progress counts what is fetched, once per partition batch; nil
+	// counts nothing.
+	progress *TopicProgress
 }
 
 func newTopicView(name string) *topicView {
@@ -567,6 +570,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.next, fp.Err)
 				}
 			}
+			c.view.progress.add(len(fp.Records), len(rp.RecordBatches))
 			for _, r := range fp.Records {
 				if r.Offset < c.end {
 					c.view.apply(c.pv, r)

@@ -101,7 +101,8 @@ type restoreCmd struct {
 	output         string
 	group          string
 	// Moving offsets to another cluster, see restore_translate.go.
-	tr translateFlags
+	tr           translateFlags
+	progressMode progressFlag
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -120,6 +121,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
 	c.tr.register(fs)
+	c.progressMode.register(fs)
 	c.g.connect.register(fs)
 }
 
@@ -187,8 +189,10 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		snap = translated
 	}
 	req.Snapshot = snap
-	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.progress(), Warn: c.stderr, Log: c.log}
+	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.progress(), Warn: c.stderr, Log: c.log, Progress: new(snapshot.Progress)}
+	stopProgress := c.progressMode.start(c.stderr, "restore", env.Progress)
 	rep, err := restore.Run(ctx, env, req)
+	stopProgress()
 	if c.output == "json" {
 		if jerr := writeJSON(c.stdout, rep.Document(err)); jerr != nil && err == nil {
 			err = jerr

@@ -23,6 +23,7 @@ type snapshotCmd struct {
 	connectors listFlag
 	timeout    time.Duration
 	output     string
+	progress   progressFlag
 }
 
 // snapshotResult is snapshot --output json: the stored snapshot's Info
@@ -40,6 +41,7 @@ func (c *snapshotCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "capture only this connector; repeatable (default all)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole snapshot after this long; nothing is stored then")
 	fs.StringVar(&c.output, "output", "text", "output format: text (counts, then the ID as the last line) or json (see docs/json-output.md)")
+	c.progress.register(fs)
 }
 
 func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
@@ -63,6 +65,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	defer cl.Close()
 	opts.Connectors = c.connectors
 	opts.Reason = snapshot.ReasonManual
+	opts.Progress = new(snapshot.Progress)
+	stopProgress := c.progress.start(c.stderr, "snapshot", opts.Progress)
+	defer stopProgress()
 
 	began := time.Now()
 	capt := snapshot.NewCapturer(cl, opts)
@@ -73,10 +78,12 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(err))
 	}
 	captured := time.Now()
+	opts.Progress.SetPhase(snapshot.PhaseStore)
 	info, err := store.Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}
+	stopProgress()
 	st := capt.Stats()
 	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
 		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
