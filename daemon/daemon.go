@@ -58,6 +58,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Leader configures leader election among replicas.
 	Leader LeaderConfig
+	// ProgressEvery, with Daemon.Progress, logs the progress of a run
+	// still going at this interval (see DefaultProgressEvery); 0 logs none.
+	ProgressEvery time.Duration
 }
 
 // Daemon takes snapshots on a schedule, applies retention after each, and
@@ -77,6 +80,10 @@ type Daemon struct {
 	Kafka *kgo.Client
 	// Logger receives the daemon's logs; nil discards them.
 	Logger *slog.Logger
+	// Progress, when set, is the one the Snapshot func counts into (the
+	// Capturer's snapshot.Options.Progress); the daemon resets it at each
+	// run, logs it every Config.ProgressEvery and sets the store phase.
+	Progress *snapshot.Progress
 	// Build labels offsetkeeper_build_info.
 	Build BuildInfo
 
@@ -430,6 +437,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		return !d.lead.holds(epoch) || (ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded))
 	}
 
+	defer d.watchProgress()()
 	snap, err := d.Snapshot(ctx)
 	if err != nil {
 		if aborted() {
@@ -457,6 +465,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		return interrupted(nil)
 	}
 
+	d.Progress.SetPhase(snapshot.PhaseStore)
 	info, err := d.Store.Put(ctx, snap)
 	if err != nil {
 		if aborted() {

@@ -29,6 +29,7 @@ type daemonCmd struct {
 	skipImmediately bool
 	runTimeout      time.Duration
 	shutdownTimeout time.Duration
+	progressEvery   time.Duration
 	listen          string
 	keep            policyFlags
 
@@ -43,6 +44,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.skipImmediately, "skip-immediately", false, "do not snapshot at start; wait for the first tick")
 	fs.DurationVar(&c.runTimeout, "run-timeout", daemon.DefaultRunTimeout, "give up one run (capture, store, retention) after this long; nothing is stored then")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", daemon.DefaultShutdownTimeout, "on SIGTERM or SIGINT, let a running snapshot finish for this long, then abort it (nothing is stored)")
+	fs.DurationVar(&c.progressEvery, "progress-every", daemon.DefaultProgressEvery, "log the phase and the records read so far of a run still going at this interval; 0 logs none")
 	fs.StringVar(&c.listen, "listen", daemon.DefaultListen, "HTTP address for /, /healthz, /livez, /readyz, /metrics and /api/snapshots; empty to serve none")
 	c.keep.register(fs)
 	fs.BoolVar(&c.leaderElection, "leader-election", true, "elect one leader among replicas through a Kafka consumer group; only the leader snapshots")
@@ -94,6 +96,7 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 
 	opts.Reason = snapshot.ReasonScheduled
 	opts.Incremental = true
+	opts.Progress = new(snapshot.Progress)
 	// One Capturer for the daemon's lifetime: each run reads only what is
 	// new since the last.
 	capt := snapshot.NewCapturer(cl, opts)
@@ -109,6 +112,7 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 			Policy:          policy,
 			Listen:          c.listen,
 			ShutdownTimeout: c.shutdownTimeout,
+			ProgressEvery:   c.progressEvery,
 			Leader: daemon.LeaderConfig{
 				Enabled:        c.leaderElection,
 				Group:          group,
@@ -126,8 +130,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 			}
 			return snap, nil
 		},
-		Kafka:  cl,
-		Logger: c.log,
+		Kafka:    cl,
+		Logger:   c.log,
+		Progress: opts.Progress,
 	}
 	ver, commit, gov := buildVersion()
 	d.Build = daemon.BuildInfo{Version: ver, Revision: commit, GoVersion: gov}
