@@ -66,6 +66,11 @@ type Request struct {
 	StopConnectors, Resume bool
 	// StopTimeout bounds each wait of StopConnectors and Resume; default 2m.
 	StopTimeout time.Duration
+	// NotStrimziManaged lets StopConnectors stop connectors on workers
+	// that look like Strimzi's, which it refuses otherwise (see
+	// refuseStrimzi in strimzi.go): a Strimzi cluster whose operator does
+	// not manage the connectors.
+	NotStrimziManaged bool
 	// Via is ViaKafka (also "") or ViaConnect.
 	Via string
 }
@@ -446,6 +451,9 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 // stopping cannot resolve refuse before anything is stopped.
 func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
 	todo := r.stop.toStop(plan)
+	if err := r.refuseStrimzi(ctx, todo); err != nil {
+		return nil, err
+	}
 	if r.req.DryRun {
 		if len(todo) > 0 {
 			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %s first: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(planNames(todo), ", "))

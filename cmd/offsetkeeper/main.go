@@ -302,7 +302,7 @@ var perRun = map[string]bool{
 	"translate": true, "mm2-source-alias": true, "mm2-target-alias": true, "source-brokers": true,
 	"translate-margin": true, "map-topic": true, "topic-prefix": true, "rename-connector": true,
 	"migration": true,
-	"progress":  true,
+	"progress":  true, "not-strimzi-managed": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

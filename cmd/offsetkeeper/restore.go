@@ -56,7 +56,12 @@ first (PUT /connectors/NAME/stop) and waits until they are STOPPED with no
 tasks and their sink groups are empty; --resume then puts those it stopped back
 (resume, or pause for a PAUSED one) once the restore is verified. If
 anything fails after stopping they are left stopped, and the error says the
-state of each. --via connect writes through PATCH /connectors/NAME/offsets
+state of each. On workers that are Strimzi's pods (their worker id is
+<name>-connect-<n>.<name>-connect.<namespace>.svc:8083) or with --connect-url
+naming Strimzi's <name>-connect-api Service, --stop-connectors refuses
+(exit 3, nothing stopped or written) and prints the kubectl commands that
+stop the KafkaConnector resources instead (the operator would undo a REST
+stop); --not-strimzi-managed overrides that. --via connect writes through PATCH /connectors/NAME/offsets
 (Kafka 3.6+) instead of Kafka and verifies with GET; Connect rewrites source
 keys in its own byte form, so keys in another form are warned about.
 --from-file restores a file instead of a snapshot: a Connect REST offsets
@@ -103,6 +108,7 @@ type restoreCmd struct {
 	// Moving offsets to another cluster, see restore_translate.go.
 	tr           translateFlags
 	progressMode progressFlag
+	notStrimzi   bool
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -121,6 +127,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
 	c.tr.register(fs)
+	fs.BoolVar(&c.notStrimzi, "not-strimzi-managed", false, "with --stop-connectors: stop connectors through the REST API even on workers that look like Strimzi's (whose operator would undo the stop), for a Strimzi cluster that does not manage its connectors")
 	c.progressMode.register(fs)
 	c.g.connect.register(fs)
 }
@@ -157,13 +164,14 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer cl.Close()
 	req := restore.Request{
-		Options:        restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster},
-		DryRun:         c.dryRun,
-		Force:          c.force,
-		StopConnectors: c.stopConnectors,
-		Resume:         c.resume,
-		StopTimeout:    c.stopTimeout,
-		Via:            c.via,
+		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster},
+		DryRun:            c.dryRun,
+		Force:             c.force,
+		StopConnectors:    c.stopConnectors,
+		Resume:            c.resume,
+		StopTimeout:       c.stopTimeout,
+		NotStrimziManaged: c.notStrimzi,
+		Via:               c.via,
 	}
 	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()

@@ -21,6 +21,8 @@ func (c *restoreCmd) checkConnectUsage() error {
 		return usagef("--via %q: want kafka or connect", c.via)
 	case c.resume && !c.stopConnectors:
 		return usagef("--resume resumes the connectors --stop-connectors stopped: give both")
+	case c.notStrimzi && !c.stopConnectors:
+		return usagef("--not-strimzi-managed lets --stop-connectors stop connectors on Strimzi's workers: give --stop-connectors")
 	case c.stopConnectors && !c.g.connect.given():
 		return usagef("--stop-connectors stops connectors through the Connect REST API: give --connect-url")
 	case c.via == restore.ViaConnect && !c.g.connect.given():
