@@ -1,0 +1,16 @@
+package snapshot_test
+
+import (
+	"testing"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// BenchmarkCaptureFullSourceOnlyProgress is BenchmarkCaptureFullSourceOnly
+// counting into a Progress, as the CLI and the daemon do: compare the two
+// for the overhead of the counters (one add per fetched partition batch).
+func BenchmarkCaptureFullSourceOnlyProgress(b *testing.B) {
+	opts := sourceOnly(b)
+	opts.Progress = new(snapshot.Progress)
+	benchFull(b, opts)
+}
