@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -45,33 +46,79 @@ func stderrTerminal(w io.Writer) bool {
 	return isTerminal(w)
 }
 
+// progressView is a progress line being shown; see progressFlag.start.
+type progressView struct {
+	w    io.Writer
+	term bool
+	stop func()
+
+	mu sync.Mutex
+	// drawn is set while a line without its newline sits on a terminal.
+	drawn bool
+}
+
 // start shows the progress of p on w, as what ("snapshot", "restore"),
 // once the work has taken progressTiming.after: on a terminal one line
-// redrawn in place, otherwise (--progress always) a line each time. The
-// returned stop ends it with the final line; nothing is printed when the
-// work ended sooner, with --progress never, or in auto mode when w is not
-// a terminal.
-func (f progressFlag) start(w io.Writer, what string, p *snapshot.Progress) (stop func()) {
-	term := stderrTerminal(w)
-	if f == progressNever || (f == progressAuto && !term) {
-		return func() {}
+// redrawn in place, otherwise (--progress always) a line each time. Stop
+// ends it with the final line; nothing is printed when the work ended
+// sooner, with --progress never, or in auto mode when w is not a terminal.
+func (f progressFlag) start(w io.Writer, what string, p *snapshot.Progress) *progressView {
+	v := &progressView{w: w, term: stderrTerminal(w), stop: func() {}}
+	if f == progressNever || (f == progressAuto && !v.term) {
+		return v
 	}
 	tick := time.NewTicker(progressTiming.every)
 	stopWatch := p.Watch(progressTiming.after, tick.C, time.Now, func(st snapshot.ProgressState, done bool) {
-		line := what + ": " + progressLine(st, done)
-		switch {
-		case term && done:
-			fmt.Fprintf(w, "\r\x1b[K%s\n", line)
-		case term:
-			fmt.Fprintf(w, "\r\x1b[K%s", line)
-		default:
-			fmt.Fprintln(w, line)
-		}
+		v.draw(what+": "+progressLine(st, done), done)
 	})
-	return func() {
+	v.stop = func() {
 		tick.Stop()
 		stopWatch()
 	}
+	return v
+}
+
+// Stop ends the progress line; it may be called more than once.
+func (v *progressView) Stop() { v.stop() }
+
+func (v *progressView) draw(line string, done bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch {
+	case v.term && done:
+		fmt.Fprintf(v.w, "\r\x1b[K%s\n", line)
+		v.drawn = false
+	case v.term:
+		fmt.Fprintf(v.w, "\r\x1b[K%s", line)
+		v.drawn = true
+	default:
+		fmt.Fprintln(v.w, line)
+	}
+}
+
+// Wrap returns out, which clears the progress line on the terminal before
+// each write (the next tick draws it again below), so that text written
+// to the same screen never runs on after it.
+func (v *progressView) Wrap(out io.Writer) io.Writer {
+	if !v.term {
+		return out
+	}
+	return clearingWriter{v: v, out: out}
+}
+
+type clearingWriter struct {
+	v   *progressView
+	out io.Writer
+}
+
+func (c clearingWriter) Write(b []byte) (int, error) {
+	c.v.mu.Lock()
+	defer c.v.mu.Unlock()
+	if c.v.drawn {
+		fmt.Fprint(c.v.w, "\r\x1b[K")
+		c.v.drawn = false
+	}
+	return c.out.Write(b)
 }
 
 // progressLine describes st in one line: "read offsets topics: 120,000

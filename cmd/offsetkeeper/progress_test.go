@@ -162,3 +162,24 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// Text written to the terminal while a progress line is drawn clears the
+// line first: it never runs on after it.
+func TestProgressWrapClearsLine(t *testing.T) {
+	screen := new(termBuffer)
+	v := &progressView{w: screen, term: true, stop: func() {}}
+	out := v.Wrap(screen)
+	v.draw("restore: plan: 5 records read (1 B), 2s", false)
+	out.Write([]byte("connector a (source, STOPPED)\n"))
+	out.Write([]byte("plan: 1 source write\n"))
+	v.draw("restore: done: 5 records read (1 B), 3s", true)
+	want := "\r\x1b[Krestore: plan: 5 records read (1 B), 2s\r\x1b[Kconnector a (source, STOPPED)\nplan: 1 source write\n\r\x1b[Krestore: done: 5 records read (1 B), 3s\n"
+	if got := screen.String(); got != want {
+		t.Errorf("screen:\n%q\nwant\n%q", got, want)
+	}
+	// Not a terminal: the writer is left as is.
+	var pipe bytes.Buffer
+	if w := (&progressView{w: &pipe}).Wrap(&pipe); w != &pipe {
+		t.Errorf("a pipe's writer was wrapped")
+	}
+}

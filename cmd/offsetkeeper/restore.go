@@ -197,10 +197,11 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		snap = translated
 	}
 	req.Snapshot = snap
-	env := restore.Env{Client: cl, Store: store, Connect: rc, Out: c.progress(), Warn: c.stderr, Log: c.log, Progress: new(snapshot.Progress)}
-	stopProgress := c.progressMode.start(c.stderr, "restore", env.Progress)
+	env := restore.Env{Client: cl, Store: store, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(snapshot.Progress)}
+	progress := c.progressMode.start(c.stderr, "restore", env.Progress)
+	env.Out, env.Warn = progress.Wrap(c.progress()), progress.Wrap(c.stderr)
 	rep, err := restore.Run(ctx, env, req)
-	stopProgress()
+	progress.Stop()
 	if c.output == "json" {
 		if jerr := writeJSON(c.stdout, rep.Document(err)); jerr != nil && err == nil {
 			err = jerr

@@ -66,8 +66,8 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	opts.Connectors = c.connectors
 	opts.Reason = snapshot.ReasonManual
 	opts.Progress = new(snapshot.Progress)
-	stopProgress := c.progress.start(c.stderr, "snapshot", opts.Progress)
-	defer stopProgress()
+	progress := c.progress.start(c.stderr, "snapshot", opts.Progress)
+	defer progress.Stop()
 
 	began := time.Now()
 	capt := snapshot.NewCapturer(cl, opts)
@@ -83,7 +83,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}
-	stopProgress()
+	progress.Stop()
 	st := capt.Stats()
 	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
 		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
