@@ -27,7 +27,7 @@ type progressFlag string
 
 func (f *progressFlag) register(fs *flag.FlagSet) {
 	*f = progressAuto
-	fs.Func("progress", "show records read and written and the phase on stderr once the work takes over 2s: auto (when stderr is a terminal), always, or never (default auto)", func(s string) error {
+	fs.Func("progress", "show the phase and the records read and written on stderr once the work takes over 2s: `auto|always|never` (auto, the default: when stderr is a terminal)", func(s string) error {
 		switch s {
 		case progressAuto, progressAlways, progressNever:
 			*f = progressFlag(s)
