@@ -12,6 +12,11 @@
 // [ApplyPolicy] is the retention policy over a store's [Info] list, a pure
 // function that the daemon and the prune command both call.
 //
+// The journal (journal*.go, docs/journal.md) keeps every change after a
+// full snapshot: [Tail] reads it from exact positions, [Store.PutSegment]
+// stores it as immutable, chained [Segment] objects, and [Store.StateAt]
+// rebuilds the Snapshot of any moment an epoch covers.
+//
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the
 //     offsets topic. Nothing is ever decoded and re-encoded on the way back.

@@ -1,0 +1,677 @@
+package snapshot
+
+// This file keeps the journal in the store, beside the snapshots:
+//
+//	journal/<epoch>/epoch.json
+//	journal/<epoch>/<level>/<firstSeq:016x>-<lastSeq:016x>-<lastTimeMs:013d>.seg
+//
+// <epoch> is the ID of the full snapshot the epoch starts from (its base).
+// Names alone plan a restore: one LIST gives every epoch, every segment's
+// sequence range and last time, without reading an object. See
+// docs/journal.md and docs/format.md.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+const (
+	journalPrefix    = "journal/"
+	epochFile        = "epoch.json"
+	segmentSuffix    = ".seg"
+	segmentFormat    = "offsetkeeper-journal-segment"
+	segmentType      = "application/vnd.offsetkeeper.journal-segment"
+	epochFormat      = "offsetkeeper-journal-epoch"
+	maxSegmentBody   = 1 << 30
+	segmentSealLabel = "offsetkeeper-journal/1 "
+)
+
+// Reasons an epoch starts.
+const (
+	EpochFirstRun       = "first run"
+	EpochSnapshot       = "snapshot"
+	EpochGap            = "gap"
+	EpochTopicRecreated = "topic recreated"
+	EpochPartitions     = "partition count changed"
+	EpochNoContinue     = "new leader could not continue"
+)
+
+// Epoch is a run of the journal that starts from one full snapshot, its
+// base, and goes on without a gap. It is stored as journal/<ID>/epoch.json,
+// written once.
+type Epoch struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// ID is the base snapshot's ID.
+	ID        string    `json:"id"`
+	Reason    string    `json:"reason"`
+	StartedAt time.Time `json:"started_at"`
+	// Topics are the offsets topics and the config topic the journal
+	// tails, with their topic IDs, partition counts and the offsets it
+	// starts from (the base snapshot's end offsets).
+	Topics []EpochTopic `json:"topics"`
+}
+
+// EpochTopic is one topic an epoch tails.
+type EpochTopic struct {
+	Name       string `json:"name"`
+	Role       string `json:"role"`
+	TopicID    string `json:"topic_id"`
+	Partitions int    `json:"partitions"`
+	// Worker is set for a worker offsets topic (--offsets-topic), unset
+	// for one a connector's offsets.storage.topic names: a state at a
+	// moment holds such a topic only while a connector names it, as a
+	// capture would.
+	Worker bool            `json:"worker,omitempty"`
+	Start  []PartitionNext `json:"start"`
+}
+
+// PartitionNext is a partition and the next offset to read in it.
+type PartitionNext struct {
+	Partition int32 `json:"partition"`
+	Next      int64 `json:"next"`
+}
+
+// SegmentInfo is what a segment's object name says.
+type SegmentInfo struct {
+	Epoch    string    `json:"epoch"`
+	Level    int       `json:"level"`
+	FirstSeq uint64    `json:"first_seq"`
+	LastSeq  uint64    `json:"last_seq"`
+	LastTime time.Time `json:"last_time"`
+	Key      string    `json:"key"`
+	Size     int64     `json:"size"`
+}
+
+// Segment is one immutable journal object: the entries flushed at once
+// (level 0) or merged (level 1), chained to the segment before it.
+type Segment struct {
+	Epoch               string
+	Level               int
+	FirstSeq, LastSeq   uint64
+	FirstTime, LastTime time.Time
+	// PrevDigest is the LastDigest of the segment ending at FirstSeq-1
+	// ("" for the first of an epoch). LastDigest is, for a raw segment,
+	// the SHA-256 of its own entries; for a merged one, that of the last
+	// raw segment it holds.
+	PrevDigest, LastDigest string
+	Entries                []Entry
+}
+
+// segmentHeader is the first line of a segment object.
+type segmentHeader struct {
+	Format      string `json:"format"`
+	Version     int    `json:"version"`
+	Epoch       string `json:"epoch"`
+	Level       int    `json:"level"`
+	FirstSeq    uint64 `json:"first_seq"`
+	LastSeq     uint64 `json:"last_seq"`
+	FirstTimeMs int64  `json:"first_time_ms"`
+	LastTimeMs  int64  `json:"last_time_ms"`
+	PrevDigest  string `json:"prev_digest"`
+	LastDigest  string `json:"last_digest"`
+	Entries     int    `json:"entries"`
+	Compression string `json:"compression"`
+	Encryption  string `json:"encryption,omitempty"`
+	KeyID       string `json:"key_id,omitempty"`
+	SHA256      string `json:"sha256"`
+	BodySize    int64  `json:"body_size"`
+}
+
+// SegmentKey is the object name of a segment.
+func SegmentKey(epoch string, level int, first, last uint64, lastTime time.Time) string {
+	return fmt.Sprintf("%s%s/%d/%016x-%016x-%013d%s", journalPrefix, epoch, level, first, last, ms(lastTime), segmentSuffix)
+}
+
+// parseSegmentKey reads a segment's object name.
+func parseSegmentKey(key string) (SegmentInfo, bool) {
+	rest, ok := strings.CutPrefix(key, journalPrefix)
+	if !ok {
+		return SegmentInfo{}, false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return SegmentInfo{}, false
+	}
+	if _, err := ParseID(parts[0]); err != nil {
+		return SegmentInfo{}, false
+	}
+	level, err := strconv.Atoi(parts[1])
+	if err != nil || level < 0 || level > 9 {
+		return SegmentInfo{}, false
+	}
+	name, ok := strings.CutSuffix(parts[2], segmentSuffix)
+	f := strings.Split(name, "-")
+	if !ok || len(f) != 3 || len(f[0]) != 16 || len(f[1]) != 16 || len(f[2]) != 13 {
+		return SegmentInfo{}, false
+	}
+	first, err1 := strconv.ParseUint(f[0], 16, 64)
+	last, err2 := strconv.ParseUint(f[1], 16, 64)
+	t, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || first == 0 || last < first {
+		return SegmentInfo{}, false
+	}
+	return SegmentInfo{Epoch: parts[0], Level: level, FirstSeq: first, LastSeq: last, LastTime: fromMs(t), Key: key}, true
+}
+
+// EpochInfo is one epoch as the listing shows it.
+type EpochInfo struct {
+	ID string
+	// HasFile says whether epoch.json is stored.
+	HasFile  bool
+	Segments []SegmentInfo // by FirstSeq, then level (higher first)
+}
+
+// JournalListing is every epoch in the store, oldest first.
+type JournalListing struct {
+	Epochs []EpochInfo
+}
+
+// Epoch returns the epoch with that ID, or false.
+func (l *JournalListing) Epoch(id string) (*EpochInfo, bool) {
+	for i := range l.Epochs {
+		if l.Epochs[i].ID == id {
+			return &l.Epochs[i], true
+		}
+	}
+	return nil, false
+}
+
+// ListJournal lists the journal with one LIST of journal/. Objects that
+// are not epoch files or segment names are ignored.
+func (s *Store) ListJournal(ctx context.Context) (*JournalListing, error) {
+	byID := map[string]*EpochInfo{}
+	it := s.bucket.List(&blob.ListOptions{Prefix: journalPrefix})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list journal%s: %w", s.in(), err)
+		}
+		if obj.IsDir {
+			continue
+		}
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journalPrefix), "/"+epochFile); ok {
+			if _, err := ParseID(id); err == nil {
+				e := epochEntry(byID, id)
+				e.HasFile = true
+			}
+			continue
+		}
+		si, ok := parseSegmentKey(obj.Key)
+		if !ok {
+			continue
+		}
+		si.Size = obj.Size
+		e := epochEntry(byID, si.Epoch)
+		e.Segments = append(e.Segments, si)
+	}
+	out := &JournalListing{}
+	for _, e := range byID {
+		slices.SortFunc(e.Segments, func(a, b SegmentInfo) int {
+			if a.FirstSeq != b.FirstSeq {
+				return cmpU(a.FirstSeq, b.FirstSeq)
+			}
+			return b.Level - a.Level
+		})
+		out.Epochs = append(out.Epochs, *e)
+	}
+	slices.SortFunc(out.Epochs, func(a, b EpochInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func epochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
+	e := m[id]
+	if e == nil {
+		e = &EpochInfo{ID: id}
+		m[id] = e
+	}
+	return e
+}
+
+// PutEpoch writes journal/<ID>/epoch.json with IfNotExist; an epoch
+// already stored is ErrExists.
+func (s *Store) PutEpoch(ctx context.Context, e *Epoch) error {
+	if _, err := ParseID(e.ID); err != nil {
+		return fmt.Errorf("put journal epoch: %w", err)
+	}
+	e.Format, e.Version = epochFormat, JournalVersion
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return fmt.Errorf("put journal epoch %s: %w", e.ID, err)
+	}
+	return s.putOnce(ctx, journalPrefix+e.ID+"/"+epochFile, "application/json", append(data, '\n'))
+}
+
+// GetEpoch reads the epoch with that ID; a missing one is ErrNotFound.
+func (s *Store) GetEpoch(ctx context.Context, id string) (*Epoch, error) {
+	data, err := s.bucket.ReadAll(ctx, journalPrefix+id+"/"+epochFile)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, ErrNotFound, s.in())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal epoch %s%s: %w", id, s.in(), err)
+	}
+	var e Epoch
+	if err := json.Unmarshal(data, &e); err != nil || e.Format != epochFormat {
+		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, ErrCorrupt)
+	}
+	if e.Version < MinJournalVersion || e.Version > JournalVersion {
+		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, ErrUnsupportedVersion, e.Version, MinJournalVersion, JournalVersion)
+	}
+	if e.ID != id {
+		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, ErrCorrupt, e.ID)
+	}
+	return &e, nil
+}
+
+// putOnce writes one object with IfNotExist.
+func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{IfNotExist: true, ContentType: ctype})
+	if err != nil {
+		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
+	}
+	if _, err := w.Write(data); err != nil {
+		cancel()
+		_ = w.Close()
+		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
+	}
+	if err := w.Close(); err != nil {
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return fmt.Errorf("write %s%s: %w", key, s.in(), ErrExists)
+		}
+		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
+	}
+	return nil
+}
+
+// PutSegment writes seg as one immutable object with IfNotExist (a
+// sequence already written is ErrExists: another leader writes this
+// epoch) and returns its listing entry. LastDigest of a raw segment is
+// computed here. With a Keeper the body is encrypted, the object name
+// bound in the additional data, so a segment cannot be passed off as
+// another.
+func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, error) {
+	plain := EncodeEntries(seg.Entries)
+	if seg.Level == 0 {
+		sum := sha256.Sum256(plain)
+		seg.LastDigest = hex.EncodeToString(sum[:])
+	}
+	key := SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
+	zw, err := zstdEncoder()
+	if err != nil {
+		return SegmentInfo{}, err
+	}
+	body := zw.EncodeAll(plain, nil)
+	zstdEncoders.Put(zw)
+	h := segmentHeader{
+		Format: segmentFormat, Version: JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
+		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: ms(seg.FirstTime), LastTimeMs: ms(seg.LastTime),
+		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
+	}
+	if s.keeper != nil {
+		if body, err = s.sealSegment(ctx, key, body); err != nil {
+			return SegmentInfo{}, fmt.Errorf("put journal segment %s: %w", key, err)
+		}
+		h.Encryption, h.KeyID = encryptionBound, s.keeper.id
+	}
+	sum := sha256.Sum256(body)
+	h.SHA256, h.BodySize = hex.EncodeToString(sum[:]), int64(len(body))
+	head, err := json.Marshal(h)
+	if err != nil {
+		return SegmentInfo{}, fmt.Errorf("put journal segment %s: %w", key, err)
+	}
+	obj := append(append(head, '\n'), body...)
+	if err := s.putOnce(ctx, key, segmentType, obj); err != nil {
+		return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+	}
+	si, _ := parseSegmentKey(key)
+	si.Size = int64(len(obj))
+	return si, nil
+}
+
+// sealSegment encrypts a segment body as snapshots are (see encrypt.go),
+// with the object name in the additional data.
+func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byte, error) {
+	dataKey := make([]byte, dataKeySize)
+	_, _ = rand.Read(dataKey)
+	wrapped, err := s.keeper.keeper.Encrypt(ctx, dataKey)
+	if err != nil {
+		return nil, fmt.Errorf("encrypt with %s: %w", s.keeper, err)
+	}
+	gcm, err := newGCM(dataKey)
+	if err != nil {
+		return nil, err
+	}
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(wrapped)))
+	out = append(out, wrapped...)
+	nonce := make([]byte, gcmNonceSize)
+	_, _ = rand.Read(nonce)
+	out = append(out, nonce...)
+	return gcm.Seal(out, nonce, body, []byte(segmentSealLabel+key)), nil
+}
+
+// ReadSegment reads and checks the segment si names (without a Keeper, an
+// encrypted segment is ErrEncrypted, with its header in the Segment): its header, the
+// SHA-256 of the stored body, the decryption (which authenticates the
+// object name), the name against the header, and for a raw segment that
+// its entries hash to its LastDigest. Every error names the object.
+func (s *Store) ReadSegment(ctx context.Context, si SegmentInfo) (*Segment, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, ErrJournalBroken, fmt.Sprintf(format, args...))
+	}
+	data, err := s.bucket.ReadAll(ctx, si.Key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, bad("the object is missing (deleted since listed)")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal segment %s%s: %w", si.Key, s.in(), err)
+	}
+	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
+	if nl < 0 {
+		return nil, bad("no header line")
+	}
+	var h segmentHeader
+	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Format != segmentFormat {
+		return nil, bad("not a journal segment header")
+	}
+	if h.Version < MinJournalVersion || h.Version > JournalVersion {
+		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, ErrUnsupportedVersion, h.Version, MinJournalVersion, JournalVersion)
+	}
+	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != ms(si.LastTime) {
+		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
+	}
+	body := data[nl+1:]
+	if int64(len(body)) != h.BodySize {
+		return nil, bad("the header says the body is %d bytes, found %d", h.BodySize, len(body))
+	}
+	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != h.SHA256 {
+		return nil, bad("body SHA-256 does not match the header: the object was altered or damaged")
+	}
+	if h.Compression != compressionZstd {
+		return nil, bad("body compressed with %q", h.Compression)
+	}
+	switch h.Encryption {
+	case "", "none":
+	case encryptionBound:
+		if s.keeper == nil {
+			msg := fmt.Sprintf("journal segment %s is encrypted: pass --encrypt-key (OFFSETKEEPER_ENCRYPT_KEY)", si.Key)
+			if h.KeyID != "" {
+				msg += " with the key it was encrypted with, key " + h.KeyID
+			}
+			// What the header says, checked against the body's checksum,
+			// for a verify without the key.
+			return &Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
+				FirstTime: fromMs(h.FirstTimeMs), LastTime: fromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
+		}
+		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, []byte(segmentSealLabel+si.Key)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, bad("encrypted with %q, which this build cannot decrypt", h.Encryption)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxSegmentBody), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("create zstd decoder: %w", err)
+	}
+	defer dec.Close()
+	plain, err := dec.DecodeAll(body, nil)
+	if err != nil {
+		return nil, bad("decompress body: %v", err)
+	}
+	if h.Level == 0 {
+		if sum := sha256.Sum256(plain); hex.EncodeToString(sum[:]) != h.LastDigest {
+			return nil, bad("its entries do not hash to its digest")
+		}
+	}
+	entries, err := DecodeEntries(plain, min(h.Entries, len(plain)))
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if len(entries) != h.Entries {
+		return nil, bad("header says %d entries, found %d", h.Entries, len(entries))
+	}
+	return &Segment{
+		Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
+		FirstTime: fromMs(h.FirstTimeMs), LastTime: fromMs(h.LastTimeMs),
+		PrevDigest: h.PrevDigest, LastDigest: h.LastDigest, Entries: entries,
+	}, nil
+}
+
+// DeleteJournalObject removes one journal object by key; a missing one is
+// not an error.
+func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
+	if !strings.HasPrefix(key, journalPrefix) {
+		return fmt.Errorf("delete journal object %q: not under %s", key, journalPrefix)
+	}
+	err := s.bucket.Delete(ctx, key)
+	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("delete journal object %s%s: %w", key, s.in(), err)
+	}
+	return nil
+}
+
+// DeleteEpoch removes an epoch's segments and its epoch file.
+func (s *Store) DeleteEpoch(ctx context.Context, e EpochInfo) error {
+	for _, si := range e.Segments {
+		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+			return err
+		}
+	}
+	return s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+epochFile)
+}
+
+// Chain returns the segments of e that a reader crosses, in sequence
+// order: from seq 1, at each point the highest level segment that starts
+// there. It stops at the first hole and reports it: a segment that should
+// follow but is missing (the sequence does not continue).
+func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
+	next := uint64(1)
+	for _, si := range e.Segments {
+		if si.FirstSeq < next {
+			continue // covered by a merged segment already taken
+		}
+		if si.FirstSeq > next {
+			return chain, fmt.Errorf("%w: epoch %s: segment %d is missing (the next stored is %s)", ErrJournalBroken, e.ID, next, si.Key)
+		}
+		chain = append(chain, si)
+		next = si.LastSeq + 1
+	}
+	return chain, nil
+}
+
+// Last is the last segment of the chain, or false.
+func (e *EpochInfo) Last() (SegmentInfo, bool) {
+	c, _ := e.Chain()
+	if len(c) == 0 {
+		return SegmentInfo{}, false
+	}
+	return c[len(c)-1], true
+}
+
+// checkLink checks that seg follows prev (nil for the first of an epoch).
+func checkLink(prev, seg *Segment, key string) error {
+	if prev == nil {
+		if seg.FirstSeq != 1 || seg.PrevDigest != "" {
+			return fmt.Errorf("read journal segment %s: %w: the epoch's first segment is missing", key, ErrJournalBroken)
+		}
+		return nil
+	}
+	if seg.FirstSeq != prev.LastSeq+1 || seg.PrevDigest != prev.LastDigest {
+		return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, ErrJournalBroken, prev.LastSeq)
+	}
+	return nil
+}
+
+// PruneJournal deletes the journal of every epoch whose base snapshot is
+// no longer stored (deleted by retention or by hand), except the newest
+// epoch, which a daemon may be writing. An epoch whose base is kept keeps
+// every segment: those are what lead from that snapshot to the next. It
+// returns the epochs deleted.
+func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
+	infos, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.ListJournal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kept := make(map[string]bool, len(infos))
+	for _, i := range infos {
+		kept[i.ID] = true
+	}
+	var removed []string
+	for i, e := range l.Epochs {
+		if i == len(l.Epochs)-1 || kept[e.ID] {
+			continue
+		}
+		if err := s.DeleteEpoch(ctx, e); err != nil {
+			return removed, err
+		}
+		removed = append(removed, e.ID)
+	}
+	return removed, nil
+}
+
+// EpochCheck is what VerifyJournal found of one epoch.
+type EpochCheck struct {
+	Epoch    string
+	Segments int
+	// Encrypted counts the segments checked without a Keeper: header,
+	// checksum and chain only.
+	Encrypted int
+	Err       error
+}
+
+// VerifyJournal reads every segment of every epoch and checks it (see
+// ReadSegment) and the chain: each follows the one before by sequence
+// and digest, the first starts at 1, and the epoch file reads.
+func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
+	l, err := s.ListJournal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []EpochCheck
+	for _, e := range l.Epochs {
+		c := EpochCheck{Epoch: e.ID}
+		out = append(out, c)
+		cp := &out[len(out)-1]
+		if !e.HasFile {
+			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, ErrJournalBroken)
+			continue
+		}
+		if _, err := s.GetEpoch(ctx, e.ID); err != nil {
+			cp.Err = err
+			continue
+		}
+		chain, hole := e.Chain()
+		var prev *Segment
+		for _, si := range chain {
+			seg, err := s.ReadSegment(ctx, si)
+			if errors.Is(err, ErrEncrypted) && seg != nil {
+				cp.Encrypted++
+				err = nil
+			}
+			if err == nil {
+				err = checkLink(prev, seg, si.Key)
+			}
+			if err != nil {
+				cp.Err = err
+				break
+			}
+			prev = seg
+			cp.Segments++
+		}
+		if cp.Err == nil {
+			cp.Err = hole
+		}
+	}
+	return out, nil
+}
+
+// segmentPrefetch is how many segments eachSegment reads ahead.
+const segmentPrefetch = 4
+
+// eachSegment reads the segments of chain in order, up to segmentPrefetch
+// ahead on goroutines of their own (reading, checking, decompressing and
+// decoding a segment costs about what applying it does), checks that each
+// follows the one before, and calls fn with each until fn returns false
+// or an error. The first error, naming its segment, ends it.
+func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*Segment) (bool, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		seg *Segment
+		err error
+	}
+	results := make([]chan result, len(chain))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	sem := make(chan struct{}, segmentPrefetch)
+	go func() {
+		for i, si := range chain {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				seg, err := s.ReadSegment(ctx, si)
+				results[i] <- result{seg, err}
+			}()
+		}
+	}()
+	var prev *Segment
+	for i, si := range chain {
+		var r result
+		select {
+		case r = <-results[i]:
+			<-sem
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if err := checkLink(prev, r.seg, si.Key); err != nil {
+			return err
+		}
+		prev = r.seg
+		if more, err := fn(r.seg); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}

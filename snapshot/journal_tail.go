@@ -1,0 +1,479 @@
+package snapshot
+
+// This file reads what the journal records: Tail follows the offsets
+// topics and the config topic from exact positions with the snapshot's
+// reader (readTopics, read_committed Fetch requests), and reads the sink
+// groups with the snapshot's batched group read, turning what changed
+// into entries.
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TailBreak is returned by Tail.Poll when the journal cannot go on
+// without a gap: a record it needs is gone (the log start moved past its
+// position), a topic was recreated or changed its partition count. The
+// daemon then takes a full snapshot and starts a new epoch.
+type TailBreak struct {
+	Reason string // an Epoch* reason
+	Detail string
+}
+
+func (b *TailBreak) Error() string { return "journal cannot continue: " + b.Reason + ": " + b.Detail }
+
+// Tail follows a cluster for the journal from a known state: a base
+// snapshot and its end offsets, or the state a journal epoch reached. It
+// is not safe for concurrent use.
+type Tail struct {
+	capt    *Capturer
+	topics  []EpochTopic
+	views   map[string]*topicView
+	nparts  map[string]int
+	conf    *configState
+	confV   *topicView
+	pending []Entry
+	// rewound counts, per connector, source keys rewritten backwards and
+	// tombstoned in the records read since the last Poll, with the time
+	// of the first.
+	resets map[string]*resetCount
+	groups map[string]SinkGroup
+	names  map[string]string // interned connector names
+	// mu guards pending, resets, names and conf against the record hooks,
+	// which readTopics calls from one goroutine per leader broker.
+	mu sync.Mutex
+	// LastPoll is when the sink groups were last read.
+	LastPoll time.Time
+}
+
+type resetCount struct {
+	tombstoned, rewound int
+	first               int64
+}
+
+// NewTail returns a Tail continuing from state, whose topics the journal
+// reads from the positions given (for a new epoch, the state is the base
+// snapshot and the positions its end offsets). The config state is read
+// from the config topic up to its position by Start.
+func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTopic, observed time.Time) *Tail {
+	opts.defaults()
+	t := &Tail{
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*topicView{},
+		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,
+	}
+	for _, et := range positions {
+		t.nparts[et.Name] = et.Partitions
+		if et.Role != RoleOffsets {
+			continue
+		}
+		v := newTopicView(et.Name)
+		v.id = topicIDOf(et.TopicID)
+		for _, p := range et.Start {
+			pv := newPartView(p.Next)
+			v.parts[p.Partition] = pv
+		}
+		pvOf := func(r *kgo.Record) *partView { return v.parts[r.Partition] }
+		v.onRecord = func(r *kgo.Record) { t.source(v.name, pvOf(r), r) }
+		t.views[et.Name] = v
+	}
+	for _, o := range state.SourceOffsets {
+		if v := t.views[o.Topic]; v != nil && v.parts[o.Partition] != nil {
+			v.parts[o.Partition].set(o.Key, o.Value, o.Offset)
+		}
+	}
+	for _, g := range state.SinkGroups {
+		t.groups[g.Group] = g
+	}
+	return t
+}
+
+func topicIDOf(s string) kadm.TopicID {
+	var id kadm.TopicID
+	if b, err := hex.DecodeString(s); err == nil && len(b) == len(id) {
+		copy(id[:], b)
+	}
+	return id
+}
+
+// EpochTopicsOf returns the topics a new epoch based on snap tails: its
+// offsets and config topics with their current topic IDs, partition
+// counts and the snapshot's end offsets as start positions. opts names the
+// worker offsets topics.
+func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *Snapshot) ([]EpochTopic, error) {
+	opts.defaults()
+	var names []string
+	for _, t := range snap.Topics {
+		names = append(names, t.Name)
+	}
+	md, err := kadm.NewClient(cl).Metadata(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata of %v: %w", names, err)
+	}
+	var out []EpochTopic
+	for _, t := range snap.Topics {
+		td, ok := md.Topics[t.Name]
+		if !ok || td.Err != nil {
+			return nil, fmt.Errorf("read metadata of topic %q: %v", t.Name, td.Err)
+		}
+		et := EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
+			Worker: t.Role == RoleOffsets && slices.Contains(opts.OffsetsTopics, t.Name)}
+		for _, p := range t.Partitions {
+			et.Start = append(et.Start, PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+		}
+		out = append(out, et)
+	}
+	return out, nil
+}
+
+// Start reads the config topic up to its position, as the worker would
+// have it there, without journaling it.
+func (t *Tail) Start(ctx context.Context) error {
+	t.conf = newConfigState()
+	var ct *EpochTopic
+	for i := range t.topics {
+		if t.topics[i].Role == RoleConfig {
+			ct = &t.topics[i]
+		}
+	}
+	if ct == nil {
+		return nil // no config topic (a new cluster): every connector has no config
+	}
+	v := newTopicView(ct.Name)
+	v.id = topicIDOf(ct.TopicID)
+	v.onRecord = t.conf.apply
+	bs, missing, err := listBounds(ctx, t.capt.adm, []string{ct.Name})
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q is gone", ct.Name)}
+	}
+	pos := int64(0)
+	if len(ct.Start) > 0 {
+		pos = ct.Start[0].Next
+	}
+	b := bs[ct.Name][0]
+	if b.end < pos {
+		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.end, pos)}
+	}
+	if _, err := readTopics(ctx, t.capt.cl, t.capt.adm, []*topicView{v}, map[string]map[int32]bounds{ct.Name: {0: {start: b.start, end: pos}}}); err != nil {
+		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
+	}
+	if v.parts[0] != nil && v.parts[0].next != pos && pos > b.start {
+		return &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
+	}
+	v.onRecord = t.config
+	if v.parts[0] == nil {
+		v.parts[0] = newPartView(pos)
+	}
+	t.confV = v
+	return nil
+}
+
+// source journals one offsets topic record and keeps the key's value.
+func (t *Tail) source(topic string, pv *partView, r *kgo.Record) {
+	if r.Key == nil || pv == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var old []byte
+	if i, ok := pv.keys[string(r.Key)]; ok {
+		old = pv.recs[i].value
+	}
+	e := Entry{Kind: EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
+	if r.Value != nil {
+		e.Value = slices.Clone(r.Value)
+		if e.Value == nil {
+			e.Value = []byte{}
+		}
+	}
+	if name, _, err := parseSourceKey(r.Key, t.names); err == nil && old != nil {
+		rc := t.resets[name]
+		if r.Value == nil || Rewound(old, r.Value) {
+			if rc == nil {
+				rc = &resetCount{first: e.Time}
+				t.resets[name] = rc
+			}
+			// Partitions are read in parallel: the earliest record wins.
+			rc.first = min(rc.first, e.Time)
+			if r.Value == nil {
+				rc.tombstoned++
+			} else {
+				rc.rewound++
+			}
+		}
+	}
+	if r.Value == nil {
+		pv.remove(r.Key)
+	} else {
+		pv.set(r.Key, r.Value, r.Offset)
+	}
+	t.pending = append(t.pending, e)
+}
+
+// config journals one config topic record that changes a connector.
+func (t *Tail) config(r *kgo.Record) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.conf.apply(r)
+	key := string(r.Key)
+	var name string
+	for _, p := range []string{"connector-", "target-state-", "commit-"} {
+		if n, ok := strings.CutPrefix(key, p); ok {
+			name = n
+		}
+	}
+	if name == "" {
+		return
+	}
+	e := Entry{Kind: EntryConfig, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key), Value: slices.Clone(r.Value), Connector: name}
+	if _, ok := t.conf.connectors[name]; ok {
+		c := t.conf.connector(name)
+		e.Conn = &c
+	} else {
+		if !strings.HasPrefix(key, "connector-") || r.Value != nil {
+			return // a state for a connector without a config: nothing changes
+		}
+		e.Deleted = true
+		t.pending = append(t.pending, Entry{Kind: EntryEvent, Time: e.Time, Connector: name, Reason: EventConnectorDeleted, Count: 1, Before: e.Time - 1})
+	}
+	t.pending = append(t.pending, e)
+}
+
+// Poll reads everything new: offsets and config records up to their last
+// stable offsets, and the sink groups. It returns the entries to journal
+// (nil when nothing changed), ending with the positions reached, and the
+// moment the groups were read. A *TailBreak says the journal cannot go on.
+func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
+	if t.conf == nil {
+		return nil, time.Time{}, errors.New("poll journal tail: Start was not called")
+	}
+	names := make([]string, 0, len(t.topics))
+	for _, et := range t.topics {
+		names = append(names, et.Name)
+	}
+	for _, c := range t.conf.connectors {
+		if ot := c.props["offsets.storage.topic"]; ot != "" && ConnectorType(c.props) != TypeSink && t.nparts[ot] == 0 {
+			return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("a connector now uses offsets topic %q, which the epoch does not tail", ot)}
+		}
+	}
+	if err := t.checkTopics(ctx, names); err != nil {
+		return nil, time.Time{}, err
+	}
+	bs, missing, err := listBounds(ctx, t.capt.adm, names)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(missing) > 0 {
+		return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topics %v are gone", missing)}
+	}
+	views := slices.Collect(maps.Values(t.views))
+	if t.confV != nil {
+		views = append(views, t.confV)
+	}
+	for _, v := range views {
+		if len(bs[v.name]) != t.nparts[v.name] {
+			return nil, time.Time{}, &TailBreak{Reason: EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.name, len(bs[v.name]), t.nparts[v.name])}
+		}
+		for p, pv := range v.parts {
+			b := bs[v.name][p]
+			switch {
+			case b.start > pv.next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.name, p, b.start, pv.next)}
+			case b.end < pv.next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.name, p, b.end, pv.next)}
+			}
+			pv.start = pv.next // checked above; readTopics must not start over
+		}
+	}
+	// On an error, what was read stays pending, with the positions it
+	// reached: the next Poll goes on from there and returns it too.
+	resets, err := readTopics(ctx, t.capt.cl, t.capt.adm, views, bs)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read journal tail: %w", err)
+	}
+	if len(resets) > 0 {
+		return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: strings.Join(resets, "; ")}
+	}
+	observed := time.Now()
+	groups, err := t.readGroups(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	entries := t.pending
+	t.pending = nil
+	entries = append(entries, t.sourceEvents()...)
+	entries = append(entries, t.diffGroups(groups, observed)...)
+	t.LastPoll = observed
+	return entries, observed, nil
+}
+
+// Requeue puts entries a Poll returned back in front of what is pending,
+// for the next Poll to return again: the segment that held them was not
+// written.
+func (t *Tail) Requeue(entries []Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pending = append(slices.Clip(entries), t.pending...)
+}
+
+// Positions are the entries that say where every partition's tail stands.
+func (t *Tail) Positions() []Entry {
+	var out []Entry
+	views := slices.Collect(maps.Values(t.views))
+	if t.confV != nil {
+		views = append(views, t.confV)
+	}
+	sort.Slice(views, func(i, j int) bool { return views[i].name < views[j].name })
+	for _, v := range views {
+		for _, p := range sortedPartitions(v.parts) {
+			out = append(out, Entry{Kind: EntryPosition, Topic: v.name, Partition: p, Offset: v.parts[p].next})
+		}
+	}
+	return out
+}
+
+// checkTopics compares the topic IDs with the epoch's.
+func (t *Tail) checkTopics(ctx context.Context, names []string) error {
+	md, err := t.capt.adm.Metadata(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("read metadata of %v: %w", names, err)
+	}
+	for _, et := range t.topics {
+		td, ok := md.Topics[et.Name]
+		if !ok || td.Err != nil {
+			return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topic %q is gone", et.Name)}
+		}
+		if et.TopicID != "" && hex.EncodeToString(td.ID[:]) != et.TopicID {
+			return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
+		}
+	}
+	return nil
+}
+
+// readGroups reads the sink groups as a snapshot does.
+func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
+	conns := map[string]*Connector{}
+	for name := range t.conf.connectors {
+		c := t.conf.connector(name)
+		conns[name] = &c
+	}
+	gs, _, err := t.capt.captureGroups(ctx, conns, func(string) bool { return true }, false)
+	if err != nil {
+		return nil, err
+	}
+	// As a capture does; positions seen before are not fetched again.
+	t.capt.captureLastConsumed(ctx, gs)
+	out := make(map[string]SinkGroup, len(gs))
+	for _, g := range gs {
+		out[g.Group] = g
+	}
+	return out, nil
+}
+
+// sourceEvents turns the resets counted since the last Poll into events.
+func (t *Tail) sourceEvents() []Entry {
+	var out []Entry
+	for _, name := range slices.Sorted(maps.Keys(t.resets)) {
+		rc := t.resets[name]
+		if rc.tombstoned > 0 {
+			out = append(out, Entry{Kind: EntryEvent, Time: rc.first, Connector: name, Reason: EventSourceTombstoned, Count: int32(rc.tombstoned), Before: rc.first - 1})
+		}
+		if rc.rewound > 0 {
+			out = append(out, Entry{Kind: EntryEvent, Time: rc.first, Connector: name, Reason: EventSourceRewound, Count: int32(rc.rewound), Before: rc.first - 1})
+		}
+	}
+	clear(t.resets)
+	return out
+}
+
+// diffGroups returns the sink entries for what changed since the last
+// read, and the events it shows, and keeps groups as the last read.
+func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Entry {
+	at := ms(observed)
+	before := ms(t.LastPoll)
+	var out, events []Entry
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		g, old := groups[name], t.groups[name]
+		_, existed := t.groups[name]
+		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
+			out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+		}
+		was := map[sinkTP]SinkOffset{}
+		for _, o := range old.Offsets {
+			was[sinkTP{o.Topic, o.Partition}] = o
+		}
+		back, gone := 0, 0
+		for _, o := range g.Offsets {
+			k := sinkTP{o.Topic, o.Partition}
+			w, ok := was[k]
+			delete(was, k)
+			if ok && sameSinkOffset(w, o) {
+				continue
+			}
+			if ok && o.Offset < w.Offset {
+				back++
+			}
+			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
+		}
+		for _, k := range slices.SortedFunc(maps.Keys(was), cmpTP) {
+			gone++
+			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: k.topic, Partition: k.part, Time: at, Deleted: true})
+		}
+		conn := cmpOr(g.Connector, name)
+		if back > 0 {
+			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkRewound, Count: int32(back), Before: before})
+		}
+		if gone > 0 {
+			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkDeleted, Count: int32(gone), Before: before})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.groups)) {
+		if _, ok := groups[name]; ok {
+			continue
+		}
+		old := t.groups[name]
+		for _, o := range old.Offsets {
+			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
+		}
+		out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
+		if len(old.Offsets) > 0 {
+			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
+		}
+	}
+	t.groups = groups
+	return append(out, events...)
+}
+
+func cmpTP(a, b sinkTP) int {
+	if a.topic != b.topic {
+		return strings.Compare(a.topic, b.topic)
+	}
+	return int(a.part) - int(b.part)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// sameSinkOffset compares two sink offsets by value, LastConsumed too.
+func sameSinkOffset(a, b SinkOffset) bool {
+	la, lb := a.LastConsumed, b.LastConsumed
+	a.LastConsumed, b.LastConsumed = nil, nil
+	return a == b && (la == nil) == (lb == nil) && (la == nil || *la == *lb)
+}
