@@ -61,6 +61,9 @@ type Config struct {
 	// ProgressEvery, with Daemon.Progress, logs the progress of a run
 	// still going at this interval (see DefaultProgressEvery); 0 logs none.
 	ProgressEvery time.Duration
+	// Journal configures the continuous journal (see journal.go); it runs
+	// when Interval is positive and Daemon.Tail is set.
+	Journal JournalConfig
 }
 
 // Daemon takes snapshots on a schedule, applies retention after each, and
@@ -86,6 +89,8 @@ type Daemon struct {
 	Progress *snapshot.Progress
 	// Build labels offsetkeeper_build_info.
 	Build BuildInfo
+	// Tail reads the cluster for the journal; nil turns the journal off.
+	Tail *Tailer
 
 	once    sync.Once
 	m       *metrics
@@ -93,6 +98,10 @@ type Daemon struct {
 	live    liveness
 	lead    *leadership
 	running atomic.Bool
+	// jr is the journal, nil when off; wantSnapshot is how it asks the
+	// schedule loop for a snapshot to start an epoch from.
+	jr           *journal
+	wantSnapshot chan struct{}
 
 	mu      sync.Mutex // guards the fields below
 	status  runStatus
@@ -143,6 +152,11 @@ func (d *Daemon) init() {
 			}
 			return d.Store.List(ctx)
 		})
+		d.wantSnapshot = make(chan struct{}, 1)
+		if d.Config.Journal.Interval > 0 && d.Tail != nil {
+			d.jr = newJournal(d)
+			d.m.journalLagFn = d.jr.lag
+		}
 		d.lead = newLeadership(func(leading bool) {
 			if leading {
 				d.m.leader.Set(1)
@@ -236,6 +250,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer abortRuns()
 	var runs sync.WaitGroup
 
+	jctx, stopJournal := context.WithCancel(ctx)
+	defer stopJournal()
+	var journalDone sync.WaitGroup
+	if d.jr != nil {
+		journalDone.Add(1)
+		go func() { defer journalDone.Done(); d.jr.run(jctx) }()
+		log.Info("journal started", "interval", d.Config.Journal.Interval)
+	}
+
 	next := sched.Next(time.Now())
 	d.live.scheduled(next)
 	timer := time.NewTimer(time.Until(next))
@@ -253,6 +276,8 @@ loop:
 					d.trigger(runsCtx, &runs)
 				}
 			}
+		case <-d.wantSnapshot:
+			d.trigger(runsCtx, &runs)
 		case <-timer.C:
 			d.trigger(runsCtx, &runs)
 			// Next is strictly after its argument, so a tick never fires
@@ -269,6 +294,8 @@ loop:
 
 	d.live.scheduled(time.Time{})
 	log.Info("shutting down", "shutdown_timeout", d.shutdownTimeout())
+	stopJournal()
+	journalDone.Wait()
 	if !waitGroup(&runs, d.shutdownTimeout()) {
 		log.Warn("aborting the running snapshot", "shutdown_timeout", d.shutdownTimeout())
 		abortRuns()
@@ -483,6 +510,9 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	}
 	d.m.observeBackwards(counts)
 	d.prev, d.prevEpoch = cur, epoch
+	if d.jr != nil && len(snap.Scope) == 0 {
+		d.jr.stored(info)
+	}
 
 	if d.Config.Policy.Empty() {
 		return rep
@@ -494,6 +524,10 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	rep.kept, rep.removed, err = d.retain(ctx, info.ID)
 	if err != nil {
 		rep.result, rep.err = ResultFailure, fmt.Errorf("apply retention after storing snapshot %s: %w", info.ID, err)
+		return rep
+	}
+	if err := d.retainJournal(ctx); err != nil {
+		rep.result, rep.err = ResultFailure, fmt.Errorf("apply journal retention after storing snapshot %s: %w", info.ID, err)
 	}
 	return rep
 }

@@ -72,4 +72,19 @@
 // Replicas elect one leader only if they use the same group; the CLI
 // derives it from the store URL (DefaultLeaderGroup), so spell the URL
 // identically or set the group explicitly.
+//
+// # Journal
+//
+// With Config.Journal.Interval set and a [Tailer], the leader also keeps
+// the journal (journal.go, docs/journal.md): every interval it polls a
+// snapshot.Tail and writes what changed as one segment; every snapshot it
+// stores starts a new epoch; a snapshot.TailBreak (a record needed is
+// gone, a topic recreated or repartitioned) ends the epoch and asks the
+// schedule loop for a full snapshot at once. A new term continues the
+// newest epoch from the store, never from memory, so a standby that takes
+// over (or a restarted daemon) goes on without a gap. Two leaders in an
+// unclean handover cannot damage it: segments are written with
+// IfNotExist, and the one that loses the race continues from the store.
+// After retention the journal of epochs whose base snapshot is gone is
+// deleted, and ended epochs older than Journal.KeepWithin are merged.
 package daemon

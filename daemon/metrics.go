@@ -28,6 +28,13 @@ type metrics struct {
 	deletions   prometheus.Counter
 	backwards   *prometheus.GaugeVec
 	leader      prometheus.Gauge
+
+	journalFlush  prometheus.Gauge
+	journalBytes  prometheus.Counter
+	journalErrors prometheus.Counter
+	resetEvents   *prometheus.CounterVec
+	// journalLagFn reads the journal's lag; nil while there is no journal.
+	journalLagFn func() float64
 }
 
 func newMetrics() *metrics {
@@ -71,6 +78,35 @@ func newMetrics() *metrics {
 			Help: "1 while this daemon is the leader that takes snapshots, 0 while it stands by.",
 		}),
 	}
+	m.journalFlush = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "offsetkeeper_journal_last_flush_timestamp_seconds",
+		Help: "Unix time of the last journal segment this daemon wrote; 0 before the first.",
+	})
+	m.journalBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "offsetkeeper_journal_written_bytes_total",
+		Help: "Bytes of journal segments written.",
+	})
+	m.journalErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "offsetkeeper_journal_errors_total",
+		Help: "Journal flushes that failed (the next one continues from the store).",
+	})
+	m.resetEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "offsetkeeper_reset_events_total",
+		Help: "Resets the journal saw, by kind: source-tombstoned, source-rewound, sink-deleted, sink-rewound, connector-deleted.",
+	}, []string{"kind"})
+	for _, k := range snapshot.EventKinds {
+		m.resetEvents.WithLabelValues(k)
+	}
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "offsetkeeper_journal_lag_seconds",
+		Help: "Seconds since the moment up to which the journal is in the store (the last flush's read); 0 while the journal is off or before its first flush.",
+	}, func() float64 {
+		if m.journalLagFn == nil {
+			return 0
+		}
+		return m.journalLagFn()
+	})
+	m.reg.MustRegister(m.journalFlush, m.journalBytes, m.journalErrors, m.resetEvents, lag)
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -112,7 +112,16 @@ func (b *faultBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	objs, next, err := b.real.ListPage(ctx, opts.PageToken, max(opts.PageSize, 1000), &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
+	// Drivers get nil for the first page; the portable ListPage wants
+	// FirstPageToken (nil is its end of the listing).
+	token := opts.PageToken
+	if len(token) == 0 {
+		token = blob.FirstPageToken
+	}
+	objs, next, err := b.real.ListPage(ctx, token, max(opts.PageSize, 1000), &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
+	if errors.Is(err, io.EOF) {
+		return &driver.ListPage{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

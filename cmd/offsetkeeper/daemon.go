@@ -37,6 +37,9 @@ type daemonCmd struct {
 	leaderGroup    string
 	leaderTopic    string
 	leaderSession  time.Duration
+
+	journalInterval   time.Duration
+	journalKeepWithin withinFlag
 }
 
 func (c *daemonCmd) Flags(fs *flag.FlagSet) {
@@ -50,6 +53,9 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.leaderElection, "leader-election", true, "elect one leader among replicas through a Kafka consumer group; only the leader snapshots")
 	fs.StringVar(&c.leaderGroup, "leader-group", "", "consumer group of the leader election (default offsetkeeper-leader-<hash of --store>)")
 	fs.StringVar(&c.leaderTopic, "leader-topic", daemon.DefaultLeaderTopic, "one-partition topic the election group subscribes to; created if missing")
+	fs.DurationVar(&c.journalInterval, "journal-interval", daemon.DefaultJournalInterval, "how often the journal writes what changed (source records, sink offsets, configs) as one segment, for restore --at; 0 turns the journal off (see docs/journal.md)")
+	c.journalKeepWithin = withinFlag(daemon.DefaultJournalKeepWithin)
+	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep an ended epoch's raw journal segments (restore --at to any moment) this long, then merge them into one (restore --at inside it reaches only its start): 36h, 7d, 2w; 0 never merges")
 	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
 }
 
@@ -64,8 +70,8 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 {
-		return usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive")
+	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 || c.journalInterval < 0 {
+		return usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive, --journal-interval 0 (off) or positive")
 	}
 	creds, err := c.g.fromCredentials(os.Getenv("CREDENTIALS_DIRECTORY"))
 	if err != nil {
@@ -120,7 +126,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 				SessionTimeout: c.leaderSession,
 				ClientOpts:     kopts,
 			},
+			Journal: daemon.JournalConfig{Interval: c.journalInterval, KeepWithin: time.Duration(c.journalKeepWithin)},
 		},
+		Tail:  journalTailer(cl, opts),
 		Store: store,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			// Streamed: stored before the next run captures again.

@@ -19,14 +19,16 @@ import (
 var diffCommand = commandInfo{
 	name:    "diff",
 	summary: "compare a snapshot with another snapshot or with the live cluster, offset by offset",
-	usage: `<ID|latest> [<ID>|--live] [--connector NAME]... [--output text|json] [--exit-code]
+	usage: `<ID|latest>|--at TIME [<ID>|--at TIME2|--live] [--connector NAME]... [--output text|json] [--exit-code]
 
 Compares the first snapshot (old) with the second one, or with the live
 cluster when no second ID is given (--live says so explicitly), per connector
 and partition: sink offsets that moved forward or backward, source keys whose
 value changed, and offsets that appeared or vanished. --output json prints a
 JSON array of changes. The exit code is 0 whether or not they differ; with
---exit-code it is 1 when they differ, like git diff --exit-code.`,
+--exit-code it is 1 when they differ, like git diff --exit-code. --at TIME
+stands for the state at a moment from the journal (RFC 3339 or -15m; see
+docs/journal.md): diff --at T --live, diff --at T1 --at T2, diff ID --at T.`,
 	new: func(e *env) command { return &diffCmd{env: e} },
 }
 
@@ -40,6 +42,7 @@ type diffCmd struct {
 	output     string
 	exitCode   bool
 	timeout    time.Duration
+	at         listFlag
 }
 
 func (c *diffCmd) Flags(fs *flag.FlagSet) {
@@ -48,19 +51,21 @@ func (c *diffCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text or json (an array of changes)")
 	fs.BoolVar(&c.exitCode, "exit-code", false, "exit 1 when there are differences (default: exit 0 either way)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.Var(&c.at, "at", "compare the state at this moment (RFC 3339 or -15m; from the journal) instead of a snapshot; once for the old side, twice for both")
 	c.g.connect.register(fs)
 }
 
 func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	switch {
-	case len(args) == 0:
-		return usagef("missing snapshot ID (or latest)")
+	case len(args) == 0 && len(c.at) == 0:
+		return usagef("missing snapshot ID (or latest), or --at TIME")
 	case len(args) > 2:
 		return usagef("unexpected argument %q", args[2])
-	case len(args) == 2 && c.live:
+	case len(args)+len(c.at) > 2:
+		return usagef("diff compares two sides: give at most two of snapshot IDs and --at TIME")
+	case len(args)+len(c.at) == 2 && c.live:
 		return usagef("give a second snapshot ID or --live, not both")
-	}
-	if c.output != "text" && c.output != "json" {
+	case c.output != "text" && c.output != "json":
 		return usagef("--output %q: want text or json", c.output)
 	}
 	rc, err := c.g.connect.client()
@@ -74,11 +79,12 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	a, _, err := store.GetFor(ctx, args[0], c.connectors)
+	sides, err := c.sides(ctx, store, args)
 	if err != nil {
-		return fmt.Errorf("read snapshot %q: %w", args[0], err)
+		return err
 	}
-	b, bName, err := c.other(ctx, store, a, args)
+	a := sides[0]
+	b, bName, err := c.other(ctx, a, sides)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,7 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		defer fmt.Fprintf(w, "note: left out %s that only one side holds (a scoped or undo snapshot holds only its scope): %s\n",
 			plural(len(leftOut), "connector", "connectors"), strings.Join(leftOut, ", "))
 	}
-	if err := c.print(ctx, rc, a, b, bName, changes, len(args) == 1); err != nil {
+	if err := c.print(ctx, rc, a, b, bName, changes, len(sides) == 1); err != nil {
 		return err
 	}
 	if c.exitCode && len(changes) > 0 {
@@ -132,15 +138,35 @@ func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, a, b *snaps
 	return nil
 }
 
-// other reads the second side of the diff of a: the snapshot args[1], or
-// the live cluster. It returns it and the name to print for it.
-func (c *diffCmd) other(ctx context.Context, store *snapshot.Store, a *snapshot.Snapshot, args []string) (*snapshot.Snapshot, string, error) {
-	if len(args) == 2 {
-		b, _, err := store.GetFor(ctx, args[1], c.connectors)
+// sides reads the snapshots named, then the states --at names, in order.
+func (c *diffCmd) sides(ctx context.Context, store *snapshot.Store, args []string) ([]*snapshot.Snapshot, error) {
+	var out []*snapshot.Snapshot
+	for _, ref := range args {
+		s, _, err := store.GetFor(ctx, ref, c.connectors)
 		if err != nil {
-			return nil, "", fmt.Errorf("read snapshot %q: %w", args[1], err)
+			return nil, fmt.Errorf("read snapshot %q: %w", ref, err)
 		}
-		return b, b.ID, nil
+		out = append(out, s)
+	}
+	w := c.stdout
+	if c.output == "json" {
+		w = c.stderr
+	}
+	for _, at := range c.at {
+		s, err := stateAt(ctx, w, store, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// other is the second side of the diff of a: the second of sides, or the
+// live cluster. It returns it and the name to print for it.
+func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snapshot.Snapshot) (*snapshot.Snapshot, string, error) {
+	if len(sides) == 2 {
+		return sides[1], sides[1].ID, nil
 	}
 	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {

@@ -54,12 +54,17 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(infos)
 	}
+	// The journal's coverage is in list_journal.go (text only: the JSON
+	// array of snapshots stays as it is).
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIME\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
 	for _, i := range infos {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return c.coverage(ctx, store)
 }
 
 // scopeText is the SCOPE column of a snapshot: "all" for a full snapshot,

@@ -67,6 +67,7 @@ var commands = commandTable(
 	daemonCommand,
 	demoCommand,
 	diffCommand,
+	eventsCommand,
 	listCommand,
 	manCommand,
 	pruneCommand,
@@ -296,7 +297,7 @@ var perRun = map[string]bool{
 	"force": true, "allow-other-cluster": true, "dry-run": true,
 	"connector": true, "from-file": true, "output": true, "output-dir": true,
 	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
-	"resume": true, "at": true, "live": true, "exit-code": true,
+	"resume": true, "at": true, "live": true, "exit-code": true, "since": true,
 	"configmap-name": true, "configmap-namespace": true, "group": true,
 	// restore into another cluster (restore_translate.go), demo --migration
 	"translate": true, "mm2-source-alias": true, "mm2-target-alias": true, "source-brokers": true,

@@ -225,6 +225,14 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 		res.Removed++
 		c.log.Info("snapshot removed", "snapshot_id", d.ID, "kind", d.Kind, "created_at", d.CreatedAt, "why", strings.Join(d.Why, ", "))
 	}
+	// The journal of a removed snapshot's epoch goes with it.
+	epochs, err := store.PruneJournal(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, id := range epochs {
+		c.log.Info("journal removed with its base snapshot", "epoch", id)
+	}
 	return errs
 }
 

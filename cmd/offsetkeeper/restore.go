@@ -20,6 +20,7 @@ var restoreCommand = commandInfo{
        [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
        [--allow-other-cluster --translate mm2|timestamp [--mm2-source-alias ALIAS] [--source-brokers B]
         [--translate-margin D]] [--map-topic SRC=DST]... [--topic-prefix P] [--rename-connector OLD=NEW]...
+       --at TIME [--connector NAME]... [...the same flags]
        --from-file FILE [--connector NAME | --group G] [...the same flags]
 
 Compares the snapshot with the live cluster for each connector in scope (the
@@ -73,6 +74,12 @@ Java serialization magic AC ED 00 05; its exact key and value bytes); the
 partitions it names get its offsets (null removes one), the others stay.
 See docs/connect-rest.md.
 
+--at TIME restores the state at a moment from the daemon's journal: TIME is
+RFC 3339 (2026-12-01T09:14:03.250Z) or a negative duration from now (-15m);
+the plan first says how the state was made and how exact each part is. A
+TIME in the future, before anything restorable or inside a gap of the
+journal exits 1, writing nothing. See docs/journal.md.
+
 Into another cluster (docs/migrate.md): --translate translates each sink
 offset into the target's copy of its topic, by MirrorMaker 2's checkpoints
 (mm2: ALIAS.checkpoints.internal on the target; a group without checkpoints
@@ -103,6 +110,7 @@ type restoreCmd struct {
 	stopTimeout    time.Duration
 	via            string
 	fromFile       string
+	at             string // --at TIME, see at.go
 	output         string
 	group          string
 	// Moving offsets to another cluster, see restore_translate.go.
@@ -123,6 +131,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors: once the restore is verified, put back the connectors it stopped (resume, or pause those that were PAUSED)")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
+	fs.StringVar(&c.at, "at", "", "restore the state at this moment instead of a snapshot: RFC 3339 (2026-12-01T09:14:03Z) or a negative duration from now (-15m); from the journal (see docs/journal.md)")
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME), a kafka-consumer-groups CSV (group,topic,partition,offset) or a standalone worker's offsets file (offset.storage.file.filename)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
@@ -153,7 +162,16 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer store.Close()
 	var snap *snapshot.Snapshot
-	if c.fromFile == "" {
+	switch {
+	case c.at != "":
+		w := c.stdout // how the state was made: beside the plan, or on stderr beside JSON
+		if c.output == "json" {
+			w = c.stderr
+		}
+		if snap, err = stateAt(ctx, w, store, c.at); err != nil {
+			return withNothingWritten(err)
+		}
+	case c.fromFile == "":
 		if snap, err = readSnapshot(ctx, store, args[0], c.connectors); err != nil {
 			return err
 		}
@@ -212,8 +230,10 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 
 func (c *restoreCmd) checkUsage(args []string) error {
 	switch {
-	case len(args) == 0 && c.fromFile == "":
-		return usagef("missing snapshot ID (or latest), or --from-file FILE")
+	case c.at != "" && (len(args) > 0 || c.fromFile != ""):
+		return usagef("--at restores the state at a moment: give no snapshot ID and no --from-file with it")
+	case len(args) == 0 && c.fromFile == "" && c.at == "":
+		return usagef("missing snapshot ID (or latest), --at TIME, or --from-file FILE")
 	case len(args) > 0 && c.fromFile != "":
 		return usagef("unexpected argument %q: --from-file restores a file, not a snapshot", args[0])
 	case len(args) > 1:

@@ -19,7 +19,7 @@ import (
 var showCommand = commandInfo{
 	name:    "show",
 	summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, sink offsets as CSV, or a standalone worker's offsets file",
-	usage: `<ID|latest> [--connector NAME]... [--output text|json|connect-rest|csv|strimzi-configmap|standalone-file] [--output-dir DIR] [--connect-url URL...]
+	usage: `<ID|latest>|--at TIME [--connector NAME]... [--output text|json|connect-rest|csv|strimzi-configmap|standalone-file] [--output-dir DIR] [--connect-url URL...]
 
 --output connect-rest prints, for one --connector, exactly the body of
 Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
@@ -35,7 +35,9 @@ under offsets.json; see docs/restore.md). --output standalone-file writes
 the source offsets (every connector, or those named) as the offsets file of
 a standalone worker (offset.storage.file.filename: a Java-serialized
 HashMap<byte[],byte[]> of the exact key and value bytes), binary, to a
-redirected stdout: show ID --output standalone-file > connect.offsets.`,
+redirected stdout: show ID --output standalone-file > connect.offsets.
+--at TIME shows the state at a moment from the journal (RFC 3339 or -15m;
+see docs/journal.md) instead of a snapshot.`,
 	noKafka: true,
 	new:     func(e *env) command { return &showCmd{env: e} },
 }
@@ -46,18 +48,23 @@ type showCmd struct {
 	output     string
 	outputDir  string
 	strimzi    strimziFlags
+	at         string
 }
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "show only this connector; repeatable")
 	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset), strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector) or standalone-file (the source offsets as a standalone worker's offset.storage.file.filename; binary, so not to a terminal)")
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
+	fs.StringVar(&c.at, "at", "", "show the state at this moment instead of a snapshot: RFC 3339 or a negative duration from now (-15m); from the journal")
 	c.g.connect.register(fs)
 	c.strimzi.register(fs)
 }
 
 func (c *showCmd) Run(ctx context.Context, args []string) error {
-	if len(args) != 1 {
+	if c.at != "" && len(args) > 0 {
+		return usagef("--at shows the state at a moment: give no snapshot ID with it")
+	}
+	if len(args) != 1 && c.at == "" {
 		if len(args) == 0 {
 			return usagef("missing snapshot ID (or latest)")
 		}
@@ -88,7 +95,7 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	snap, _, err := store.GetFor(ctx, args[0], c.connectors)
+	snap, err := c.load(ctx, store, args)
 	if err != nil {
 		return err
 	}
@@ -128,6 +135,20 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	return showText(c.stdout, snap, c.connectors, rest)
+}
+
+// load reads the snapshot named, or the state --at names; how that state
+// was made goes to stdout for text output and to stderr otherwise.
+func (c *showCmd) load(ctx context.Context, store *snapshot.Store, args []string) (*snapshot.Snapshot, error) {
+	if c.at == "" {
+		snap, _, err := store.GetFor(ctx, args[0], c.connectors)
+		return snap, err
+	}
+	w := c.stderr
+	if c.output == "text" {
+		w = c.stdout
+	}
+	return stateAt(ctx, w, store, c.at)
 }
 
 // showText prints a summary of s; rest, when not nil, holds the connectors'

@@ -12,7 +12,7 @@ import (
 // verifyCommand is the verify entry of the command table (main.go).
 var verifyCommand = commandInfo{
 	name:    "verify",
-	summary: "re-read snapshots and check their checksums and decoding (all when no ID is given)",
+	summary: "re-read snapshots and check their checksums and decoding (all, and the journal's segments and their chain, when no ID is given)",
 	usage:   "[ID|latest]... [--output text|json]",
 	noKafka: true,
 	new:     func(e *env) command { return &verifyCmd{env: e} },
@@ -44,6 +44,8 @@ type verifyResult struct {
 	Checked   int        `json:"checked"`
 	Failed    int        `json:"failed"`
 	Snapshots []verified `json:"snapshots"`
+	// Journal is every journal epoch checked (verify without IDs).
+	Journal []verifiedEpoch `json:"journal,omitempty"`
 }
 
 func (c *verifyCmd) Run(ctx context.Context, args []string) error {
@@ -84,6 +86,12 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "ok   %s sha256:%s%s\n", info.ID, info.SHA256, note)
 		}
 	}
+	badEpochs := 0
+	if len(args) == 0 {
+		if res.Journal, badEpochs, err = c.journal(ctx, store); err != nil {
+			return err
+		}
+	}
 	if c.output == "json" {
 		if err := writeJSON(c.stdout, res); err != nil {
 			return err
@@ -91,7 +99,10 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 	} else if len(ids) == 0 {
 		fmt.Fprintln(c.stdout, "no snapshots in the store")
 	}
-	if res.Failed > 0 {
+	switch {
+	case badEpochs > 0:
+		return fmt.Errorf("verify: %d of %s and %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"), plural(badEpochs, "journal epoch", "journal epochs"))
+	case res.Failed > 0:
 		return fmt.Errorf("verify: %d of %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"))
 	}
 	return nil

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// coverage prints, after the snapshots, from when to when each journal
+// epoch can restore the cluster (restore --at).
+func (c *listCmd) coverage(ctx context.Context, store *snapshot.Store) error {
+	cov, err := store.JournalCoverage(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cov) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.stdout, "\njournal (restore --at TIME):")
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EPOCH\tFROM\tTO\tSEGMENTS\tSIZE\tSTATE")
+	for _, e := range cov {
+		state := "ok"
+		switch {
+		case !e.BaseExists:
+			state = "base snapshot gone: not restorable"
+		case e.Broken != "":
+			state = "broken after " + e.To.UTC().Format(time.RFC3339) + ": " + e.Broken
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", e.Epoch, e.From.UTC().Format(time.RFC3339Nano), e.To.UTC().Format(time.RFC3339Nano), e.Segments, e.Bytes, state)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,406 @@
+package daemon
+
+// This file is the journal: while it leads, the daemon tails the offsets
+// and config topics and reads the sink groups every Journal.Interval, and
+// writes what changed as one segment (see snapshot/journal*.go and
+// docs/journal.md). Each stored full snapshot starts a new epoch; so does
+// anything that breaks continuity, after a full snapshot the journal asks
+// the schedule loop for.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Journal defaults.
+const (
+	// DefaultJournalInterval is how often the journal flushes a segment.
+	DefaultJournalInterval = 10 * time.Second
+	// DefaultJournalKeepWithin is how long raw segments are kept.
+	DefaultJournalKeepWithin = 7 * 24 * time.Hour
+)
+
+// JournalConfig configures the journal. The zero value turns it off.
+type JournalConfig struct {
+	// Interval is how often the journal flushes; 0 turns it off.
+	Interval time.Duration
+	// KeepWithin is how long raw (level 0) segments of an epoch are kept
+	// once the epoch has ended, before retention merges them into one
+	// level 1 segment; 0 keeps them as long as their base snapshot.
+	KeepWithin time.Duration
+}
+
+// Tailer opens the journal's reads of the cluster; the CLI builds it over
+// its Kafka client and snapshot options.
+type Tailer struct {
+	// New returns a Tail continuing from state at the positions given.
+	New func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail
+	// Topics returns the topics an epoch based on snap tails.
+	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error)
+}
+
+// journal is the state of the journal loop. It is used by the loop's
+// goroutine only, except for based and the fields under mu.
+type journal struct {
+	d     *Daemon
+	based chan snapshot.Info // snapshots stored, to start an epoch from
+
+	tail      *snapshot.Tail
+	term      uint64
+	epoch     string
+	seq       uint64
+	digest    string
+	lastTime  time.Time // LastTime of the last segment written
+	lastWrite time.Time
+	// gapFrom, when set, starts the first segment after a resume with a
+	// gap marker: the sink groups were not observed since then.
+	gapFrom time.Time
+	// reason is why the next epoch starts; wanted says a snapshot was
+	// asked for it.
+	reason   string
+	wanted   bool
+	wantedAt time.Time
+	// quiet makes want record the reason only (a snapshot is coming).
+	quiet bool
+
+	mu      sync.Mutex
+	covered time.Time // the journal is in the store up to here
+}
+
+func newJournal(d *Daemon) *journal {
+	return &journal{d: d, based: make(chan snapshot.Info, 1)}
+}
+
+// stored hands a snapshot just stored to the journal (lossy: the newest wins).
+func (j *journal) stored(info snapshot.Info) {
+	for {
+		select {
+		case j.based <- info:
+			return
+		default:
+			select {
+			case <-j.based:
+			default:
+			}
+		}
+	}
+}
+
+// run flushes every interval until ctx ends.
+func (j *journal) run(ctx context.Context) {
+	t := time.NewTicker(j.d.Config.Journal.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			j.tick(ctx)
+		case info := <-j.based:
+			// The epoch going on ends with a last flush (one continued
+			// from the store covers the time the daemon was down); then
+			// the snapshot starts the next.
+			j.flushBeforeEpoch(ctx)
+			j.startEpoch(ctx, info)
+		}
+	}
+}
+
+func (j *journal) log() *slog.Logger { return j.d.log().With("component", "journal") }
+
+// tick is one flush: resume if needed, poll, write.
+func (j *journal) tick(ctx context.Context) {
+	lctx, term, done, ok := j.d.lead.start()
+	if !ok {
+		j.drop()
+		return
+	}
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, j.d.runTimeout())
+	defer cancel()
+	stop := context.AfterFunc(lctx, cancel)
+	defer stop()
+	if j.tail != nil && j.term != term {
+		j.drop() // a new term: continue from the store, not from memory
+	}
+	j.term = term
+	if j.tail == nil && !j.wanted {
+		j.resume(ctx)
+	}
+	if j.tail == nil {
+		if j.wanted && time.Since(j.wantedAt) > time.Minute {
+			j.want(j.reason) // the snapshot asked for failed: ask again
+		}
+		return
+	}
+	entries, observed, err := j.tail.Poll(ctx)
+	if err != nil {
+		j.broken(err)
+		return
+	}
+	j.write(ctx, entries, observed)
+}
+
+// flushBeforeEpoch is tick for the end of an epoch, when a snapshot has
+// just been stored: a journal not running continues from the store first
+// (to cover the time it was down), and nothing asks for a snapshot (a
+// break found now is the next epoch's reason). An epoch known to be
+// broken has nothing to flush.
+func (j *journal) flushBeforeEpoch(ctx context.Context) {
+	if j.wanted {
+		return
+	}
+	j.quiet = true
+	defer func() { j.quiet = false }()
+	if j.tail == nil {
+		lctx, _, done, ok := j.d.lead.start()
+		if !ok {
+			return
+		}
+		rctx, cancel := context.WithTimeout(ctx, j.d.runTimeout())
+		stop := context.AfterFunc(lctx, cancel)
+		j.resume(rctx)
+		stop()
+		cancel()
+		done()
+	}
+	if j.tail != nil {
+		j.tick(ctx)
+	}
+}
+
+// drop forgets the tail; the next tick continues from the store.
+func (j *journal) drop() { j.tail = nil }
+
+// broken handles a Poll error: a break ends the epoch and asks for a
+// snapshot; anything else (a broker or group read failing) keeps the tail,
+// whose next Poll goes on from where this one stopped.
+func (j *journal) broken(err error) {
+	var tb *snapshot.TailBreak
+	if errors.As(err, &tb) {
+		j.drop()
+		j.log().Warn("journal epoch ends: a full snapshot starts the next", "epoch", j.epoch, "reason", tb.Reason, "error", err)
+		j.want(tb.Reason)
+		return
+	}
+	j.d.m.journalErrors.Inc()
+	j.log().Error("journal flush", "epoch", j.epoch, "error", err)
+}
+
+// want asks the schedule loop for a snapshot that starts a new epoch.
+func (j *journal) want(reason string) {
+	j.reason = reason
+	if j.quiet {
+		return
+	}
+	j.wanted, j.wantedAt = true, time.Now()
+	select {
+	case j.d.wantSnapshot <- struct{}{}:
+	default:
+	}
+}
+
+// resume continues the newest epoch of the store, or asks for a snapshot.
+func (j *journal) resume(ctx context.Context) {
+	l, err := j.d.Store.ListJournal(ctx)
+	if err != nil {
+		j.log().Error("list journal", "error", err)
+		return
+	}
+	var newest *snapshot.EpochInfo
+	for i := range l.Epochs {
+		if l.Epochs[i].HasFile {
+			newest = &l.Epochs[i]
+		}
+	}
+	if newest == nil {
+		j.want(snapshot.EpochFirstRun)
+		return
+	}
+	head, err := j.d.Store.JournalHead(ctx, newest.ID)
+	if err != nil {
+		j.log().Warn("cannot continue the journal from the store: a full snapshot starts a new epoch", "epoch", newest.ID, "error", err)
+		j.want(snapshot.EpochNoContinue)
+		return
+	}
+	last := head.State.CreatedAt
+	if head.Last != nil {
+		last = head.Last.LastTime
+	}
+	tail := j.d.Tail.New(head.State, head.Positions, last)
+	if err := tail.Start(ctx); err != nil {
+		var tb *snapshot.TailBreak
+		if errors.As(err, &tb) {
+			j.log().Warn("cannot continue the journal: a full snapshot starts a new epoch", "epoch", newest.ID, "error", err)
+			j.want(tb.Reason)
+			return
+		}
+		j.log().Error("resume journal", "epoch", newest.ID, "error", err)
+		return
+	}
+	j.tail, j.epoch, j.reason = tail, newest.ID, ""
+	j.seq, j.digest, j.lastTime = 0, "", last
+	if head.Last != nil {
+		j.seq, j.digest = head.Last.LastSeq, head.Last.LastDigest
+	}
+	if time.Since(last) > 2*j.d.Config.Journal.Interval+snapshot.JournalHeartbeat {
+		j.gapFrom = last
+	}
+	j.log().Info("journal continues from the store", "epoch", j.epoch, "seq", j.seq, "since", last)
+}
+
+// startEpoch starts a new epoch from the snapshot just stored.
+func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
+	lctx, term, done, ok := j.d.lead.start()
+	if !ok {
+		return
+	}
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, j.d.runTimeout())
+	defer cancel()
+	stop := context.AfterFunc(lctx, cancel)
+	defer stop()
+	reason := snapshot.EpochSnapshot
+	if j.reason != "" {
+		reason = j.reason
+	}
+	snap, _, err := j.d.Store.Get(ctx, info.ID)
+	if err == nil {
+		err = j.begin(ctx, snap, reason, term)
+	}
+	if err != nil {
+		j.d.m.journalErrors.Inc()
+		j.log().Error("start journal epoch", "snapshot_id", info.ID, "error", err)
+		if j.tail == nil {
+			j.want(reason)
+		}
+		return
+	}
+	j.wanted, j.reason = false, ""
+	j.log().Info("journal epoch started", "epoch", j.epoch, "reason", reason)
+}
+
+func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, reason string, term uint64) error {
+	topics, err := j.d.Tail.Topics(ctx, snap)
+	if err != nil {
+		return err
+	}
+	ep := &snapshot.Epoch{ID: snap.ID, Reason: reason, StartedAt: time.Now().UTC(), Topics: topics}
+	if err := j.d.Store.PutEpoch(ctx, ep); err != nil && !errors.Is(err, snapshot.ErrExists) {
+		return err
+	}
+	tail := j.d.Tail.New(snap, topics, snap.CreatedAt)
+	if err := tail.Start(ctx); err != nil {
+		return err
+	}
+	j.tail, j.term, j.epoch = tail, term, snap.ID
+	j.seq, j.digest, j.lastTime, j.gapFrom = 0, "", snap.CreatedAt, time.Time{}
+	j.lastWrite = time.Time{}
+	return nil
+}
+
+// write stores entries as the next segment, or nothing when nothing
+// changed and a segment was written less than a heartbeat ago.
+func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
+	if len(entries) == 0 && j.gapFrom.IsZero() && time.Since(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
+		j.setCovered(observed)
+		return
+	}
+	if !j.gapFrom.IsZero() {
+		entries = append([]snapshot.Entry{{Kind: snapshot.EntryGap, Time: j.gapFrom.UnixMilli(), Until: observed.UnixMilli(), Reason: "the daemon was not journaling"}}, entries...)
+	}
+	first := j.lastTime
+	last := observed
+	if !last.After(first) {
+		last = first.Add(time.Millisecond)
+	}
+	seg := &snapshot.Segment{
+		Epoch: j.epoch, FirstSeq: j.seq + 1, LastSeq: j.seq + 1, FirstTime: first, LastTime: last,
+		PrevDigest: j.digest, Entries: append(entries, j.tail.Positions()...),
+	}
+	si, err := j.d.Store.PutSegment(ctx, seg)
+	if err != nil {
+		if errors.Is(err, snapshot.ErrExists) {
+			j.drop()
+			j.log().Warn("journal segment already written: another daemon writes this epoch; continuing from the store", "epoch", j.epoch, "seq", seg.FirstSeq)
+			return
+		}
+		// Nothing was stored: the next flush writes these entries too.
+		if j.gapFrom.IsZero() {
+			j.tail.Requeue(entries)
+		} else {
+			j.tail.Requeue(entries[1:]) // the gap marker is made again
+		}
+		j.d.m.journalErrors.Inc()
+		j.log().Error("write journal segment; the next flush retries", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+		return
+	}
+	j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, last, time.Now(), time.Time{}
+	j.setCovered(observed)
+	j.d.m.journalFlush.Set(float64(time.Now().UnixNano()) / 1e9)
+	j.d.m.journalBytes.Add(float64(si.Size))
+	events := 0
+	for _, e := range entries {
+		if e.Kind == snapshot.EntryEvent {
+			events++
+			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
+			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
+				"undo", "offsetkeeper restore --at "+time.UnixMilli(e.Before).UTC().Format(time.RFC3339Nano)+" --connector "+e.Connector)
+		}
+	}
+	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events, "size", si.Size)
+}
+
+func (j *journal) setCovered(t time.Time) {
+	j.mu.Lock()
+	j.covered = t
+	j.mu.Unlock()
+}
+
+// lag is how far the journal in the store is behind now, in seconds; 0
+// before the first flush.
+func (j *journal) lag() float64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.covered.IsZero() {
+		return 0
+	}
+	return time.Since(j.covered).Seconds()
+}
+
+// retainJournal deletes the journal of epochs whose base snapshot
+// retention removed (see snapshot.Store.PruneJournal), and merges the raw
+// segments of ended epochs whose last segment is older than
+// Journal.KeepWithin into one merged segment each.
+func (d *Daemon) retainJournal(ctx context.Context) error {
+	removed, err := d.Store.PruneJournal(ctx)
+	for _, id := range removed {
+		d.log().Debug("journal epoch removed with its base snapshot", "epoch", id)
+	}
+	if err != nil || d.Config.Journal.KeepWithin <= 0 {
+		return err
+	}
+	l, err := d.Store.ListJournal(ctx)
+	if err != nil {
+		return err
+	}
+	for i, e := range l.Epochs {
+		last, ok := e.Last()
+		if i == len(l.Epochs)-1 || !ok || last.Level > 0 || time.Since(last.LastTime) < d.Config.Journal.KeepWithin {
+			continue // the newest epoch may still be written
+		}
+		merged, err := d.Store.MergeEpoch(ctx, e)
+		if err != nil {
+			return err
+		}
+		if merged {
+			d.log().Debug("journal epoch merged", "epoch", e.ID, "segments", len(e.Segments))
+		}
+	}
+	return nil
+}
