@@ -38,6 +38,12 @@ var metrics = map[string]bool{
 	"offsetkeeper_store_snapshots":                   true,
 	"offsetkeeper_store_newest_snapshot_age_seconds": true,
 	"offsetkeeper_store_list_errors":                 true,
+	// The journal (daemon/journal.go).
+	"offsetkeeper_journal_lag_seconds":                  true,
+	"offsetkeeper_journal_last_flush_timestamp_seconds": true,
+	"offsetkeeper_journal_written_bytes_total":          true,
+	"offsetkeeper_journal_errors_total":                 true,
+	"offsetkeeper_reset_events_total":                   true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)
@@ -524,7 +530,7 @@ func TestAlerts(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld"} {
+	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen"} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)
 		}
