@@ -92,8 +92,15 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 			v.parts[o.Partition].set(o.Key, o.Value, o.Offset)
 		}
 	}
+	t.capt.lastConsumed = map[sinkPos]LastConsumed{}
 	for _, g := range state.SinkGroups {
 		t.groups[g.Group] = g
+		// The records the state read need not be read again.
+		for _, o := range g.Offsets {
+			if o.LastConsumed != nil {
+				t.capt.lastConsumed[sinkPos{o.Topic, o.Partition, o.Offset}] = *o.LastConsumed
+			}
+		}
 	}
 	return t
 }
