@@ -92,15 +92,8 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 			v.parts[o.Partition].set(o.Key, o.Value, o.Offset)
 		}
 	}
-	t.capt.lastConsumed = map[sinkPos]LastConsumed{}
 	for _, g := range state.SinkGroups {
-		t.groups[g.Group] = g
-		// The records the state read need not be read again.
-		for _, o := range g.Offsets {
-			if o.LastConsumed != nil {
-				t.capt.lastConsumed[sinkPos{o.Topic, o.Partition, o.Offset}] = *o.LastConsumed
-			}
-		}
+		t.groups[g.Group] = g // with the last consumed records the state read
 	}
 	return t
 }
@@ -381,8 +374,7 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As a capture does; positions seen before are not fetched again.
-	t.capt.captureLastConsumed(ctx, gs)
+	t.lastConsumed(ctx, gs)
 	out := make(map[string]SinkGroup, len(gs))
 	for _, g := range gs {
 		out[g.Group] = g
@@ -483,4 +475,48 @@ func sameSinkOffset(a, b SinkOffset) bool {
 	la, lb := a.LastConsumed, b.LastConsumed
 	a.LastConsumed, b.LastConsumed = nil, nil
 	return a == b && (la == nil) == (lb == nil) && (la == nil || *la == *lb)
+}
+
+// lastConsumed sets the sink offsets' LastConsumed as a capture does, from
+// the last read for a position that did not move (most of them, every
+// interval) and through the snapshot's read for the others.
+func (t *Tail) lastConsumed(ctx context.Context, gs []SinkGroup) {
+	var (
+		moved []SinkGroup
+		where [][2]int // group and offset index of each moved offset
+	)
+	for gi := range gs {
+		g := &gs[gi]
+		prev := t.groups[g.Group].Offsets // sorted like g.Offsets
+		var m SinkGroup
+		j := 0
+		for oi := range g.Offsets {
+			o := &g.Offsets[oi]
+			for j < len(prev) && cmpTP(sinkTP{prev[j].Topic, prev[j].Partition}, sinkTP{o.Topic, o.Partition}) < 0 {
+				j++
+			}
+			if j < len(prev) && prev[j].Topic == o.Topic && prev[j].Partition == o.Partition && prev[j].Offset == o.Offset {
+				o.LastConsumed = prev[j].LastConsumed
+				continue
+			}
+			m.Offsets = append(m.Offsets, *o)
+			where = append(where, [2]int{gi, oi})
+		}
+		if len(m.Offsets) > 0 {
+			m.Group = g.Group
+			moved = append(moved, m)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	t.capt.captureLastConsumed(ctx, moved)
+	k := 0
+	for _, m := range moved {
+		for _, o := range m.Offsets {
+			w := where[k]
+			gs[w[0]].Offsets[w[1]].LastConsumed = o.LastConsumed
+			k++
+		}
+	}
 }
