@@ -52,6 +52,11 @@ type Config struct {
 	// Listen is the HTTP address for health, readiness, metrics and the
 	// snapshot list; "" serves no HTTP. The CLI default is DefaultListen.
 	Listen string
+	// WebConfig is a Prometheus web config file (exporter-toolkit format:
+	// tls_server_config, basic_auth_users, http_server_config) applied to
+	// everything Listen serves; "" serves plain HTTP without auth. Check it
+	// with ValidateWebConfig before Run.
+	WebConfig string
 	// ShutdownTimeout is how long a snapshot running when Run's ctx is
 	// canceled may go on before it is aborted. Default
 	// DefaultShutdownTimeout.
@@ -214,7 +219,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := serveHTTP(srv, ln, d.Config.WebConfig, log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("serve http", "addr", ln.Addr().String(), "error", err)
 			}
 		}()

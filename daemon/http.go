@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -45,7 +47,6 @@ func (p *probe) check(ctx context.Context, fn func(context.Context) error) error
 
 // Handler serves the daemon's HTTP endpoints:
 //
-//	GET /               An HTML index linking the others.
 //	GET /healthz        200 while the process runs.
 //	GET /livez          200 while the scheduler ticks on time and no run
 //	                    outlives its timeouts by LivenessGrace; 503 with
@@ -57,9 +58,24 @@ func (p *probe) check(ctx context.Context, fn func(context.Context) error) error
 //	GET /metrics        Prometheus metrics (offsetkeeper_*, Go, process).
 //	GET /api/snapshots  The stored snapshots as a JSON array of
 //	                    snapshot.Info, oldest first.
+//	GET /               The page (package web): the connector board,
+//	                    /connectors/{name}, /timeline, /diff, and their
+//	                    JSON twins under /api/ (docs/web.md).
 func (d *Daemon) Handler() http.Handler {
 	d.init()
 	mux := http.NewServeMux()
+	if d.Store != nil {
+		src := web.Source{Store: d.Store, Refresh: d.Config.Journal.Interval, Logger: d.log().With("component", "web"),
+			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
+		if d.Kafka != nil {
+			src.LogEnd = d.logEnd
+		}
+		page, err := web.New(src)
+		if err != nil {
+			panic(err) // the embedded templates do not parse: a build defect
+		}
+		page.Register(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -68,7 +84,6 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", d.serveReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{Registry: d.m.reg}))
 	mux.HandleFunc("GET /api/snapshots", d.serveSnapshots)
-	mux.HandleFunc("GET /{$}", serveIndex)
 	return mux
 }
 
@@ -154,4 +169,25 @@ func (d *Daemon) serveSnapshots(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(infos)
+}
+
+// logEnd reads the log end offsets of topics for the page's sink lag.
+func (d *Daemon) logEnd(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	ends, err := kadm.NewClient(d.Kafka).ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets: %w", err)
+	}
+	out := map[string]map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			return
+		}
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]int64{}
+		}
+		out[o.Topic][o.Partition] = o.Offset
+	})
+	return out, nil
 }

@@ -152,19 +152,3 @@ func (d *Daemon) serveLive(w http.ResponseWriter, _ *http.Request) {
 	}
 	fmt.Fprintln(w, "ok")
 }
-
-// serveIndex answers / with links to the other endpoints.
-func serveIndex(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprint(w, `<!doctype html>
-<html><head><meta charset="utf-8"><title>offsetkeeper</title></head>
-<body><h1>offsetkeeper</h1>
-<ul>
-<li><a href="healthz">/healthz</a>: the process runs</li>
-<li><a href="livez">/livez</a>: the scheduler ticks on time</li>
-<li><a href="readyz">/readyz</a>: Kafka and the store answer, the last run succeeded</li>
-<li><a href="metrics">/metrics</a>: Prometheus metrics</li>
-<li><a href="api/snapshots">/api/snapshots</a>: the stored snapshots, JSON</li>
-</ul></body></html>
-`)
-}

@@ -74,7 +74,7 @@ func TestLivez(t *testing.T) {
 		t.Errorf("/livez of a running daemon = %d %q", code, body)
 	}
 	code, body := get(t, "http://"+d.Addr()+"/")
-	for _, link := range []string{`href="healthz"`, `href="livez"`, `href="readyz"`, `href="metrics"`, `href="api/snapshots"`} {
+	for _, link := range []string{`href="/healthz"`, `href="/livez"`, `href="/readyz"`, `href="/metrics"`, `href="/api/snapshots"`} {
 		if code != http.StatusOK || !strings.Contains(body, link) {
 			t.Errorf("/ = %d, lacks %s:\n%s", code, link, body)
 		}

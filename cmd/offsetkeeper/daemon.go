@@ -18,7 +18,7 @@ import (
 // daemonCommand is the daemon entry of the command table (main.go).
 var daemonCommand = commandInfo{
 	name:    "daemon",
-	summary: "take snapshots on a schedule, prune them, serve /healthz, /livez, /readyz, /metrics and /api/snapshots (see docs/daemon.md)",
+	summary: "take snapshots on a schedule, prune them, serve /healthz, /livez, /readyz, /metrics, /api/snapshots and the page at / (see docs/daemon.md, docs/web.md)",
 	usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
 	new:     func(e *env) command { return &daemonCmd{env: e} },
 }
@@ -31,6 +31,7 @@ type daemonCmd struct {
 	shutdownTimeout time.Duration
 	progressEvery   time.Duration
 	listen          string
+	webConfig       string
 	keep            policyFlags
 
 	leaderElection bool
@@ -49,6 +50,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", daemon.DefaultShutdownTimeout, "on SIGTERM or SIGINT, let a running snapshot finish for this long, then abort it (nothing is stored)")
 	fs.DurationVar(&c.progressEvery, "progress-every", daemon.DefaultProgressEvery, "log the phase and the records read so far of a run still going at this interval; 0 logs none")
 	fs.StringVar(&c.listen, "listen", daemon.DefaultListen, "HTTP address for /, /healthz, /livez, /readyz, /metrics and /api/snapshots; empty to serve none")
+	fs.StringVar(&c.webConfig, "web-config", "", "Prometheus web config file (exporter-toolkit format: tls_server_config, basic_auth_users with bcrypt hashes) for TLS and basic auth of everything --listen serves; see docs/web.md")
 	c.keep.register(fs)
 	fs.BoolVar(&c.leaderElection, "leader-election", true, "elect one leader among replicas through a Kafka consumer group; only the leader snapshots")
 	fs.StringVar(&c.leaderGroup, "leader-group", "", "consumer group of the leader election (default offsetkeeper-leader-<hash of --store>)")
@@ -65,6 +67,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	}
 	if _, err := daemon.ParseSchedule(c.schedule); err != nil {
 		return usagef("--schedule: %v", err)
+	}
+	if err := daemon.ValidateWebConfig(c.webConfig); err != nil {
+		return usagef("--web-config: %v", err)
 	}
 	policy, err := c.keep.policy()
 	if err != nil {
@@ -117,6 +122,7 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 			SkipImmediately: c.skipImmediately,
 			Policy:          policy,
 			Listen:          c.listen,
+			WebConfig:       c.webConfig,
 			ShutdownTimeout: c.shutdownTimeout,
 			ProgressEvery:   c.progressEvery,
 			Leader: daemon.LeaderConfig{

@@ -72,6 +72,7 @@ var commands = commandTable(
 	manCommand,
 	pruneCommand,
 	restoreCommand,
+	serveCommand,
 	showCommand,
 	snapshotCommand,
 	verifyCommand,

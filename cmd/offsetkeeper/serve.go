@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/daemon"
+	"github.com/offsetkeeper/offsetkeeper/daemon/web"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// serveCommand is the serve entry of the command table (main.go).
+var serveCommand = commandInfo{
+	name:    "serve",
+	summary: "serve the page (connector board, timeline, connector plots, diff; docs/web.md) from the store alone, read-only; --brokers adds sink lag",
+	usage:   "[--listen 127.0.0.1:9465] [--web-config FILE] [--store URL] [--brokers B]",
+	new:     func(e *env) command { return &serveCmd{env: e} },
+}
+
+type serveCmd struct {
+	*env
+	listen    string
+	webConfig string
+	refresh   time.Duration
+	window    time.Duration
+}
+
+func (c *serveCmd) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:9465", "HTTP address of the page")
+	fs.StringVar(&c.webConfig, "web-config", "", "Prometheus web config file (exporter-toolkit format) for TLS and basic auth of every path; see docs/web.md")
+	fs.DurationVar(&c.refresh, "refresh", 30*time.Second, "how often the board and timeline reload in the browser; 0 never")
+	fs.DurationVar(&c.window, "window", web.DefaultWindow, "how far back the sparklines and plots go")
+}
+
+func (c *serveCmd) Run(ctx context.Context, args []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	if c.refresh < 0 || c.window <= 0 {
+		return usagef("--refresh must be 0 or positive, --window positive")
+	}
+	if err := daemon.ValidateWebConfig(c.webConfig); err != nil {
+		return usagef("--web-config: %v", err)
+	}
+	store, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	src := web.Source{Store: store, Refresh: c.refresh, Window: c.window, Logger: c.log, Links: []string{"/healthz", "/api/snapshots"}}
+	if c.g.explicit("brokers") {
+		cl, _, err := c.g.kafkaClient(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		src.LogEnd = logEnds(cl)
+	}
+	page, err := web.New(src)
+	if err != nil {
+		return fmt.Errorf("load page templates: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /api/snapshots", snapshotList(store))
+	page.Register(mux)
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.listen, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	c.log.Info("serving the page", "addr", ln.Addr().String(), "store", c.g.store, "log_end", src.LogEnd != nil)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := daemon.ServeHTTP(srv, ln, c.webConfig, c.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", c.listen, err)
+	}
+	return nil
+}
+
+// snapshotList answers /api/snapshots as the daemon does: the store's
+// snapshots as a JSON array, oldest first.
+func snapshotList(store *snapshot.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		infos, err := store.List(r.Context())
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})
+			return
+		}
+		if infos == nil {
+			infos = []snapshot.Info{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(infos)
+	}
+}
+
+// logEnds reads log end offsets over cl, for the page's sink lag.
+func logEnds(cl *kgo.Client) func(context.Context, []string) (map[string]map[int32]int64, error) {
+	adm := kadm.NewClient(cl)
+	return func(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+		ends, err := adm.ListEndOffsets(ctx, topics...)
+		if err != nil {
+			return nil, fmt.Errorf("list end offsets: %w", err)
+		}
+		out := map[string]map[int32]int64{}
+		ends.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil {
+				if out[o.Topic] == nil {
+					out[o.Topic] = map[int32]int64{}
+				}
+				out[o.Topic][o.Partition] = o.Offset
+			}
+		})
+		return out, nil
+	}
+}

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Timeline is the store over time: snapshots, journal epochs, gaps and
+// resets; with At set, the restore plan for that moment.
+type Timeline struct {
+	Now       time.Time           `json:"now"`
+	From      time.Time           `json:"from"`
+	Snapshots []snapshot.Info     `json:"snapshots"`
+	Epochs    []snapshot.Coverage `json:"epochs"`
+	Gaps      []Gap               `json:"gaps"`
+	Events    []snapshot.Event    `json:"events"`
+	Plan      *Plan               `json:"plan,omitempty"`
+}
+
+// Plan is what `restore --at At [--connector C] --dry-run` would show:
+// the newest state (Before) against the state at At (After, what the
+// restore writes). The page only shows it; it never writes.
+type Plan struct {
+	At        time.Time `json:"at"`
+	Connector string    `json:"connector,omitempty"`
+	Command   string    `json:"command"`
+	Diff      *Diff     `json:"diff,omitempty"`
+	// Precision and Notes say how exact the state at At is.
+	Precision []string `json:"precision,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func (s *Server) timeline(w *world) *Timeline {
+	t := &Timeline{Now: w.now, From: w.from, Snapshots: []snapshot.Info{}, Epochs: []snapshot.Coverage{},
+		Gaps: s.journal(w).Gaps, Events: w.hist.events}
+	if t.Events == nil {
+		t.Events = []snapshot.Event{}
+	}
+	for _, info := range w.infos {
+		if !info.CreatedAt.Before(w.from) {
+			t.Snapshots = append(t.Snapshots, info)
+		}
+	}
+	for _, c := range w.coverage {
+		if !c.To.Before(w.from) {
+			t.Epochs = append(t.Epochs, c)
+		}
+	}
+	return t
+}
+
+// restoreCommand is the CLI command whose dry run the plan shows.
+func restoreCommand(at time.Time, connector string) string {
+	var b strings.Builder
+	b.WriteString("offsetkeeper restore --at ")
+	b.WriteString(at.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	if connector != "" {
+		b.WriteString(" --connector ")
+		b.WriteString(shellQuote(connector))
+	}
+	b.WriteString(" --dry-run")
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' || r == ',' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')) {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// plan computes the restore plan for at: the newest state against the
+// state at at, limited to connector when set.
+func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan {
+	p := &Plan{At: at, Connector: connector, Command: restoreCommand(at, connector)}
+	now, err := s.resolve(ctx, "live")
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	st, si, err := s.src.Store.StateAt(ctx, at)
+	if err != nil {
+		p.Error = "read state at " + at.UTC().Format(time.RFC3339Nano) + ": " + err.Error()
+		return p
+	}
+	then := diffSide{st, Moment{Ref: at.UTC().Format(time.RFC3339Nano), At: at, Base: si.Base.ID, Epoch: si.Epoch}}
+	p.Diff = diff(now, then, connector)
+	p.Precision, p.Notes = si.Precision, si.Notes
+	if si.Fallback {
+		p.Notes = append(p.Notes, "no journal covers this moment: the state is snapshot "+si.Base.ID)
+	}
+	return p
+}
