@@ -267,3 +267,56 @@ func getJSON(t *testing.T, u string, v any) {
 		t.Fatalf("GET %s: %v\n%.500s", u, err, body)
 	}
 }
+
+// The board at 1,000 connectors, measured once for docs/benchmarks.md
+// (OFFSETKEEPER_PAGE_BENCH=1; nothing is asserted about the figures):
+// the size of GET /, the server's time to answer it, and Chromium's time
+// to load and lay it out.
+func TestBoardAt1000Connectors(t *testing.T) {
+	if os.Getenv("OFFSETKEEPER_PAGE_BENCH") == "" {
+		t.Skip("a measurement: run with OFFSETKEEPER_PAGE_BENCH=1")
+	}
+	b := newBrowser(t)
+	spec := connectdemo.DefaultSpec()
+	spec.ExtraFileConnectors, spec.ExtraSinkGroups, spec.GroupPartitions = 500, 484, 4
+	c := newCluster(t, &spec)
+	for range 3 {
+		c.snapshot()
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	var stderr lockedBuffer
+	go func() {
+		exit <- run(ctx, []string{"serve", "--store", c.store, "--listen", addr, "--refresh", "0"}, &lockedBuffer{}, &stderr)
+	}()
+	t.Cleanup(func() { cancel(); <-exit })
+	base := "http://" + addr
+	var code int
+	var body string
+	var err error
+	var cold time.Duration
+	for range 100 {
+		start := time.Now()
+		if code, body, err = httpGet(base + "/"); err == nil {
+			cold = time.Since(start)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code != 200 {
+		t.Fatalf("GET /: %d %v %s", code, err, stderr.String())
+	}
+	time.Sleep(2100 * time.Millisecond) // past the page's cache: measure a full read
+	start := time.Now()
+	_, body, _ = httpGet(base + "/")
+	server := time.Since(start)
+	rows := strings.Count(body, `<tr class="row `)
+	time.Sleep(2100 * time.Millisecond)
+	got := b.load(t, base+"/", "board-1000", map[string]string{
+		"rows": `document.querySelectorAll("tr.row").length`,
+		"ms":   `Math.round(performance.getEntriesByType("navigation")[0].loadEventEnd)`,
+	})
+	t.Logf("board at %d connectors: %d bytes of HTML (%d rows), server %v cold (reads the 3 snapshots), %v warm (store listed and read again, snapshots cached), browser load event at %d ms (%d rows laid out)",
+		rows, len(body), rows, cold.Round(time.Millisecond), server.Round(time.Millisecond), got["ms"], got["rows"])
+}

@@ -161,6 +161,7 @@ func progress(w *world, r *ConnectorRow) []Point {
 			continue
 		}
 		changes = append(changes, s.Changes...)
+		changes = append(changes, s.Removed...)
 		if f := firstField(s); f != "" {
 			firsts = append(firsts, s.Fields[f])
 		}

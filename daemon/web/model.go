@@ -51,6 +51,7 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	if w.coverage, err = s.src.Store.JournalCoverage(ctx); err != nil {
 		return nil, fmt.Errorf("read journal coverage: %w", err)
 	}
+	w.from = dataFrom(w)
 	w.hist = newHistory(w.from, now)
 	if err := w.hist.readJournal(ctx, s.src.Store); err != nil {
 		return nil, err
@@ -97,6 +98,31 @@ func (s *Server) addSnapshots(ctx context.Context, w *world) {
 		w.hist.addState(snap, info.CreatedAt)
 	}
 	s.snaps.keep(ids)
+}
+
+// dataFrom is where the plots start: the window's start, or later when
+// the store holds nothing that old (a new store's plots are not squeezed
+// into the right edge of 24 hours).
+func dataFrom(w *world) time.Time {
+	first := w.now
+	for _, info := range w.infos {
+		if !info.CreatedAt.Before(w.from) && info.CreatedAt.Before(first) {
+			first = info.CreatedAt
+		}
+	}
+	for _, c := range w.coverage {
+		if !c.To.Before(w.from) && c.From.Before(first) {
+			first = c.From
+		}
+	}
+	if first.Before(w.from) {
+		return w.from
+	}
+	span := w.now.Sub(first)
+	if span < time.Minute {
+		span = time.Minute
+	}
+	return first.Add(-span / 20).Truncate(time.Second)
 }
 
 func sinkTopics(s *snapshot.Snapshot) []string {

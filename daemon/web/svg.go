@@ -14,6 +14,7 @@ import (
 
 var funcs = template.FuncMap{
 	"ago":       ago,
+	"span":      func(from, to time.Time) string { return to.Sub(from).Round(time.Second).String() },
 	"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"rfc3339":   func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") },
 	"sparkline": sparkline,
@@ -144,6 +145,7 @@ func plot(pp PartitionPlot, from, to time.Time, events []snapshot.Event, gaps []
 		last := pp.Points[len(pp.Points)-1]
 		xe, ye, yc := sc.x(to), sc.y(float64(*pp.LogEnd)), sc.y(last.V)
 		fmt.Fprintf(&b, `<path class="lag" d="M%.1f %.1fL%.1f %.1fL%.1f %.1fZ"><title>lag %d</title></path>`, sc.x(last.T), yc, xe, ye, xe, yc, *pp.Lag)
+		fmt.Fprintf(&b, `<line class="logendline" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, sc.x0, xe, ye, ye)
 		fmt.Fprintf(&b, `<circle class="logend" r="3.5" cx="%.1f" cy="%.1f"><title>log end %d</title></circle>`, xe, ye, *pp.LogEnd)
 	}
 	if len(pp.Points) > 0 {
@@ -190,10 +192,11 @@ func eventStatusClass(kind string) string { return strings.ToLower(eventStatus(k
 // axes draws the frame, time ticks and, when values, the value range.
 func axes(b *strings.Builder, sc scale, values bool) {
 	fmt.Fprintf(b, `<rect class="frame" x="%.0f" y="%.0f" width="%.0f" height="%.0f"/>`, sc.x0, sc.y0, sc.w, sc.h)
-	for _, t := range ticks(sc.from, sc.to) {
+	ts, layout := ticks(sc.from, sc.to)
+	for _, t := range ts {
 		x := sc.x(t)
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f"/><text class="tick" x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
-			x, x, sc.y0, sc.y0+sc.h, x, sc.y0+sc.h+15, t.Format("15:04"))
+			x, x, sc.y0, sc.y0+sc.h, x, sc.y0+sc.h+15, t.Format(layout))
 	}
 	if values {
 		fmt.Fprintf(b, `<text class="tick" x="%.0f" y="%.0f" text-anchor="end">%s</text>`, sc.x0-6, sc.y0+9, short(sc.hi))
@@ -201,21 +204,27 @@ func axes(b *strings.Builder, sc scale, values bool) {
 	}
 }
 
-// ticks are round times across [from, to], four to eight of them.
-func ticks(from, to time.Time) []time.Time {
+// ticks are round times across [from, to], at most eight of them, and
+// the layout of their labels.
+func ticks(from, to time.Time) ([]time.Time, string) {
 	span := to.Sub(from)
-	step := time.Minute
-	for _, s := range []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour} {
-		step = s
+	step := 24 * time.Hour
+	for _, s := range []time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
+		15 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour} {
 		if span/s <= 8 {
+			step = s
 			break
 		}
+	}
+	layout := "15:04"
+	if step < time.Minute {
+		layout = "15:04:05"
 	}
 	var out []time.Time
 	for t := from.Truncate(step).Add(step); t.Before(to); t = t.Add(step) {
 		out = append(out, t)
 	}
-	return out
+	return out, layout
 }
 
 // short writes a value in at most about seven characters.
