@@ -1,0 +1,134 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// With the journal off the page works from snapshots alone: the board
+// lists every connector, the sparklines have a point per snapshot, the
+// diff of two snapshots shows a sink moved forward, the timeline's plan
+// falls back to a snapshot, and no log end is claimed.
+func TestSnapshotsOnly(t *testing.T) {
+	ctx := context.Background()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Stop()
+	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	put := func() snapshot.Info {
+		snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := store.Put(ctx, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	first := put()
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "clicks", Partition: 0, At: 90, LeaderEpoch: -1})
+	if _, err := kadm.NewClient(cl).CommitOffsets(ctx, connectdemo.GroupSinkS3, offs); err != nil {
+		t.Fatal(err)
+	}
+	second := put()
+
+	s, err := New(Source{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	get := func(path string, v any) string {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		if v != nil {
+			if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+		}
+		return rec.Body.String()
+	}
+	var b Board
+	get("/api/connectors", &b)
+	if b.Journal.On || b.LogEnd || len(b.Connectors) < 14 || b.Counts[StatusOK] != len(b.Connectors) {
+		t.Fatalf("board: journal %+v, log end %v, %d connectors, counts %v", b.Journal, b.LogEnd, len(b.Connectors), b.Counts)
+	}
+	for _, r := range b.Connectors {
+		if r.Name == connectdemo.ConnSinkS3 && (len(r.Progress) < 2 || r.Progress[len(r.Progress)-1].V <= r.Progress[0].V || r.Lag != nil) {
+			t.Errorf("%s: progress %v, lag %v; want it to rise over the two snapshots, and no lag without brokers", r.Name, r.Progress, r.Lag)
+		}
+	}
+	html := get("/", nil)
+	if !strings.Contains(html, "journal off: snapshots only") || !strings.Contains(html, "no brokers: committed offsets only") {
+		t.Errorf("board does not say it works from snapshots only, without brokers")
+	}
+	var d Diff
+	get("/api/diff?from="+first.ID+"&to="+second.ID, &d)
+	if len(d.Connectors) != 1 || d.Connectors[0].Name != connectdemo.ConnSinkS3 || d.Connectors[0].Rows[0].Verdict != MovedForward {
+		t.Errorf("diff %s → %s: %+v", first.ID, second.ID, d.Connectors)
+	}
+	var tl Timeline
+	get("/api/timeline?at="+first.CreatedAt.Add(time.Millisecond).Format(time.RFC3339Nano)+"&connector="+connectdemo.ConnSinkS3, &tl)
+	if len(tl.Snapshots) != 2 || tl.Plan == nil || tl.Plan.Diff == nil || tl.Plan.Diff.Counts[MovedBackward] != 1 {
+		t.Errorf("timeline: %d snapshots, plan %+v", len(tl.Snapshots), tl.Plan)
+	}
+	get("/connectors/"+connectdemo.ConnSinkS3, nil)
+	get("/timeline", nil)
+	get("/diff?from="+first.ID, nil)
+}
+
+// The plotted positions of the known connectors, SQL Server LSNs in order.
+func TestPositions(t *testing.T) {
+	for v, want := range map[string]map[string]float64{
+		`{"ts_sec":1700000000,"file":"mysql-bin.000003","pos":154}`: {"pos": 154, "ts_sec": 1700000000},
+		`{"lsn":23970112,"ts_usec":1700000000773000,"txId":773}`:   {"lsn": 23970112, "ts_usec": 1700000000773000},
+		`{"incrementing":1400}`:  {"incrementing": 1400},
+		`{"position":42}`:        {"position": 42},
+		`{"resume_token":"x"}`:   {},
+		`{"offset":7,"pos":"x"}`: {"offset": 7},
+	} {
+		got := positions([]byte(v))
+		if len(got) != len(want) {
+			t.Errorf("positions(%s) = %v, want %v", v, got, want)
+		}
+		for f, x := range want {
+			if got[f] != x {
+				t.Errorf("positions(%s)[%s] = %v, want %v", v, f, got[f], x)
+			}
+		}
+	}
+	a := positions([]byte(`{"commit_lsn":"0000002a:00000120:0003"}`))["commit_lsn"]
+	b := positions([]byte(`{"commit_lsn":"0000002a:00000121:0001"}`))["commit_lsn"]
+	if a == 0 || b <= a {
+		t.Errorf("SQL Server LSNs: %v then %v, want increasing", a, b)
+	}
+}
