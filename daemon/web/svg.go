@@ -14,6 +14,7 @@ import (
 
 var funcs = template.FuncMap{
 	"ago":       ago,
+	"clock":     clock,
 	"span":      func(from, to time.Time) string { return to.Sub(from).Round(time.Second).String() },
 	"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"rfc3339":   func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") },
@@ -43,6 +44,15 @@ func ago(t time.Time) string {
 		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// clock writes t short: the time alone when it is today (UTC).
+func clock(t time.Time) string {
+	t = t.UTC()
+	if t.Format("2006-01-02") == time.Now().UTC().Format("2006-01-02") {
+		return t.Format("15:04:05")
+	}
+	return t.Format("Jan 02 15:04")
 }
 
 // scale maps a time span and a value range onto a box.
@@ -78,6 +88,10 @@ func valueRange(pts []Point, extra ...float64) (lo, hi float64) {
 	}
 	if math.IsInf(lo, 0) {
 		return 0, 1
+	}
+	if lo == hi { // a flat line sits in the middle of a range around it
+		pad := math.Max(1, math.Abs(lo)*0.05)
+		return lo - pad, hi + pad
 	}
 	return lo, hi
 }
