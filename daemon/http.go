@@ -65,7 +65,7 @@ func (d *Daemon) Handler() http.Handler {
 	d.init()
 	mux := http.NewServeMux()
 	if d.Store != nil {
-		src := web.Source{Store: d.Store, Refresh: d.Config.Journal.Interval, Logger: d.log().With("component", "web"),
+		src := web.Source{Store: d.Store, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
 		if d.Kafka != nil {
 			src.LogEnd = d.logEnd

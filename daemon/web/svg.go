@@ -57,8 +57,8 @@ func clock(t time.Time) string {
 
 // scale maps a time span and a value range onto a box.
 type scale struct {
-	from, to   time.Time
-	lo, hi     float64
+	from, to     time.Time
+	lo, hi       float64
 	x0, w, y0, h float64
 }
 

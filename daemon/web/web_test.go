@@ -110,11 +110,11 @@ func TestSnapshotsOnly(t *testing.T) {
 func TestPositions(t *testing.T) {
 	for v, want := range map[string]map[string]float64{
 		`{"ts_sec":1700000000,"file":"mysql-bin.000003","pos":154}`: {"pos": 154, "ts_sec": 1700000000},
-		`{"lsn":23970112,"ts_usec":1700000000773000,"txId":773}`:   {"lsn": 23970112, "ts_usec": 1700000000773000},
-		`{"incrementing":1400}`:  {"incrementing": 1400},
-		`{"position":42}`:        {"position": 42},
-		`{"resume_token":"x"}`:   {},
-		`{"offset":7,"pos":"x"}`: {"offset": 7},
+		`{"lsn":23970112,"ts_usec":1700000000773000,"txId":773}`:    {"lsn": 23970112, "ts_usec": 1700000000773000},
+		`{"incrementing":1400}`:                                     {"incrementing": 1400},
+		`{"position":42}`:                                           {"position": 42},
+		`{"resume_token":"x"}`:                                      {},
+		`{"offset":7,"pos":"x"}`:                                    {"offset": 7},
 	} {
 		got := positions([]byte(v))
 		if len(got) != len(want) {
