@@ -150,17 +150,68 @@ func (h *history) source(key []byte, value []byte, t time.Time) {
 	}
 }
 
+// segData is what the page keeps of one journal segment: segments are
+// immutable, so it is read once and reused while it is in the window.
+type segData struct {
+	entries []snapshot.Entry // sink, source, gap and event entries; values kept
+	epoch   string
+	lastSeq uint64
+}
+
+// segCache holds segData by segment key.
+type segCache struct {
+	mu sync.Mutex
+	m  map[string]*segData
+}
+
+// read returns the kept part of segment si, reading it if not cached.
+func (c *segCache) read(ctx context.Context, store *snapshot.Store, epoch string, si snapshot.SegmentInfo) (*segData, error) {
+	c.mu.Lock()
+	d, ok := c.m[si.Key]
+	c.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	seg, err := store.ReadSegment(ctx, si)
+	if err != nil {
+		return nil, fmt.Errorf("read journal segment %s: %w", si.Key, err)
+	}
+	d = &segData{epoch: epoch, lastSeq: seg.LastSeq}
+	for _, en := range seg.Entries {
+		switch en.Kind {
+		case snapshot.EntrySink, snapshot.EntrySource, snapshot.EntryGap, snapshot.EntryEvent:
+			en.Conn = nil
+			d.entries = append(d.entries, en)
+		}
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]*segData{}
+	}
+	c.m[si.Key] = d
+	c.mu.Unlock()
+	return d, nil
+}
+
+// keep drops the cached segments whose keys are not in keys.
+func (c *segCache) keep(keys map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if !keys[k] {
+			delete(c.m, k)
+		}
+	}
+}
+
 // readJournal adds the journal's records in [h.from, h.to] to h.
-func (h *history) readJournal(ctx context.Context, store *snapshot.Store) error {
+func (h *history) readJournal(ctx context.Context, store *snapshot.Store, cache *segCache) error {
 	l, err := store.ListJournal(ctx)
 	if err != nil {
 		return fmt.Errorf("list journal: %w", err)
 	}
 	h.journal = len(l.Epochs) > 0
-	type evKey struct {
-		conn, group, kind string
-		before            time.Time
-	}
+	keys := map[string]bool{}
 	seen := map[evKey]bool{}
 	for _, e := range l.Epochs {
 		chain, _ := e.Chain()
@@ -168,42 +219,76 @@ func (h *history) readJournal(ctx context.Context, store *snapshot.Store) error 
 			if si.LastTime.Before(h.from) {
 				continue
 			}
-			seg, err := store.ReadSegment(ctx, si)
+			keys[si.Key] = true
+			d, err := cache.read(ctx, store, e.ID, si)
 			if err != nil {
-				return fmt.Errorf("read journal segment %s: %w", si.Key, err)
+				return err
 			}
-			for i := range seg.Entries {
-				en := &seg.Entries[i]
-				t := time.UnixMilli(en.Time).UTC()
-				if t.Before(h.from) && en.Kind != snapshot.EntryGap {
-					continue
-				}
-				switch en.Kind {
-				case snapshot.EntrySink:
-					if !en.Deleted {
-						h.sink(en.Group, tp{en.Topic, en.Partition}, Point{t, float64(en.Offset)})
-					}
-				case snapshot.EntrySource:
-					h.source(en.Key, en.Value, t)
-				case snapshot.EntryGap:
-					until := time.UnixMilli(en.Until).UTC()
-					if !until.Before(h.from) {
-						h.gaps = append(h.gaps, Gap{From: t, To: until, Reason: en.Reason})
-					}
-				case snapshot.EntryEvent:
-					ev := snapshot.Event{Time: t, Connector: en.Connector, Group: en.Group, Kind: en.Reason,
-						Count: int(en.Count), Before: time.UnixMilli(en.Before).UTC(), Epoch: e.ID, Segment: seg.LastSeq}
-					k := evKey{ev.Connector, ev.Group, ev.Kind, ev.Before}
-					if !seen[k] {
-						seen[k] = true
-						h.events = append(h.events, ev)
-					}
-				}
+			h.addSegment(d, seen)
+		}
+	}
+	cache.keep(keys)
+	slices.SortStableFunc(h.events, func(a, b snapshot.Event) int { return a.Time.Compare(b.Time) })
+	return nil
+}
+
+// evKey identifies an event: epochs overlap, so two may record one reset.
+type evKey struct {
+	conn, group, kind string
+	before            time.Time
+}
+
+func (h *history) addSegment(d *segData, seen map[evKey]bool) {
+	for i := range d.entries {
+		en := &d.entries[i]
+		t := time.UnixMilli(en.Time).UTC()
+		if t.Before(h.from) && en.Kind != snapshot.EntryGap {
+			continue
+		}
+		switch en.Kind {
+		case snapshot.EntrySink:
+			if !en.Deleted {
+				h.sink(en.Group, tp{en.Topic, en.Partition}, Point{t, float64(en.Offset)})
+			}
+		case snapshot.EntrySource:
+			h.source(en.Key, en.Value, t)
+		case snapshot.EntryGap:
+			until := time.UnixMilli(en.Until).UTC()
+			if !until.Before(h.from) {
+				h.gaps = append(h.gaps, Gap{From: t, To: until, Reason: en.Reason})
+			}
+		case snapshot.EntryEvent:
+			ev := snapshot.Event{Time: t, Connector: en.Connector, Group: en.Group, Kind: en.Reason,
+				Count: int(en.Count), Before: time.UnixMilli(en.Before).UTC(), Epoch: d.epoch, Segment: d.lastSeq}
+			k := evKey{ev.Connector, ev.Group, ev.Kind, ev.Before}
+			if !seen[k] {
+				seen[k] = true
+				h.events = append(h.events, ev)
 			}
 		}
 	}
-	slices.SortStableFunc(h.events, func(a, b snapshot.Event) int { return a.Time.Compare(b.Time) })
-	return nil
+}
+
+// coverageGaps adds to h the spans of the window no epoch covers: between
+// epochs that do not meet, and from the journal's end to now when it has
+// stopped.
+func (h *history) coverageGaps(cov []snapshot.Coverage, now time.Time) {
+	if len(cov) == 0 {
+		return
+	}
+	end := cov[0].To
+	for _, c := range cov[1:] {
+		if c.From.Sub(end) > snapshot.JournalLive && c.From.After(h.from) {
+			h.gaps = append(h.gaps, Gap{From: end, To: c.From, Reason: "no journal epoch covers this span"})
+		}
+		if c.To.After(end) {
+			end = c.To
+		}
+	}
+	if now.Sub(end) > snapshot.JournalLive {
+		h.gaps = append(h.gaps, Gap{From: end, To: now, Reason: "the journal has written nothing since (is the daemon running?)"})
+	}
+	slices.SortFunc(h.gaps, func(a, b Gap) int { return a.From.Compare(b.From) })
 }
 
 // addState adds what a snapshot (or a state) holds as observations at t.

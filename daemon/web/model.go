@@ -53,9 +53,10 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	}
 	w.from = dataFrom(w)
 	w.hist = newHistory(w.from, now)
-	if err := w.hist.readJournal(ctx, s.src.Store); err != nil {
+	if err := w.hist.readJournal(ctx, s.src.Store, &s.segs); err != nil {
 		return nil, err
 	}
+	w.hist.coverageGaps(w.coverage, now)
 	if len(w.infos) > 0 {
 		w.state, w.stateAt, err = s.src.Store.StateAt(ctx, now)
 		if err != nil {

@@ -57,6 +57,7 @@ type Server struct {
 	src   Source
 	tmpl  *template.Template
 	snaps snapCache
+	segs  segCache
 
 	mu     sync.Mutex
 	cached *world
