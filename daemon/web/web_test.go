@@ -132,3 +132,41 @@ func TestPositions(t *testing.T) {
 		t.Errorf("SQL Server LSNs: %v then %v, want increasing", a, b)
 	}
 }
+
+// Spans no epoch covers, and a journal that stopped, are gaps; epochs
+// that overlap (each starts from a snapshot taken while the last ran)
+// are not.
+func TestCoverageGaps(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	h := newHistory(t0, t0.Add(3*time.Hour))
+	h.coverageGaps([]snapshot.Coverage{
+		{Epoch: "a", From: t0, To: t0.Add(time.Hour)},
+		{Epoch: "b", From: t0.Add(time.Hour - time.Minute), To: t0.Add(90 * time.Minute)},
+		{Epoch: "c", From: t0.Add(2 * time.Hour), To: t0.Add(150 * time.Minute)},
+	}, t0.Add(3*time.Hour))
+	if len(h.gaps) != 2 || !h.gaps[0].From.Equal(t0.Add(90*time.Minute)) || !h.gaps[0].To.Equal(t0.Add(2*time.Hour)) ||
+		!h.gaps[1].From.Equal(t0.Add(150*time.Minute)) {
+		t.Errorf("gaps %+v", h.gaps)
+	}
+}
+
+// A sum of step series counts each series' first value before it starts,
+// and a flat run keeps its ends only.
+func TestStepSumTidy(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	got := stepSum([][]Point{{{at(0), 10}, {at(2), 12}}, {{at(1), 5}, {at(3), 7}}})
+	want := []Point{{at(0), 15}, {at(1), 15}, {at(2), 17}, {at(3), 19}}
+	if len(got) != len(want) {
+		t.Fatalf("stepSum = %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].T.Equal(want[i].T) || got[i].V != want[i].V {
+			t.Errorf("stepSum[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	flat := tidy([]Point{{at(3), 1}, {at(0), 1}, {at(1), 1}, {at(2), 1}, {at(4), 2}})
+	if len(flat) != 3 || !flat[0].T.Equal(at(0)) || !flat[1].T.Equal(at(3)) || flat[2].V != 2 {
+		t.Errorf("tidy = %v", flat)
+	}
+}
