@@ -241,7 +241,15 @@ func (s *Server) serveDiff(r *http.Request) (any, error) {
 	q := r.URL.Query()
 	from, to := q.Get("from"), q.Get("to")
 	if from == "" {
-		return nil, &httpError{http.StatusBadRequest, "from= is required: an RFC 3339 time, a negative duration (-1h), a snapshot ID or live; to= defaults to live"}
+		// What changed since the newest snapshot.
+		w, err := s.world(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		if len(w.infos) == 0 {
+			return nil, &httpError{http.StatusNotFound, "the store holds no snapshot yet"}
+		}
+		from = w.infos[len(w.infos)-1].ID
 	}
 	a, err := s.resolve(r.Context(), from)
 	if err != nil {

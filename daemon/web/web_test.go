@@ -104,6 +104,10 @@ func TestSnapshotsOnly(t *testing.T) {
 	get("/connectors/"+connectdemo.ConnSinkS3, nil)
 	get("/timeline", nil)
 	get("/diff?from="+first.ID, nil)
+	var since Diff
+	if get("/api/diff", &since); since.From.Base != second.ID || !since.To.Live || len(since.Connectors) != 0 {
+		t.Errorf("diff since the newest snapshot: %+v", since)
+	}
 }
 
 // The plotted positions of the known connectors, SQL Server LSNs in order.
