@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -77,7 +78,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
 	c.log.Info("serving the page", "addr", ln.Addr().String(), "store", c.g.store, "log_end", src.LogEnd != nil)
 	go func() {
 		<-ctx.Done()
