@@ -60,7 +60,7 @@ func TestCompletionBash(t *testing.T) {
 		want  []string
 	}{
 		{[]string{"offsetkeeper", "res"}, []string{"restore"}},
-		{[]string{"offsetkeeper", "s"}, []string{"show", "snapshot"}},
+		{[]string{"offsetkeeper", "s"}, []string{"serve", "show", "snapshot"}},
 		{[]string{"offsetkeeper", "restore", "--dr"}, []string{"--dry-run"}},
 		{[]string{"offsetkeeper", "restore", "latest", "--stop-c"}, []string{"--stop-connectors"}},
 		{[]string{"offsetkeeper", "--store", "file:///x", "rest"}, []string{"restore"}},
