@@ -62,21 +62,9 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 }
 
 func (c *daemonCmd) Run(ctx context.Context, args []string) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
-	if _, err := daemon.ParseSchedule(c.schedule); err != nil {
-		return usagef("--schedule: %v", err)
-	}
-	if err := daemon.ValidateWebConfig(c.webConfig); err != nil {
-		return usagef("--web-config: %v", err)
-	}
-	policy, err := c.keep.policy()
+	policy, err := c.validate(args)
 	if err != nil {
 		return err
-	}
-	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 || c.journalInterval < 0 {
-		return usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive, --journal-interval 0 (off) or positive")
 	}
 	creds, err := c.g.fromCredentials(os.Getenv("CREDENTIALS_DIRECTORY"))
 	if err != nil {
@@ -111,31 +99,10 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	// One Capturer for the daemon's lifetime: each run reads only what is
 	// new since the last.
 	capt := snapshot.NewCapturer(cl, opts)
-	group := c.leaderGroup
-	if group == "" {
-		group = daemon.DefaultLeaderGroup(c.g.store)
-	}
 	d := &daemon.Daemon{
-		Config: daemon.Config{
-			Schedule:        c.schedule,
-			RunTimeout:      c.runTimeout,
-			SkipImmediately: c.skipImmediately,
-			Policy:          policy,
-			Listen:          c.listen,
-			WebConfig:       c.webConfig,
-			ShutdownTimeout: c.shutdownTimeout,
-			ProgressEvery:   c.progressEvery,
-			Leader: daemon.LeaderConfig{
-				Enabled:        c.leaderElection,
-				Group:          group,
-				Topic:          c.leaderTopic,
-				SessionTimeout: c.leaderSession,
-				ClientOpts:     kopts,
-			},
-			Journal: daemon.JournalConfig{Interval: c.journalInterval, KeepWithin: time.Duration(c.journalKeepWithin)},
-		},
-		Tail:  journalTailer(cl, opts),
-		Store: store,
+		Config: c.config(policy, kopts),
+		Tail:   journalTailer(cl, opts),
+		Store:  store,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			// Streamed: stored before the next run captures again.
 			snap, err := capt.CaptureStreamed(ctx)
@@ -155,4 +122,48 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w; a single replica can run without election: --leader-election=false", kafkaconf.DescribeError(err))
 	}
 	return err
+}
+
+// validate checks the daemon's arguments and flags and returns its
+// retention policy.
+func (c *daemonCmd) validate(args []string) (snapshot.Policy, error) {
+	if err := noArgs(args); err != nil {
+		return snapshot.Policy{}, err
+	}
+	if _, err := daemon.ParseSchedule(c.schedule); err != nil {
+		return snapshot.Policy{}, usagef("--schedule: %v", err)
+	}
+	if err := daemon.ValidateWebConfig(c.webConfig); err != nil {
+		return snapshot.Policy{}, usagef("--web-config: %v", err)
+	}
+	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 || c.journalInterval < 0 {
+		return snapshot.Policy{}, usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive, --journal-interval 0 (off) or positive")
+	}
+	return c.keep.policy()
+}
+
+// config is the daemon's configuration from its flags.
+func (c *daemonCmd) config(policy snapshot.Policy, kopts []kgo.Opt) daemon.Config {
+	group := c.leaderGroup
+	if group == "" {
+		group = daemon.DefaultLeaderGroup(c.g.store)
+	}
+	return daemon.Config{
+		Schedule:        c.schedule,
+		RunTimeout:      c.runTimeout,
+		SkipImmediately: c.skipImmediately,
+		Policy:          policy,
+		Listen:          c.listen,
+		WebConfig:       c.webConfig,
+		ShutdownTimeout: c.shutdownTimeout,
+		ProgressEvery:   c.progressEvery,
+		Leader: daemon.LeaderConfig{
+			Enabled:        c.leaderElection,
+			Group:          group,
+			Topic:          c.leaderTopic,
+			SessionTimeout: c.leaderSession,
+			ClientOpts:     kopts,
+		},
+		Journal: daemon.JournalConfig{Interval: c.journalInterval, KeepWithin: time.Duration(c.journalKeepWithin)},
+	}
 }
