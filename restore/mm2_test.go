@@ -135,3 +135,48 @@ func TestTranslateRefusals(t *testing.T) {
 		t.Errorf("%d of the es sink's partitions refused for newer checkpoints, want 6:\n%+v", n, tr.Untranslated())
 	}
 }
+
+// TestTranslateRefusesSourceLogAppendTime: a sink partition whose topic
+// stamps LogAppendTime on the source cluster cannot be translated by
+// timestamp (the copies carry other times); the others still are. kfake
+// stamps LogAppendTime only when the producer sets the batch attribute and
+// then leaves a CRC no client accepts, so the snapshot is marked by hand.
+func TestTranslateRefusesSourceLogAppendTime(t *testing.T) {
+	m := newMigration(t)
+	snap := *m.snap
+	snap.SinkGroups = nil
+	marked := map[string]bool{}
+	for _, g := range m.snap.SinkGroups {
+		g.Offsets = append(g.Offsets[:0:0], g.Offsets...)
+		for i := range g.Offsets {
+			if g.Offsets[i].Topic != "orders" || g.Offsets[i].LastConsumed == nil {
+				continue
+			}
+			lc := *g.Offsets[i].LastConsumed
+			lc.LogAppendTime = true
+			g.Offsets[i].LastConsumed = &lc
+			marked[g.Group] = true
+		}
+		snap.SinkGroups = append(snap.SinkGroups, g)
+	}
+	if len(marked) == 0 {
+		t.Fatal("no sink offset of topic orders with a last consumed record in the snapshot")
+	}
+	_, tr, err := restore.Translate(t.Context(), m.b, &snap, restore.TranslateOptions{Method: restore.TranslateTimestamp, TopicPrefix: "a."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, o := range tr.Untranslated() {
+		if o.Topic != "orders" {
+			continue
+		}
+		refused++
+		if !strings.Contains(o.Why, "LogAppendTime on the source cluster") {
+			t.Errorf("%s %s/%d: %s", o.Group, o.Topic, o.Partition, o.Why)
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("no orders partition refused: %+v", tr.Untranslated())
+	}
+}
