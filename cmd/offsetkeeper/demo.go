@@ -163,7 +163,8 @@ Look around, from another terminal in this directory:
   %[1]s show latest%[2]s
   %[1]s show latest --connector %[3]s --output connect-rest%[2]s
   %[1]s verify%[2]s
-  %[1]s daemon%[4]s --schedule "@every 10s" --keep-last 5 --listen 127.0.0.1:0
+  %[1]s daemon%[4]s --schedule "@every 1m" --keep-last 5 --journal-interval 1s --listen 127.0.0.1:9464
+     (the daemon: snapshots, a journal of every change for restore --at, the page at http://127.0.0.1:9464/)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
@@ -186,6 +187,11 @@ A bad reset, then the restore:
   5. Back where the snapshot was:
        curl -s %[5]s/connectors/%[3]s/offsets
        %[1]s diff latest --live%[4]s --connector %[3]s
+  6. With the daemon running, any moment, not only a snapshot: after another reset (step 1) it
+     lists the reset with the command that undoes it (restore --at just before it):
+       %[1]s events%[2]s --connector %[3]s
+       %[1]s restore --at <TIME from events>%[4]s --connector %[3]s%[7]s --stop-connectors --resume --dry-run
+     (--at also takes a duration back from now, such as -30s; show --at and diff --at read the same state)
 
 Ctrl-C stops the demo.
 `, ok, store, conn, k, connectURL, brokers, cu)
