@@ -371,7 +371,7 @@ func (r *captureRun) buildSource() {
 	n := 0
 	for _, v := range r.views {
 		for _, pv := range v.parts {
-			n += len(pv.keys)
+			n += pv.len()
 		}
 	}
 	b := offsetBuilder{scoped: len(r.scope) > 0, inScope: r.inScope, connectors: r.connectors, names: make(map[string]string)}
@@ -687,13 +687,13 @@ func (b *offsetBuilder) register(name string) {
 // order, and returns the kept keys that are off their murmur2 partition.
 func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *partView) ([]SourceOffset, []string) {
 	b.entries = b.entries[:0]
-	for k, i := range pv.keys {
+	for k, i := range pv.all() {
 		b.entries = append(b.entries, keyEntry{key: k, rec: i})
 	}
 	sortKeyEntries(b.entries, 0)
 	var suspects []string
 	for _, e := range b.entries {
-		so, kept := b.make(topic, p, e.key, pv.recs[e.rec])
+		so, kept := b.make(topic, p, e.key, pv.record(e.rec))
 		if !kept {
 			continue
 		}
@@ -722,7 +722,7 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 	inPlace := true
 	for _, k := range dirty {
 		_, found := slices.BinarySearchFunc(old, k, byKey)
-		_, live := pv.keys[k]
+		_, live := pv.lookup(stringBytes(k))
 		if !found || !live {
 			inPlace = false
 			break
@@ -731,7 +731,8 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 	if inPlace {
 		for _, k := range dirty {
 			j, _ := slices.BinarySearchFunc(old, k, byKey)
-			so, _ := b.make(topic, p, k, pv.recs[pv.keys[k]]) // kept: its key was
+			i, _ := pv.lookup(stringBytes(k))          // live: checked above
+			so, _ := b.make(topic, p, k, pv.record(i)) // kept: its key was
 			old[j] = so
 		}
 		clear(pv.dirty)
@@ -746,11 +747,11 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		if found {
 			i++ // replaced or removed
 		}
-		idx, live := pv.keys[k]
+		idx, live := pv.lookup(stringBytes(k))
 		if !live {
 			continue
 		}
-		so, kept := b.make(topic, p, k, pv.recs[idx])
+		so, kept := b.make(topic, p, k, pv.record(idx))
 		if !kept {
 			continue
 		}
@@ -904,7 +905,7 @@ func duplicateWarnings(v *topicView, suspects []string) []string {
 		done[k] = true
 		var parts []string
 		for _, p := range ps {
-			if _, ok := v.parts[p].keys[k]; ok {
+			if _, ok := v.parts[p].lookup(stringBytes(k)); ok {
 				parts = append(parts, fmt.Sprint(p))
 			}
 		}

@@ -138,7 +138,7 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 			if i > 0 || p.comma {
 				dst = append(dst, ',')
 			}
-			r := lp.pv.recs[en.rec]
+			r := lp.pv.record(en.rec)
 			if en.word&plainBit != 0 && len(r.value) > 0 && connectjson.PlainObjectEnd(r.value, 0) == len(r.value) {
 				dst = appendPlain(dst, lp, en, r)
 				continue

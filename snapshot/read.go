@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"sync"
@@ -23,10 +24,28 @@ import (
 // records just below it are aborted (they are never returned), while
 // kgo.ProcessFetchPartition gives the exact next offset after every fetch.
 
-// record is the winning write of one key in one partition.
+// record is the winning write of one key in one partition, as a capture
+// reads it: the value's bytes are in the view's arena.
 type record struct {
-	value  []byte // in the view's arena
+	value  []byte
 	offset int64
+}
+
+// rec is a record as a view keeps it, without pointers (the collector
+// never scans the records of a view): the key and the value are spans of
+// the view's arena.
+type rec struct {
+	offset int64 // of the write that won; -1 for a removed key
+	key    span
+	value  span
+	// vcap is the room the value's bytes have in the arena, which a later
+	// value of the same read may take in place.
+	vcap uint32
+}
+
+// span is where bytes lie in an arena: a chunk and an offset in it.
+type span struct {
+	chunk, off, n uint32
 }
 
 // partView is what has been read of one partition: the live keys and the
@@ -34,17 +53,24 @@ type record struct {
 //
 // Keys and values are copied into an arena, so the view holds a few large
 // chunks instead of one allocation per key and never keeps a fetch
-// response alive. The map keys are strings over the arena's bytes; bytes
-// handed out by the arena are never written again, so snapshots may alias
-// them. A partition whose arena holds mostly dead bytes (overwritten
-// values, tombstoned keys) is compacted into a new arena; snapshots that
-// alias the old one keep it alive for as long as they live.
+// response alive; its records and their index hold no pointers. Bytes
+// handed out of the arena (a capture's SourceOffsets, a streamed
+// snapshot's entries) are never written again, so snapshots may alias
+// them: a value is overwritten in place only by a later write of the same
+// key in the same read, before anything saw it (every key of a compacted
+// topic not yet compacted is written several times). A partition whose
+// arena holds mostly dead bytes (overwritten values, tombstoned keys) is
+// compacted into a new arena; snapshots that alias the old one keep it
+// alive for as long as they live.
 type partView struct {
 	start int64 // log start offset when last read
 	next  int64
-	// keys maps every live key to its record in recs.
-	keys map[string]int32
-	recs []record
+	// from is where the current read started: values written at or past
+	// it were not handed out yet.
+	from int64
+	// keys finds the record of every live key in recs.
+	keys keyIndex
+	recs []rec
 	// dead counts the records of recs no key points to.
 	dead  int
 	arena arena
@@ -78,7 +104,7 @@ func (pv *partView) touch(key []byte) {
 	if pv.built == nil && pv.index == nil {
 		return
 	}
-	if len(pv.dirty) > len(pv.keys)/2 {
+	if len(pv.dirty) > pv.keys.n/2 {
 		pv.built, pv.index, pv.dirty = nil, nil, nil
 		return
 	}
@@ -86,35 +112,77 @@ func (pv *partView) touch(key []byte) {
 }
 
 func newPartView(start int64) *partView {
-	return &partView{start: start, next: start, keys: make(map[string]int32)}
+	return &partView{start: start, next: start, from: start}
+}
+
+// len is the number of live keys.
+func (pv *partView) len() int { return pv.keys.n }
+
+// keyAt returns the key of record i.
+func (pv *partView) keyAt(i int32) []byte { return pv.arena.bytes(pv.recs[i].key) }
+
+// lookup returns the record number of key.
+func (pv *partView) lookup(key []byte) (int32, bool) { return pv.keys.lookup(key, pv.keyAt) }
+
+// record returns record i.
+func (pv *partView) record(i int32) record {
+	r := &pv.recs[i]
+	return record{value: pv.arena.bytes(r.value), offset: r.offset}
+}
+
+// all yields every live key, a string over the arena's bytes, and its
+// record number, in no particular order.
+func (pv *partView) all() iter.Seq2[string, int32] {
+	return func(yield func(string, int32) bool) {
+		for i := range pv.recs {
+			if pv.recs[i].offset >= 0 && !yield(arenaString(pv.keyAt(int32(i))), int32(i)) {
+				return
+			}
+		}
+	}
 }
 
 // set makes value, written at offset, the live value of key.
 func (pv *partView) set(key, value []byte, offset int64) {
 	pv.touch(key)
-	if i, ok := pv.keys[string(key)]; ok {
+	if i, ok := pv.lookup(key); ok {
 		r := &pv.recs[i]
-		pv.live += int64(len(value) - len(r.value))
-		r.value, r.offset = pv.arena.copy(value), offset
+		pv.live += int64(len(value)) - int64(r.value.n)
+		if r.offset >= pv.from && len(value) <= int(r.vcap) {
+			// Written in this read: nothing has seen it yet.
+			room := span{chunk: r.value.chunk, off: r.value.off, n: r.vcap}
+			copy(pv.arena.bytes(room), value)
+			r.value.n = uint32(len(value))
+		} else {
+			r.value = pv.arena.put(value)
+			r.vcap = r.value.n
+		}
+		r.offset = offset
 		return
 	}
-	k := pv.arena.copy(key)
-	pv.keys[arenaString(k)] = int32(len(pv.recs))
-	pv.recs = append(pv.recs, record{value: pv.arena.copy(value), offset: offset})
+	n := int32(len(pv.recs))
+	v := pv.arena.put(value)
+	pv.recs = append(pv.recs, rec{offset: offset, key: pv.arena.put(key), value: v, vcap: v.n})
+	pv.keys.insert(key, n, pv.keyAt)
 	pv.live += int64(len(key) + len(value))
 }
 
 // remove forgets key (a tombstone).
 func (pv *partView) remove(key []byte) {
-	i, ok := pv.keys[string(key)]
+	i, ok := pv.keys.remove(key, pv.keyAt)
 	if !ok {
 		return
 	}
 	pv.touch(key)
-	pv.live -= int64(len(key) + len(pv.recs[i].value))
-	pv.recs[i] = record{}
+	r := &pv.recs[i]
+	pv.live -= int64(r.key.n) + int64(r.value.n)
+	*r = rec{offset: -1}
 	pv.dead++
-	delete(pv.keys, string(key))
+}
+
+// footprint is the memory the view holds: its arena, records and index.
+func (pv *partView) footprint() int64 {
+	return pv.arena.held() + int64(cap(pv.recs))*int64(unsafe.Sizeof(rec{})) + pv.keys.bytes()
 }
 
 // compactAbove is the dead arena bytes a partition view tolerates beyond
@@ -128,21 +196,27 @@ const compactAbove = 512 << 10
 // maybeCompact copies the live keys and values into a new arena when more
 // than half of the arena (and more than compactAbove bytes) is dead, and
 // drops the dead records. The cost is linear in the live bytes and is paid
-// at most once per doubling of the arena.
+// at most once per doubling of the arena. The index keeps its slots; only
+// the record numbers in them change.
 func (pv *partView) maybeCompact() {
 	if pv.arena.size-pv.live <= max(pv.live, compactAbove) && pv.dead <= max(len(pv.recs)/2, 1024) {
 		return
 	}
 	var a arena
 	a.reserve(pv.live)
-	keys := make(map[string]int32, len(pv.keys))
-	recs := make([]record, 0, len(pv.keys))
-	for k, i := range pv.keys {
-		r := pv.recs[i]
-		keys[arenaString(a.copy(stringBytes(k)))] = int32(len(recs))
-		recs = append(recs, record{value: a.copy(r.value), offset: r.offset})
+	to := make([]int32, len(pv.recs))
+	recs := make([]rec, 0, pv.keys.n)
+	for i := range pv.recs {
+		r := &pv.recs[i]
+		if r.offset < 0 {
+			continue
+		}
+		to[i] = int32(len(recs))
+		v := a.put(pv.arena.bytes(r.value))
+		recs = append(recs, rec{offset: r.offset, key: a.put(pv.arena.bytes(r.key)), value: v, vcap: v.n})
 	}
-	pv.keys, pv.recs, pv.arena, pv.dead = keys, recs, a, 0
+	pv.keys.renumber(to)
+	pv.recs, pv.arena, pv.dead = recs, a, 0
 	// An index holds record numbers, which changed.
 	if pv.index != nil {
 		pv.index, pv.dirty = nil, nil
@@ -151,17 +225,19 @@ func (pv *partView) maybeCompact() {
 
 // arena hands out copies of byte slices cut from large chunks: one
 // allocation per chunk instead of one per key or value. A copy is never
-// written again. It is not safe for concurrent use.
+// written again, but for a view's value that nothing saw yet (see
+// partView.set). It is not safe for concurrent use.
 type arena struct {
-	buf  []byte
-	next int   // size of the next chunk
-	size int64 // bytes handed out so far, live or dead
+	chunks [][]byte
+	cur    int   // the chunk small copies are cut from, when len(chunks) > 0
+	next   int   // size of the next chunk
+	size   int64 // bytes handed out so far, live or dead
 }
 
 // Chunk sizes of an arena: they double from arenaMinChunk to
 // arenaMaxChunk, so a small partition wastes little and a large one
 // allocates rarely. A slice larger than a quarter of arenaMaxChunk gets
-// an allocation of its own.
+// a chunk of its own.
 const (
 	arenaMinChunk = 4 << 10
 	arenaMaxChunk = 256 << 10
@@ -170,34 +246,62 @@ const (
 // empty is the copy of every empty non-nil slice.
 var empty = []byte{}
 
+// put copies b into the arena and returns where it lies.
+func (a *arena) put(b []byte) span {
+	if len(b) == 0 {
+		return span{}
+	}
+	a.size += int64(len(b))
+	if len(a.chunks) == 0 || len(b) > cap(a.chunks[a.cur])-len(a.chunks[a.cur]) {
+		if len(b) > arenaMaxChunk/4 {
+			// A full chunk of its own: when it is the only one, the next
+			// small copy finds no room in it and starts a chunk.
+			a.chunks = append(a.chunks, append(make([]byte, 0, len(b)), b...))
+			return span{chunk: uint32(len(a.chunks) - 1), n: uint32(len(b))}
+		}
+		a.next = min(max(2*a.next, arenaMinChunk), arenaMaxChunk)
+		a.chunks = append(a.chunks, make([]byte, 0, max(a.next, len(b))))
+		a.cur = len(a.chunks) - 1
+	}
+	c := a.chunks[a.cur]
+	n := len(c)
+	a.chunks[a.cur] = append(c, b...)
+	return span{chunk: uint32(a.cur), off: uint32(n), n: uint32(len(b))}
+}
+
+// bytes returns the bytes of s (an empty non-nil slice for an empty span).
+func (a *arena) bytes(s span) []byte {
+	if s.n == 0 {
+		return empty[:0:0]
+	}
+	return a.chunks[s.chunk][s.off : s.off+s.n : s.off+s.n]
+}
+
 // copy returns a copy of b, non-nil (possibly empty) when b is non-nil.
 func (a *arena) copy(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	if len(b) == 0 {
-		return empty[:0:0]
-	}
-	a.size += int64(len(b))
-	if len(b) > cap(a.buf)-len(a.buf) {
-		if len(b) > arenaMaxChunk/4 {
-			return append([]byte(nil), b...)
-		}
-		a.next = min(max(2*a.next, arenaMinChunk), arenaMaxChunk)
-		a.buf = make([]byte, 0, max(a.next, len(b)))
-	}
-	n := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[n:len(a.buf):len(a.buf)]
+	return a.bytes(a.put(b))
 }
 
 // reserve makes the next chunk hold n bytes at least (at most
 // arenaMaxChunk), for a copy of known size.
 func (a *arena) reserve(n int64) {
-	if n > int64(cap(a.buf)-len(a.buf)) {
-		a.buf = make([]byte, 0, min(max(n, arenaMinChunk), arenaMaxChunk))
-		a.next = cap(a.buf)
+	if len(a.chunks) == 0 || n > int64(cap(a.chunks[a.cur])-len(a.chunks[a.cur])) {
+		a.chunks = append(a.chunks, make([]byte, 0, min(max(n, arenaMinChunk), arenaMaxChunk)))
+		a.cur = len(a.chunks) - 1
+		a.next = cap(a.chunks[a.cur])
 	}
+}
+
+// held is the memory of the arena's chunks.
+func (a *arena) held() int64 {
+	var n int64
+	for _, c := range a.chunks {
+		n += int64(cap(c))
+	}
+	return n + int64(cap(a.chunks))*int64(unsafe.Sizeof([]byte(nil)))
 }
 
 // arenaString is a string over b without a copy; b must never be written

@@ -178,8 +178,8 @@ func (ix *indexed) count(c keyClass, key string, n int) {
 // the capture's scope (scoped, inScope), as build does, without making a
 // SourceOffset of any. It reads pv only, so partitions index in parallel.
 func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool) *indexed {
-	es := make([]keyEntry, 0, len(pv.keys))
-	for k, i := range pv.keys {
+	es := make([]keyEntry, 0, pv.len())
+	for k, i := range pv.all() {
 		es = append(es, keyEntry{key: k, rec: i})
 	}
 	sortKeyEntries(es, 0)
@@ -256,7 +256,7 @@ func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bo
 	for _, k := range dirty {
 		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyEntry, k string) int { return strings.Compare(e.key, k) })
 		j += i
-		rec, live := pv.keys[k]
+		rec, live := pv.lookup(stringBytes(k))
 		switch {
 		case found && live && es[j].rec == rec:
 			// Rewritten: its record changed in place.

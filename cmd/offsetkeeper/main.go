@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
@@ -96,6 +97,7 @@ type env struct {
 }
 
 func main() {
+	memlimit.Start()
 	stopProfile, err := startProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "offsetkeeper:", err)
