@@ -148,6 +148,7 @@ for size in ${records//,/ }; do
 	brokers=$(get brokers)
 	live_bytes=$(get live_bytes)
 	log "seeded in $(get seed_seconds)s: $(get keys) live keys, $live_bytes live bytes; brokers $brokers"
+	cluster_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$cluster_pid/status")
 	ok=("$work/offsetkeeper")
 	export OFFSETKEEPER_BROKERS=$brokers OFFSETKEEPER_LOG_LEVEL=warn
 	kread=("$KCAT" -b "$brokers" -C -e -o beginning -X isolation.level=read_committed -q -K '\t')
@@ -230,10 +231,11 @@ for size in ${records//,/ }; do
 	# The table of this size.
 	mib() { awk '{printf "%.0f", $1 / 1024}'; }
 	bound_kb=$(((2 * live_bytes + 64 * 1024 * 1024) / 1024))
+	rbound_kb=$(((3 * live_bytes + 64 * 1024 * 1024) / 1024))
 	{
 		echo "## $size records, $nkeys live keys ($((live_bytes / 1024)) KiB of keys and values), $groups sink groups x $group_partitions partitions"
 		echo
-		echo "Medians of $repeat runs; ratios are the medians of the per-run ratios."
+		echo "Medians of $repeat runs; ratios are the medians of the per-run ratios. Seeding took $(get seed_seconds) s; the kfake cluster process held $((cluster_rss_kb / 1024)) MiB (RSS) once seeded."
 		echo
 		echo "| measure | wall s | CPU s | peak RSS MiB | ratio (wall) | ratio (CPU) | target |"
 		echo "|---|---|---|---|---|---|---|"
@@ -255,6 +257,7 @@ for size in ${records//,/ }; do
 		row "sink capture ($groups groups, empty offsets topic)" sink-capture "" "" "few requests per coordinator"
 		if ! $skip_restore; then
 			row "offsetkeeper restore --source-only into an empty topic" restore "$(ratio "$size" restore kcat-restore 4) x kcat job" "$(ratio "$size" restore kcat-restore 5) x kcat job" "wall <= 1.0"
+			echo "| restore peak RSS / (3 x live + 64 MiB = $((rbound_kb / 1024)) MiB) | | | | $(col "$size" restore 6 | median | awk -v b="$rbound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 			row "kcat job: -C dump, -P produce, -C read back" kcat-restore
 			row "restore write phase (Apply)" restore-write "$(ratio "$size" restore-write kcat-produce 4) x kcat -P" "" "wall <= 1.0"
 			row "kcat -P of the same records" kcat-produce
