@@ -816,6 +816,13 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 // source_offsets (another case, an escape, a duplicate) sends the whole
 // document to the slow path.
 func decodeFast(data []byte) (*Snapshot, bool) {
+	s, _, ok := decodeFastAt(data)
+	return s, ok
+}
+
+// decodeFastAt is decodeFast, also returning where the source offsets
+// array starts in data.
+func decodeFastAt(data []byte) (*Snapshot, int, bool) {
 	var (
 		version     = -1
 		soStart     = -1
@@ -829,58 +836,58 @@ func decodeFast(data []byte) (*Snapshot, bool) {
 	)
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return nil, false
+		return nil, 0, false
 	}
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] != '}' {
 		if data[i] != '"' {
-			return nil, false
+			return nil, 0, false
 		}
 		end := skipString(data, i)
 		if end < 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		name := data[i+1 : end-1]
 		if bytes.IndexByte(name, '\\') >= 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return nil, false
+			return nil, 0, false
 		}
 		start := skipSpace(data, i+1)
 		switch {
 		case string(name) == "source_offsets" && soStart < 0:
 			// Parsed where it stands: nearly all of the document.
 			if offsets, i, ok = decodeSourceOffsets(data, start); !ok {
-				return nil, false
+				return nil, 0, false
 			}
 		case string(name) == "sink_groups" && sgStart < 0:
 			// So are the sink groups: 100,000 offsets took encoding/json
 			// longer than the 200,000 source offsets take here.
 			if groups, i, ok = decodeSinkGroups(data, start); !ok {
-				return nil, false
+				return nil, 0, false
 			}
 		default:
 			if i = skipValue(data, start, 0); i < 0 {
-				return nil, false
+				return nil, 0, false
 			}
 		}
 		switch {
 		case bytes.EqualFold(name, []byte("version")):
 			v, err := strconv.Atoi(string(data[start:i]))
 			if seenVersion || string(name) != "version" || err != nil || data[start] == '-' || data[start] == '+' {
-				return nil, false
+				return nil, 0, false
 			}
 			seenVersion, version = true, v
 		case bytes.EqualFold(name, []byte("source_offsets")):
 			if soStart >= 0 || string(name) != "source_offsets" {
-				return nil, false
+				return nil, 0, false
 			}
 			soStart, soEnd = start, i
 		case bytes.EqualFold(name, []byte("sink_groups")):
 			if sgStart >= 0 || string(name) != "sink_groups" {
-				return nil, false
+				return nil, 0, false
 			}
 			sgStart, sgEnd = start, i
 		}
@@ -890,7 +897,7 @@ func decodeFast(data []byte) (*Snapshot, bool) {
 		}
 	}
 	if version < MinVersion || version > Version || soStart < 0 || sgStart < 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	// encoding/json reads the rest, the two arrays replaced by [] (null
 	// stays null).
@@ -916,10 +923,10 @@ func decodeFast(data []byte) (*Snapshot, bool) {
 	rest = append(rest, data[at:]...)
 	var s Snapshot
 	if json.Unmarshal(rest, &s) != nil {
-		return nil, false
+		return nil, 0, false
 	}
 	s.SourceOffsets, s.SinkGroups = offsets, groups
-	return &s, true
+	return &s, soStart, true
 }
 
 // decodeSinkGroups reads the sink groups array starting at b[i] as
@@ -1021,46 +1028,8 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 		if n > 0 && !d.lit(",") {
 			return nil, 0, false
 		}
-		var o SourceOffset
-		var ok bool
-		if o.Topic, o.Partition, o.Offset, ok = d.position(); !ok || !d.lit(`,"key":`) {
-			return nil, 0, false
-		}
-		if o.Key, ok = d.bytes(); !ok || !d.lit(`,"value":`) {
-			return nil, 0, false
-		}
-		if o.Value, ok = d.bytes(); !ok {
-			return nil, 0, false
-		}
-		if d.lit(`,"connector":`) {
-			if o.Connector, ok = d.str(true); !ok {
-				return nil, 0, false
-			}
-		}
-		// The partition object is nearly always the key's second element
-		// byte for byte, and the offset object the value: they then share
-		// the key's and value's bytes instead of copies of their own
-		// (80 bytes a key, 66 MB of a restore's heap at 800,000 keys).
-		if d.lit(`,"source_partition":`) {
-			var within []byte
-			if n := len(o.Key); n > 0 && o.Key[n-1] == ']' {
-				within = o.Key[:n-1]
-			}
-			if o.SourcePartition, ok = d.raw(within, true); !ok {
-				return nil, 0, false
-			}
-		}
-		if d.lit(`,"source_offset":`) {
-			if o.SourceOffset, ok = d.raw(o.Value, false); !ok {
-				return nil, 0, false
-			}
-		}
-		if d.lit(`,"parse_error":`) {
-			if o.ParseError, ok = d.str(false); !ok {
-				return nil, 0, false
-			}
-		}
-		if !d.lit("}") {
+		o, ok := d.sourceOffset()
+		if !ok {
 			return nil, 0, false
 		}
 		if len(out) == cap(out) {
@@ -1081,6 +1050,54 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 		out = append(all, out...)
 	}
 	return out, d.i, true
+}
+
+// sourceOffset reads one source offset object as SourceOffset.appendJSON
+// writes it.
+func (d *offsetDecoder) sourceOffset() (SourceOffset, bool) {
+	var o SourceOffset
+	var ok bool
+	if o.Topic, o.Partition, o.Offset, ok = d.position(); !ok || !d.lit(`,"key":`) {
+		return o, false
+	}
+	if o.Key, ok = d.bytes(); !ok || !d.lit(`,"value":`) {
+		return o, false
+	}
+	if o.Value, ok = d.bytes(); !ok {
+		return o, false
+	}
+	if d.lit(`,"connector":`) {
+		if o.Connector, ok = d.str(true); !ok {
+			return o, false
+		}
+	}
+	// The partition object is nearly always the key's second element
+	// byte for byte, and the offset object the value: they then share
+	// the key's and value's bytes instead of copies of their own
+	// (80 bytes a key, 66 MB of a restore's heap at 800,000 keys).
+	if d.lit(`,"source_partition":`) {
+		var within []byte
+		if n := len(o.Key); n > 0 && o.Key[n-1] == ']' {
+			within = o.Key[:n-1]
+		}
+		if o.SourcePartition, ok = d.raw(within, true); !ok {
+			return o, false
+		}
+	}
+	if d.lit(`,"source_offset":`) {
+		if o.SourceOffset, ok = d.raw(o.Value, false); !ok {
+			return o, false
+		}
+	}
+	if d.lit(`,"parse_error":`) {
+		if o.ParseError, ok = d.str(false); !ok {
+			return o, false
+		}
+	}
+	if !d.lit("}") {
+		return o, false
+	}
+	return o, true
 }
 
 // offsetDecoder is the cursor of decodeSourceOffsets.

@@ -885,13 +885,7 @@ func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
 		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
-	// Documents compress about 15 times; room that is never written is
-	// never touched, and costs no memory.
-	doc, err := dec.DecodeAll(body, make([]byte, 0, min(20*int64(len(body))+4096, maxDocumentSize)))
-	if err != nil {
-		return nil, Info{}, fmt.Errorf("%w: decompress body: %v", ErrCorrupt, err)
-	}
-	snap, err := Decode(doc)
+	snap, err := decodeBody(dec, body)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -902,6 +896,23 @@ func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
 	info.Size = int64(len(data))
 	info.SHA256 = h.SHA256
 	return snap, info, nil
+}
+
+// decodeBody decompresses and decodes a document: streamed (decodeStreamed)
+// when it can be, whole otherwise.
+func decodeBody(dec *zstd.Decoder, body []byte) (*Snapshot, error) {
+	if err := dec.Reset(bytes.NewReader(body)); err == nil {
+		if snap, ok := decodeStreamed(dec); ok {
+			return snap, nil
+		}
+	}
+	// Documents compress about 15 times; room that is never written is
+	// never touched, and costs no memory.
+	doc, err := dec.DecodeAll(body, make([]byte, 0, min(20*int64(len(body))+4096, maxDocumentSize)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: decompress body: %v", ErrCorrupt, err)
+	}
+	return Decode(doc)
 }
 
 // infoOf summarizes snap, CreatedAt in UTC; Size and SHA256 are left to

@@ -1,0 +1,150 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// This file decodes a document while it is decompressed, so that Get never
+// holds the whole document (74 MB at 200,000 keys, 295 MB at 800,000) next
+// to the Snapshot made of it: the source offsets, nearly all of it, are
+// decoded out of a window of the decompressed stream, and only the rest
+// (head, sink groups, warnings) is kept whole and decoded as decodeFast
+// decodes it. Anything unusual reports false, and the caller decodes the
+// whole document the old way, which gives the same result or error.
+
+// soMarker precedes the source offsets array in a document Encode writes.
+// It cannot occur inside a JSON string (a quote there is escaped, so it
+// never follows a comma), so its first occurrence is a field name; the
+// rest's decodeFastAt then checks it is the top-level one.
+const soMarker = `,"source_offsets":`
+
+// streamWindow is a window over a stream: buf[i:] is what is read and not
+// yet consumed.
+type streamWindow struct {
+	r   io.Reader
+	buf []byte
+	eof bool
+	err error
+}
+
+// fill reads until the window holds at least n unconsumed bytes past i, or
+// the stream ends, moving the unconsumed bytes to the front first. It
+// returns the new index of what was at i.
+func (w *streamWindow) fill(i, n int) int {
+	if len(w.buf)-i >= n || w.eof {
+		return i
+	}
+	w.buf = append(w.buf[:0], w.buf[i:]...)
+	if cap(w.buf) < n {
+		w.buf = append(make([]byte, 0, n), w.buf...)
+	}
+	for len(w.buf) < n && !w.eof {
+		m, err := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
+		w.buf = w.buf[:len(w.buf)+m]
+		if err != nil {
+			w.eof = true
+			if !errors.Is(err, io.EOF) {
+				w.err = err
+			}
+		}
+	}
+	return 0
+}
+
+// windowAhead is what the window keeps ahead of an entry before decoding
+// it; a larger entry makes the window grow until it fits.
+const windowAhead = 256 << 10
+
+// decodeStreamed decodes the document r yields as Decode would, reporting
+// false when it must be decoded whole instead (a document Encode did not
+// write, or a damaged one: Decode then says what is wrong).
+func decodeStreamed(r io.Reader) (*Snapshot, bool) { return decodeStreamedAhead(r, windowAhead) }
+
+// decodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
+// (tests make it small, to cut entries at every byte).
+func decodeStreamedAhead(r io.Reader, ahead int) (*Snapshot, bool) {
+	w := &streamWindow{r: r, buf: make([]byte, 0, 4*ahead)}
+	// The head, up to and including the marker.
+	var head []byte
+	i := 0
+	for {
+		// The window holds more than the marker, so each round moves on.
+		i = w.fill(i, max(ahead, 2*len(soMarker)))
+		if at := bytes.Index(w.buf[i:], []byte(soMarker)); at >= 0 {
+			head = append(head, w.buf[i:i+at+len(soMarker)]...)
+			i += at + len(soMarker)
+			break
+		}
+		if w.eof {
+			return nil, false
+		}
+		// Keep the bytes that may start the marker.
+		keep := max(len(w.buf)-len(soMarker)+1, i)
+		head = append(head, w.buf[i:keep]...)
+		i = keep
+	}
+	i = w.fill(i, ahead)
+	if i >= len(w.buf) || w.buf[i] != '[' {
+		return nil, false
+	}
+	d := offsetDecoder{b: w.buf, i: i + 1, interned: map[string]string{}}
+	var chunks [][]SourceOffset
+	out := make([]SourceOffset, 0, 1024)
+	for n := 0; ; n++ {
+		d.i = w.fill(d.i, ahead)
+		d.b = w.buf
+		if d.lit("]") {
+			break
+		}
+		if n > 0 && !d.lit(",") {
+			return nil, false
+		}
+		var (
+			o  SourceOffset
+			ok bool
+		)
+		for at, more := d.i, ahead; ; more *= 2 {
+			if o, ok = d.sourceOffset(); ok || w.eof || more > maxDocumentSize {
+				break
+			}
+			// Cut off by the window's end, or invalid: look again with
+			// twice as much ahead (a failure at the end of the stream
+			// is a failure).
+			d.i = w.fill(at, 2*more)
+			at, d.b = d.i, w.buf
+		}
+		if !ok {
+			return nil, false
+		}
+		if len(out) == cap(out) {
+			chunks = append(chunks, out)
+			out = make([]SourceOffset, 0, min(2*cap(out), 64<<10))
+		}
+		out = append(out, o)
+	}
+	// The rest, whole: the sink groups and the tail.
+	rest := append(head, "[]"...)
+	rest = append(rest, w.buf[d.i:]...)
+	w.buf = nil
+	more, err := io.ReadAll(w.r)
+	if err != nil || w.err != nil || int64(len(rest)+len(more)) > maxDocumentSize {
+		return nil, false
+	}
+	rest = append(rest, more...)
+	s, at, ok := decodeFastAt(rest)
+	if !ok || at != len(head) {
+		return nil, false
+	}
+	n := len(out)
+	for _, c := range chunks {
+		n += len(c)
+	}
+	all := make([]SourceOffset, 0, n)
+	for _, c := range chunks {
+		all = append(all, c...)
+	}
+	s.SourceOffsets = append(all, out...)
+	return s, true
+}
