@@ -114,12 +114,36 @@ func (ix *keyIndex) remove(key []byte, keyOf func(int32) []byte) (int32, bool) {
 }
 
 // renumber rewrites every record number through to (new numbers after a
-// compaction of the records); the slots stay where they are.
+// compaction of the records), and fits the slots to the keys left (a
+// partition whose keys were mostly removed gives its slots back). The
+// keys are placed again from the hash bits their slots keep: none is read.
 func (ix *keyIndex) renumber(to []int32) {
-	for i, s := range ix.slots {
-		if s != 0 {
-			ix.slots[i] = slotOf(slotHash(s), to[slotRec(s)])
+	size := 0
+	if ix.n > 0 {
+		size = 16
+		for size*3 < ix.n*4 {
+			size *= 2
 		}
+	}
+	old := ix.slots
+	if size != len(old) {
+		ix.slots = make([]uint64, size)
+	}
+	mask := size - 1
+	for i, s := range old {
+		if s == 0 {
+			continue
+		}
+		s = slotOf(slotHash(s), to[slotRec(s)])
+		if size == len(old) {
+			old[i] = s
+			continue
+		}
+		j := int(slotHash(s)) & mask
+		for ix.slots[j] != 0 {
+			j = (j + 1) & mask
+		}
+		ix.slots[j] = s
 	}
 }
 

@@ -38,9 +38,6 @@ type rec struct {
 	offset int64 // of the write that won; -1 for a removed key
 	key    span
 	value  span
-	// vcap is the room the value's bytes have in the arena, which a later
-	// value of the same read may take in place.
-	vcap uint32
 }
 
 // span is where bytes lie in an arena: a chunk and an offset in it.
@@ -148,21 +145,20 @@ func (pv *partView) set(key, value []byte, offset int64) {
 	if i, ok := pv.lookup(key); ok {
 		r := &pv.recs[i]
 		pv.live += int64(len(value)) - int64(r.value.n)
-		if r.offset >= pv.from && len(value) <= int(r.vcap) {
-			// Written in this read: nothing has seen it yet.
-			room := span{chunk: r.value.chunk, off: r.value.off, n: r.vcap}
-			copy(pv.arena.bytes(room), value)
+		if r.offset >= pv.from && len(value) <= int(r.value.n) {
+			// Written in this read, so nothing has seen it yet, and it
+			// fits: in place. The bytes it leaves free count as dead.
+			copy(pv.arena.bytes(r.value), value)
 			r.value.n = uint32(len(value))
 		} else {
 			r.value = pv.arena.put(value)
-			r.vcap = r.value.n
 		}
 		r.offset = offset
 		return
 	}
 	n := int32(len(pv.recs))
 	v := pv.arena.put(value)
-	pv.recs = append(pv.recs, rec{offset: offset, key: pv.arena.put(key), value: v, vcap: v.n})
+	pv.recs = append(pv.recs, rec{offset: offset, key: pv.arena.put(key), value: v})
 	pv.keys.insert(key, n, pv.keyAt)
 	pv.live += int64(len(key) + len(value))
 }
@@ -213,7 +209,7 @@ func (pv *partView) maybeCompact() {
 		}
 		to[i] = int32(len(recs))
 		v := a.put(pv.arena.bytes(r.value))
-		recs = append(recs, rec{offset: r.offset, key: a.put(pv.arena.bytes(r.key)), value: v, vcap: v.n})
+		recs = append(recs, rec{offset: r.offset, key: a.put(pv.arena.bytes(r.key)), value: v})
 	}
 	pv.keys.renumber(to)
 	pv.recs, pv.arena, pv.dead = recs, a, 0

@@ -1,0 +1,92 @@
+package snapshot
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestViewMemoryHostileShapes feeds a partition view, as a read applies
+// fetched records (compacting after every batch), the shapes that could
+// make its memory outgrow the data, and checks what the view and the
+// streamed capture's index of it hold against the snapshot's memory goal,
+// 2 × the live keys and values + 64 MiB, and against a tighter bound where
+// the shape allows one. The sizes are counted, not measured with the
+// collector, so the test is exact.
+func TestViewMemoryHostileShapes(t *testing.T) {
+	const mib = 1 << 20
+	big := `["big",{"k":"` + strings.Repeat("x", mib) + `"}]`
+	cases := []struct {
+		name string
+		feed func(apply func(key, value []byte))
+		// slack is what the view may hold past twice its live bytes once
+		// read (during the read it may hold 64 MiB past twice the most it
+		// held live).
+		slack int64
+	}{
+		{"one key of 1 MiB written 10 times", func(apply func(key, value []byte)) {
+			for i := range 10 {
+				apply([]byte(big), []byte(fmt.Sprintf(`{"position":%d}`, i)))
+			}
+		}, 2 * mib},
+		{"one value of 1 MiB rewritten 20 times", func(apply func(key, value []byte)) {
+			for i := range 20 {
+				apply([]byte(`["c",{"k":1}]`), []byte(`{"v":"`+strings.Repeat("y", mib-i)+`"}`))
+			}
+		}, 2 * mib},
+		{"a million tiny keys in one partition, each written twice", func(apply func(key, value []byte)) {
+			for round := range 2 {
+				for i := range 1_000_000 {
+					apply(fmt.Appendf(nil, `["t",{"k":%d}]`, i), fmt.Appendf(nil, `{"o":%d}`, i*round))
+				}
+			}
+		}, 64 * mib},
+		{"a topic of tombstones only", func(apply func(key, value []byte)) {
+			for i := range 1_000_000 {
+				apply(fmt.Appendf(nil, `["t",{"k":%d}]`, i), nil)
+			}
+		}, 0},
+		{"a million keys written, then all tombstoned", func(apply func(key, value []byte)) {
+			for i := range 1_000_000 {
+				apply(fmt.Appendf(nil, `["t",{"k":%d}]`, i), []byte(`{"position":123456789}`))
+			}
+			for i := range 1_000_000 {
+				apply(fmt.Appendf(nil, `["t",{"k":%d}]`, i), nil)
+			}
+		}, 2 * mib},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pv := newPartView(0)
+			v := &topicView{name: "connect-offsets"}
+			var offset int64
+			var peak, most int64 // past 2 × the most live bytes; the most
+			c.feed(func(key, value []byte) {
+				pv.next = offset + 1
+				v.apply(pv, &kgo.Record{Key: key, Value: value, Offset: offset})
+				offset++
+				if offset%4096 == 0 { // a fetched batch
+					pv.maybeCompact()
+					most = max(most, pv.live)
+					peak = max(peak, pv.footprint()-2*most)
+				}
+			})
+			pv.maybeCompact()
+			ix := indexPart("connect-offsets", 0, 1, pv, false, func(string) bool { return true })
+			held := pv.footprint() + int64(cap(ix.part.entries))*int64(unsafe.Sizeof(keyEntry{}))
+			t.Logf("live %d bytes in %d keys; view %d bytes, with the index %d; worst view past 2 × the most live during the read %d", pv.live, pv.len(), pv.footprint(), held, peak)
+			if cap := 2*pv.live + 64*mib; held > cap {
+				t.Errorf("view and index hold %d bytes, more than 2 × live + 64 MiB = %d", held, cap)
+			}
+			if over := pv.footprint() - 2*pv.live; over > c.slack {
+				t.Errorf("view holds %d bytes past 2 × live (%d bytes), more than %d", over, pv.live, c.slack)
+			}
+			if peak > 64*mib {
+				t.Errorf("during the read the view held %d bytes past 2 × its most live bytes, more than 64 MiB", peak)
+			}
+		})
+	}
+}
