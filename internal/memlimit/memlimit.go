@@ -1,13 +1,17 @@
 // Package memlimit keeps the garbage collector's headroom bounded: unless
 // GOMEMLIMIT is set, the process's soft memory limit follows the heap found
-// live at each collection plus a fixed headroom, instead of leaving the
-// heap to grow to twice its live size (GOGC=100) before the next
-// collection. A capture holding 150 MB of keys and values otherwise
+// live at each collection plus a quarter of it (at least 32 MiB), instead
+// of leaving the heap to grow to twice its live size (GOGC=100) before the
+// next collection. A capture holding 150 MB of keys and values otherwise
 // collects at 300 MB, and the pod needs that much for nothing.
 //
 // The large structures of a capture (arenas, record tables, key indexes)
 // hold no pointers, so a collection marks them without scanning them and
-// collecting more often costs little.
+// collecting more often costs little. A restore's heap is mostly pointers
+// (every SourceOffset and SourceChange): with a fixed 32 MiB of headroom
+// its collections took 2.5 times the CPU of GOGC=100 at 800,000 keys, with
+// a quarter of the live heap 1.5 times, for 200 MB less than GOGC=100
+// (docs/benchmarks.md).
 package memlimit
 
 import (
@@ -19,8 +23,9 @@ import (
 	"sync"
 )
 
-// Headroom is what the heap may grow by past its live size (and the
-// runtime's own memory) before the next collection.
+// Headroom is the least the heap may grow by past its live size (and the
+// runtime's own memory) before the next collection; a quarter of the live
+// heap when that is more.
 const Headroom = 32 << 20
 
 // names are the runtime metrics a limit is computed from.
@@ -65,7 +70,7 @@ func arm(s []metrics.Sample) {
 
 // Limit reads the runtime's metrics into s and returns the limit they
 // call for: the live heap, the runtime's memory that is not heap (stacks,
-// metadata), and Headroom.
+// metadata), and the headroom.
 func Limit(s []metrics.Sample) int64 {
 	metrics.Read(s)
 	v := func(i int) int64 {
@@ -81,5 +86,5 @@ func Limit(s []metrics.Sample) int64 {
 	live, total := v(0), v(1)
 	heap := v(2) + v(3) + v(4) + v(5)
 	other := max(total-heap, 0)
-	return live + other + Headroom
+	return live + other + max(Headroom, live/4)
 }
