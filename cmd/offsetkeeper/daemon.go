@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -73,6 +74,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	for _, name := range creds {
 		c.log.Info("using a systemd credential", "flag", "--"+name)
 	}
+	// The daemon keeps its views between runs: its heap is mostly
+	// pointer-free and its memory is the pod's (see internal/memlimit).
+	memlimit.Start()
 	kcfg, opts, err := c.g.kafkaSettings()
 	if err != nil {
 		return err

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
@@ -97,7 +96,6 @@ type env struct {
 }
 
 func main() {
-	memlimit.Start()
 	stopProfile, err := startProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "offsetkeeper:", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -51,6 +52,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
 	}
+	// A capture's heap is its views, pointer-free: collecting it more
+	// often is cheap (see internal/memlimit).
+	memlimit.Start()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	store, err := c.g.createStore(ctx)

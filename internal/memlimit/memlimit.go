@@ -7,11 +7,12 @@
 //
 // The large structures of a capture (arenas, record tables, key indexes)
 // hold no pointers, so a collection marks them without scanning them and
-// collecting more often costs little. A restore's heap is mostly pointers
-// (every SourceOffset and SourceChange): with a fixed 32 MiB of headroom
-// its collections took 2.5 times the CPU of GOGC=100 at 800,000 keys, with
-// a quarter of the live heap 1.5 times, for 200 MB less than GOGC=100
-// (docs/benchmarks.md).
+// collecting more often costs little. The snapshot command and the daemon
+// start it; restore does not: its heap is mostly pointers (every
+// SourceOffset and SourceChange), and at 800,000 keys its collections took
+// 2.5 times the CPU of GOGC=100 with a fixed 32 MiB of headroom, 1.5 times
+// with a quarter of the live heap, which doubled its wall time on two
+// cores (docs/benchmarks.md).
 package memlimit
 
 import (
