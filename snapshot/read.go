@@ -485,6 +485,9 @@ func (r *topicReader) cursors(views []*topicView, ends map[string]map[int32]boun
 				pv = newPartView(b.start)
 				v.parts[p] = pv
 			}
+			// What was read before this read may have been handed out:
+			// only values written from here on are overwritten in place.
+			pv.from = pv.next
 			if pv.next < b.end {
 				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
 			}
