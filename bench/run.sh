@@ -12,6 +12,9 @@
 #   restore         offsetkeeper restore <snapshot> --source-only into an empty offsets topic
 #   kcat-restore    the same job by hand: kcat -C dump of the empty topic, kcat -P of the
 #                   snapshot's records, kcat -C read-back
+#   daemon          offsetkeeper daemon --schedule '@every 3s' for --daemon-seconds (default 15;
+#                   0 skips it), its RSS sampled every second from /proc: the steady RSS
+#                   between runs (median of the samples after its first run) and its peak
 #
 # and then the Go benchmarks of package snapshot against the same cluster
 # (incremental vs full capture after 1% of the keys changed, broker
@@ -20,7 +23,7 @@
 #
 # Usage: bench/run.sh [--records 400000[,1600000...]] [--keys N] [--groups 2000]
 #                     [--group-partitions 50] [--repeat 3] [--port 19092] [--out DIR]
-#                     [--skip-restore] [--skip-go-bench]
+#                     [--skip-restore] [--skip-go-bench] [--daemon-seconds 15]
 set -euo pipefail
 
 records=400000
@@ -32,6 +35,7 @@ port=19092
 out=
 skip_restore=false
 skip_go_bench=false
+daemon_seconds=15
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--skip-restore) skip_restore=true; shift ;;
 	--skip-go-bench) skip_go_bench=true; shift ;;
+	--daemon-seconds) daemon_seconds=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -59,8 +64,13 @@ raw=$out/raw.tsv
 control=127.0.0.1:$((port + 7))
 
 cluster_pid=
+daemon_pid=
 cleanup() {
 	status=$?
+	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+		kill -TERM "$daemon_pid" 2>/dev/null || true
+		wait "$daemon_pid" 2>/dev/null || true
+	fi
 	if [ -n "$cluster_pid" ] && kill -0 "$cluster_pid" 2>/dev/null; then
 		kill -TERM "$cluster_pid" 2>/dev/null || true
 		wait "$cluster_pid" 2>/dev/null || true
@@ -204,6 +214,27 @@ for size in ${records//,/ }; do
 		fi
 	done
 
+	if [ "$daemon_seconds" -gt 0 ]; then
+		log "size $size: daemon for ${daemon_seconds}s"
+		"${ok[@]}" daemon --schedule '@every 3s' --keep-last 2 --listen 127.0.0.1:$((port + 8)) \
+			--store "file://$work/store/daemon-$size" >"$work/daemon.out" 2>"$work/daemon.err" &
+		daemon_pid=$!
+		: >"$work/daemon-rss.data"
+		for _ in $(seq 1 "$daemon_seconds"); do
+			sleep 1
+			# The sample is taken once a run has stored a snapshot.
+			if ls "$work/store/daemon-$size/snapshots/" 2>/dev/null | grep -q .; then
+				awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status" >>"$work/daemon-rss.data"
+			fi
+		done
+		hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
+		kill -TERM "$daemon_pid"
+		wait "$daemon_pid" || true
+		daemon_pid=
+		runs=$(ls "$work/store/daemon-$size/snapshots/" | wc -l)
+		record "$size" 1 daemon 0 0 "$(median <"$work/daemon-rss.data")" "peak_kb=$hwm samples=$(wc -l <"$work/daemon-rss.data") snapshots_in_store=$runs"
+	fi
+
 	if ! $skip_go_bench; then
 		log "size $size: Go benchmarks (incremental vs full, sink capture requests)"
 		# The incremental runs are short: 10 of them per measurement, so
@@ -255,6 +286,9 @@ for size in ${records//,/ }; do
 		echo "| snapshot (median) / kcat's fastest read | | | | $(awk -v s="$(col "$size" snapshot 4 | median)" -v k="$(col "$size" kcat-read 4 | sort -n | head -n 1)" 'BEGIN{printf "%.3f", s / k}') x kcat | | wall <= 0.5 |"
 		echo "| snapshot peak RSS / (2 x live + 64 MiB = $((bound_kb / 1024)) MiB) | | | | $(col "$size" snapshot 6 | median | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 		row "sink capture ($groups groups, empty offsets topic)" sink-capture "" "" "few requests per coordinator"
+		if [ "$daemon_seconds" -gt 0 ]; then
+			echo "| daemon RSS, @every 3s, median of 1 s samples after its first snapshot ($(col "$size" daemon 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon 6 | mib) | $(col "$size" daemon 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
+		fi
 		if ! $skip_restore; then
 			row "offsetkeeper restore --source-only into an empty topic" restore "$(ratio "$size" restore kcat-restore 4) x kcat job" "$(ratio "$size" restore kcat-restore 5) x kcat job" "wall <= 1.0"
 			echo "| restore peak RSS / (3 x live + 64 MiB = $((rbound_kb / 1024)) MiB) | | | | $(col "$size" restore 6 | median | awk -v b="$rbound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
