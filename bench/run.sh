@@ -216,17 +216,18 @@ for size in ${records//,/ }; do
 
 	if [ "$daemon_seconds" -gt 0 ]; then
 		log "size $size: daemon for ${daemon_seconds}s"
-		"${ok[@]}" daemon --schedule '@every 3s' --keep-last 2 --listen 127.0.0.1:$((port + 8)) \
+		"${ok[@]}" daemon --schedule '@every 3s' --keep-last 2 --listen 127.0.0.1:0 \
 			--store "file://$work/store/daemon-$size" >"$work/daemon.out" 2>"$work/daemon.err" &
 		daemon_pid=$!
 		: >"$work/daemon-rss.data"
 		for _ in $(seq 1 "$daemon_seconds"); do
 			sleep 1
 			# The sample is taken once a run has stored a snapshot.
-			if ls "$work/store/daemon-$size/snapshots/" 2>/dev/null | grep -q .; then
+			if kill -0 "$daemon_pid" 2>/dev/null && ls "$work/store/daemon-$size/snapshots/" 2>/dev/null | grep -q .; then
 				awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status" >>"$work/daemon-rss.data"
 			fi
 		done
+		kill -0 "$daemon_pid" 2>/dev/null || { log "daemon exited"; cat "$work/daemon.err" >&2; exit 1; }
 		hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
 		kill -TERM "$daemon_pid"
 		wait "$daemon_pid" || true
