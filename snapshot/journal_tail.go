@@ -189,8 +189,8 @@ func (t *Tail) source(topic string, pv *partView, r *kgo.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var old []byte
-	if i, ok := pv.keys[string(r.Key)]; ok {
-		old = pv.recs[i].value
+	if i, ok := pv.lookup(r.Key); ok {
+		old = pv.record(i).value // read before set below may overwrite it in place
 	}
 	e := Entry{Kind: EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
 	if r.Value != nil {
