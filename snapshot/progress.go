@@ -171,17 +171,20 @@ func (p *Progress) State() ProgressState {
 }
 
 // Watch calls report with the state of p at every tick of ticks once
-// after has passed since Watch was called (now tells the time), from a
-// goroutine of its own, until the returned stop is called. stop waits for
+// after has passed since Watch was called (now tells the time; a tick is
+// judged by the time it carries), from a goroutine of its own, until the returned stop is called. stop waits for
 // that goroutine, then, if after had passed, calls report once more with
 // done true and the final state. report is never called concurrently.
 // Tests pass their own ticks and now.
 func (p *Progress) Watch(after time.Duration, ticks <-chan time.Time, now func() time.Time, report func(st ProgressState, done bool)) (stop func()) {
 	began := now()
 	quit, exited := make(chan struct{}), make(chan struct{})
-	state := func() (ProgressState, bool) {
+	// A tick is judged by the time it carries, not by the clock when it
+	// is received (regression: a tick received late, after the clock had
+	// moved past the threshold, reported early and once too often).
+	state := func(at time.Time) (ProgressState, bool) {
 		st := p.State()
-		st.Elapsed = now().Sub(began)
+		st.Elapsed = at.Sub(began)
 		return st, st.Elapsed >= after
 	}
 	go func() {
@@ -190,8 +193,8 @@ func (p *Progress) Watch(after time.Duration, ticks <-chan time.Time, now func()
 			select {
 			case <-quit:
 				return
-			case <-ticks:
-				if st, due := state(); due {
+			case at := <-ticks:
+				if st, due := state(at); due {
 					report(st, false)
 				}
 			}
@@ -202,7 +205,7 @@ func (p *Progress) Watch(after time.Duration, ticks <-chan time.Time, now func()
 		once.Do(func() {
 			close(quit)
 			<-exited
-			if st, due := state(); due {
+			if st, due := state(now()); due {
 				report(st, true)
 			}
 		})
