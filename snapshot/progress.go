@@ -172,10 +172,10 @@ func (p *Progress) State() ProgressState {
 
 // Watch calls report with the state of p at every tick of ticks once
 // after has passed since Watch was called (now tells the time; a tick is
-// judged by the time it carries), from a goroutine of its own, until the returned stop is called. stop waits for
-// that goroutine, then, if after had passed, calls report once more with
-// done true and the final state. report is never called concurrently.
-// Tests pass their own ticks and now.
+// judged by the time it carries), from a goroutine of its own, until the
+// returned stop is called. stop waits for that goroutine, then, if after
+// had passed, calls report once more with done true and the final state.
+// report is never called concurrently. Tests pass their own ticks and now.
 func (p *Progress) Watch(after time.Duration, ticks <-chan time.Time, now func() time.Time, report func(st ProgressState, done bool)) (stop func()) {
 	began := now()
 	quit, exited := make(chan struct{}), make(chan struct{})
