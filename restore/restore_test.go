@@ -5,11 +5,14 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -500,5 +503,100 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 	}
 	if _, err := restore.Verify(ctx, cl, plan); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckRestoreTransactionOnExactlyOncePartition: another restore's
+// transaction open on an exactly-once connector's offsets partition is
+// refused as another restore running. Regression: Check saw it with
+// DescribeProducers, the other restore committed before Check's
+// ListTransactions, and the only refusal left blamed "an exactly-once task
+// or an offset alter" and did not say another restore was running
+// (reliability's TestKillRestore and TestConcurrentRestoresRace failed
+// now and then on it). Here the other restore's transaction ends exactly
+// in that gap.
+func TestCheckRestoreTransactionOnExactlyOncePartition(t *testing.T) {
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx := context.Background()
+	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eosKey := []byte(`["` + connectdemo.ConnEOS + `",{"server":"pgpayments"}]`)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":1}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnEOS}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another restore's transaction, open on the key's partition.
+	txnID := restore.TransactionalIDPrefix + connectdemo.EOSOffsetsTopic
+	other, err := kgo.NewClient(append(cl.Opts(), kgo.TransactionalID(txnID))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ProduceSync(ctx, &kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":2}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// It commits after DescribeProducers and before Check's own
+	// ListTransactions (the one with a state filter, sent to every
+	// broker: each waits for the commit).
+	var (
+		commit    sync.Once
+		commitErr error
+		listed    atomic.Int64
+	)
+	kc.ControlKey(int16(kmsg.ListTransactions), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		if len(req.(*kmsg.ListTransactionsRequest).StateFilters) == 0 {
+			return nil, nil, false
+		}
+		listed.Add(1)
+		kc.SleepControl(func() { commit.Do(func() { commitErr = other.EndTransaction(ctx, kgo.TryCommit) }) })
+		return nil, nil, false
+	})
+
+	err = plan.Check(ctx, cl)
+	if commitErr != nil {
+		t.Fatalf("commit the other restore's transaction: %v", commitErr)
+	}
+	if listed.Load() == 0 {
+		t.Fatal("Check did not list transactions")
+	}
+	var refused *restore.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Check: %v, want a RefusedError", err)
+	}
+	found := false
+	for _, r := range refused.Refusals {
+		if r.Check == restore.CheckOpenTransaction && strings.Contains(r.Reason, txnID) {
+			t.Errorf("the other restore's transaction is refused as %s: %s", r.Check, r.Reason)
+		}
+		if r.Check == restore.CheckConcurrentRestore && strings.Contains(r.Reason, "another restore is running") && strings.Contains(r.Reason, txnID) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no %s refusal naming %q: %v", restore.CheckConcurrentRestore, txnID, refused.Refusals)
 	}
 }
