@@ -105,7 +105,8 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	for _, topic := range sortedKeys(byTopic) {
 		changes := byTopic[topic]
 		n := p.partitions[topic]
-		if err := writeTopic(ctx, cl, topic, n, changes); err != nil {
+		last, err := writeTopic(ctx, cl, topic, n, changes)
+		if err != nil {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
 		}
@@ -117,6 +118,10 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 			} else {
 				res.SourceWrites++
 			}
+		}
+		if err := waitReadable(ctx, cl, topic, last, readableWait); err != nil {
+			res.Duration = time.Since(began)
+			return res, fmt.Errorf("%w: offsets topic %q: %w (%s)", ErrApply, topic, err, done())
 		}
 	}
 
@@ -174,7 +179,9 @@ const (
 	recordChunk = 4 << 10
 )
 
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []*SourceChange) error {
+// writeTopic (see above) returns the offset of the last record it wrote to
+// each partition.
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []*SourceChange) (last map[int32]int64, _ error) {
 	opts := append(slices.Clone(cl.Opts()),
 		kgo.TransactionalID(TransactionalIDPrefix+topic),
 		kgo.TransactionTimeout(transactionTimeout),
@@ -185,11 +192,11 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	)
 	pcl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return fmt.Errorf("create transactional producer: %w", err)
+		return nil, fmt.Errorf("create transactional producer: %w", err)
 	}
 	defer pcl.Close()
 	if err := pcl.BeginTransaction(); err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
 	// Records are allocated recordChunk at a time; a chunk is garbage once
 	// kgo is done with its records. The promises (kgo calls them one at a
@@ -201,8 +208,12 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 		wg             sync.WaitGroup
 		perr, fenceErr error
 	)
+	last = map[int32]int64{}
 	result := func(r *kgo.Record, err error, stray bool) {
 		defer wg.Done()
+		if err == nil && r.Offset >= last[r.Partition] {
+			last[r.Partition] = r.Offset
+		}
 		switch {
 		case fenceErr != nil:
 		case err != nil && fenced(err):
@@ -235,20 +246,67 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	wg.Wait()
 	if fenceErr != nil {
 		abort(ctx, pcl)
-		return fencedError(topic, fenceErr)
+		return nil, fencedError(topic, fenceErr)
 	}
 	if perr != nil {
 		abort(ctx, pcl)
-		return perr
+		return nil, perr
 	}
 	if err := pcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		abort(ctx, pcl)
 		if fenced(err) {
-			return fencedError(topic, err)
+			return nil, fencedError(topic, err)
 		}
-		return fmt.Errorf("commit transaction: %w", err)
+		return nil, fmt.Errorf("commit transaction: %w", err)
 	}
-	return nil
+	return last, nil
+}
+
+// readableWait is how long a restore waits, after its transaction
+// committed, for every record it wrote to be readable with read_committed.
+const readableWait = 30 * time.Second
+
+// waitReadable waits until the last stable offset of each partition of
+// topic in last has passed the offset given (the last record written
+// there), or limit has passed. A broker answers EndTxn once the commit is
+// decided and writes the commit markers to the partitions afterwards, so a
+// read_committed reader (Verify, a worker) may not see the records at
+// once; verifying before then would report the restore as failed.
+func waitReadable(ctx context.Context, cl *kgo.Client, topic string, last map[int32]int64, limit time.Duration) error {
+	if len(last) == 0 {
+		return nil
+	}
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(limit)
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		listed, err := adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = listed.Error()
+		}
+		var behind []string
+		if err == nil {
+			for p, off := range last {
+				if lo, ok := listed.Lookup(topic, p); !ok || lo.Offset <= off {
+					behind = append(behind, fmt.Sprintf("%s/%d", topic, p))
+				}
+			}
+			if len(behind) == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("the transaction committed, but reading its last stable offsets failed: %w", err)
+			}
+			slices.Sort(behind)
+			return fmt.Errorf("the transaction committed, but after %s its records are not readable yet with read_committed on %s (an open transaction of another producer holds the last stable offset below them)", limit, strings.Join(behind, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the committed records to be readable: %w", ctx.Err())
+		case <-time.After(backoff):
+		}
+	}
 }
 
 // FenceOpenRestores ends the transactions that other restores left open:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -147,4 +148,62 @@ func mustEncode(t *testing.T, offs []snapshot.SourceOffset) []byte {
 		sb.WriteString(o.Topic + " " + string(o.Key) + " " + string(o.Value) + "\n")
 	}
 	return []byte(sb.String())
+}
+
+// TestWaitReadable: a restore waits, after its commit, until what it wrote
+// is readable with read_committed, and says so when another producer's open
+// transaction holds the last stable offset below it (regression: Verify
+// ran right after EndTxn, which a broker answers before it writes the
+// commit markers, and could report a committed restore as failed).
+func TestWaitReadable(t *testing.T) {
+	ctx := t.Context()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "wait-readable"); err != nil {
+		t.Fatal(err)
+	}
+	r := cl.ProduceSync(ctx, &kgo.Record{Topic: "wait-readable", Partition: 0, Value: []byte("x")})
+	if err := r.FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0}, time.Second); err != nil {
+		t.Fatalf("a committed record: %v", err)
+	}
+
+	// An open transaction on partition 1 holds its last stable offset.
+	txn, err := kgo.NewClient(append(cl.Opts(), kgo.TransactionalID("holder"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "wait-readable", Partition: 1, Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	after := cl.ProduceSync(ctx, &kgo.Record{Topic: "wait-readable", Partition: 1, Value: []byte("y")})
+	if err := after.FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := after.First()
+	err = waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "not readable yet with read_committed on wait-readable/1") {
+		t.Fatalf("held by an open transaction: %v", err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 5*time.Second); err != nil {
+		t.Fatalf("after the other transaction ended: %v", err)
+	}
 }
