@@ -41,6 +41,9 @@ type Options struct {
 	OffsetsTopics []string
 	// ConfigTopic is the Connect config topic; default DefaultConfigTopic.
 	ConfigTopic string
+	// StatusTopic is the Connect status topic, read by ReadStatuses for
+	// the page, never by a capture; default DefaultStatusTopic.
+	StatusTopic string
 	// GroupPrefix selects sink groups; default DefaultGroupPrefix.
 	GroupPrefix string
 	// Connectors limits the capture to these connectors; empty means all.

@@ -33,6 +33,7 @@ type globals struct {
 	workerConfig  string
 	offsetsTopics listFlag
 	configTopic   string
+	statusTopic   string
 	groupPrefix   string
 	clientID      string
 	timeout       time.Duration
@@ -65,6 +66,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
 	fs.Var(&g.offsetsTopics, "offsets-topic", "worker offsets topic (offset.storage.topic); repeatable (default "+snapshot.DefaultOffsetsTopic+")")
 	fs.StringVar(&g.configTopic, "config-topic", snapshot.DefaultConfigTopic, "worker config topic (config.storage.topic)")
+	fs.StringVar(&g.statusTopic, "status-topic", snapshot.DefaultStatusTopic, "worker status topic (status.storage.topic), read for the page's worker-reported states")
 	fs.StringVar(&g.groupPrefix, "group-prefix", snapshot.DefaultGroupPrefix, "consumer groups with this prefix are sink connector groups")
 	fs.StringVar(&g.clientID, "client-id", "offsetkeeper", "Kafka client id")
 	fs.DurationVar(&g.timeout, "kafka-timeout", 30*time.Second, "how long to keep trying to reach Kafka before giving up")
@@ -176,6 +178,7 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 	opts := snapshot.Options{
 		OffsetsTopics:  []string(g.offsetsTopics),
 		ConfigTopic:    g.configTopic,
+		StatusTopic:    g.statusTopic,
 		GroupPrefix:    g.groupPrefix,
 		ProgramVersion: programVersion(),
 	}
@@ -184,6 +187,9 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 	}
 	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
 		opts.ConfigTopic = worker.ConfigTopic
+	}
+	if !g.explicit("status-topic") && worker.StatusTopic != "" {
+		opts.StatusTopic = worker.StatusTopic
 	}
 	return cfg, opts, nil
 }
