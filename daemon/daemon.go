@@ -84,8 +84,12 @@ type Daemon struct {
 	// its snapshot before the next run starts. A snapshot without Reason
 	// is stored as scheduled. Required.
 	Snapshot func(ctx context.Context) (*snapshot.Snapshot, error)
-	// Kafka, when set, is pinged by /readyz.
+	// Kafka, when set, is pinged by /readyz, and the page reads log ends
+	// and StatusTopic over it.
 	Kafka *kgo.Client
+	// StatusTopic is Connect's status topic the page reads the workers'
+	// reported states from; default snapshot.DefaultStatusTopic.
+	StatusTopic string
 	// Logger receives the daemon's logs; nil discards them.
 	Logger *slog.Logger
 	// Progress, when set, is the one the Snapshot func counts into (the

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,6 +70,7 @@ func (d *Daemon) Handler() http.Handler {
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
 		if d.Kafka != nil {
 			src.LogEnd = d.logEnd
+			src.Status = d.statuses
 		}
 		page, err := web.New(src)
 		if err != nil {
@@ -172,6 +174,13 @@ func (d *Daemon) serveSnapshots(w http.ResponseWriter, r *http.Request) {
 }
 
 // logEnd reads the log end offsets of topics for the page's sink lag.
+// statuses reads the status topic for the page, within probeTimeout.
+func (d *Daemon) statuses(ctx context.Context) (*snapshot.Statuses, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return snapshot.ReadStatuses(ctx, d.Kafka, cmp.Or(d.StatusTopic, snapshot.DefaultStatusTopic))
+}
+
 func (d *Daemon) logEnd(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

@@ -115,9 +115,10 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 			}
 			return snap, nil
 		},
-		Kafka:    cl,
-		Logger:   c.log,
-		Progress: opts.Progress,
+		Kafka:       cl,
+		StatusTopic: opts.StatusTopic,
+		Logger:      c.log,
+		Progress:    opts.Progress,
 	}
 	ver, commit, gov := buildVersion()
 	d.Build = daemon.BuildInfo{Version: ver, Revision: commit, GoVersion: gov}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +23,7 @@ import (
 // serveCommand is the serve entry of the command table (main.go).
 var serveCommand = commandInfo{
 	name:    "serve",
-	summary: "serve the page (connector board, timeline, connector plots, diff; docs/web.md) from the store alone, read-only; --brokers adds sink lag",
+	summary: "serve the page (connector board, timeline, connector plots, diff; docs/web.md) from the store alone, read-only; --brokers adds sink lag and the workers' states from the status topic",
 	usage:   "[--listen 127.0.0.1:9465] [--web-config FILE] [--store URL] [--brokers B]",
 	new:     func(e *env) command { return &serveCmd{env: e} },
 }
@@ -59,12 +60,15 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	defer store.Close()
 	src := web.Source{Store: store, Refresh: c.refresh, Window: c.window, Logger: c.log, Links: []string{"/healthz", "/api/snapshots"}}
 	if c.g.explicit("brokers") {
-		cl, _, err := c.g.kafkaClient(ctx)
+		cl, opts, err := c.g.kafkaClient(ctx)
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
 		src.LogEnd = logEnds(cl)
+		src.Status = func(ctx context.Context) (*snapshot.Statuses, error) {
+			return snapshot.ReadStatuses(ctx, cl, cmp.Or(opts.StatusTopic, snapshot.DefaultStatusTopic))
+		}
 	}
 	page, err := web.New(src)
 	if err != nil {

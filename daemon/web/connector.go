@@ -55,6 +55,7 @@ func (s *Server) row(w *world, name string) ConnectorRow {
 	r.Progress = progress(w, &r)
 	r.Lag = groupLag(w, r.Group)
 	s.status(w, &r)
+	s.workerState(w, &r)
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 
 // Statuses of a connector on the board, worst first.
 const (
+	StatusFailed  = "FAILED"
 	StatusReset   = "RESET"
 	StatusRewound = "REWOUND"
 	StatusGap     = "GAP"
@@ -20,7 +21,7 @@ const (
 	StatusOK      = "OK"
 )
 
-var statusRank = map[string]int{StatusReset: 0, StatusRewound: 1, StatusGap: 2, StatusStalled: 3, StatusOK: 4}
+var statusRank = map[string]int{StatusFailed: 0, StatusReset: 1, StatusRewound: 2, StatusGap: 3, StatusStalled: 4, StatusOK: 5}
 
 // maxSnapPoints is how many of the newest snapshots in the window add
 // their offsets to the plots (the journal adds every change between).
@@ -36,6 +37,7 @@ type world struct {
 	stateAt  *snapshot.StateInfo
 	hist     *history
 	logEnd   map[string]map[int32]int64 // nil: unknown (no brokers)
+	status   statusWorld
 	notes    []string
 }
 
@@ -75,6 +77,10 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 			w.notes = append(w.notes, "log end offsets: "+err.Error())
 			w.logEnd = nil
 		}
+	}
+	w.status = s.statuses(ctx)
+	if w.status.note != "" {
+		w.notes = append(w.notes, w.status.note)
 	}
 	return w, nil
 }
@@ -160,13 +166,16 @@ type Board struct {
 	Journal Journal   `json:"journal"`
 	// LogEnd says whether log end offsets (and so sink lag) are known: the
 	// daemon reads them from Kafka, serve without brokers does not.
-	LogEnd     bool             `json:"log_end"`
-	Counts     map[string]int   `json:"counts"`
-	Connectors []ConnectorRow   `json:"connectors"`
-	Snapshots  int              `json:"snapshots"`
-	Newest     *snapshot.Info   `json:"newest_snapshot,omitempty"`
-	Events     []snapshot.Event `json:"events"`
-	Notes      []string         `json:"notes,omitempty"`
+	LogEnd bool `json:"log_end"`
+	// StatusTopic says whether Connect's status topic was read: read,
+	// missing, error (see Notes) or off (serve without brokers).
+	StatusTopic string           `json:"status_topic"`
+	Counts      map[string]int   `json:"counts"`
+	Connectors  []ConnectorRow   `json:"connectors"`
+	Snapshots   int              `json:"snapshots"`
+	Newest      *snapshot.Info   `json:"newest_snapshot,omitempty"`
+	Events      []snapshot.Event `json:"events"`
+	Notes       []string         `json:"notes,omitempty"`
 }
 
 // Journal says what the journal covers.
@@ -191,7 +200,15 @@ type ConnectorRow struct {
 	Group      string `json:"group,omitempty"`
 	GroupState string `json:"group_state,omitempty"`
 	Members    int    `json:"members,omitempty"`
-	// Status is OK, STALLED, REWOUND, RESET or GAP; Why says why.
+	// Worker is what the status topic says (nil when it was not read or
+	// has nothing of the connector); WorkerSummary is the state cell's
+	// text of it ("RUNNING · 2/2 tasks running", "FAILED: <first line of
+	// the trace>", "no status topic", "not in the status topic"), and
+	// Mismatch says when the worker's settled state is not the target's.
+	Worker        *WorkerState `json:"worker,omitempty"`
+	WorkerSummary string       `json:"worker_summary,omitempty"`
+	Mismatch      string       `json:"mismatch,omitempty"`
+	// Status is FAILED, RESET, REWOUND, GAP, STALLED or OK; Why says why.
 	Status string   `json:"status"`
 	Why    []string `json:"why,omitempty"`
 	// LastSnapshot is the newest snapshot holding the connector.
@@ -213,7 +230,8 @@ type ConnectorRow struct {
 
 func (s *Server) board(w *world) *Board {
 	b := &Board{Now: w.now, From: w.from, Window: s.window().String(), LogEnd: w.logEnd != nil, Counts: map[string]int{},
-		Snapshots: len(w.infos), Events: w.hist.events, Notes: w.notes}
+		StatusTopic: w.status.state,
+		Snapshots:   len(w.infos), Events: w.hist.events, Notes: w.notes}
 	if b.Events == nil {
 		b.Events = []snapshot.Event{}
 	}

@@ -26,7 +26,7 @@ var funcs = template.FuncMap{
 	"query":     url.QueryEscape,
 	"path":      url.PathEscape,
 	"num":       fmtNum,
-	"problems":  func() []string { return []string{StatusReset, StatusRewound, StatusGap, StatusStalled} },
+	"problems":  func() []string { return []string{StatusFailed, StatusReset, StatusRewound, StatusGap, StatusStalled} },
 }
 
 // ago says how long before now t was, coarsely.

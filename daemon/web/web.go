@@ -36,6 +36,10 @@ type Source struct {
 	// the topics named; it gives sinks their lag. The daemon reads Kafka;
 	// serve without brokers leaves it nil and the page says so.
 	LogEnd func(ctx context.Context, topics []string) (map[string]map[int32]int64, error)
+	// Status, when set, reads Connect's status topic (snapshot.ReadStatuses)
+	// for the workers' reported states; it is read once per Refresh (at
+	// least cacheTTL). A snapshot.ErrTopicMissing says "no status topic".
+	Status func(ctx context.Context) (*snapshot.Statuses, error)
 	// Window is how far back the plots go (DefaultWindow).
 	Window time.Duration
 	// StallAfter is how long a sink with lag may go without a commit
@@ -62,6 +66,8 @@ type Server struct {
 	mu     sync.Mutex
 	cached *world
 	at     time.Time
+	sw     statusWorld
+	swAt   time.Time
 }
 
 //go:embed templates/*.html static/*
