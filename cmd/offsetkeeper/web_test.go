@@ -124,6 +124,9 @@ func TestPageInBrowser(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	c.stopAll()
+	// A worker reports a task of the mirror connector failed.
+	c.produce(&kgo.Record{Topic: connectdemo.DefaultStatusTopic, Key: []byte("status-task-" + connectdemo.ConnMirror + "-1"),
+		Value: []byte(`{"state":"FAILED","trace":"org.apache.kafka.connect.errors.ConnectException: eu is unreachable\n\tat X.poll(X.java:1)","worker_id":"connect-1:8083","generation":9}`)})
 	addr := freeAddr(t)
 	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", addr)
 	c.waitJournal(time.Now(), logs)
@@ -148,9 +151,11 @@ func TestPageInBrowser(t *testing.T) {
 		"reset":  `document.querySelectorAll("tr.row.st-reset").length`,
 		"sparks": `document.querySelectorAll("tr.row svg.spark path").length`,
 		"first":  `document.querySelector("tr.row").classList.contains("st-ok") ? 0 : 1`,
+		"failed": `document.querySelector("tr.row").classList.contains("st-failed") && document.querySelector("tr.row .worker.bad").textContent.includes("task 1 FAILED: org.apache.kafka.connect.errors.ConnectException") ? 1 : 0`,
+		"worker": `[...document.querySelectorAll("tr.row .worker")].filter(e => e.textContent.includes("tasks running")).length`,
 	})
-	if got["rows"] < 14 || got["reset"] < 2 || got["sparks"] < 10 || got["first"] != 1 {
-		t.Errorf("board: %v; want every connector, the reset ones first with their sparklines", got)
+	if got["rows"] < 14 || got["reset"] < 2 || got["sparks"] < 10 || got["first"] != 1 || got["failed"] != 1 || got["worker"] < 8 {
+		t.Errorf("board: %v; want every connector with its worker state, the failed one first, then the reset ones, with their sparklines", got)
 	}
 	got = b.load(t, base+"/connectors/"+url.PathEscape(connectdemo.ConnSinkS3), "web-connector-sink", map[string]string{
 		"plots":  `document.querySelectorAll("svg.plot").length`,
