@@ -1,15 +1,27 @@
 package snapshot
 
-// This file merges an epoch's raw segments into one level 1 segment, as
-// Litestream compacts LTX files: the newest value per key, per group
-// partition, per group and per connector, in the order a replay applies
-// them. A merged segment's time is its last entry's (the last raw
-// segment's), so it never looks older than the changes it holds; a moment
-// inside its span can only be restored to its start.
+// This file compacts an epoch's segments into merged levels kept beside
+// the raw ones, as Litestream compacts LTX files: the newest value per
+// key, per group partition, per group and per connector, in the order a
+// replay applies them, every event and gap kept. A merged segment's time
+// is its last entry's (never older than a change it holds), so a restore
+// plan that applies it whole only when its time is at or before the moment
+// gets exactly what replaying the raw segments gives.
+//
+// Levels (wall-clock boundaries, UTC):
+//
+//	0  raw, one segment per flush
+//	1  every minute: everything since the epoch's last level 2 segment
+//	2  every hour: everything since the epoch's start
+//
+// so a restore reads at most one level 2 segment, one level 1 segment and
+// a minute of raw segments, whatever the span between the base snapshot
+// and the moment. See docs/journal.md.
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,71 +29,228 @@ import (
 	"time"
 )
 
-// MergeEpoch merges the raw segments of epoch e, which no daemon writes any
-// more, into one level 1 segment and deletes them. An epoch already
-// merged, or with fewer than two raw segments, is left as it is.
-func (s *Store) MergeEpoch(ctx context.Context, e EpochInfo) (bool, error) {
-	chain, hole := e.Chain()
-	if hole != nil {
-		return false, fmt.Errorf("merge journal epoch %s: %w", e.ID, hole)
+// Journal levels.
+const (
+	LevelRaw    = 0
+	LevelMinute = 1
+	LevelHour   = 2
+	topLevel    = LevelHour
+)
+
+// levelEvery is the wall-clock boundary each merged level is written on.
+var levelEvery = [...]time.Duration{LevelMinute: time.Minute, LevelHour: time.Hour}
+
+// minuteSkip: a level 1 segment is not rewritten at a boundary when the raw
+// segments after the current one hold less than 1/minuteSkip of its bytes
+// (an idle journal's heartbeats): a restore reads them raw, and the hour's
+// level 2 segment covers them.
+const minuteSkip = 4
+
+// CompactEpoch writes the merged segments epoch e lacks at now, top level
+// first, and returns them. A segment another daemon wrote meanwhile is not
+// an error.
+func (s *Store) CompactEpoch(ctx context.Context, e EpochInfo, now time.Time) ([]SegmentInfo, error) {
+	var out []SegmentInfo
+	for level := topLevel; level >= LevelMinute; level-- {
+		cover := e.compaction(level, now)
+		if len(cover) == 0 {
+			continue
+		}
+		si, err := s.mergeCover(ctx, e.ID, level, cover)
+		if errors.Is(err, ErrExists) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("compact journal epoch %s to level %d: %w", e.ID, level, err)
+		}
+		out = append(out, si)
+		e.Segments = append(slices.Clone(e.Segments), si)
+		sortSegments(e.Segments)
 	}
-	if len(chain) < 2 || chain[0].Level > 0 {
-		return false, nil
+	return out, nil
+}
+
+// compaction returns the segments a level's segment at the boundary
+// before now merges, or nil when it is there already or not worth writing.
+func (e *EpochInfo) compaction(level int, now time.Time) []SegmentInfo {
+	b := now.UTC().Truncate(levelEvery[level])
+	var last uint64
+	for _, si := range e.Segments {
+		if si.Level < level && !si.LastTime.After(b) && si.LastSeq > last {
+			last = si.LastSeq
+		}
 	}
+	first := uint64(1)
+	if level < topLevel {
+		for _, si := range e.Segments {
+			if si.Level > level && si.LastSeq <= last && si.LastSeq >= first {
+				first = si.LastSeq + 1
+			}
+		}
+	}
+	if last < first {
+		return nil
+	}
+	for _, si := range e.Segments {
+		if si.Level == level && si.FirstSeq == first && si.LastSeq >= last {
+			return nil
+		}
+	}
+	cover := e.cover(first, last, level)
+	if len(cover) == 0 {
+		return nil
+	}
+	if level == LevelMinute && cover[0].Level == LevelMinute {
+		var added int64
+		for _, si := range cover[1:] {
+			added += si.Size
+		}
+		if added*minuteSkip < cover[0].Size {
+			return nil
+		}
+	}
+	return cover
+}
+
+// cover returns the fewest segments of levels up to level that lead from
+// first to last, or nil when some seq between is in none.
+func (e *EpochInfo) cover(first, last uint64, level int) []SegmentInfo {
+	var out []SegmentInfo
+	for n := first; n <= last; {
+		var best *SegmentInfo
+		for i := range e.Segments {
+			c := &e.Segments[i]
+			if c.FirstSeq != n || c.Level > level || c.LastSeq > last {
+				continue
+			}
+			if best == nil || c.LastSeq > best.LastSeq || (c.LastSeq == best.LastSeq && c.Level > best.Level) {
+				best = c
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		out = append(out, *best)
+		n = best.LastSeq + 1
+	}
+	return out
+}
+
+// mergeCover reads the segments of cover, checks that each follows the one
+// before, and writes their merge at level.
+func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []SegmentInfo) (SegmentInfo, error) {
 	var segs []*Segment
 	var prev *Segment
-	for _, si := range chain {
+	for _, si := range cover {
 		seg, err := s.ReadSegment(ctx, si)
 		if err != nil {
-			return false, fmt.Errorf("merge journal epoch %s: %w", e.ID, err)
+			return SegmentInfo{}, err
 		}
-		if err := checkLink(prev, seg, si.Key); err != nil {
-			return false, fmt.Errorf("merge journal epoch %s: %w", e.ID, err)
+		if prev != nil && (seg.FirstSeq != prev.LastSeq+1 || seg.PrevDigest != prev.LastDigest) {
+			return SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, ErrJournalBroken, prev.LastSeq)
 		}
 		segs, prev = append(segs, seg), seg
 	}
 	first, last := segs[0], segs[len(segs)-1]
+	entries, latest := mergeEntries(segs)
 	merged := &Segment{
-		Epoch: e.ID, Level: 1, FirstSeq: first.FirstSeq, LastSeq: last.LastSeq,
-		FirstTime: first.FirstTime, LastTime: last.LastTime, LastDigest: last.LastDigest,
-		Entries: mergeEntries(segs),
+		Epoch: epoch, Level: level, FirstSeq: first.FirstSeq, LastSeq: last.LastSeq,
+		FirstTime: first.FirstTime, LastTime: latest, PrevDigest: first.PrevDigest, LastDigest: last.LastDigest,
+		Entries: entries,
 	}
-	if _, err := s.PutSegment(ctx, merged); err != nil {
-		return false, fmt.Errorf("merge journal epoch %s: %w", e.ID, err)
-	}
-	for _, si := range chain {
-		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
-			return true, fmt.Errorf("merge journal epoch %s: %w", e.ID, err)
-		}
-	}
-	return true, nil
+	return s.PutSegment(ctx, merged)
 }
 
-// mergeEntries keeps, of the entries of segs in order, the last of each
-// source key per partition (in offset order), of each sink group
-// partition, group and connector, every event and gap, and the last
-// positions.
-func mergeEntries(segs []*Segment) []Entry {
+// DropRaw deletes the raw segments of e that a merged segment holds and
+// whose last time is keep or more before now, and returns how many.
+func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, now time.Time) (int, error) {
+	n := 0
+	for _, si := range e.Segments {
+		if si.Level != LevelRaw || now.Sub(si.LastTime) < keep {
+			continue
+		}
+		held := false
+		for _, m := range e.Segments {
+			if m.Level > LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
+				held = true
+				break
+			}
+		}
+		if !held {
+			continue
+		}
+		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// mergeEntries merges the entries of segs, in order, into entries that a
+// replay applying them whole turns into the same state as applying every
+// entry of segs: per source partition the last record of each key (in
+// offset order; a tombstone stays, so it still removes the key), per
+// group a deletion first when the group was deleted, then its last state
+// and the last value or deletion of each partition since; per connector
+// its last config record; every gap and event; the last positions. It
+// also returns the merge's time: the latest of the segments' last times
+// and of every entry's time (a record stamped by a clock ahead of the
+// daemon's), so that a moment at or after it sees every entry whole.
+func mergeEntries(segs []*Segment) ([]Entry, time.Time) {
 	type srcKey struct {
 		topic string
 		part  int32
 		key   string
 	}
+	type tp struct {
+		topic string
+		part  int32
+	}
+	type groupMerge struct {
+		deleted *Entry
+		state   *Entry
+		parts   map[tp]Entry
+	}
 	src := map[srcKey]Entry{}
-	sinks := map[string]Entry{}
-	groups := map[string]Entry{}
+	next := map[tp]int64{}
+	groups := map[string]*groupMerge{}
+	group := func(name string) *groupMerge {
+		g := groups[name]
+		if g == nil {
+			g = &groupMerge{parts: map[tp]Entry{}}
+			groups[name] = g
+		}
+		return g
+	}
 	conns := map[string]Entry{}
 	var keep, pos []Entry
+	var latest int64
 	for _, seg := range segs {
+		latest = max(latest, ms(seg.LastTime))
 		pos = pos[:0]
 		for _, e := range seg.Entries {
 			switch e.Kind {
+			case EntrySource, EntrySink, EntryGroup, EntryConfig:
+				latest = max(latest, e.Time)
+			}
+			switch e.Kind {
 			case EntrySource:
+				p := tp{e.Topic, e.Partition}
+				if n, ok := next[p]; ok && e.Offset < n {
+					continue // a replay skips it too
+				}
+				next[p] = e.Offset + 1
 				src[srcKey{e.Topic, e.Partition, string(e.Key)}] = e
 			case EntrySink:
-				sinks[fmt.Sprintf("%s\x00%s\x00%d", e.Group, e.Topic, e.Partition)] = e
+				group(e.Group).parts[tp{e.Topic, e.Partition}] = e
 			case EntryGroup:
-				groups[e.Group] = e
+				g := group(e.Group)
+				if e.Deleted {
+					g.deleted, g.state, g.parts = &e, nil, map[tp]Entry{}
+				} else {
+					g.state = &e
+				}
 			case EntryConfig:
 				conns[e.Connector] = e
 			case EntryPosition:
@@ -91,38 +260,36 @@ func mergeEntries(segs []*Segment) []Entry {
 			}
 		}
 	}
-	var out []Entry
-	srcs := make([]Entry, 0, len(src))
-	for _, e := range src {
-		srcs = append(srcs, e)
-	}
+	out := make([]Entry, 0, len(src)+len(conns)+len(keep)+len(pos))
+	srcs := slices.Collect(maps.Values(src))
 	slices.SortFunc(srcs, func(a, b Entry) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	out = append(out, srcs...)
-	cs := make([]Entry, 0, len(conns))
-	for _, e := range conns {
-		cs = append(cs, e)
-	}
+	cs := slices.Collect(maps.Values(conns))
 	slices.SortFunc(cs, func(a, b Entry) int { return cmp.Compare(a.Offset, b.Offset) })
 	out = append(out, cs...)
-	// Groups before their partitions: a group entry resets what a replay
-	// knows of the group, its partitions then set it.
-	for _, k := range slices.Sorted(maps.Keys(groups)) {
-		out = append(out, groups[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(sinks)) {
-		e := sinks[k]
-		if g, ok := groups[e.Group]; ok && g.Deleted && g.Time >= e.Time {
-			continue // the group was deleted after
+	// Per group: its deletion (which clears what a replay knows of it),
+	// its state, then its partitions.
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[name]
+		if g.deleted != nil {
+			out = append(out, *g.deleted)
 		}
-		out = append(out, e)
+		if g.state != nil {
+			out = append(out, *g.state)
+		}
+		parts := slices.Collect(maps.Values(g.parts))
+		slices.SortFunc(parts, func(a, b Entry) int {
+			return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+		})
+		out = append(out, parts...)
 	}
 	out = append(out, keep...)
-	return append(out, pos...)
+	return append(out, pos...), fromMs(latest)
 }
 
-// mergedNote says what a merged segment did to a moment inside it.
-func mergedNote(seg *Segment, at time.Time) string {
-	return fmt.Sprintf("the journal from %s to %s was merged (older than --journal-keep-within): a moment inside it is restored as of %s, its start", fmtTime(seg.FirstTime), fmtTime(seg.LastTime), fmtTime(seg.FirstTime))
+// mergedNote says that a moment lies where only merged segments are kept.
+func mergedNote(si SegmentInfo, asOf time.Time) string {
+	return fmt.Sprintf("the raw journal after %s is merged (level %d, up to %s; raw segments are kept for --journal-keep-within): the moment is restored as of %s, the last merged boundary at or before it", fmtTime(asOf), si.Level, fmtTime(si.LastTime), fmtTime(asOf))
 }

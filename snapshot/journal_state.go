@@ -44,8 +44,8 @@ type StateInfo struct {
 	Epoch string
 	Seq   uint64
 	// Records, SinkObservations and ConfigRecords count the journal
-	// entries applied.
-	Records, SinkObservations, ConfigRecords int
+	// entries applied; Merged the merged segments read.
+	Records, SinkObservations, ConfigRecords, Merged int
 	// Precision says how exact each part is; Notes what else to know.
 	Precision []string
 	Notes     []string
@@ -239,33 +239,30 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
 		st.setWorkers(ep.Topics)
 	}
-	chain, hole := e.Chain()
+	plan, past, hole := e.PlanAt(at)
 	atMs := ms(at)
 	si := &StateInfo{At: at, Base: binfo, Epoch: e.ID}
 	lastSeen := c.From
-	err = s.eachSegment(ctx, chain, func(seg *Segment) (bool, error) {
+	err = s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
 		if seg.FirstTime.After(at.Add(lateRecords)) {
 			return false, nil
 		}
-		if seg.Level > 0 {
-			// A merged segment holds the newest values of its span only:
-			// applied whole when the moment is past it, else not at all.
-			if seg.LastTime.After(at) {
-				st.notes = append(st.notes, mergedNote(seg, at))
-				lastSeen = seg.FirstTime
-				return false, nil
-			}
-			st.apply(seg.Entries, math.MaxInt64, si)
-			si.Seq, lastSeen = seg.LastSeq, seg.LastTime
-			return true, nil
-		}
+		// A merged segment is in the plan only when its time, the latest of
+		// everything it holds, is at or before the moment: applied whole,
+		// it gives what its raw segments give.
 		st.apply(seg.Entries, atMs, si)
 		si.Seq = seg.LastSeq
+		if seg.Level > LevelRaw {
+			si.Merged++
+		}
 		if !seg.LastTime.After(at) {
 			lastSeen = seg.LastTime
 		}
 		return true, nil
 	})
+	if err == nil && past != nil {
+		st.notes = append(st.notes, mergedNote(*past, lastSeen))
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w; restore refuses to cross it: pick a moment before it (the journal is good up to segment %d) or restore a snapshot by ID", err, si.Seq)
 	}
@@ -565,7 +562,7 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*JournalHead, error
 	if err != nil {
 		return nil, fmt.Errorf("read base snapshot of journal epoch %s: %w", id, err)
 	}
-	chain, hole := e.Chain()
+	chain, _, hole := e.PlanAt(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 	if hole != nil {
 		return nil, hole
 	}

@@ -226,12 +226,7 @@ func (s *Store) ListJournal(ctx context.Context) (*JournalListing, error) {
 	}
 	out := &JournalListing{}
 	for _, e := range byID {
-		slices.SortFunc(e.Segments, func(a, b SegmentInfo) int {
-			if a.FirstSeq != b.FirstSeq {
-				return cmpU(a.FirstSeq, b.FirstSeq)
-			}
-			return b.Level - a.Level
-		})
+		sortSegments(e.Segments)
 		out.Epochs = append(out.Epochs, *e)
 	}
 	slices.SortFunc(out.Epochs, func(a, b EpochInfo) int { return strings.Compare(a.ID, b.ID) })
@@ -491,23 +486,110 @@ func (s *Store) DeleteEpoch(ctx context.Context, e EpochInfo) error {
 	return s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+epochFile)
 }
 
-// Chain returns the segments of e that a reader crosses, in sequence
-// order: from seq 1, at each point the highest level segment that starts
-// there. It stops at the first hole and reports it: a segment that should
-// follow but is missing (the sequence does not continue).
+// sortSegments orders segments by FirstSeq, then LastSeq, then level
+// (higher first).
+func sortSegments(segs []SegmentInfo) {
+	slices.SortFunc(segs, func(a, b SegmentInfo) int {
+		if a.FirstSeq != b.FirstSeq {
+			return cmpU(a.FirstSeq, b.FirstSeq)
+		}
+		if a.LastSeq != b.LastSeq {
+			return cmpU(a.LastSeq, b.LastSeq)
+		}
+		return b.Level - a.Level
+	})
+}
+
+// Chain returns the finest segments of e that lead from seq 1 to its last:
+// at each point the raw segment when it is kept, else the shortest merged
+// one after which the sequence goes on (raw segments already deleted). It
+// stops at the first hole and reports it: a segment that should follow but
+// is missing (the sequence does not continue).
 func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
-	next := uint64(1)
+	starts := map[uint64]bool{}
+	var maxSeq uint64
 	for _, si := range e.Segments {
-		if si.FirstSeq < next {
-			continue // covered by a merged segment already taken
+		starts[si.FirstSeq] = true
+		maxSeq = max(maxSeq, si.LastSeq)
+	}
+	for next := uint64(1); next <= maxSeq; {
+		var cands []SegmentInfo
+		for _, si := range e.Segments {
+			if si.FirstSeq == next {
+				cands = append(cands, si)
+			}
 		}
-		if si.FirstSeq > next {
-			return chain, fmt.Errorf("%w: epoch %s: segment %d is missing (the next stored is %s)", ErrJournalBroken, e.ID, next, si.Key)
+		if len(cands) == 0 {
+			return chain, e.holeAt(next)
 		}
-		chain = append(chain, si)
-		next = si.LastSeq + 1
+		pick := cands[len(cands)-1] // the farthest
+		for _, c := range cands {
+			if c.LastSeq == maxSeq || starts[c.LastSeq+1] {
+				pick = c
+				break
+			}
+		}
+		chain = append(chain, pick)
+		next = pick.LastSeq + 1
 	}
 	return chain, nil
+}
+
+func (e *EpochInfo) holeAt(next uint64) error {
+	for _, si := range e.Segments {
+		if si.FirstSeq > next {
+			return fmt.Errorf("%w: epoch %s: segment %d is missing (the next stored is %s)", ErrJournalBroken, e.ID, next, si.Key)
+		}
+	}
+	return fmt.Errorf("%w: epoch %s: segment %d is missing", ErrJournalBroken, e.ID, next)
+}
+
+// PlanAt returns the segments a state at moment at reads, as Litestream's
+// CalcRestorePlan picks them: from seq 1, at each point the segment
+// starting there that reaches farthest among those whose time is at or
+// before at (a merged one is applied whole, so only those; on a tie the
+// higher level), and where none is, the raw segment (the tail, cut at
+// at). It stops at the last seq, or where nothing usable starts: past, when
+// set, is a merged segment starting there whose time is after at (its raw
+// segments deleted), hole a seq no segment starts at.
+func (e *EpochInfo) PlanAt(at time.Time) (plan []SegmentInfo, past *SegmentInfo, hole error) {
+	var maxSeq uint64
+	for _, si := range e.Segments {
+		maxSeq = max(maxSeq, si.LastSeq)
+	}
+	for next := uint64(1); next <= maxSeq; {
+		var best, raw, later *SegmentInfo
+		for i := range e.Segments {
+			c := &e.Segments[i]
+			if c.FirstSeq != next {
+				continue
+			}
+			if c.Level == LevelRaw {
+				raw = c
+			}
+			if c.LastTime.After(at) {
+				if later == nil || c.LastSeq < later.LastSeq {
+					later = c
+				}
+				continue
+			}
+			if best == nil || c.LastSeq > best.LastSeq || (c.LastSeq == best.LastSeq && c.Level > best.Level) {
+				best = c
+			}
+		}
+		if best == nil {
+			best = raw
+		}
+		if best == nil {
+			if later != nil {
+				return plan, later, nil
+			}
+			return plan, nil, e.holeAt(next)
+		}
+		plan = append(plan, *best)
+		next = best.LastSeq + 1
+	}
+	return plan, nil, nil
 }
 
 // Last is the last segment of the chain, or false.
@@ -595,29 +677,56 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
 			cp.Err = err
 			continue
 		}
-		chain, hole := e.Chain()
-		var prev *Segment
-		for _, si := range chain {
-			seg, err := s.ReadSegment(ctx, si)
-			if errors.Is(err, ErrEncrypted) && seg != nil {
-				cp.Encrypted++
-				err = nil
-			}
-			if err == nil {
-				err = checkLink(prev, seg, si.Key)
-			}
-			if err != nil {
-				cp.Err = err
-				break
-			}
-			prev = seg
-			cp.Segments++
-		}
+		_, hole := e.Chain()
+		cp.Err = s.verifyLevels(ctx, e, cp)
 		if cp.Err == nil {
 			cp.Err = hole
 		}
 	}
 	return out, nil
+}
+
+// verifyLevels reads every segment of e, of every level, and checks that
+// the digest chain holds across levels: the first of the epoch has no
+// prev_digest, every other's prev_digest is the last_digest of the
+// segments that end at the seq before it, and all segments that end at
+// one seq (a raw one and the merged ones holding it) agree on its digest.
+func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) error {
+	digest := map[uint64]string{}
+	var segs []*Segment
+	for _, si := range e.Segments {
+		seg, err := s.ReadSegment(ctx, si)
+		if errors.Is(err, ErrEncrypted) && seg != nil {
+			cp.Encrypted++
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+		if d, ok := digest[seg.LastSeq]; ok && d != seg.LastDigest {
+			return fmt.Errorf("read journal segment %s: %w: its last digest differs from another segment ending at seq %d (digest chain broken across levels)", si.Key, ErrJournalBroken, seg.LastSeq)
+		}
+		digest[seg.LastSeq] = seg.LastDigest
+		segs = append(segs, seg)
+		cp.Segments++
+	}
+	for i, seg := range segs {
+		key := e.Segments[i].Key
+		if seg.FirstSeq == 1 {
+			if seg.PrevDigest != "" {
+				return fmt.Errorf("read journal segment %s: %w: the epoch's first segment names a previous one", key, ErrJournalBroken)
+			}
+			continue
+		}
+		d, ok := digest[seg.FirstSeq-1]
+		if !ok {
+			continue // the segments before it were deleted (a hole Chain reports, or raw ones merged)
+		}
+		if seg.PrevDigest != d {
+			return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, ErrJournalBroken, seg.FirstSeq-1)
+		}
+	}
+	return nil
 }
 
 // segmentPrefetch is how many segments eachSegment reads ahead.
