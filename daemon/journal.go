@@ -29,9 +29,10 @@ const (
 type JournalConfig struct {
 	// Interval is how often the journal flushes; 0 turns it off.
 	Interval time.Duration
-	// KeepWithin is how long raw (level 0) segments of an epoch are kept
-	// once the epoch has ended, before retention merges them into one
-	// level 1 segment; 0 keeps them as long as their base snapshot.
+	// KeepWithin is how long raw (level 0) segments are kept once a merged
+	// level holds them (restore --at to any moment); after it, a moment is
+	// restored as of the last minute boundary before it. 0 keeps them as
+	// long as their epoch.
 	KeepWithin time.Duration
 }
 
@@ -95,6 +96,7 @@ func (j *journal) stored(info snapshot.Info) {
 func (j *journal) run(ctx context.Context) {
 	t := time.NewTicker(j.d.Config.Journal.Interval)
 	defer t.Stop()
+	go j.compactLoop(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -374,9 +376,9 @@ func (j *journal) lag() float64 {
 }
 
 // retainJournal deletes the journal of epochs whose base snapshot
-// retention removed (see snapshot.Store.PruneJournal), and merges the raw
-// segments of ended epochs whose last segment is older than
-// Journal.KeepWithin into one merged segment each.
+// retention removed (see snapshot.Store.PruneJournal), and the raw
+// segments that a merged level holds and that are older than
+// Journal.KeepWithin.
 func (d *Daemon) retainJournal(ctx context.Context) error {
 	removed, err := d.Store.PruneJournal(ctx)
 	for _, id := range removed {
@@ -389,18 +391,76 @@ func (d *Daemon) retainJournal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i, e := range l.Epochs {
-		last, ok := e.Last()
-		if i == len(l.Epochs)-1 || !ok || last.Level > 0 || time.Since(last.LastTime) < d.Config.Journal.KeepWithin {
-			continue // the newest epoch may still be written
-		}
-		merged, err := d.Store.MergeEpoch(ctx, e)
+	now := time.Now()
+	for _, e := range l.Epochs {
+		n, err := d.Store.DropRaw(ctx, e, d.Config.Journal.KeepWithin, now)
 		if err != nil {
 			return err
 		}
-		if merged {
-			d.log().Debug("journal epoch merged", "epoch", e.ID, "segments", len(e.Segments))
+		if n > 0 {
+			d.log().Debug("raw journal segments held by merged levels deleted", "epoch", e.ID, "segments", n)
 		}
 	}
 	return nil
+}
+
+// compactEvery is how often the compaction loop looks for a level's
+// boundary that has passed.
+const compactEvery = 15 * time.Second
+
+// compactLoop writes the journal's merged levels (see
+// snapshot.Store.CompactEpoch) while the daemon leads, on a goroutine of
+// its own so a merge never delays a flush.
+func (j *journal) compactLoop(ctx context.Context) {
+	t := time.NewTicker(compactEvery)
+	defer t.Stop()
+	var done time.Time // the minute boundary compacted last
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if b := now.UTC().Truncate(time.Minute); !b.Equal(done) && j.compact(ctx, now) {
+				done = b
+			}
+		}
+	}
+}
+
+// compact writes the merged segments every epoch lacks at now and applies
+// --journal-keep-within to raw segments; it reports whether it finished.
+func (j *journal) compact(ctx context.Context, now time.Time) bool {
+	lctx, _, done, ok := j.d.lead.start()
+	if !ok {
+		return false
+	}
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, j.d.runTimeout())
+	defer cancel()
+	stop := context.AfterFunc(lctx, cancel)
+	defer stop()
+	l, err := j.d.Store.ListJournal(ctx)
+	if err == nil {
+		for _, e := range l.Epochs {
+			if !e.HasFile {
+				continue
+			}
+			var segs []snapshot.SegmentInfo
+			if segs, err = j.d.Store.CompactEpoch(ctx, e, now); err != nil {
+				break
+			}
+			for _, si := range segs {
+				j.log().Debug("journal segments merged", "epoch", e.ID, "level", si.Level, "first_seq", si.FirstSeq, "last_seq", si.LastSeq, "size", si.Size)
+			}
+		}
+	}
+	if err == nil {
+		err = j.d.retainJournal(ctx)
+	}
+	if err != nil {
+		j.d.m.journalErrors.Inc()
+		j.log().Error("compact journal", "error", err)
+		return false
+	}
+	return true
 }

@@ -50,9 +50,14 @@ const minuteSkip = 4
 // first, and returns them. A segment another daemon wrote meanwhile is not
 // an error.
 func (s *Store) CompactEpoch(ctx context.Context, e EpochInfo, now time.Time) ([]SegmentInfo, error) {
+	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(levelEvery[level]) })
+}
+
+// compactAt is CompactEpoch with each level's last boundary given.
+func (s *Store) compactAt(ctx context.Context, e EpochInfo, boundary func(level int) time.Time) ([]SegmentInfo, error) {
 	var out []SegmentInfo
 	for level := topLevel; level >= LevelMinute; level-- {
-		cover := e.compaction(level, now)
+		cover := e.compaction(level, boundary(level))
 		if len(cover) == 0 {
 			continue
 		}
@@ -70,10 +75,9 @@ func (s *Store) CompactEpoch(ctx context.Context, e EpochInfo, now time.Time) ([
 	return out, nil
 }
 
-// compaction returns the segments a level's segment at the boundary
-// before now merges, or nil when it is there already or not worth writing.
-func (e *EpochInfo) compaction(level int, now time.Time) []SegmentInfo {
-	b := now.UTC().Truncate(levelEvery[level])
+// compaction returns the segments a level's segment at boundary b merges,
+// or nil when it is there already or not worth writing.
+func (e *EpochInfo) compaction(level int, b time.Time) []SegmentInfo {
 	var last uint64
 	for _, si := range e.Segments {
 		if si.Level < level && !si.LastTime.After(b) && si.LastSeq > last {
@@ -116,11 +120,12 @@ func (e *EpochInfo) compaction(level int, now time.Time) []SegmentInfo {
 // first to last, or nil when some seq between is in none.
 func (e *EpochInfo) cover(first, last uint64, level int) []SegmentInfo {
 	var out []SegmentInfo
+	starts, _ := e.byFirst()
 	for n := first; n <= last; {
 		var best *SegmentInfo
-		for i := range e.Segments {
-			c := &e.Segments[i]
-			if c.FirstSeq != n || c.Level > level || c.LastSeq > last {
+		for i := range starts[n] {
+			c := &starts[n][i]
+			if c.Level > level || c.LastSeq > last {
 				continue
 			}
 			if best == nil || c.LastSeq > best.LastSeq || (c.LastSeq == best.LastSeq && c.Level > best.Level) {
@@ -139,8 +144,8 @@ func (e *EpochInfo) cover(first, last uint64, level int) []SegmentInfo {
 // mergeCover reads the segments of cover, checks that each follows the one
 // before, and writes their merge at level.
 func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []SegmentInfo) (SegmentInfo, error) {
-	var segs []*Segment
-	var prev *Segment
+	m := newMerger()
+	var first, prev *Segment
 	for _, si := range cover {
 		seg, err := s.ReadSegment(ctx, si)
 		if err != nil {
@@ -149,14 +154,16 @@ func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover [
 		if prev != nil && (seg.FirstSeq != prev.LastSeq+1 || seg.PrevDigest != prev.LastDigest) {
 			return SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, ErrJournalBroken, prev.LastSeq)
 		}
-		segs, prev = append(segs, seg), seg
+		if first == nil {
+			first = seg
+		}
+		m.add(seg)
+		prev = seg
 	}
-	first, last := segs[0], segs[len(segs)-1]
-	entries, latest := mergeEntries(segs)
 	merged := &Segment{
-		Epoch: epoch, Level: level, FirstSeq: first.FirstSeq, LastSeq: last.LastSeq,
-		FirstTime: first.FirstTime, LastTime: latest, PrevDigest: first.PrevDigest, LastDigest: last.LastDigest,
-		Entries: entries,
+		Epoch: epoch, Level: level, FirstSeq: first.FirstSeq, LastSeq: prev.LastSeq,
+		FirstTime: first.FirstTime, LastTime: fromMs(m.latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
+		Entries: m.entries(),
 	}
 	return s.PutSegment(ctx, merged)
 }
@@ -187,92 +194,107 @@ func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, no
 	return n, nil
 }
 
-// mergeEntries merges the entries of segs, in order, into entries that a
-// replay applying them whole turns into the same state as applying every
-// entry of segs: per source partition the last record of each key (in
-// offset order; a tombstone stays, so it still removes the key), per
-// group a deletion first when the group was deleted, then its last state
-// and the last value or deletion of each partition since; per connector
-// its last config record; every gap and event; the last positions. It
-// also returns the merge's time: the latest of the segments' last times
-// and of every entry's time (a record stamped by a clock ahead of the
-// daemon's), so that a moment at or after it sees every entry whole.
-func mergeEntries(segs []*Segment) ([]Entry, time.Time) {
-	type srcKey struct {
-		topic string
-		part  int32
-		key   string
+// merger merges the entries of segments added in order into entries that
+// a replay applying them whole turns into the same state as applying every
+// entry of those segments: per source partition the last record of each
+// key (in offset order; a tombstone stays, so it still removes the key),
+// per group a deletion first when the group was deleted, then its last
+// state and the last value or deletion of each partition since; per
+// connector its last config record; every gap and event; the last
+// positions. Its time is the latest of the segments' last times and of
+// every entry's time (a record stamped by a clock ahead of the daemon's),
+// so that a moment at or after it sees every entry whole.
+type merger struct {
+	src    map[mergeKey]Entry
+	next   map[mergeTP]int64
+	groups map[string]*groupMerge
+	conns  map[string]Entry
+	keep   []Entry
+	pos    []Entry
+	latest int64
+}
+
+type mergeKey struct {
+	topic string
+	part  int32
+	key   string
+}
+
+type mergeTP struct {
+	topic string
+	part  int32
+}
+
+type groupMerge struct {
+	deleted *Entry
+	state   *Entry
+	parts   map[mergeTP]Entry
+}
+
+func newMerger() *merger {
+	return &merger{src: map[mergeKey]Entry{}, next: map[mergeTP]int64{}, groups: map[string]*groupMerge{}, conns: map[string]Entry{}}
+}
+
+func (m *merger) group(name string) *groupMerge {
+	g := m.groups[name]
+	if g == nil {
+		g = &groupMerge{parts: map[mergeTP]Entry{}}
+		m.groups[name] = g
 	}
-	type tp struct {
-		topic string
-		part  int32
-	}
-	type groupMerge struct {
-		deleted *Entry
-		state   *Entry
-		parts   map[tp]Entry
-	}
-	src := map[srcKey]Entry{}
-	next := map[tp]int64{}
-	groups := map[string]*groupMerge{}
-	group := func(name string) *groupMerge {
-		g := groups[name]
-		if g == nil {
-			g = &groupMerge{parts: map[tp]Entry{}}
-			groups[name] = g
+	return g
+}
+
+// add merges the entries of the segment that follows the ones added.
+func (m *merger) add(seg *Segment) {
+	m.latest = max(m.latest, ms(seg.LastTime))
+	m.pos = m.pos[:0]
+	for _, e := range seg.Entries {
+		switch e.Kind {
+		case EntrySource, EntrySink, EntryGroup, EntryConfig:
+			m.latest = max(m.latest, e.Time)
 		}
-		return g
-	}
-	conns := map[string]Entry{}
-	var keep, pos []Entry
-	var latest int64
-	for _, seg := range segs {
-		latest = max(latest, ms(seg.LastTime))
-		pos = pos[:0]
-		for _, e := range seg.Entries {
-			switch e.Kind {
-			case EntrySource, EntrySink, EntryGroup, EntryConfig:
-				latest = max(latest, e.Time)
+		switch e.Kind {
+		case EntrySource:
+			p := mergeTP{e.Topic, e.Partition}
+			if n, ok := m.next[p]; ok && e.Offset < n {
+				continue // a replay skips it too
 			}
-			switch e.Kind {
-			case EntrySource:
-				p := tp{e.Topic, e.Partition}
-				if n, ok := next[p]; ok && e.Offset < n {
-					continue // a replay skips it too
-				}
-				next[p] = e.Offset + 1
-				src[srcKey{e.Topic, e.Partition, string(e.Key)}] = e
-			case EntrySink:
-				group(e.Group).parts[tp{e.Topic, e.Partition}] = e
-			case EntryGroup:
-				g := group(e.Group)
-				if e.Deleted {
-					g.deleted, g.state, g.parts = &e, nil, map[tp]Entry{}
-				} else {
-					g.state = &e
-				}
-			case EntryConfig:
-				conns[e.Connector] = e
-			case EntryPosition:
-				pos = append(pos, e)
-			default:
-				keep = append(keep, e)
+			m.next[p] = e.Offset + 1
+			m.src[mergeKey{e.Topic, e.Partition, string(e.Key)}] = e
+		case EntrySink:
+			m.group(e.Group).parts[mergeTP{e.Topic, e.Partition}] = e
+		case EntryGroup:
+			g := m.group(e.Group)
+			if e.Deleted {
+				g.deleted, g.state, g.parts = &e, nil, map[mergeTP]Entry{}
+			} else {
+				g.state = &e
 			}
+		case EntryConfig:
+			m.conns[e.Connector] = e
+		case EntryPosition:
+			m.pos = append(m.pos, e)
+		default:
+			m.keep = append(m.keep, e)
 		}
 	}
-	out := make([]Entry, 0, len(src)+len(conns)+len(keep)+len(pos))
-	srcs := slices.Collect(maps.Values(src))
+}
+
+// entries returns the merge, in the order a replay applies it.
+func (m *merger) entries() []Entry {
+	out := make([]Entry, 0, len(m.src)+len(m.conns)+len(m.keep)+len(m.pos))
+	srcs := slices.Collect(maps.Values(m.src))
 	slices.SortFunc(srcs, func(a, b Entry) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	out = append(out, srcs...)
-	cs := slices.Collect(maps.Values(conns))
+	cs := slices.Collect(maps.Values(m.conns))
 	slices.SortFunc(cs, func(a, b Entry) int { return cmp.Compare(a.Offset, b.Offset) })
 	out = append(out, cs...)
 	// Per group: its deletion (which clears what a replay knows of it),
 	// its state, then its partitions.
-	for _, name := range slices.Sorted(maps.Keys(groups)) {
-		g := groups[name]
+	for _, name := range slices.Sorted(maps.Keys(m.groups)) {
+		g := m.groups[name]
 		if g.deleted != nil {
 			out = append(out, *g.deleted)
 		}
@@ -285,8 +307,8 @@ func mergeEntries(segs []*Segment) ([]Entry, time.Time) {
 		})
 		out = append(out, parts...)
 	}
-	out = append(out, keep...)
-	return append(out, pos...), fromMs(latest)
+	out = append(out, m.keep...)
+	return append(out, m.pos...)
 }
 
 // mergedNote says that a moment lies where only merged segments are kept.

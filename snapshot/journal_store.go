@@ -506,25 +506,15 @@ func sortSegments(segs []SegmentInfo) {
 // stops at the first hole and reports it: a segment that should follow but
 // is missing (the sequence does not continue).
 func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
-	starts := map[uint64]bool{}
-	var maxSeq uint64
-	for _, si := range e.Segments {
-		starts[si.FirstSeq] = true
-		maxSeq = max(maxSeq, si.LastSeq)
-	}
+	starts, maxSeq := e.byFirst()
 	for next := uint64(1); next <= maxSeq; {
-		var cands []SegmentInfo
-		for _, si := range e.Segments {
-			if si.FirstSeq == next {
-				cands = append(cands, si)
-			}
-		}
+		cands := starts[next]
 		if len(cands) == 0 {
 			return chain, e.holeAt(next)
 		}
 		pick := cands[len(cands)-1] // the farthest
 		for _, c := range cands {
-			if c.LastSeq == maxSeq || starts[c.LastSeq+1] {
+			if c.LastSeq == maxSeq || len(starts[c.LastSeq+1]) > 0 {
 				pick = c
 				break
 			}
@@ -533,6 +523,18 @@ func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
 		next = pick.LastSeq + 1
 	}
 	return chain, nil
+}
+
+// byFirst returns e's segments by first seq (each in listing order), and
+// the last seq of all.
+func (e *EpochInfo) byFirst() (map[uint64][]SegmentInfo, uint64) {
+	m := make(map[uint64][]SegmentInfo, len(e.Segments))
+	var last uint64
+	for _, si := range e.Segments {
+		m[si.FirstSeq] = append(m[si.FirstSeq], si)
+		last = max(last, si.LastSeq)
+	}
+	return m, last
 }
 
 func (e *EpochInfo) holeAt(next uint64) error {
@@ -553,17 +555,11 @@ func (e *EpochInfo) holeAt(next uint64) error {
 // set, is a merged segment starting there whose time is after at (its raw
 // segments deleted), hole a seq no segment starts at.
 func (e *EpochInfo) PlanAt(at time.Time) (plan []SegmentInfo, past *SegmentInfo, hole error) {
-	var maxSeq uint64
-	for _, si := range e.Segments {
-		maxSeq = max(maxSeq, si.LastSeq)
-	}
+	starts, maxSeq := e.byFirst()
 	for next := uint64(1); next <= maxSeq; {
 		var best, raw, later *SegmentInfo
-		for i := range e.Segments {
-			c := &e.Segments[i]
-			if c.FirstSeq != next {
-				continue
-			}
+		for i := range starts[next] {
+			c := &starts[next][i]
 			if c.Level == LevelRaw {
 				raw = c
 			}

@@ -534,13 +534,17 @@ func TestJournalMergeAndPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, _ := w.store.ListJournal(ctx)
-	merged, err := w.store.MergeEpoch(ctx, l.Epochs[0])
-	if err != nil || !merged {
-		t.Fatalf("merge: %v %v", merged, err)
+	segs, err := w.store.CompactLevelsAt(ctx, l.Epochs[0], end, end)
+	if err != nil || len(segs) != 1 || segs[0].Level != snapshot.LevelHour {
+		t.Fatalf("merge: %+v %v, want one level 2 segment", segs, err)
 	}
 	l, _ = w.store.ListJournal(ctx)
-	if n := len(l.Epochs[0].Segments); n != 1 || l.Epochs[0].Segments[0].Level != 1 {
-		t.Fatalf("after the merge the epoch has %+v, want one level 1 segment", l.Epochs[0].Segments)
+	if n, err := w.store.DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n != 4 {
+		t.Fatalf("drop raw: %d %v, want the 4 raw segments deleted", n, err)
+	}
+	l, _ = w.store.ListJournal(ctx)
+	if n := len(l.Epochs[0].Segments); n != 1 || l.Epochs[0].Segments[0].Level != snapshot.LevelHour {
+		t.Fatalf("after the merge the epoch has %+v, want one level 2 segment", l.Epochs[0].Segments)
 	}
 	got, _, err := w.store.StateAt(ctx, end)
 	if err != nil {
