@@ -507,14 +507,21 @@ func sortSegments(segs []SegmentInfo) {
 // is missing (the sequence does not continue).
 func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
 	starts, maxSeq := e.byFirst()
+	// reach[n]: the sequence goes on from n to the end.
+	reach := map[uint64]bool{maxSeq + 1: true}
+	for i := len(e.Segments) - 1; i >= 0; i-- {
+		if si := e.Segments[i]; reach[si.LastSeq+1] {
+			reach[si.FirstSeq] = true
+		}
+	}
 	for next := uint64(1); next <= maxSeq; {
 		cands := starts[next]
 		if len(cands) == 0 {
 			return chain, e.holeAt(next)
 		}
-		pick := cands[len(cands)-1] // the farthest
+		pick := cands[len(cands)-1] // the farthest, where nothing goes on
 		for _, c := range cands {
-			if c.LastSeq == maxSeq || len(starts[c.LastSeq+1]) > 0 {
+			if reach[c.LastSeq+1] {
 				pick = c
 				break
 			}

@@ -1,0 +1,224 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// The state at a moment read through the merged levels equals the state
+// replaying only the raw segments, at every moment: on a merge boundary,
+// a millisecond either side, between flushes; with a key tombstoned inside
+// a merged span and re-added after, a sink group deleted and re-created,
+// and a record stamped by a clock ahead of the daemon's. Raw segments
+// deleted, a moment on a merge boundary is still exact, and the events
+// are still found.
+func TestJournalLevelsEqualRaw(t *testing.T) {
+	w := newJournalWorld(t, nil)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(21))
+	key := []byte(`["` + connectdemo.ConnFile + `",{"filename":"/tmp/levels"}]`)
+	ahead := []byte(`["` + connectdemo.ConnFile + `",{"filename":"/tmp/ahead"}]`)
+	var group string
+	for _, g := range w.base.SinkGroups {
+		if g.Members == 0 && len(g.Offsets) > 0 {
+			group = g.Group
+			break
+		}
+	}
+	if group == "" {
+		t.Fatal("no empty sink group to delete")
+	}
+	var ends []time.Time // each flush's last time
+	for round := 0; round < 12; round++ {
+		w.churn(rng)
+		switch round {
+		case 1:
+			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":1}`)})
+		case 3:
+			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key})
+		case 4:
+			if _, err := w.adm.DeleteGroups(ctx, group); err != nil {
+				t.Fatal(err)
+			}
+		case 5:
+			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":77}`)})
+		case 8:
+			// The partition is cut at the record ahead until the clock
+			// passes it: the value before it, not the last one.
+			produce(t, w.cl,
+				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":4}`)},
+				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":5}`), Timestamp: time.Now().Add(1500 * time.Millisecond)},
+				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":6}`)})
+		}
+		time.Sleep(3 * time.Millisecond)
+		w.flush()
+		ends = append(ends, w.last)
+		if round == 8 {
+			time.Sleep(1600 * time.Millisecond) // later moments are past the record ahead
+		}
+	}
+	rawDir := t.TempDir()
+	if err := os.CopyFS(rawDir, os.DirFS(w.dir)); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := fileblob.OpenBucket(rawDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := snapshot.NewStore(rb)
+	defer raw.Close()
+
+	// The levels as the daemon writes them over time: a minute boundary
+	// after every flush, hour boundaries after flushes 2 and 7.
+	for i, b := range ends {
+		var hour time.Time
+		for _, h := range []int{2, 7} {
+			if i >= h {
+				hour = ends[h]
+			}
+		}
+		l, err := w.store.ListJournal(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.store.CompactLevelsAt(ctx, l.Epochs[0], b, hour); err != nil {
+			t.Fatalf("compact at flush %d: %v", i, err)
+		}
+	}
+	l, _ := w.store.ListJournal(ctx)
+	var levels [3]int
+	for _, si := range l.Epochs[0].Segments {
+		levels[si.Level]++
+	}
+	if levels[snapshot.LevelMinute] < 3 || levels[snapshot.LevelHour] != 2 {
+		t.Fatalf("segments per level %v: want several level 1 and two level 2", levels)
+	}
+	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil || checks[0].Segments != len(l.Epochs[0].Segments) {
+		t.Fatalf("verify across levels: %v %+v", err, checks)
+	}
+
+	var moments []time.Time
+	prev := w.base.CreatedAt
+	for _, e := range ends {
+		moments = append(moments, prev.Add(e.Sub(prev)/2), e.Add(-time.Millisecond), e, e.Add(time.Millisecond))
+		prev = e
+	}
+	merged := 0
+	for i, at := range moments {
+		got, info, err := w.store.StateAt(ctx, at)
+		if err != nil {
+			t.Fatalf("moment %d: %v", i, err)
+		}
+		want, rinfo, err := raw.StateAt(ctx, at)
+		if err != nil {
+			t.Fatalf("moment %d, raw: %v", i, err)
+		}
+		if rinfo.Merged != 0 {
+			t.Fatalf("the raw store read %d merged segments", rinfo.Merged)
+		}
+		if info.Merged > 0 {
+			merged++
+		}
+		sameState(t, fmt.Sprintf("moment %d (%s)", i, at.Format(time.RFC3339Nano)), got, want)
+	}
+	if merged < len(moments)/2 {
+		t.Fatalf("only %d of %d moments read merged segments", merged, len(moments))
+	}
+
+	// The key: set, tombstoned inside a merged span, re-added after.
+	value := func(s *snapshot.Store, at time.Time) string {
+		t.Helper()
+		st, _, err := s.StateAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range st.SourceOffsets {
+			if bytes.Equal(o.Key, key) {
+				return string(o.Value)
+			}
+		}
+		return ""
+	}
+	if v1, v3, v5 := value(w.store, ends[2]), value(w.store, ends[4]), value(w.store, ends[11]); v1 != `{"position":1}` || v3 != "" || v5 != `{"position":77}` {
+		t.Fatalf("key set, tombstoned, re-added: %q %q %q", v1, v3, v5)
+	}
+
+	// Raw segments deleted: a moment on a merge boundary is still exact;
+	// one between boundaries says where it was restored to.
+	evs, err := w.store.Events(ctx, time.Time{})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events: %v %v", evs, err)
+	}
+	if n, err := w.store.DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n == 0 {
+		t.Fatalf("drop raw: %d %v", n, err)
+	}
+	l, _ = w.store.ListJournal(ctx)
+	var bounds []time.Time
+	for _, si := range l.Epochs[0].Segments {
+		if si.Level == snapshot.LevelRaw {
+			continue
+		}
+		bounds = append(bounds, si.LastTime)
+	}
+	for _, at := range bounds {
+		got, _, err := w.store.StateAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := raw.StateAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameState(t, "merged only, on boundary "+at.Format(time.RFC3339Nano), got, want)
+	}
+	_, info, err := w.store.StateAt(ctx, ends[0].Add(-time.Millisecond))
+	if err != nil || len(info.Notes) == 0 || !regexp.MustCompile(`merged .*restored as of`).MatchString(info.Notes[0]) {
+		t.Fatalf("a moment between boundaries, raw deleted: %v %+v", err, info)
+	}
+	evs2, err := w.store.Events(ctx, time.Time{})
+	if err != nil || fmt.Sprint(evs2) != fmt.Sprint(evs) {
+		// The segment an event is listed in is the merged one now.
+		if err != nil || len(evs2) != len(evs) {
+			t.Fatalf("events after the raw segments went: %v %v, want %v", evs2, err, evs)
+		}
+		for i := range evs {
+			a, b := evs[i], evs2[i]
+			a.Segment, b.Segment = 0, 0
+			if a != b {
+				t.Fatalf("event %d after the raw segments went: %+v, want %+v", i, b, a)
+			}
+		}
+	}
+	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
+		t.Fatalf("verify with raw deleted: %v %+v", err, checks)
+	}
+
+	// A merged segment whose prev_digest is altered breaks the chain.
+	var target snapshot.SegmentInfo
+	for _, si := range l.Epochs[0].Segments {
+		if si.Level == snapshot.LevelMinute && si.FirstSeq > 1 {
+			target = si
+		}
+	}
+	path := filepath.Join(w.dir, filepath.FromSlash(target.Key))
+	data, _ := os.ReadFile(path)
+	bad := regexp.MustCompile(`"prev_digest":"[0-9a-f]{8}`).ReplaceAll(data, []byte(`"prev_digest":"00000000`))
+	os.WriteFile(path, bad, 0o644)
+	checks, err := w.store.VerifyJournal(ctx)
+	if err != nil || checks[0].Err == nil || !bytes.Contains([]byte(checks[0].Err.Error()), []byte(target.Key)) {
+		t.Fatalf("verify with a merged segment's prev_digest altered: %v %+v, want it named", err, checks)
+	}
+}
