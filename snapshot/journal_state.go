@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -243,6 +244,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	atMs := ms(at)
 	si := &StateInfo{At: at, Base: binfo, Epoch: e.ID}
 	lastSeen := c.From
+	read := map[int]int{}
 	err = s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
 		if seg.FirstTime.After(at.Add(lateRecords)) {
 			return false, nil
@@ -252,6 +254,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		// it gives what its raw segments give.
 		st.apply(seg.Entries, atMs, si)
 		si.Seq = seg.LastSeq
+		read[seg.Level]++
 		if seg.Level > LevelRaw {
 			si.Merged++
 		}
@@ -262,6 +265,13 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	})
 	if err == nil && past != nil {
 		st.notes = append(st.notes, mergedNote(*past, lastSeen))
+	}
+	if si.Merged > 0 {
+		var parts []string
+		for _, level := range slices.Backward(slices.Sorted(maps.Keys(read))) {
+			parts = append(parts, fmt.Sprintf("%d of level %d", read[level], level))
+		}
+		st.notes = append(st.notes, "journal segments read: "+strings.Join(parts, ", ")+" (levels 1 and 2 are merged; see docs/journal.md)")
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w; restore refuses to cross it: pick a moment before it (the journal is good up to segment %d) or restore a snapshot by ID", err, si.Seq)
