@@ -320,13 +320,49 @@ func EncodeEntries(entries []Entry) []byte {
 // DecodeEntries decodes a body EncodeEntries wrote, of about n entries.
 // Key and Value alias body.
 func DecodeEntries(body []byte, n int) ([]Entry, error) {
+	out, _, err := decodeEntries(body, n, false)
+	return out, err
+}
+
+// decodeEntries is DecodeEntries that, with skipEvents, checks and
+// counts event entries without keeping them (a replay does not use them,
+// and a merged segment may hold many); count is every entry read.
+func decodeEntries(body []byte, n int, skipEvents bool) (out []Entry, count int, err error) {
 	r := entryReader{b: body}
-	out := make([]Entry, 0, n)
+	out = make([]Entry, 0, n)
 	var e Entry
-	for r.next(&e) {
+	for {
+		if skipEvents && r.err == nil && len(r.b) > 0 && r.b[0] == EntryEvent {
+			r.b = r.b[1:]
+			r.varint()
+			r.skipStr()
+			r.skipStr()
+			r.int32()
+			r.varint()
+			r.skipStr()
+			count++
+			continue
+		}
+		if !r.next(&e) {
+			break
+		}
 		out = append(out, e)
+		count++
 	}
-	return out, r.err
+	return out, count, r.err
+}
+
+// skipStr passes over a string.
+func (r *entryReader) skipStr() {
+	if r.err != nil {
+		return
+	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > uint64(len(r.b)-k) {
+		r.fail("bad string length")
+		return
+	}
+	r.b = r.b[k+int(n):]
 }
 
 // ms is t in Unix milliseconds.

@@ -382,6 +382,12 @@ func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byt
 // object name), the name against the header, and for a raw segment that
 // its entries hash to its LastDigest. Every error names the object.
 func (s *Store) ReadSegment(ctx context.Context, si SegmentInfo) (*Segment, error) {
+	return s.readSegment(ctx, si, false)
+}
+
+// readSegment is ReadSegment; with skipEvents the Segment holds no event
+// entries (they are still checked).
+func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool) (*Segment, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, ErrJournalBroken, fmt.Sprintf(format, args...))
 	}
@@ -449,12 +455,12 @@ func (s *Store) ReadSegment(ctx context.Context, si SegmentInfo) (*Segment, erro
 			return nil, bad("its entries do not hash to its digest")
 		}
 	}
-	entries, err := DecodeEntries(plain, min(h.Entries, len(plain)))
+	entries, count, err := decodeEntries(plain, min(h.Entries, len(plain)), skipEvents)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	if len(entries) != h.Entries {
-		return nil, bad("header says %d entries, found %d", h.Entries, len(entries))
+	if count != h.Entries {
+		return nil, bad("header says %d entries, found %d", h.Entries, count)
 	}
 	return &Segment{
 		Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
@@ -735,7 +741,8 @@ func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) e
 // segmentPrefetch is how many segments eachSegment reads ahead.
 const segmentPrefetch = 4
 
-// eachSegment reads the segments of chain in order, up to segmentPrefetch
+// eachSegment reads the segments of chain in order (without their event
+// entries, which a replay does not use), up to segmentPrefetch
 // ahead on goroutines of their own (reading, checking, decompressing and
 // decoding a segment costs about what applying it does), checks that each
 // follows the one before, and calls fn with each until fn returns false
@@ -760,7 +767,7 @@ func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*S
 				return
 			}
 			go func() {
-				seg, err := s.ReadSegment(ctx, si)
+				seg, err := s.readSegment(ctx, si, true)
 				results[i] <- result{seg, err}
 			}()
 		}

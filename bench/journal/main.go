@@ -3,7 +3,8 @@
 // source connectors would), then reads the journal the daemon wrote into
 // the store and reports, for every record it wrote, the lag from its
 // commit on the broker to the segment holding it landing in the store
-// (the segment file's modification time), and the journal's size.
+// (the segment file's modification time), and the journal's size (raw
+// segments, and apart the merged levels).
 //
 // Usage: journal --brokers B --store DIR [--rate 2000] [--duration 2m]
 package main
@@ -95,8 +96,16 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 	var lags []time.Duration
 	var bytes int64
 	segs := 0
+	var merged [10]int64 // bytes of merged segments per level
+	var mergedN [10]int
 	for _, e := range l.Epochs {
 		for _, si := range e.Segments {
+			if si.Level != snapshot.LevelRaw {
+				// The lag is the raw segments'; merged ones are counted apart.
+				merged[si.Level] += si.Size
+				mergedN[si.Level]++
+				continue
+			}
 			st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(si.Key)))
 			if err != nil {
 				if os.IsNotExist(err) || err == fs.ErrNotExist {
@@ -132,5 +141,10 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 	fmt.Printf("records_journaled=%d of %d\n", len(lags), written)
 	fmt.Printf("lag_p50=%s lag_p99=%s lag_max=%s\n", q(0.5), q(0.99), q(1))
 	fmt.Printf("segments=%d bytes=%d bytes_per_second=%.0f bytes_per_day=%.0f\n", segs, bytes, float64(bytes)/secs, float64(bytes)/secs*86400)
+	for level, b := range merged {
+		if mergedN[level] > 0 {
+			fmt.Printf("level_%d_segments=%d bytes=%d\n", level, mergedN[level], b)
+		}
+	}
 	return nil
 }
