@@ -3,7 +3,6 @@ package daemon
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -69,7 +67,7 @@ func (d *Daemon) Handler() http.Handler {
 		src := web.Source{Store: d.Store, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
 		if d.Kafka != nil {
-			src.LogEnd = d.logEnd
+			src.LogEnd = web.LogEnds(d.Kafka, probeTimeout)
 			src.Status = d.statuses
 		}
 		page, err := web.New(src)
@@ -85,7 +83,7 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("GET /livez", d.serveLive)
 	mux.HandleFunc("GET /readyz", d.serveReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{Registry: d.m.reg}))
-	mux.HandleFunc("GET /api/snapshots", d.serveSnapshots)
+	mux.HandleFunc("GET /api/snapshots", web.SnapshotList(d.Store))
 	return mux
 }
 
@@ -152,51 +150,9 @@ func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
 }
 
-func (d *Daemon) serveSnapshots(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if d.Store == nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
-		return
-	}
-	infos, err := d.Store.List(r.Context())
-	if err != nil {
-		w.WriteHeader(http.StatusBadGateway)
-		json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})
-		return
-	}
-	if infos == nil {
-		infos = []snapshot.Info{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(infos)
-}
-
-// logEnd reads the log end offsets of topics for the page's sink lag.
 // statuses reads the status topic for the page, within probeTimeout.
 func (d *Daemon) statuses(ctx context.Context) (*snapshot.Statuses, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	return snapshot.ReadStatuses(ctx, d.Kafka, cmp.Or(d.StatusTopic, snapshot.DefaultStatusTopic))
-}
-
-func (d *Daemon) logEnd(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	ends, err := kadm.NewClient(d.Kafka).ListEndOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("list end offsets: %w", err)
-	}
-	out := map[string]map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			return
-		}
-		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]int64{}
-		}
-		out[o.Topic][o.Partition] = o.Offset
-	})
-	return out, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,9 +10,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/daemon/web"
@@ -65,7 +61,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer cl.Close()
-		src.LogEnd = logEnds(cl)
+		src.LogEnd = web.LogEnds(cl, 0)
 		src.Status = func(ctx context.Context) (*snapshot.Statuses, error) {
 			return snapshot.ReadStatuses(ctx, cl, cmp.Or(opts.StatusTopic, snapshot.DefaultStatusTopic))
 		}
@@ -76,7 +72,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /api/snapshots", snapshotList(store))
+	mux.HandleFunc("GET /api/snapshots", web.SnapshotList(store))
 	page.Register(mux)
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
@@ -95,45 +91,4 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve %s: %w", c.listen, err)
 	}
 	return nil
-}
-
-// snapshotList answers /api/snapshots as the daemon does: the store's
-// snapshots as a JSON array, oldest first.
-func snapshotList(store *snapshot.Store) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		infos, err := store.List(r.Context())
-		if err != nil {
-			w.WriteHeader(http.StatusBadGateway)
-			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})
-			return
-		}
-		if infos == nil {
-			infos = []snapshot.Info{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(infos)
-	}
-}
-
-// logEnds reads log end offsets over cl, for the page's sink lag.
-func logEnds(cl *kgo.Client) func(context.Context, []string) (map[string]map[int32]int64, error) {
-	adm := kadm.NewClient(cl)
-	return func(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
-		ends, err := adm.ListEndOffsets(ctx, topics...)
-		if err != nil {
-			return nil, fmt.Errorf("list end offsets: %w", err)
-		}
-		out := map[string]map[int32]int64{}
-		ends.Each(func(o kadm.ListedOffset) {
-			if o.Err == nil {
-				if out[o.Topic] == nil {
-					out[o.Topic] = map[int32]int64{}
-				}
-				out[o.Topic][o.Partition] = o.Offset
-			}
-		})
-		return out, nil
-	}
 }

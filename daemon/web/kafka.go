@@ -1,0 +1,69 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// LogEnds returns a Source.LogEnd that reads the log end offsets of the
+// topics over cl, each call bounded by timeout (0: by the caller's context
+// alone). A partition whose offset cannot be listed is left out: its lag
+// shows as unknown.
+func LogEnds(cl *kgo.Client, timeout time.Duration) func(context.Context, []string) (map[string]map[int32]int64, error) {
+	adm := kadm.NewClient(cl)
+	return func(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		ends, err := adm.ListEndOffsets(ctx, topics...)
+		if err != nil {
+			return nil, fmt.Errorf("list end offsets: %w", err)
+		}
+		out := map[string]map[int32]int64{}
+		ends.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				return
+			}
+			if out[o.Topic] == nil {
+				out[o.Topic] = map[int32]int64{}
+			}
+			out[o.Topic][o.Partition] = o.Offset
+		})
+		return out, nil
+	}
+}
+
+// SnapshotList answers /api/snapshots: the store's snapshots as a JSON
+// array, oldest first; 503 without a store, 502 when listing fails.
+func SnapshotList(store *snapshot.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if store == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
+			return
+		}
+		infos, err := store.List(r.Context())
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})
+			return
+		}
+		if infos == nil {
+			infos = []snapshot.Info{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(infos)
+	}
+}
