@@ -21,21 +21,7 @@ import (
 // topic says so in every state cell.
 func TestWorkerStates(t *testing.T) {
 	ctx := context.Background()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exp.Stop()
+	cl := seededCluster(t)
 	failed := `{"state":"FAILED","trace":"org.apache.kafka.connect.errors.ConnectException: table shop.orders is gone\n\tat X.poll(X.java:42)","worker_id":"connect-1:8083","generation":8}`
 	paused := `{"state":"PAUSED","trace":null,"worker_id":"connect-1:8083","generation":8}`
 	if err := cl.ProduceSync(ctx,

@@ -23,21 +23,7 @@ import (
 // falls back to a snapshot, and no log end is claimed.
 func TestSnapshotsOnly(t *testing.T) {
 	ctx := context.Background()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exp.Stop()
+	cl := seededCluster(t)
 	store := snapshot.NewStore(memblob.OpenBucket(nil))
 	put := func() snapshot.Info {
 		snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
@@ -173,4 +159,27 @@ func TestStepSumTidy(t *testing.T) {
 	if len(flat) != 3 || !flat[0].T.Equal(at(0)) || !flat[1].T.Equal(at(3)) || flat[2].V != 2 {
 		t.Errorf("tidy = %v", flat)
 	}
+}
+
+// seededCluster starts a kfake cluster seeded with the demo's Connect
+// cluster (its connectors keep running until the test ends) and returns a
+// client of it; both are closed when the test ends.
+func seededCluster(t *testing.T) *kgo.Client {
+	t.Helper()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	exp, err := connectdemo.Seed(context.Background(), cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	return cl
 }
