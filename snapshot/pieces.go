@@ -138,12 +138,12 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 			if i > 0 || p.comma {
 				dst = append(dst, ',')
 			}
-			r := lp.pv.record(en.rec)
-			if en.word&plainBit != 0 && len(r.value) > 0 && connectjson.PlainObjectEnd(r.value, 0) == len(r.value) {
-				dst = appendPlain(dst, lp, en, r)
+			key, r := lp.pv.keyAt(en.rec()), lp.pv.record(en.rec())
+			if en.plain() && len(r.value) > 0 && connectjson.PlainObjectEnd(r.value, 0) == len(r.value) {
+				dst = appendPlain(dst, lp, key, r)
 				continue
 			}
-			so, _ := b.make(lp.topic, lp.part, en.key, r)
+			so, _ := b.make(lp.topic, lp.part, arenaString(key), r)
 			if dst, err = so.appendJSON(dst); err != nil {
 				return dst, err
 			}

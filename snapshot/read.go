@@ -172,7 +172,9 @@ func (pv *partView) remove(key []byte) {
 	pv.touch(key)
 	r := &pv.recs[i]
 	pv.live -= int64(r.key.n) + int64(r.value.n)
-	*r = rec{offset: -1}
+	// The key's bytes stay: an incremental Capturer's index (a streamed
+	// capture's keyRefs, sorted by key) may still name the record.
+	r.offset, r.value = -1, span{}
 	pv.dead++
 }
 

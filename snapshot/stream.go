@@ -40,29 +40,37 @@ type lazySource struct {
 	unnamed int
 }
 
-// A keyEntry of a streamed snapshot whose key connectjson.PlainKey accepts
-// holds, once sorted, in its word: plainBit, the index of its connector
-// name in lazyPart.names, and where in the key the partition object
-// starts and ends. Such keys are encoded without being parsed again.
-const plainBit = 1 << 63
+// keyRef is a kept key of a streamed snapshot's partition: the number of
+// its record in the view, and plainRef when connectjson.PlainKey accepts
+// the key with a non-empty name, so that it is encoded without being
+// parsed again. Four bytes a key: the key's bytes are the record's.
+type keyRef uint32
 
-func plainEntry(name uint32, start, end int) uint64 {
-	return plainBit | uint64(name)<<32 | uint64(start)<<16 | uint64(end)
+const plainRef keyRef = 1 << 31
+
+func refOf(rec int32, plain bool) keyRef {
+	if plain {
+		return keyRef(rec) | plainRef
+	}
+	return keyRef(rec)
 }
+
+func (k keyRef) rec() int32  { return int32(k &^ plainRef) }
+func (k keyRef) plain() bool { return k&plainRef != 0 }
 
 // lazyPart is one partition of a streamed snapshot.
 type lazyPart struct {
 	topic   string
 	part    int32
 	pv      *partView
-	entries []keyEntry // kept keys, sorted by key bytes
+	entries []keyRef // kept keys, sorted by key bytes
 	// prefix is how each of its source offsets starts in the document:
 	// {"topic":...,"partition":...,"offset":
 	prefix []byte
-	// names are the connector names of its plain keys, by the index their
-	// keyEntry holds (see plainEntry).
-	names []string
 }
+
+// key returns the key of entry e as a string over the view's arena.
+func (lp *lazyPart) key(e keyRef) string { return arenaString(lp.pv.keyAt(e.rec())) }
 
 // stale reports ErrStale when the views of ls changed since the capture.
 func (ls *lazySource) stale() error {
@@ -85,8 +93,6 @@ type indexed struct {
 	unnamed  int
 	// byConnector counts the kept keys per connector.
 	byConnector map[string]int
-	// nameIdx indexes part.names, made when updateIndex first needs it.
-	nameIdx map[string]uint32
 }
 
 // keyClass is what a capture makes of one live key: whether it keeps it
@@ -97,11 +103,9 @@ type keyClass struct {
 	name     string
 	unparsed bool // not [name, {map}]
 	unnamed  bool // [name, {map}] with an empty name
-	// plain keys (connectjson.PlainKey) have their partition object at
-	// key[start:end].
-	plain      bool
-	start, end int
-	suspect    bool // off its murmur2 partition
+	// plain: connectjson.PlainKey accepts the key (see keyRef).
+	plain   bool
+	suspect bool // off its murmur2 partition
 }
 
 // classify is build's view of key, live in partition p of a topic of
@@ -109,10 +113,8 @@ type keyClass struct {
 func classify(kb []byte, p, nparts int32, scoped bool, inScope func(string) bool, names map[string]string) keyClass {
 	var c keyClass
 	var perr error
-	if n, raw, ok := connectjson.PlainKey(kb); ok && len(n) > 0 && len(kb) <= 0xffff {
+	if n, _, ok := connectjson.PlainKey(kb); ok && len(n) > 0 {
 		c.name, c.plain = intern(names, n), true
-		c.start = len(kb) - 1 - len(raw) // raw ends just before the ']'
-		c.end = c.start + len(raw)
 	} else {
 		c.name, _, perr = parseSourceKey(kb, names)
 	}
@@ -130,26 +132,6 @@ func classify(kb []byte, p, nparts int32, scoped bool, inScope func(string) bool
 	c.kept = true
 	c.suspect = PartitionFor(kb, nparts) != p
 	return c
-}
-
-// word is the keyEntry word of a kept key of class c (see plainEntry).
-func (ix *indexed) word(c keyClass) uint64 {
-	if !c.plain {
-		return 0
-	}
-	if ix.nameIdx == nil {
-		ix.nameIdx = make(map[string]uint32, len(ix.part.names))
-		for i, n := range ix.part.names {
-			ix.nameIdx[n] = uint32(i)
-		}
-	}
-	idx, ok := ix.nameIdx[c.name]
-	if !ok {
-		idx = uint32(len(ix.part.names))
-		ix.part.names = append(ix.part.names, c.name)
-		ix.nameIdx[c.name] = idx
-	}
-	return plainEntry(idx, c.start, c.end)
 }
 
 // count adds (n = 1) or takes away (n = -1) a kept key of class c.
@@ -177,8 +159,11 @@ func (ix *indexed) count(c keyClass, key string, n int) {
 // indexPart sorts the live keys of partition p of topic and keeps those of
 // the capture's scope (scoped, inScope), as build does, without making a
 // SourceOffset of any. It reads pv only, so partitions index in parallel.
-func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool) *indexed {
-	es := make([]keyEntry, 0, pv.len())
+// The sort works on a scratch of 32 bytes a key of this partition, es
+// (reused when large enough; the grown scratch is returned); what is kept
+// is 4 bytes a key.
+func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool, es []keyEntry) (*indexed, []keyEntry) {
+	es = es[:0]
 	for k, i := range pv.all() {
 		es = append(es, keyEntry{key: k, rec: i})
 	}
@@ -189,13 +174,12 @@ func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope
 		last string
 		run  int
 	)
-	kept := es[:0]
+	kept := make([]keyRef, 0, len(es))
 	for _, e := range es {
 		c := classify(stringBytes(e.key), p, nparts, scoped, inScope, names)
 		if !c.kept {
 			continue
 		}
-		e.word = ix.word(c)
 		switch {
 		case c.unparsed:
 			ix.unparsed++
@@ -213,17 +197,20 @@ func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope
 		if c.suspect {
 			ix.suspects = append(ix.suspects, e.key)
 		}
-		kept = append(kept, e)
+		kept = append(kept, refOf(e.rec, c.plain))
 	}
 	if run > 0 {
 		ix.byConnector[last] += run
+	}
+	if len(kept) < cap(kept)/2 {
+		kept = append([]keyRef(nil), kept...) // a scoped capture keeps few
 	}
 	prefix := appendString([]byte(`{"topic":`), topic)
 	prefix = append(prefix, `,"partition":`...)
 	prefix = strconv.AppendInt(prefix, int64(p), 10)
 	prefix = append(prefix, `,"offset":`...)
-	ix.part = lazyPart{topic: topic, part: p, pv: pv, entries: kept, prefix: prefix, names: ix.part.names}
-	return ix
+	ix.part = lazyPart{topic: topic, part: p, pv: pv, entries: kept, prefix: prefix}
+	return ix, es
 }
 
 // updateIndex brings ix, kept by an incremental Capturer for pv, up to
@@ -238,53 +225,54 @@ func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bo
 		dirty = append(dirty, k)
 	}
 	slices.Sort(dirty)
-	es := ix.part.entries
+	lp := &ix.part
+	es := lp.entries
 	names := make(map[string]string)
 	var (
-		out     []keyEntry
+		out     []keyRef
 		changed bool
 		i       int // es[:i] is in out
 	)
 	change := func(j int) {
 		if !changed {
 			changed = true
-			out = make([]keyEntry, 0, len(es)+len(dirty))
+			out = make([]keyRef, 0, len(es)+len(dirty))
 		}
 		out = append(out, es[i:j]...)
 		i = j
 	}
 	for _, k := range dirty {
-		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyEntry, k string) int { return strings.Compare(e.key, k) })
+		// A removed key's record keeps its key bytes (see partView.remove),
+		// so es stays sorted by the keys of its records.
+		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyRef, k string) int { return strings.Compare(lp.key(e), k) })
 		j += i
 		rec, live := pv.lookup(stringBytes(k))
 		switch {
-		case found && live && es[j].rec == rec:
+		case found && live && es[j].rec() == rec:
 			// Rewritten: its record changed in place.
 		case found && live:
 			// Removed and written again since: a record of its own.
 			change(j)
-			e := es[j]
-			e.rec = rec
-			out = append(out, e)
+			out = append(out, refOf(rec, es[j].plain()))
 			i++
 		case found:
-			c := classify(stringBytes(k), ix.part.part, ix.nparts, scoped, inScope, names)
+			c := classify(stringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
 			change(j)
 			i++ // dropped
-			ix.count(c, es[j].key, -1)
+			ix.count(c, lp.key(es[j]), -1)
 		case live:
-			c := classify(stringBytes(k), ix.part.part, ix.nparts, scoped, inScope, names)
+			c := classify(stringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
 			if !c.kept {
 				continue
 			}
 			change(j)
-			out = append(out, keyEntry{key: k, rec: rec, word: ix.word(c)})
+			out = append(out, refOf(rec, c.plain))
 			ix.count(c, k, 1)
 		}
 	}
 	if changed {
 		out = append(out, es[i:]...)
-		ix.part.entries = out
+		lp.entries = out
 	}
 	clear(pv.dirty)
 }
@@ -304,6 +292,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var scratch []keyEntry
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
@@ -317,7 +306,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 					upd.Add(1)
 					continue
 				}
-				out[i] = indexPart(j.topic, j.part, j.nparts, pv, scoped, inScope)
+				out[i], scratch = indexPart(j.topic, j.part, j.nparts, pv, scoped, inScope, scratch)
 				pv.built, pv.index, pv.dirty = nil, nil, nil
 				if keep {
 					pv.index, pv.dirty = out[i], make(map[string]struct{})
@@ -385,14 +374,14 @@ func (c *Capturer) CaptureStreamed(ctx context.Context) (*Snapshot, error) {
 	return c.capture(ctx, captureMode{keep: c.opts.Incremental, streamed: true})
 }
 
-// appendPlain appends the source offset of entry en of lp as
-// SourceOffset.appendJSON would, for a key plainEntry marked and a value
-// that connectjson.PlainObjectEnd accepts whole. Both are printable ASCII
+// appendPlain appends the source offset of key, a key marked plainRef,
+// of lp as SourceOffset.appendJSON would, for a value that
+// connectjson.PlainObjectEnd accepts whole. Both are printable ASCII
 // without '\\' then, so as JSON strings only their '"' are escaped, and
-// both are already compact JSON objects.
-func appendPlain(dst []byte, lp *lazyPart, en keyEntry, r record) []byte {
-	key := stringBytes(en.key)
-	start, end := int(en.word>>16&0xffff), int(en.word&0xffff)
+// both are already compact JSON objects. The key is ["name",{...}]: the
+// name ends at its first '"' after the opening one.
+func appendPlain(dst []byte, lp *lazyPart, key []byte, r record) []byte {
+	nameEnd := 2 + bytes.IndexByte(key[2:], '"')
 	dst = append(dst, lp.prefix...)
 	dst = strconv.AppendInt(dst, r.offset, 10)
 	dst = append(dst, `,"key":"`...)
@@ -400,9 +389,9 @@ func appendPlain(dst []byte, lp *lazyPart, en keyEntry, r record) []byte {
 	dst = append(dst, `","value":"`...)
 	dst = appendQuotes(dst, r.value)
 	dst = append(dst, `","connector":"`...)
-	dst = append(dst, lp.names[uint32(en.word>>32)&^(1<<31)]...)
+	dst = append(dst, key[2:nameEnd]...)
 	dst = append(dst, `","source_partition":`...)
-	dst = append(dst, key[start:end]...)
+	dst = append(dst, key[nameEnd+2:len(key)-1]...)
 	dst = append(dst, `,"source_offset":`...)
 	dst = append(dst, r.value...)
 	return append(dst, '}')
