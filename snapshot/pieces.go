@@ -7,7 +7,7 @@ import "github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 // source offsets, the bytes between the arrays, ranges of sink groups and
 // the tail. Encode writes them one after the other; Put encodes and
 // compresses them on every CPU at once, each into a zstd frame of its own,
-// and joins the frames in order (see encodeObject). Both produce the same
+// and writes the frames in order (see encodeObject). Both produce the same
 // bytes, since each piece knows on its own whether it continues an array
 // (starts with a comma).
 

@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -85,6 +86,26 @@ func run() error {
 	}
 	defer c.Close()
 	counts := newCounter()
+	// A Kafka broker asks clients for KIP-714 metrics only when an operator
+	// configured a client-metrics subscription (there is none by default);
+	// kfake subscribes every client to all of them, and a kgo client then
+	// compresses a push with lz4 (two 4 MiB buffers) every 30 s. Answer as
+	// a broker without a subscription does: nothing requested, so the
+	// measured programs carry no telemetry a default broker would not ask
+	// for.
+	c.ControlKey(int16(kmsg.GetTelemetrySubscriptions), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		counts.add(kmsg.NameForKey(req.Key()))
+		greq := req.(*kmsg.GetTelemetrySubscriptionsRequest)
+		resp := greq.ResponseKind().(*kmsg.GetTelemetrySubscriptionsResponse)
+		resp.ClientInstanceID = greq.ClientInstanceID
+		if resp.ClientInstanceID == [16]byte{} {
+			_, _ = crand.Read(resp.ClientInstanceID[:])
+		}
+		resp.PushIntervalMillis = 300000
+		resp.TelemetryMaxBytes = 1 << 20
+		return resp, nil, true
+	})
 	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
 		counts.add(kmsg.NameForKey(req.Key()))
 		return nil, nil, false // observe only: the broker handles it
