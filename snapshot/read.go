@@ -45,6 +45,57 @@ type span struct {
 	chunk, off, n uint32
 }
 
+// recTable holds a view's records in chunks of recChunk records (but the
+// first, which grows up to that size from a few), so that it grows
+// without copying what it holds: a slice grown by append is copied about
+// four times over in all (by a quarter at a time, for large slices) and
+// holds up to a quarter more than it needs.
+type recTable struct {
+	chunks [][]rec // every chunk but the last holds recChunk records
+	n      int
+}
+
+const (
+	recShift = 12
+	recChunk = 1 << recShift // 128 KiB of records
+)
+
+// at returns record i.
+func (t *recTable) at(i int32) *rec { return &t.chunks[i>>recShift][i&(recChunk-1)] }
+
+// add appends r and returns its number.
+func (t *recTable) add(r rec) int32 {
+	last := len(t.chunks) - 1
+	if last < 0 || len(t.chunks[last]) == recChunk {
+		size := recChunk
+		if last < 0 {
+			size = 16
+		}
+		t.chunks = append(t.chunks, make([]rec, 0, size))
+		last++
+	}
+	t.chunks[last] = append(t.chunks[last], r)
+	t.n++
+	return int32(t.n - 1)
+}
+
+// reserve makes room for n records in all, for a table being filled with
+// a known count.
+func (t *recTable) reserve(n int) {
+	if len(t.chunks) == 0 && n > 0 {
+		t.chunks = append(t.chunks, make([]rec, 0, min(n, recChunk)))
+	}
+}
+
+// bytes is the memory the table holds.
+func (t *recTable) bytes() int64 {
+	var n int64
+	for _, c := range t.chunks {
+		n += int64(cap(c))
+	}
+	return n*int64(unsafe.Sizeof(rec{})) + int64(cap(t.chunks))*int64(unsafe.Sizeof([]rec(nil)))
+}
+
 // partView is what has been read of one partition: the live keys and the
 // next offset to read.
 //
@@ -67,7 +118,7 @@ type partView struct {
 	from int64
 	// keys finds the record of every live key in recs.
 	keys keyIndex
-	recs []rec
+	recs recTable
 	// dead counts the records of recs no key points to.
 	dead  int
 	arena arena
@@ -116,14 +167,14 @@ func newPartView(start int64) *partView {
 func (pv *partView) len() int { return pv.keys.n }
 
 // keyAt returns the key of record i.
-func (pv *partView) keyAt(i int32) []byte { return pv.arena.bytes(pv.recs[i].key) }
+func (pv *partView) keyAt(i int32) []byte { return pv.arena.bytes(pv.recs.at(i).key) }
 
 // lookup returns the record number of key.
 func (pv *partView) lookup(key []byte) (int32, bool) { return pv.keys.lookup(key, pv.keyAt) }
 
 // record returns record i.
 func (pv *partView) record(i int32) record {
-	r := &pv.recs[i]
+	r := pv.recs.at(i)
 	return record{value: pv.arena.bytes(r.value), offset: r.offset}
 }
 
@@ -131,9 +182,11 @@ func (pv *partView) record(i int32) record {
 // record number, in no particular order.
 func (pv *partView) all() iter.Seq2[string, int32] {
 	return func(yield func(string, int32) bool) {
-		for i := range pv.recs {
-			if pv.recs[i].offset >= 0 && !yield(arenaString(pv.keyAt(int32(i))), int32(i)) {
-				return
+		for c, chunk := range pv.recs.chunks {
+			for j := range chunk {
+				if r := &chunk[j]; r.offset >= 0 && !yield(arenaString(pv.arena.bytes(r.key)), int32(c<<recShift+j)) {
+					return
+				}
 			}
 		}
 	}
@@ -143,7 +196,7 @@ func (pv *partView) all() iter.Seq2[string, int32] {
 func (pv *partView) set(key, value []byte, offset int64) {
 	pv.touch(key)
 	if i, ok := pv.lookup(key); ok {
-		r := &pv.recs[i]
+		r := pv.recs.at(i)
 		pv.live += int64(len(value)) - int64(r.value.n)
 		if r.offset >= pv.from && len(value) <= int(r.value.n) {
 			// Written in this read, so nothing has seen it yet, and it
@@ -156,9 +209,8 @@ func (pv *partView) set(key, value []byte, offset int64) {
 		r.offset = offset
 		return
 	}
-	n := int32(len(pv.recs))
 	v := pv.arena.put(value)
-	pv.recs = append(pv.recs, rec{offset: offset, key: pv.arena.put(key), value: v})
+	n := pv.recs.add(rec{offset: offset, key: pv.arena.put(key), value: v})
 	pv.keys.insert(key, n, pv.keyAt)
 	pv.live += int64(len(key) + len(value))
 }
@@ -170,7 +222,7 @@ func (pv *partView) remove(key []byte) {
 		return
 	}
 	pv.touch(key)
-	r := &pv.recs[i]
+	r := pv.recs.at(i)
 	pv.live -= int64(r.key.n) + int64(r.value.n)
 	// The key's bytes stay: an incremental Capturer's index (a streamed
 	// capture's keyRefs, sorted by key) may still name the record.
@@ -180,7 +232,7 @@ func (pv *partView) remove(key []byte) {
 
 // footprint is the memory the view holds: its arena, records and index.
 func (pv *partView) footprint() int64 {
-	return pv.arena.held() + int64(cap(pv.recs))*int64(unsafe.Sizeof(rec{})) + pv.keys.bytes()
+	return pv.arena.held() + pv.recs.bytes() + pv.keys.bytes()
 }
 
 // compactAbove is the dead arena bytes a partition view tolerates beyond
@@ -197,21 +249,24 @@ const compactAbove = 512 << 10
 // at most once per doubling of the arena. The index keeps its slots; only
 // the record numbers in them change.
 func (pv *partView) maybeCompact() {
-	if pv.arena.size-pv.live <= max(pv.live, compactAbove) && pv.dead <= max(len(pv.recs)/2, 1024) {
+	if pv.arena.size-pv.live <= max(pv.live, compactAbove) && pv.dead <= max(pv.recs.n/2, 1024) {
 		return
 	}
 	var a arena
 	a.reserve(pv.live)
-	to := make([]int32, len(pv.recs))
-	recs := make([]rec, 0, pv.keys.n)
-	for i := range pv.recs {
-		r := &pv.recs[i]
-		if r.offset < 0 {
-			continue
+	to := make([]int32, pv.recs.n)
+	var recs recTable
+	recs.reserve(pv.keys.n)
+	i := 0
+	for _, chunk := range pv.recs.chunks {
+		for j := range chunk {
+			r := &chunk[j]
+			if r.offset >= 0 {
+				v := a.put(pv.arena.bytes(r.value))
+				to[i] = recs.add(rec{offset: r.offset, key: a.put(pv.arena.bytes(r.key)), value: v})
+			}
+			i++
 		}
-		to[i] = int32(len(recs))
-		v := a.put(pv.arena.bytes(r.value))
-		recs = append(recs, rec{offset: r.offset, key: a.put(pv.arena.bytes(r.key)), value: v})
 	}
 	pv.keys.renumber(to)
 	pv.recs, pv.arena, pv.dead = recs, a, 0
