@@ -381,7 +381,11 @@ func (r *captureRun) buildSource() {
 	var unparsed, nulls int
 	var lazy *lazySource
 	if r.streamed {
-		lazy = &lazySource{scoped: b.scoped, inScope: r.inScope, byConnector: make(map[string]int)}
+		// The snapshot keeps the scope, not r (a method value of r would
+		// keep every view the run read, past EncodeOnce).
+		scope := r.scope
+		inScope := func(name string) bool { return len(scope) == 0 || scope[name] }
+		lazy = &lazySource{scoped: b.scoped, inScope: inScope, byConnector: make(map[string]int)}
 		if r.keep {
 			lazy.capt, lazy.gen = c, r.gen
 		}

@@ -100,7 +100,11 @@ func sortedKeysOf[V any](m map[string]V) []string {
 // records in failed why one could not be read.
 func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, failed map[string][]string) {
 	fail := func(p sinkPos, format string, args ...any) {
-		failed[p.topic] = append(failed[p.topic], fmt.Sprintf(format, args...))
+		why := format // a reason without arguments is one string, not one per partition
+		if len(args) > 0 {
+			why = fmt.Sprintf(format, args...)
+		}
+		failed[p.topic] = append(failed[p.topic], why)
 	}
 	// A broker that went away or a leader that moved is asked again, with
 	// fresh metadata, as the rest of a capture does.

@@ -738,6 +738,7 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 	}
 	jobs = append(jobs, ps[from:])
 	frames := make([][]byte, len(jobs))
+	rel := newReleaser(snap, ps)
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
@@ -775,6 +776,7 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 					}
 				}
 				frames[i] = zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))
+				rel.done(jobs[i])
 			}
 		}()
 	}

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"strconv"
@@ -38,7 +39,15 @@ type lazySource struct {
 	// unnamed counts keys [name, {map}] with an empty name, which like
 	// unparsed keys have no connector.
 	unnamed int
+	// once (EncodeOnce): Put lets each partition's view go as soon as it
+	// is encoded; spent once it began, after which nothing encodes.
+	once  bool
+	spent atomic.Bool
 }
+
+// errSpent is what encoding a streamed snapshot gives after Put encoded it
+// once under EncodeOnce.
+var errSpent = errors.New("streamed snapshot was stored once (EncodeOnce) and its source offsets are gone: capture again to encode it again")
 
 // keyRef is a kept key of a streamed snapshot's partition: the number of
 // its record in the view, and plainRef when connectjson.PlainKey accepts
@@ -72,12 +81,68 @@ type lazyPart struct {
 // key returns the key of entry e as a string over the view's arena.
 func (lp *lazyPart) key(e keyRef) string { return arenaString(lp.pv.keyAt(e.rec())) }
 
-// stale reports ErrStale when the views of ls changed since the capture.
+// stale reports ErrStale when the views of ls changed since the capture,
+// and errSpent once an EncodeOnce snapshot was stored.
 func (ls *lazySource) stale() error {
 	if ls.capt != nil && ls.capt.gen.Load() != ls.gen {
 		return ErrStale
 	}
+	if ls.spent.Load() {
+		return errSpent
+	}
 	return nil
+}
+
+// EncodeOnce marks a streamed snapshot (CaptureStreamed) of a Capturer
+// that is not incremental for a single Put: Put lets the keys and values
+// of each partition go as soon as it has encoded them, so that the
+// compressed body it holds grows while what was read shrinks, instead of
+// on top of it. Once Put began, encoding the snapshot again fails; its
+// counts (SourceKeys, Unparsed, SourceKeysByConnector) stay. It does
+// nothing to any other snapshot: an incremental Capturer keeps its views
+// for the next capture.
+func (s *Snapshot) EncodeOnce() {
+	if s.lazy != nil && s.lazy.capt == nil {
+		s.lazy.once = true
+	}
+}
+
+// releaser lets the views of an EncodeOnce snapshot go as Put encodes
+// them: it counts the pieces of each partition still to encode.
+type releaser struct {
+	left map[*lazyPart]*atomic.Int32
+}
+
+// newReleaser returns the releaser of pieces ps of s, or nil when s is not
+// an EncodeOnce snapshot; it marks s spent.
+func newReleaser(s *Snapshot, ps []piece) *releaser {
+	if s.lazy == nil || !s.lazy.once {
+		return nil
+	}
+	s.lazy.spent.Store(true)
+	r := &releaser{left: make(map[*lazyPart]*atomic.Int32)}
+	for i := range ps {
+		if lp := ps[i].lp; lp != nil {
+			if r.left[lp] == nil {
+				r.left[lp] = new(atomic.Int32)
+			}
+			r.left[lp].Add(1)
+		}
+	}
+	return r
+}
+
+// done takes note that the pieces ps were encoded, and lets go of the view
+// of every partition none of whose pieces is left.
+func (r *releaser) done(ps []piece) {
+	if r == nil {
+		return
+	}
+	for i := range ps {
+		if lp := ps[i].lp; lp != nil && r.left[lp].Add(-1) == 0 {
+			lp.pv, lp.entries = nil, nil
+		}
+	}
 }
 
 // indexed is what indexPart made of one partition. An incremental

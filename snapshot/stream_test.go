@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -364,5 +365,81 @@ func TestPiecesAndFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		equalContent(t, back, built)
+	}
+}
+
+// A streamed snapshot stored under EncodeOnce, its partitions let go as
+// Put encodes them (many pieces here), stores the same document as one
+// without; encoding it again fails while its counts stay. An incremental
+// Capturer's snapshot ignores EncodeOnce: its views are the Capturer's.
+func TestEncodeOnce(t *testing.T) {
+	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	oddRecords(t, cl)
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	st := snapshot.NewStore(b)
+	defer st.Close()
+	snapshot.SetPieceSizes(st, 3, 2)
+	plain, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := once.SourceKeys()
+	once.EncodeOnce()
+	pi, err := st.Put(ctx, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oi, err := st.Put(ctx, once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.SHA256 == oi.SHA256 || pi.Size != oi.Size {
+		t.Errorf("sizes %d and %d (want the same; IDs differ, so checksums too)", pi.Size, oi.Size)
+	}
+	got, _, err := st.Get(ctx, oi.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := st.Get(ctx, pi.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.ID, got.CreatedAt = want.ID, want.CreatedAt
+	var gd, wd bytes.Buffer
+	if err := got.Encode(&gd); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Encode(&wd); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gd.Bytes(), wd.Bytes()) {
+		t.Fatal("the EncodeOnce snapshot stored another document")
+	}
+	if err := once.Encode(new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "EncodeOnce") {
+		t.Errorf("encoding it again: %v, want an error naming EncodeOnce", err)
+	}
+	if _, err := st.Put(ctx, once); err == nil {
+		t.Error("stored it a second time")
+	}
+	if once.SourceKeys() != keys || keys == 0 {
+		t.Errorf("SourceKeys %d after Put, %d before", once.SourceKeys(), keys)
+	}
+
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	s, err := inc.CaptureStreamed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EncodeOnce()
+	if _, err := st.Put(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Encode(new(bytes.Buffer)); err != nil {
+		t.Errorf("an incremental Capturer's snapshot after Put under EncodeOnce: %v", err)
 	}
 }

@@ -82,6 +82,8 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(err))
 	}
 	captured := time.Now()
+	// Stored once: what was read goes as it is encoded.
+	snap.EncodeOnce()
 	opts.Progress.SetPhase(snapshot.PhaseStore)
 	info, err := store.Put(ctx, snap)
 	if err != nil {
