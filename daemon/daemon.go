@@ -16,6 +16,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -401,6 +402,8 @@ func (d *Daemon) run(base, lctx context.Context, epoch uint64) {
 
 	rep := d.runOnce(ctx, epoch)
 	dur := time.Since(start)
+	// Between runs the daemon holds what the next run reuses, no more.
+	memlimit.Release()
 
 	d.m.duration.Observe(dur.Seconds())
 	d.m.runs.WithLabelValues(rep.result).Inc()

@@ -62,6 +62,14 @@ func Start() bool {
 	return true
 }
 
+// Release collects now and returns every free page to the operating
+// system. A daemon calls it between runs: what it keeps from one run to
+// the next (an incremental capture's views) is live, while the headroom
+// and whatever the run built only to store its snapshot (compressed
+// frames, encode buffers) would otherwise stay resident until the next
+// run reuses them. It costs one collection per run.
+func Release() { debug.FreeOSMemory() }
+
 // arm calls update after the next collection: a finalizer runs on an
 // object that only a collection frees, and re-arms itself.
 func arm(s []metrics.Sample) {
