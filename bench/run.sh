@@ -14,7 +14,8 @@
 #                   snapshot's records, kcat -C read-back
 #   daemon          offsetkeeper daemon --schedule '@every 3s' for --daemon-seconds (default 15;
 #                   0 skips it), its RSS sampled every second from /proc: the steady RSS
-#                   between runs (median of the samples after its first run) and its peak
+#                   between runs (median of the samples after its first run) and its peak;
+#                   then the same with --journal-interval 0 (daemon-nojournal)
 #
 # and then the Go benchmarks of package snapshot against the same cluster
 # (incremental vs full capture after 1% of the keys changed, broker
@@ -217,25 +218,31 @@ for size in ${records//,/ }; do
 	done
 
 	if [ "$daemon_seconds" -gt 0 ]; then
-		log "size $size: daemon for ${daemon_seconds}s"
-		"${ok[@]}" daemon --schedule '@every 3s' --keep-last 2 --listen 127.0.0.1:0 \
-			--store "file://$work/store/daemon-$size" >"$work/daemon.out" 2>"$work/daemon.err" &
-		daemon_pid=$!
-		: >"$work/daemon-rss.data"
-		for _ in $(seq 1 "$daemon_seconds"); do
-			sleep 1
-			# The sample is taken once a run has stored a snapshot.
-			if kill -0 "$daemon_pid" 2>/dev/null && ls "$work/store/daemon-$size/snapshots/" 2>/dev/null | grep -q .; then
-				awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status" >>"$work/daemon-rss.data"
-			fi
+		# With the journal (the default, --journal-interval 10s) and without.
+		for variant in daemon daemon-nojournal; do
+			flags=()
+			[ "$variant" = daemon-nojournal ] && flags=(--journal-interval 0)
+			log "size $size: $variant for ${daemon_seconds}s"
+			rm -rf "$work/store/daemon-$size"
+			"${ok[@]}" daemon --schedule '@every 3s' --keep-last 2 --listen 127.0.0.1:0 "${flags[@]}" \
+				--store "file://$work/store/daemon-$size" >"$work/daemon.out" 2>"$work/daemon.err" &
+			daemon_pid=$!
+			: >"$work/daemon-rss.data"
+			for _ in $(seq 1 "$daemon_seconds"); do
+				sleep 1
+				# The sample is taken once a run has stored a snapshot.
+				if kill -0 "$daemon_pid" 2>/dev/null && ls "$work/store/daemon-$size/snapshots/" 2>/dev/null | grep -q .; then
+					awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status" >>"$work/daemon-rss.data"
+				fi
+			done
+			kill -0 "$daemon_pid" 2>/dev/null || { log "daemon exited"; cat "$work/daemon.err" >&2; exit 1; }
+			hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
+			kill -TERM "$daemon_pid"
+			wait "$daemon_pid" || true
+			daemon_pid=
+			runs=$(ls "$work/store/daemon-$size/snapshots/" | wc -l)
+			record "$size" 1 "$variant" 0 0 "$(median <"$work/daemon-rss.data")" "peak_kb=$hwm samples=$(wc -l <"$work/daemon-rss.data") snapshots_in_store=$runs"
 		done
-		kill -0 "$daemon_pid" 2>/dev/null || { log "daemon exited"; cat "$work/daemon.err" >&2; exit 1; }
-		hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
-		kill -TERM "$daemon_pid"
-		wait "$daemon_pid" || true
-		daemon_pid=
-		runs=$(ls "$work/store/daemon-$size/snapshots/" | wc -l)
-		record "$size" 1 daemon 0 0 "$(median <"$work/daemon-rss.data")" "peak_kb=$hwm samples=$(wc -l <"$work/daemon-rss.data") snapshots_in_store=$runs"
 	fi
 
 	if ! $skip_go_bench; then
@@ -291,6 +298,7 @@ for size in ${records//,/ }; do
 		row "sink capture ($groups groups, empty offsets topic)" sink-capture "" "" "few requests per coordinator"
 		if [ "$daemon_seconds" -gt 0 ]; then
 			echo "| daemon RSS, @every 3s, median of 1 s samples after its first snapshot ($(col "$size" daemon 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon 6 | mib) | $(col "$size" daemon 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
+			echo "| daemon RSS without the journal (--journal-interval 0), the same ($(col "$size" daemon-nojournal 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon-nojournal 6 | mib) | $(col "$size" daemon-nojournal 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 		fi
 		if ! $skip_restore; then
 			row "offsetkeeper restore --source-only into an empty topic" restore "$(ratio "$size" restore kcat-restore 4) x kcat job" "$(ratio "$size" restore kcat-restore 5) x kcat job" "wall <= 1.0"
