@@ -193,6 +193,9 @@ func appendBool(b []byte, v bool) []byte {
 type entryReader struct {
 	b   []byte
 	err error
+	// topic is the last topic name read: the entries of a segment name a
+	// few topics many times, and share their strings.
+	topic string
 }
 
 func (r *entryReader) fail(what string) {
@@ -254,6 +257,24 @@ func (r *entryReader) str() string {
 	return s
 }
 
+// topicStr is str for a topic name, the last one's string when equal.
+func (r *entryReader) topicStr() string {
+	if r.err != nil {
+		return ""
+	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > uint64(len(r.b)-k) {
+		r.fail("bad string length")
+		return ""
+	}
+	b := r.b[k : k+int(n)]
+	r.b = r.b[k+int(n):]
+	if string(b) != r.topic {
+		r.topic = string(b)
+	}
+	return r.topic
+}
+
 func (r *entryReader) bool() bool {
 	if r.err != nil {
 		return false
@@ -276,7 +297,7 @@ func (r *entryReader) next(e *Entry) bool {
 	r.b = r.b[1:]
 	switch e.Kind {
 	case EntrySource:
-		e.Topic, e.Partition, e.Offset, e.Time = r.str(), r.int32(), r.varint(), r.varint()
+		e.Topic, e.Partition, e.Offset, e.Time = r.topicStr(), r.int32(), r.varint(), r.varint()
 		e.Key, e.Value = r.bytes(), r.bytes()
 	case EntrySink:
 		e.Group, e.Topic, e.Partition, e.Offset = r.str(), r.str(), r.int32(), r.varint()
@@ -301,7 +322,7 @@ func (r *entryReader) next(e *Entry) bool {
 		e.Time, e.Connector, e.Reason = r.varint(), r.str(), r.str()
 		e.Count, e.Before, e.Group = r.int32(), r.varint(), r.str()
 	case EntryPosition:
-		e.Topic, e.Partition, e.Offset = r.str(), r.int32(), r.varint()
+		e.Topic, e.Partition, e.Offset = r.topicStr(), r.int32(), r.varint()
 	default:
 		r.fail(fmt.Sprintf("unknown entry kind %d", e.Kind))
 	}
@@ -310,7 +331,12 @@ func (r *entryReader) next(e *Entry) bool {
 
 // EncodeEntries is the body of a segment holding entries, uncompressed.
 func EncodeEntries(entries []Entry) []byte {
-	var b []byte
+	n := 0
+	for i := range entries {
+		e := &entries[i]
+		n += 24 + len(e.Topic) + len(e.Key) + len(e.Value) + len(e.Group) + len(e.Connector) + len(e.Metadata) + len(e.Reason)
+	}
+	b := make([]byte, 0, n+n/8)
 	for i := range entries {
 		b = appendEntry(b, &entries[i])
 	}

@@ -3,7 +3,7 @@ package snapshot
 // This file compacts an epoch's segments into merged levels kept beside
 // the raw ones, as Litestream compacts LTX files: the newest value per
 // key, per group partition, per group and per connector, in the order a
-// replay applies them, every event and gap kept. A merged segment's time
+// replay applies them, every gap kept, events bounded (see merger). A merged segment's time
 // is its last entry's (never older than a change it holds), so a restore
 // plan that applies it whole only when its time is at or before the moment
 // gets exactly what replaying the raw segments gives.
@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func (e *EpochInfo) cover(first, last uint64, level int) []SegmentInfo {
 // mergeCover reads the segments of cover, checks that each follows the one
 // before, and writes their merge at level.
 func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []SegmentInfo) (SegmentInfo, error) {
-	m := newMerger()
+	m := newMerger(level)
 	var first, prev *Segment
 	for _, si := range cover {
 		seg, err := s.ReadSegment(ctx, si)
@@ -200,29 +201,44 @@ func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, no
 // key (in offset order; a tombstone stays, so it still removes the key),
 // per group a deletion first when the group was deleted, then its last
 // state and the last value or deletion of each partition since; per
-// connector its last config record; every gap and event; the last
-// positions. Its time is the latest of the segments' last times and of
-// every entry's time (a record stamped by a clock ahead of the daemon's),
-// so that a moment at or after it sees every entry whole.
+// connector its last config record; every gap; the last positions. Its
+// time is the latest of the segments' last times and of every entry's
+// time (a record stamped by a clock ahead of the daemon's), so that a
+// moment at or after it sees every entry whole.
+//
+// Events are kept bounded (a replay does not read them; events lists
+// them): those of one connector, group and kind within one bucket (a
+// minute for level 1, an hour for level 2) are one, with the first one's
+// time and moment before, and the counts summed.
 type merger struct {
-	src    map[mergeKey]Entry
-	next   map[mergeTP]int64
+	parts  map[mergeTP]*partMerge
+	last   *partMerge // the partition of the entry before, most often the next's
+	lastTP mergeTP
 	groups map[string]*groupMerge
 	conns  map[string]Entry
+	events map[eventKey]int // index in keep
+	bucket int64            // ms; 0 keeps every event
 	keep   []Entry
 	pos    []Entry
 	latest int64
 }
 
-type mergeKey struct {
-	topic string
-	part  int32
-	key   string
+// partMerge is the records merged of one source partition.
+type partMerge struct {
+	next int64
+	seen bool
+	keys map[string]int32 // index in recs
+	recs []Entry
 }
 
 type mergeTP struct {
 	topic string
 	part  int32
+}
+
+type eventKey struct {
+	conn, group, kind string
+	bucket            int64
 }
 
 type groupMerge struct {
@@ -231,8 +247,20 @@ type groupMerge struct {
 	parts   map[mergeTP]Entry
 }
 
-func newMerger() *merger {
-	return &merger{src: map[mergeKey]Entry{}, next: map[mergeTP]int64{}, groups: map[string]*groupMerge{}, conns: map[string]Entry{}}
+// eventBucket is how finely a level keeps events.
+func eventBucket(level int) int64 {
+	switch level {
+	case LevelMinute:
+		return time.Minute.Milliseconds()
+	case LevelHour:
+		return time.Hour.Milliseconds()
+	}
+	return 0
+}
+
+func newMerger(level int) *merger {
+	return &merger{parts: map[mergeTP]*partMerge{}, groups: map[string]*groupMerge{}, conns: map[string]Entry{},
+		events: map[eventKey]int{}, bucket: eventBucket(level)}
 }
 
 func (m *merger) group(name string) *groupMerge {
@@ -244,50 +272,111 @@ func (m *merger) group(name string) *groupMerge {
 	return g
 }
 
+func (m *merger) part(tp mergeTP) *partMerge {
+	if m.last != nil && m.lastTP == tp {
+		return m.last
+	}
+	p := m.parts[tp]
+	if p == nil {
+		p = &partMerge{keys: map[string]int32{}}
+		m.parts[tp] = p
+	}
+	m.last, m.lastTP = p, tp
+	return p
+}
+
 // add merges the entries of the segment that follows the ones added.
 func (m *merger) add(seg *Segment) {
 	m.latest = max(m.latest, ms(seg.LastTime))
 	m.pos = m.pos[:0]
-	for _, e := range seg.Entries {
+	for i := range seg.Entries {
+		e := &seg.Entries[i]
 		switch e.Kind {
 		case EntrySource, EntrySink, EntryGroup, EntryConfig:
 			m.latest = max(m.latest, e.Time)
 		}
 		switch e.Kind {
 		case EntrySource:
-			p := mergeTP{e.Topic, e.Partition}
-			if n, ok := m.next[p]; ok && e.Offset < n {
+			p := m.part(mergeTP{e.Topic, e.Partition})
+			if p.seen && e.Offset < p.next {
 				continue // a replay skips it too
 			}
-			m.next[p] = e.Offset + 1
-			m.src[mergeKey{e.Topic, e.Partition, string(e.Key)}] = e
+			p.next, p.seen = e.Offset+1, true
+			if j, ok := p.keys[string(e.Key)]; ok {
+				p.recs[j] = *e
+			} else {
+				p.keys[string(e.Key)] = int32(len(p.recs))
+				p.recs = append(p.recs, *e)
+			}
 		case EntrySink:
-			m.group(e.Group).parts[mergeTP{e.Topic, e.Partition}] = e
+			m.group(e.Group).parts[mergeTP{e.Topic, e.Partition}] = *e
 		case EntryGroup:
 			g := m.group(e.Group)
 			if e.Deleted {
-				g.deleted, g.state, g.parts = &e, nil, map[mergeTP]Entry{}
+				c := *e
+				g.deleted, g.state, g.parts = &c, nil, map[mergeTP]Entry{}
 			} else {
-				g.state = &e
+				c := *e
+				g.state = &c
 			}
 		case EntryConfig:
-			m.conns[e.Connector] = e
+			m.conns[e.Connector] = *e
 		case EntryPosition:
-			m.pos = append(m.pos, e)
+			m.pos = append(m.pos, *e)
+		case EntryEvent:
+			m.event(e)
 		default:
-			m.keep = append(m.keep, e)
+			m.keep = append(m.keep, *e)
 		}
+	}
+}
+
+// event keeps e, or counts it in the event of its bucket.
+func (m *merger) event(e *Entry) {
+	if m.bucket == 0 {
+		m.keep = append(m.keep, *e)
+		return
+	}
+	k := eventKey{e.Connector, e.Group, e.Reason, e.Time - e.Time%m.bucket}
+	i, ok := m.events[k]
+	if !ok {
+		m.events[k] = len(m.keep)
+		m.keep = append(m.keep, *e)
+		return
+	}
+	w := &m.keep[i]
+	w.Count = int32(min(int64(w.Count)+int64(e.Count), math.MaxInt32))
+	if e.Time < w.Time {
+		w.Time, w.Before = e.Time, e.Before
 	}
 }
 
 // entries returns the merge, in the order a replay applies it.
 func (m *merger) entries() []Entry {
-	out := make([]Entry, 0, len(m.src)+len(m.conns)+len(m.keep)+len(m.pos))
-	srcs := slices.Collect(maps.Values(m.src))
-	slices.SortFunc(srcs, func(a, b Entry) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
+	n := len(m.conns) + len(m.keep) + len(m.pos)
+	for _, p := range m.parts {
+		n += len(p.recs)
+	}
+	out := make([]Entry, 0, n)
+	tps := slices.SortedFunc(maps.Keys(m.parts), func(a, b mergeTP) int {
+		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
 	})
-	out = append(out, srcs...)
+	type ord struct {
+		off int64
+		i   int32
+	}
+	var order []ord
+	for _, tp := range tps {
+		p := m.parts[tp]
+		order = order[:0]
+		for i := range p.recs {
+			order = append(order, ord{p.recs[i].Offset, int32(i)})
+		}
+		slices.SortFunc(order, func(a, b ord) int { return cmp.Compare(a.off, b.off) })
+		for _, o := range order {
+			out = append(out, p.recs[o.i])
+		}
+	}
 	cs := slices.Collect(maps.Values(m.conns))
 	slices.SortFunc(cs, func(a, b Entry) int { return cmp.Compare(a.Offset, b.Offset) })
 	out = append(out, cs...)
