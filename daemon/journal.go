@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -68,6 +69,13 @@ type journal struct {
 	wantedAt time.Time
 	// quiet makes want record the reason only (a snapshot is coming).
 	quiet bool
+
+	// changes counts the segments written that hold changes (not only
+	// positions: a heartbeat), for the compaction loop.
+	changes atomic.Uint64
+	// now, when set, is the clock of the heartbeat and of the compaction
+	// loop (tests).
+	now func() time.Time
 
 	mu      sync.Mutex
 	covered time.Time // the journal is in the store up to here
@@ -309,7 +317,7 @@ func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, reason str
 // write stores entries as the next segment, or nothing when nothing
 // changed and a segment was written less than a heartbeat ago.
 func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
-	if len(entries) == 0 && j.gapFrom.IsZero() && time.Since(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
+	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		return
 	}
@@ -342,7 +350,10 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 		j.log().Error("write journal segment; the next flush retries", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
 		return
 	}
-	j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, last, time.Now(), time.Time{}
+	j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, last, j.clock(), time.Time{}
+	if len(entries) > 0 {
+		j.changes.Add(1)
+	}
 	j.setCovered(observed)
 	j.d.m.journalFlush.Set(float64(time.Now().UnixNano()) / 1e9)
 	j.d.m.journalBytes.Add(float64(si.Size))
@@ -376,9 +387,8 @@ func (j *journal) lag() float64 {
 }
 
 // retainJournal deletes the journal of epochs whose base snapshot
-// retention removed (see snapshot.Store.PruneJournal), and the raw
-// segments that a merged level holds and that are older than
-// Journal.KeepWithin.
+// retention removed (see snapshot.Store.PruneJournal), and applies
+// Journal.KeepWithin to every epoch (see retainEpoch).
 func (d *Daemon) retainJournal(ctx context.Context) error {
 	removed, err := d.Store.PruneJournal(ctx)
 	for _, id := range removed {
@@ -391,17 +401,34 @@ func (d *Daemon) retainJournal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	for _, e := range l.Epochs {
-		n, err := d.Store.DropRaw(ctx, e, d.Config.Journal.KeepWithin, now)
-		if err != nil {
+		if err := d.retainEpoch(ctx, e, time.Now()); err != nil {
 			return err
-		}
-		if n > 0 {
-			d.log().Debug("raw journal segments held by merged levels deleted", "epoch", e.ID, "segments", n)
 		}
 	}
 	return nil
+}
+
+// retainEpoch deletes the raw segments of e that a merged level holds and
+// that are older than Journal.KeepWithin, and the level 1 segments that
+// no restore within it reads (see snapshot.Store.ThinMinutes).
+func (d *Daemon) retainEpoch(ctx context.Context, e snapshot.EpochInfo, now time.Time) error {
+	keep := d.Config.Journal.KeepWithin
+	if keep <= 0 {
+		return nil
+	}
+	n, err := d.Store.DropRaw(ctx, e, keep, now)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		d.log().Debug("raw journal segments held by merged levels deleted", "epoch", e.ID, "segments", n)
+	}
+	n, err = d.Store.ThinMinutes(ctx, e, keep, now)
+	if n > 0 {
+		d.log().Debug("level 1 journal segments superseded deleted", "epoch", e.ID, "segments", n)
+	}
+	return err
 }
 
 // compactEvery is how often the compaction loop looks for a level's
@@ -414,21 +441,59 @@ const compactEvery = 15 * time.Second
 func (j *journal) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactEvery)
 	defer t.Stop()
-	var done time.Time // the minute boundary compacted last
+	c := compactor{j: j}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			if b := now.UTC().Truncate(time.Minute); !b.Equal(done) && j.compact(ctx, now) {
-				done = b
-			}
+		case <-t.C:
+			c.tick(ctx, j.clock())
 		}
 	}
 }
 
+// clock is the journal's time: time.Now unless a test set now.
+func (j *journal) clock() time.Time {
+	if j.now != nil {
+		return j.now()
+	}
+	return time.Now()
+}
+
+// compactor is the state of the compaction loop between ticks.
+type compactor struct {
+	j *journal
+	// minute and hour are the boundaries compacted last; changes is the
+	// journal's count of segments with changes then.
+	minute, hour time.Time
+	changes      uint64
+	runs         int // compactions started
+}
+
+// tick compacts at now once per minute boundary, and only when the
+// journal wrote changes since the last compaction (an idle journal's
+// heartbeats are merged once an hour): an idle daemon lists nothing and
+// merges nothing. The first tick always compacts (epochs the store held
+// before). A failed compaction is tried again at the next tick.
+func (c *compactor) tick(ctx context.Context, now time.Time) {
+	m, h := now.UTC().Truncate(time.Minute), now.UTC().Truncate(time.Hour)
+	if m.Equal(c.minute) {
+		return
+	}
+	changes := c.j.changes.Load()
+	if !c.minute.IsZero() && changes == c.changes && h.Equal(c.hour) {
+		c.minute = m
+		return
+	}
+	c.runs++
+	if c.j.compact(ctx, now) {
+		c.minute, c.hour, c.changes = m, h, changes
+	}
+}
+
 // compact writes the merged segments every epoch lacks at now and applies
-// --journal-keep-within to raw segments; it reports whether it finished.
+// --journal-keep-within, with one LIST of the journal; it reports whether
+// it finished.
 func (j *journal) compact(ctx context.Context, now time.Time) bool {
 	lctx, _, done, ok := j.d.lead.start()
 	if !ok {
@@ -452,10 +517,11 @@ func (j *journal) compact(ctx context.Context, now time.Time) bool {
 			for _, si := range segs {
 				j.log().Debug("journal segments merged", "epoch", e.ID, "level", si.Level, "first_seq", si.FirstSeq, "last_seq", si.LastSeq, "size", si.Size)
 			}
+			e.Segments = append(e.Segments, segs...)
+			if err = j.d.retainEpoch(ctx, e, now); err != nil {
+				break
+			}
 		}
-	}
-	if err == nil {
-		err = j.d.retainJournal(ctx)
 	}
 	if err != nil {
 		j.d.m.journalErrors.Inc()

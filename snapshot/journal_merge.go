@@ -195,6 +195,43 @@ func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, no
 	return n, nil
 }
 
+// ThinMinutes deletes the level 1 segments of e that no restore to a
+// moment within keep of now reads, and returns how many: those a later
+// level 1 segment supersedes (it starts at the same seq and reaches
+// farther), that a level 2 segment holds (their hour is complete), and
+// whose last time is more than keep and an hour before now. A moment
+// within keep still reads at most one level 2, one level 1 and a minute of
+// raw segments; an older one, whose raw segments --journal-keep-within
+// deleted, is restored as of the boundary before it that is still kept:
+// the hour's level 2 segment, or the hour's last level 1 segment.
+func (s *Store) ThinMinutes(ctx context.Context, e EpochInfo, keep time.Duration, now time.Time) (int, error) {
+	if keep <= 0 {
+		return 0, nil
+	}
+	cutoff := now.Add(-keep - time.Hour)
+	newest := map[uint64]uint64{} // the farthest level 1 segment from each first seq
+	var hour uint64               // the farthest level 2 segment
+	for _, si := range e.Segments {
+		switch si.Level {
+		case LevelMinute:
+			newest[si.FirstSeq] = max(newest[si.FirstSeq], si.LastSeq)
+		case LevelHour:
+			hour = max(hour, si.LastSeq)
+		}
+	}
+	n := 0
+	for _, si := range e.Segments {
+		if si.Level != LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
+			continue
+		}
+		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // merger merges the entries of segments added in order into entries that
 // a replay applying them whole turns into the same state as applying every
 // entry of those segments: per source partition the last record of each
