@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"sort"
@@ -37,9 +38,12 @@ func (b *TailBreak) Error() string { return "journal cannot continue: " + b.Reas
 // snapshot and its end offsets, or the state a journal epoch reached. It
 // is not safe for concurrent use.
 type Tail struct {
-	capt    *Capturer
-	topics  []EpochTopic
+	capt   *Capturer
+	topics []EpochTopic
+	// views are the offsets topics read, for their positions: they keep
+	// no keys (onRecord); last keeps what event detection needs of them.
 	views   map[string]*topicView
+	last    map[string]map[int32]*lastValues
 	nparts  map[string]int
 	conf    *configState
 	confV   *topicView
@@ -68,8 +72,9 @@ type resetCount struct {
 // from the config topic up to its position by Start.
 func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTopic, observed time.Time) *Tail {
 	opts.defaults()
+	seed := maphash.MakeSeed()
 	t := &Tail{
-		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*topicView{},
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*topicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,
 	}
 	for _, et := range positions {
@@ -79,17 +84,18 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 		}
 		v := newTopicView(et.Name)
 		v.id = topicIDOf(et.TopicID)
+		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
-			pv := newPartView(p.Next)
-			v.parts[p.Partition] = pv
+			v.parts[p.Partition] = newPartView(p.Next)
+			last[p.Partition] = newLastValues(seed)
 		}
-		pvOf := func(r *kgo.Record) *partView { return v.parts[r.Partition] }
-		v.onRecord = func(r *kgo.Record) { t.source(v.name, pvOf(r), r) }
+		v.onRecord = func(r *kgo.Record) { t.source(v.name, last[r.Partition], r) }
 		t.views[et.Name] = v
+		t.last[et.Name] = last
 	}
 	for _, o := range state.SourceOffsets {
-		if v := t.views[o.Topic]; v != nil && v.parts[o.Partition] != nil {
-			v.parts[o.Partition].set(o.Key, o.Value, o.Offset)
+		if lv := t.last[o.Topic][o.Partition]; lv != nil {
+			lv.set(o.Key, o.Value)
 		}
 	}
 	for _, g := range state.SinkGroups {
@@ -182,16 +188,13 @@ func (t *Tail) Start(ctx context.Context) error {
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, pv *partView, r *kgo.Record) {
-	if r.Key == nil || pv == nil {
+func (t *Tail) source(topic string, lv *lastValues, r *kgo.Record) {
+	if r.Key == nil || lv == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var old []byte
-	if i, ok := pv.lookup(r.Key); ok {
-		old = pv.record(i).value // read before set below may overwrite it in place
-	}
+	old, _ := lv.get(r.Key) // valid until the set below
 	e := Entry{Kind: EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
 	if r.Value != nil {
 		e.Value = slices.Clone(r.Value)
@@ -216,9 +219,9 @@ func (t *Tail) source(topic string, pv *partView, r *kgo.Record) {
 		}
 	}
 	if r.Value == nil {
-		pv.remove(r.Key)
+		lv.remove(r.Key)
 	} else {
-		pv.set(r.Key, r.Value, r.Offset)
+		lv.set(r.Key, r.Value)
 	}
 	t.pending = append(t.pending, e)
 }
@@ -410,15 +413,24 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
 			out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
 		}
-		was := map[sinkTP]SinkOffset{}
-		for _, o := range old.Offsets {
-			was[sinkTP{o.Topic, o.Partition}] = o
-		}
+		// Both sorted by topic and partition (as a capture sorts them): one
+		// walk, no map, every interval.
 		back, gone := 0, 0
+		was := old.Offsets
+		i := 0
 		for _, o := range g.Offsets {
 			k := sinkTP{o.Topic, o.Partition}
-			w, ok := was[k]
-			delete(was, k)
+			for i < len(was) && cmpTP(sinkTP{was[i].Topic, was[i].Partition}, k) < 0 {
+				gone++
+				out = append(out, Entry{Kind: EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
+				i++
+			}
+			ok := i < len(was) && was[i].Topic == o.Topic && was[i].Partition == o.Partition
+			var w SinkOffset
+			if ok {
+				w = was[i]
+				i++
+			}
 			if ok && sameSinkOffset(w, o) {
 				continue
 			}
@@ -427,9 +439,9 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 			}
 			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
 		}
-		for _, k := range slices.SortedFunc(maps.Keys(was), cmpTP) {
+		for ; i < len(was); i++ {
 			gone++
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: k.topic, Partition: k.part, Time: at, Deleted: true})
+			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
 		}
 		conn := cmpOr(g.Connector, name)
 		if back > 0 {

@@ -58,7 +58,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.leaderTopic, "leader-topic", daemon.DefaultLeaderTopic, "one-partition topic the election group subscribes to; created if missing")
 	fs.DurationVar(&c.journalInterval, "journal-interval", daemon.DefaultJournalInterval, "how often the journal writes what changed (source records, sink offsets, configs) as one segment, for restore --at; 0 turns the journal off (see docs/journal.md)")
 	c.journalKeepWithin = withinFlag(daemon.DefaultJournalKeepWithin)
-	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep raw journal segments (restore --at to any moment) this long once a merged level holds them; after that a moment restores as of the minute boundary before it: 36h, 7d, 2w; 0 keeps them with their epoch")
+	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep raw journal segments (restore --at to any moment) this long once a merged level holds them; after that a moment restores as of the minute boundary before it (an hour later, as of the hour's): 36h, 7d, 2w; 0 keeps them with their epoch")
 	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
 }
 
