@@ -239,3 +239,80 @@ func eventTotals(evs []snapshot.Event) map[string]eventTotal {
 	}
 	return out
 }
+
+// A state at a moment lists the raw segments a block of seqs at a time
+// (see epochFor): across several blocks, with no merged segment, the
+// state is the one replaying every segment up to the moment, and a raw
+// segment missing in a later block is found and named.
+func TestJournalStateAcrossRawBlocks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := snapshot.OpenStore(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Millisecond)
+	base := &snapshot.Snapshot{CreatedAt: t0, Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
+		Partitions: []snapshot.TopicPartition{{Partition: 0}}}}}
+	if _, err := s.Put(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true, Start: []snapshot.PartitionNext{{Partition: 0}}}}
+	if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: t0, Topics: topics}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 700 // three blocks of 256
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 10 * time.Second) }
+	digest := ""
+	for i := 1; i <= n; i++ {
+		seg := &snapshot.Segment{Epoch: base.ID, FirstSeq: uint64(i), LastSeq: uint64(i), FirstTime: at(i - 1), LastTime: at(i), PrevDigest: digest,
+			Entries: []snapshot.Entry{{Kind: snapshot.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: int64(i - 1), Time: at(i).Add(-time.Second).UnixMilli(),
+				Key: fmt.Appendf(nil, `["c",{"k":%d}]`, i%5), Value: fmt.Appendf(nil, `{"position":%d}`, i)}}}
+		if _, err := s.PutSegment(ctx, seg); err != nil {
+			t.Fatal(err)
+		}
+		digest = seg.LastDigest
+	}
+	want := func(i int) map[string]string {
+		m := map[string]string{}
+		for j := 1; j <= i; j++ {
+			m[fmt.Sprintf(`["c",{"k":%d}]`, j%5)] = fmt.Sprintf(`{"position":%d}`, j)
+		}
+		return m
+	}
+	check := func(i int) {
+		t.Helper()
+		st, info, err := s.StateAt(ctx, at(i))
+		if err != nil {
+			t.Fatalf("state after segment %d: %v", i, err)
+		}
+		got := map[string]string{}
+		for _, o := range st.SourceOffsets {
+			got[string(o.Key)] = string(o.Value)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want(i)) || info.Records != i {
+			t.Fatalf("state after segment %d: %v (%d records), want %v", i, got, info.Records, want(i))
+		}
+	}
+	for _, i := range []int{1, 255, 256, 257, 511, 512, 600, n} {
+		check(i)
+	}
+	// Segment 600 gone: a moment before it restores, one after is refused
+	// naming it.
+	l, err := s.ListJournal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, si := range l.Epochs[0].Segments {
+		if si.FirstSeq == 600 {
+			if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check(599)
+	if _, _, err := s.StateAt(ctx, at(650)); err == nil || !regexp.MustCompile(`segment 600 is missing`).MatchString(err.Error()) {
+		t.Fatalf("a moment past a missing segment: %v, want it named", err)
+	}
+}

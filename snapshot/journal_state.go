@@ -140,29 +140,44 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := s.ListJournal(ctx)
+	// The newest epoch whose base is at or before at and whose journal
+	// reaches it, listed only as far as the state at at reads.
+	ids, err := s.journalEpochs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cov := coverageOf(infos, l)
-	pick := -1
-	for i, c := range cov {
+	bases := make(map[string]bool, len(infos))
+	for _, i := range infos {
+		bases[i.ID] = true
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		if from, err := ParseID(ids[i]); err != nil || from.After(at) || !bases[ids[i]] {
+			continue
+		}
+		e, err := s.epochFor(ctx, ids[i], at)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !e.HasFile {
+			continue
+		}
+		c := coverageOf(infos, &JournalListing{Epochs: []EpochInfo{e}})[0]
 		if !c.BaseExists || c.From.After(at) {
 			continue
 		}
 		to := c.To
-		if i == len(cov)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
+		if i == len(ids)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
 			to = now // the newest epoch, still being written
 		}
 		if !at.After(to) {
-			pick = i
+			return s.replay(ctx, at, &e, c)
 		}
 	}
-	if pick < 0 {
-		return s.fallback(ctx, at, infos, cov)
+	l, err := s.ListJournal(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	e, _ := l.Epoch(cov[pick].Epoch)
-	return s.replay(ctx, at, e, cov[pick])
+	return s.fallback(ctx, at, infos, coverageOf(infos, l))
 }
 
 // fallback is StateAt for a moment no epoch covers.

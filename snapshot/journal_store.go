@@ -794,3 +794,100 @@ func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*S
 	}
 	return nil
 }
+
+// rawBlock is how many raw sequence numbers epochFor lists at once: the
+// raw segments whose first seq shares all hex digits but the last two.
+const rawBlock = 256
+
+// journalEpochs lists the IDs of the epochs in the store, oldest first,
+// with one LIST that does not descend into them.
+func (s *Store) journalEpochs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.listKeys(ctx, &blob.ListOptions{Prefix: journalPrefix, Delimiter: "/"}, func(obj *blob.ListObject) {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journalPrefix), "/"); ok && obj.IsDir {
+			if _, err := ParseID(id); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	})
+	slices.Sort(ids)
+	return ids, err
+}
+
+// epochFor lists what a state at moment at reads of epoch id, without
+// listing every raw segment: its epoch file, its merged segments, and the
+// raw segments after the merged ones a plan for at applies whole, block by
+// block of rawBlock seqs, until the chain ends or a block reaches past
+// at by more than the late records a replay reads. The raw segments it
+// leaves out are held by those merged segments, so PlanAt, Chain and the
+// coverage of the result are those of the whole listing for at (its end,
+// To, is at least at when the journal reaches past at).
+func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInfo, error) {
+	e := EpochInfo{ID: id}
+	add := func(obj *blob.ListObject) {
+		if strings.HasSuffix(obj.Key, "/"+epochFile) {
+			e.HasFile = true
+			return
+		}
+		if si, ok := parseSegmentKey(obj.Key); ok && si.Epoch == id {
+			si.Size = obj.Size
+			e.Segments = append(e.Segments, si)
+		}
+	}
+	dir := journalPrefix + id + "/"
+	if err := s.listKeys(ctx, &blob.ListOptions{Prefix: dir, Delimiter: "/"}, add); err != nil {
+		return e, err
+	}
+	for level := LevelMinute; level <= topLevel; level++ {
+		if err := s.listKeys(ctx, &blob.ListOptions{Prefix: fmt.Sprintf("%s%d/", dir, level)}, add); err != nil {
+			return e, err
+		}
+	}
+	sortSegments(e.Segments)
+	merged := EpochInfo{ID: id, Segments: e.Segments}
+	plan, _, _ := merged.PlanAt(at)
+	from := uint64(1)
+	if len(plan) > 0 {
+		from = plan[len(plan)-1].LastSeq + 1
+	}
+	until := at.Add(lateRecords + JournalHeartbeat)
+	for block := from - from%rawBlock; ; block += rawBlock {
+		var last uint64
+		past := false
+		err := s.listKeys(ctx, &blob.ListOptions{Prefix: fmt.Sprintf("%s%d/%014x", dir, LevelRaw, block/rawBlock)}, func(obj *blob.ListObject) {
+			si, ok := parseSegmentKey(obj.Key)
+			if !ok || si.Epoch != id || si.Level != LevelRaw {
+				return
+			}
+			last = max(last, si.LastSeq)
+			if si.FirstSeq >= from {
+				si.Size = obj.Size
+				e.Segments = append(e.Segments, si)
+				past = past || si.LastTime.After(until)
+			}
+		})
+		if err != nil {
+			return e, err
+		}
+		if past || last < block+rawBlock-1 {
+			break // past the moment, or the chain ends (or breaks) in this block
+		}
+	}
+	sortSegments(e.Segments)
+	return e, nil
+}
+
+// listKeys calls fn with every object a LIST with opts returns.
+func (s *Store) listKeys(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
+	it := s.bucket.List(opts)
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list journal%s: %w", s.in(), err)
+		}
+		fn(obj)
+	}
+}
