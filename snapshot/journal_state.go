@@ -141,20 +141,16 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 		return nil, nil, err
 	}
 	// The newest epoch whose base is at or before at and whose journal
-	// reaches it, listed only as far as the state at at reads.
-	ids, err := s.journalEpochs(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	bases := make(map[string]bool, len(infos))
-	for _, i := range infos {
-		bases[i.ID] = true
-	}
-	for i := len(ids) - 1; i >= 0; i-- {
-		if from, err := ParseID(ids[i]); err != nil || from.After(at) || !bases[ids[i]] {
+	// reaches it, listed only as far as the state at at reads (an epoch's
+	// ID is its base snapshot's). A moment past the end of the newest
+	// epoch's last segment, or no epoch found among the few snapshots
+	// before at, takes the whole listing.
+	for i, tried := len(infos)-1, 0; i >= 0 && tried < 8; i-- {
+		if infos[i].CreatedAt.After(at) {
 			continue
 		}
-		e, err := s.epochFor(ctx, ids[i], at)
+		tried++
+		e, err := s.epochFor(ctx, infos[i].ID, at)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -162,22 +158,34 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 			continue
 		}
 		c := coverageOf(infos, &JournalListing{Epochs: []EpochInfo{e}})[0]
-		if !c.BaseExists || c.From.After(at) {
-			continue
-		}
-		to := c.To
-		if i == len(ids)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
-			to = now // the newest epoch, still being written
-		}
-		if !at.After(to) {
+		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c)
 		}
+		break
 	}
 	l, err := s.ListJournal(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.fallback(ctx, at, infos, coverageOf(infos, l))
+	cov := coverageOf(infos, l)
+	pick := -1
+	for i, c := range cov {
+		if !c.BaseExists || c.From.After(at) {
+			continue
+		}
+		to := c.To
+		if i == len(cov)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
+			to = now // the newest epoch, still being written
+		}
+		if !at.After(to) {
+			pick = i
+		}
+	}
+	if pick >= 0 {
+		e, _ := l.Epoch(cov[pick].Epoch)
+		return s.replay(ctx, at, e, cov[pick])
+	}
+	return s.fallback(ctx, at, infos, cov)
 }
 
 // fallback is StateAt for a moment no epoch covers.

@@ -799,72 +799,65 @@ func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*S
 // raw segments whose first seq shares all hex digits but the last two.
 const rawBlock = 256
 
-// journalEpochs lists the IDs of the epochs in the store, oldest first,
-// with one LIST that does not descend into them.
-func (s *Store) journalEpochs(ctx context.Context) ([]string, error) {
-	var ids []string
-	err := s.listKeys(ctx, &blob.ListOptions{Prefix: journalPrefix, Delimiter: "/"}, func(obj *blob.ListObject) {
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journalPrefix), "/"); ok && obj.IsDir {
-			if _, err := ParseID(id); err == nil {
-				ids = append(ids, id)
-			}
-		}
-	})
-	slices.Sort(ids)
-	return ids, err
-}
-
 // epochFor lists what a state at moment at reads of epoch id, without
-// listing every raw segment: its epoch file, its merged segments, and the
-// raw segments after the merged ones a plan for at applies whole, block by
-// block of rawBlock seqs, until the chain ends or a block reaches past
-// at by more than the late records a replay reads. The raw segments it
-// leaves out are held by those merged segments, so PlanAt, Chain and the
-// coverage of the result are those of the whole listing for at (its end,
-// To, is at least at when the journal reaches past at).
+// listing every segment: whether its epoch file is stored, its level 2
+// segments, the level 1 segments that start where the farthest level 2
+// segment at or before at ends (a plan applies at most one of each), and
+// the raw segments after the merged ones the plan applies whole, block by
+// block of rawBlock seqs, until the chain ends or a block reaches past at
+// by more than the late records a replay reads. Every segment a plan for
+// at starts from is listed, so PlanAt of the result is that of the whole
+// listing, and its coverage reaches at when the journal does.
 func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInfo, error) {
 	e := EpochInfo{ID: id}
-	add := func(obj *blob.ListObject) {
-		if strings.HasSuffix(obj.Key, "/"+epochFile) {
-			e.HasFile = true
-			return
-		}
-		if si, ok := parseSegmentKey(obj.Key); ok && si.Epoch == id {
-			si.Size = obj.Size
-			e.Segments = append(e.Segments, si)
-		}
-	}
 	dir := journalPrefix + id + "/"
-	if err := s.listKeys(ctx, &blob.ListOptions{Prefix: dir, Delimiter: "/"}, add); err != nil {
+	ok, err := s.bucket.Exists(ctx, dir+epochFile)
+	if err != nil {
+		return e, fmt.Errorf("read journal epoch %s%s: %w", id, s.in(), err)
+	}
+	e.HasFile = ok
+	if !ok {
+		return e, nil
+	}
+	list := func(prefix string, keep func(SegmentInfo) bool) (uint64, bool, error) {
+		var last uint64
+		past := false
+		err := s.listKeys(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
+			si, ok := parseSegmentKey(obj.Key)
+			if !ok || si.Epoch != id {
+				return
+			}
+			last = max(last, si.LastSeq)
+			if keep(si) {
+				si.Size = obj.Size
+				e.Segments = append(e.Segments, si)
+				past = past || si.LastTime.After(at.Add(lateRecords+JournalHeartbeat))
+			}
+		})
+		return last, past, err
+	}
+	all := func(SegmentInfo) bool { return true }
+	if _, _, err := list(fmt.Sprintf("%s%d/", dir, LevelHour), all); err != nil {
 		return e, err
 	}
-	for level := LevelMinute; level <= topLevel; level++ {
-		if err := s.listKeys(ctx, &blob.ListOptions{Prefix: fmt.Sprintf("%s%d/", dir, level)}, add); err != nil {
-			return e, err
+	first := uint64(1)
+	for _, si := range e.Segments {
+		if !si.LastTime.After(at) {
+			first = max(first, si.LastSeq+1)
 		}
 	}
+	if _, _, err := list(fmt.Sprintf("%s%d/%016x-", dir, LevelMinute, first), all); err != nil {
+		return e, err
+	}
 	sortSegments(e.Segments)
-	merged := EpochInfo{ID: id, Segments: e.Segments}
-	plan, _, _ := merged.PlanAt(at)
+	plan, _, _ := (&EpochInfo{ID: id, Segments: e.Segments}).PlanAt(at)
 	from := uint64(1)
 	if len(plan) > 0 {
 		from = plan[len(plan)-1].LastSeq + 1
 	}
-	until := at.Add(lateRecords + JournalHeartbeat)
 	for block := from - from%rawBlock; ; block += rawBlock {
-		var last uint64
-		past := false
-		err := s.listKeys(ctx, &blob.ListOptions{Prefix: fmt.Sprintf("%s%d/%014x", dir, LevelRaw, block/rawBlock)}, func(obj *blob.ListObject) {
-			si, ok := parseSegmentKey(obj.Key)
-			if !ok || si.Epoch != id || si.Level != LevelRaw {
-				return
-			}
-			last = max(last, si.LastSeq)
-			if si.FirstSeq >= from {
-				si.Size = obj.Size
-				e.Segments = append(e.Segments, si)
-				past = past || si.LastTime.After(until)
-			}
+		last, past, err := list(fmt.Sprintf("%s%d/%014x", dir, LevelRaw, block/rawBlock), func(si SegmentInfo) bool {
+			return si.Level == LevelRaw && si.FirstSeq >= from
 		})
 		if err != nil {
 			return e, err
