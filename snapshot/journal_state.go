@@ -158,8 +158,8 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 			continue
 		}
 		c := coverageOf(infos, &JournalListing{Epochs: []EpochInfo{e}})[0]
-		if !at.After(c.To) {
-			return s.replay(ctx, at, &e, c)
+		if !at.After(c.To) || (c.Broken == "" && now.Sub(c.To) <= JournalLive && s.newestEpoch(ctx, infos[i+1:])) {
+			return s.replay(ctx, at, &e, c) // covered, or the newest epoch, still being written
 		}
 		break
 	}
@@ -186,6 +186,21 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 		return s.replay(ctx, at, e, cov[pick])
 	}
 	return s.fallback(ctx, at, infos, cov)
+}
+
+// newestEpoch reports whether none of the snapshots newer than an
+// epoch's base (a few undo or hand-taken ones at most) starts an epoch:
+// then that epoch is the newest, the one the daemon still writes.
+func (s *Store) newestEpoch(ctx context.Context, newer []Info) bool {
+	if len(newer) > 8 {
+		return false // the whole listing decides
+	}
+	for _, i := range newer {
+		if ok, err := s.bucket.Exists(ctx, journalPrefix+i.ID+"/"+epochFile); err != nil || ok {
+			return false
+		}
+	}
+	return true
 }
 
 // fallback is StateAt for a moment no epoch covers.
