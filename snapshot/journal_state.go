@@ -267,23 +267,47 @@ func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 
 // replay builds the state at at from epoch e's base snapshot and segments.
 func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Coverage) (*Snapshot, *StateInfo, error) {
-	base, binfo, err := s.Get(ctx, e.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read base snapshot of journal epoch %s: %w", e.ID, err)
+	// The base is read while the first segments are (eachSegment reads
+	// ahead); they are applied once it is.
+	type baseRead struct {
+		snap *Snapshot
+		info Info
+		err  error
 	}
-	if len(base.Scope) > 0 {
-		return nil, nil, fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, ErrCorrupt)
-	}
-	st := newReplayState(base)
-	if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
-		st.setWorkers(ep.Topics)
+	bch := make(chan baseRead, 1)
+	go func() {
+		b, i, err := s.Get(ctx, e.ID)
+		bch <- baseRead{b, i, err}
+	}()
+	var (
+		base    *Snapshot
+		st      *replayState
+		baseErr error
+	)
+	si := &StateInfo{At: at, Epoch: e.ID}
+	readBase := func() error {
+		r := <-bch
+		switch {
+		case r.err != nil:
+			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w", e.ID, r.err)
+		case len(r.snap.Scope) > 0:
+			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, ErrCorrupt)
+		default:
+			base, si.Base, st = r.snap, r.info, newReplayState(r.snap)
+			if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
+				st.setWorkers(ep.Topics)
+			}
+		}
+		return baseErr
 	}
 	plan, past, hole := e.PlanAt(at)
 	atMs := ms(at)
-	si := &StateInfo{At: at, Base: binfo, Epoch: e.ID}
 	lastSeen := c.From
 	read := map[int]int{}
-	err = s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
+	err := s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
+		if st == nil && readBase() != nil {
+			return false, baseErr
+		}
 		if seg.FirstTime.After(at.Add(lateRecords)) {
 			return false, nil
 		}
@@ -301,6 +325,12 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		}
 		return true, nil
 	})
+	if baseErr == nil && st == nil && err == nil {
+		err = readBase()
+	}
+	if baseErr != nil {
+		return nil, nil, baseErr
+	}
 	if err == nil && past != nil {
 		st.notes = append(st.notes, mergedNote(*past, lastSeen))
 	}
