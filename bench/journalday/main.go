@@ -7,8 +7,8 @@
 // writes them): one raw segment every --interval with the journal's real
 // writer (Store.PutSegment: names, digest chain, positions, the
 // source-rewound events the tail would have seen), and the merged levels
-// with the daemon's real compaction (Store.CompactEpoch and the
-// retention of --journal-keep-within) at each tick of the daemon's
+// with the daemon's real compaction (Store.CompactEpoch, and the
+// retention of --journal-keep-within: Store.DropRaw, Store.ThinMinutes) at each tick of the daemon's
 // compaction loop, under a clock the command moves instead of waiting.
 //
 // It prints what it wrote per level, the storage the store holds per
@@ -106,7 +106,9 @@ type day struct {
 	seq    uint64
 	digest string
 	last   time.Time
-	// What was written, per level, and the merges' cost.
+	// What was written, per level, and the merges' cost; raw segments and
+	// level 1 segments the retention deleted (--keep-within, as the
+	// daemon's retainEpoch).
 	written   [3]int64
 	segments  [3]int
 	records   int64
@@ -114,6 +116,7 @@ type day struct {
 	mergeCPU  time.Duration
 	mergeWall time.Duration
 	dropped   int
+	thinned   int
 }
 
 func run(ctx context.Context, c config) error {
@@ -309,7 +312,11 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if n > 0 {
+	thinned, err := d.s.ThinMinutes(ctx, d.epoch, d.c.keep, now)
+	if err != nil {
+		return err
+	}
+	if n+thinned > 0 {
 		l, err := d.s.ListJournal(ctx)
 		if err != nil {
 			return err
@@ -317,6 +324,7 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 		e, _ := l.Epoch(d.epoch.ID)
 		d.epoch = *e
 		d.dropped += n
+		d.thinned += thinned
 	}
 	d.mergeCPU += cpuTime() - cpu0
 	d.mergeWall += time.Since(wall0)
@@ -361,7 +369,7 @@ func (d *day) report(ctx context.Context) error {
 		held[si.Level] += si.Size
 		heldN[si.Level]++
 	}
-	fmt.Printf("records=%d events=%d segments_written=%d/%d/%d raw_dropped=%d\n", d.records, d.events, d.segments[0], d.segments[1], d.segments[2], d.dropped)
+	fmt.Printf("records=%d events=%d segments_written=%d/%d/%d raw_dropped=%d level_1_thinned=%d\n", d.records, d.events, d.segments[0], d.segments[1], d.segments[2], d.dropped, d.thinned)
 	days := d.c.span.Hours() / 24
 	for level := range held {
 		fmt.Printf("level_%d written_bytes=%d held_segments=%d held_bytes=%d written_gb_per_day=%.2f\n",
