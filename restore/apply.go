@@ -75,31 +75,25 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		return "already written: " + strings.Join(parts, ", ")
 	}
 
-	// The changes to write, by topic, in the plan's order: pointers into
-	// the plan, each topic's slice allocated once.
-	counts := map[string]int{}
+	// The changes to write, by topic, in the plan's order: a connector's
+	// changes are sorted by topic, so each is a range of them.
+	byTopic := map[string][]changeRange{}
 	for _, cp := range p.Connectors {
-		if cp.Source == nil {
+		sp := cp.Source
+		if sp == nil {
 			continue
 		}
-		for i := range cp.Source.Changes {
-			if ch := &cp.Source.Changes[i]; ch.Action.writes() {
-				counts[ch.Topic]++
+		for lo := 0; lo < len(sp.changes); {
+			t := sp.changes[lo].topic
+			hi := lo + 1
+			for hi < len(sp.changes) && sp.changes[hi].topic == t {
+				hi++
 			}
-		}
-	}
-	byTopic := make(map[string][]*SourceChange, len(counts))
-	for t, n := range counts {
-		byTopic[t] = make([]*SourceChange, 0, n)
-	}
-	for _, cp := range p.Connectors {
-		if cp.Source == nil {
-			continue
-		}
-		for i := range cp.Source.Changes {
-			if ch := &cp.Source.Changes[i]; ch.Action.writes() {
-				byTopic[ch.Topic] = append(byTopic[ch.Topic], ch)
+			r := changeRange{sp: sp, lo: lo, hi: hi}
+			if r.writes() > 0 {
+				byTopic[sp.Topics[t]] = append(byTopic[sp.Topics[t]], r)
 			}
+			lo = hi
 		}
 	}
 	for _, topic := range sortedKeys(byTopic) {
@@ -110,15 +104,20 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
 		}
-		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: len(changes), Partitions: n})
-		p.opts.Progress.Written(len(changes))
-		for _, ch := range changes {
-			if ch.Action == Removed {
-				res.Tombstones++
-			} else {
-				res.SourceWrites++
+		records := 0
+		for _, r := range changes {
+			records += r.writes()
+			for i := r.lo; i < r.hi; i++ {
+				switch r.sp.changes[i].action {
+				case actRemoved:
+					res.Tombstones++
+				case actChanged, actAdded:
+					res.SourceWrites++
+				}
 			}
 		}
+		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n})
+		p.opts.Progress.Written(records)
 		if err := waitReadable(ctx, cl, topic, last, readableWait); err != nil {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: offsets topic %q: %w (%s)", ErrApply, topic, err, done())
@@ -181,14 +180,18 @@ const (
 
 // writeTopic (see above) returns the offset of the last record it wrote to
 // each partition.
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, changes []*SourceChange) (last map[int32]int64, _ error) {
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange) (last map[int32]int64, _ error) {
+	total := 0
+	for _, r := range ranges {
+		total += r.writes()
+	}
 	opts := append(slices.Clone(cl.Opts()),
 		kgo.TransactionalID(TransactionalIDPrefix+topic),
 		kgo.TransactionTimeout(transactionTimeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(restorePartitioner{}),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.MaxBufferedRecords(max(min(len(changes), maxBuffered), 1)),
+		kgo.MaxBufferedRecords(max(min(total, maxBuffered), 1)),
 	)
 	pcl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -228,19 +231,28 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, chan
 	}
 	onRecord := func(r *kgo.Record, err error) { result(r, err, false) }
 	onStray := func(r *kgo.Record, err error) { result(r, err, true) }
-	wg.Add(len(changes))
-	for i, ch := range changes {
-		// Exact bytes; Value nil is a tombstone.
-		if i%recordChunk == 0 {
-			records = make([]kgo.Record, min(recordChunk, len(changes)-i))
-		}
-		r := &records[i%recordChunk]
-		*r = kgo.Record{Topic: topic, Key: ch.Key, Value: ch.New}
-		if ch.Stray {
-			r.Context = context.WithValue(ctx, strayPartition{}, ch.Partition)
-			pcl.Produce(ctx, r, onStray)
-		} else {
-			pcl.Produce(ctx, r, onRecord)
+	wg.Add(total)
+	i := 0
+	for _, rg := range ranges {
+		sp := rg.sp
+		for k := rg.lo; k < rg.hi; k++ {
+			ch := &sp.changes[k]
+			if !srcWrites(ch.action) {
+				continue
+			}
+			// Exact bytes; Value nil is a tombstone.
+			if i%recordChunk == 0 {
+				records = make([]kgo.Record, min(recordChunk, total-i))
+			}
+			r := &records[i%recordChunk]
+			i++
+			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch)}
+			if ch.stray {
+				r.Context = context.WithValue(ctx, strayPartition{}, ch.part)
+				pcl.Produce(ctx, r, onStray)
+			} else {
+				pcl.Produce(ctx, r, onRecord)
+			}
 		}
 	}
 	wg.Wait()
@@ -416,6 +428,23 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
 	}
 	return fmt.Errorf("%s failed: %s%s", plural(len(failed), "partition", "partitions"), strings.Join(failed, "; "), hint)
+}
+
+// changeRange is changes[lo:hi] of a SourcePlan, all of one topic.
+type changeRange struct {
+	sp     *SourcePlan
+	lo, hi int
+}
+
+// writes counts the records the range writes.
+func (r changeRange) writes() int {
+	n := 0
+	for i := r.lo; i < r.hi; i++ {
+		if srcWrites(r.sp.changes[i].action) {
+			n++
+		}
+	}
+	return n
 }
 
 // strayPartition is the record context key holding the partition of a

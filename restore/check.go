@@ -186,10 +186,8 @@ func (p *Plan) writtenTopics() map[string]bool {
 		if cp.Source == nil {
 			continue
 		}
-		for _, ch := range cp.Source.Changes {
-			if ch.Action.writes() {
-				written[ch.Topic] = true
-			}
+		for _, t := range cp.Source.writtenTopics() {
+			written[t] = true
 		}
 	}
 	return written

@@ -108,7 +108,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 	}
 	groups := map[string][]cand{}
 	var order []string
-	for _, ch := range sp.Changes {
+	for _, ch := range sp.Changes() {
 		if ch.Stray {
 			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: tombstone of the stray copy of key %s on %s/%d (Connect writes to the murmur2 partition only)", name, displayKey(ch.Key), ch.Topic, ch.Partition))
 			continue

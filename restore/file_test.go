@@ -120,7 +120,7 @@ func TestFileSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, ch := range plan.Connectors[0].Source.Changes {
+	for _, ch := range plan.Connectors[0].Source.Changes() {
 		if ch.Action != restore.Unchanged {
 			got[string(ch.Key)] = string(ch.Action) + " " + string(ch.New)
 		}

@@ -75,8 +75,8 @@ type Plan struct {
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
-	// froms holds the SourceChange.From strings made, one per snapshot
-	// partition.
+	// froms holds the SourceChange.From strings, one per snapshot
+	// partition, for the SourcePlans to make their changes with.
 	froms map[topicPart]string
 }
 
@@ -115,12 +115,8 @@ func (c ConnectorPlan) State() string {
 // source key or a sink offset changed, added or removed. Only such a
 // connector is subject to the safety checks.
 func (c ConnectorPlan) Writes() bool {
-	if c.Source != nil {
-		for i := range c.Source.Changes {
-			if c.Source.Changes[i].Action.writes() {
-				return true
-			}
-		}
+	if c.Source != nil && c.Source.writes() {
+		return true
 	}
 	if c.Sink != nil {
 		for _, ch := range c.Sink.Changes {
@@ -177,13 +173,17 @@ type SourcePlan struct {
 	// ExactlyOnce is set for a connector with exactly.once.support or its
 	// own offsets topic, here or in the snapshot.
 	ExactlyOnce bool
-	// Changes hold every key compared, unchanged ones included, sorted by
-	// topic, partition and key.
-	Changes []SourceChange
-
 	// touched are the partitions the connector's keys live in here and
 	// will be written to.
 	touched kadm.TopicsSet
+	// changes hold every key compared, unchanged ones included, sorted by
+	// topic, partition and key (see Changes): 16 bytes a key that point
+	// into snap and live instead of a SourceChange of 136.
+	changes    []srcChange
+	snap, live []snapshot.SourceOffset
+	// froms are the From strings, one per snapshot partition (shared by
+	// the plan's connectors).
+	froms map[topicPart]string
 }
 
 // SourceChange is one source offset key compared.
@@ -259,13 +259,13 @@ func (p *Plan) Counts() Counts {
 	var c Counts
 	for _, cp := range p.Connectors {
 		if cp.Source != nil {
-			for _, ch := range cp.Source.Changes {
-				switch ch.Action {
-				case Changed, Added:
+			for i := range cp.Source.changes {
+				switch cp.Source.changes[i].action {
+				case actChanged, actAdded:
 					c.SourceWrites++
-				case Removed:
+				case actRemoved:
 					c.Tombstones++
-				case Unchanged:
+				case actUnchanged:
 					c.SourceUnchanged++
 				}
 			}
@@ -298,7 +298,7 @@ func (p *Plan) Differences() []string {
 	var out []string
 	for _, cp := range p.Connectors {
 		if cp.Source != nil {
-			for _, ch := range cp.Source.Changes {
+			for _, ch := range cp.Source.Writes() {
 				switch ch.Action {
 				case Changed:
 					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: value %s here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New)))
@@ -776,9 +776,9 @@ func (p *Plan) describePolicies(ctx context.Context, adm *kadm.Client) {
 		if cp.Source == nil {
 			continue
 		}
-		for _, ch := range cp.Source.Changes {
-			if ch.Action.writes() && !slices.Contains(topics, ch.Topic) {
-				topics = append(topics, ch.Topic)
+		for _, t := range cp.Source.writtenTopics() {
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
 			}
 		}
 	}

@@ -34,6 +34,8 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 		Target:      s.primaryFor(s.workers[0]),
 		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || s.ownSnap != "" || lc.OffsetsTopic != "",
 		touched:     kadm.TopicsSet{},
+		snap:        snap.SourceOffsets,
+		live:        p.Live.SourceOffsets,
 	}
 	s.wanted()
 	if err := s.placeTargets(); err != nil {
@@ -70,7 +72,7 @@ type sourcePlanner struct {
 	// have are the live keys on their murmur2 partitions, strays the
 	// removals of copies elsewhere.
 	have   []srcHave
-	strays []SourceChange
+	strays []srcChange
 	dups   []dupWarning
 }
 
@@ -361,7 +363,7 @@ func (s *sourcePlanner) lives() {
 			}
 			// A copy the snapshot did not have: a worker reads it, so it
 			// goes, with a tombstone on the partition it lives in.
-			s.strays = append(s.strays, SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value, Stray: true})
+			s.strays = append(s.strays, srcChange{snap: -1, live: pos, part: o.Partition, topic: uint16(lastTarget), action: actRemoved, stray: true})
 			continue
 		}
 		s.have = append(s.have, srcHave{pos: pos, target: lastTarget})
@@ -442,54 +444,54 @@ func (s *sourcePlanner) merge() []srcPair {
 // exact number, and adds the strays in order.
 func (s *sourcePlanner) changes(pairs []srcPair) {
 	p, sp := s.p, s.sp
-	sp.Changes = make([]SourceChange, len(pairs), len(pairs)+len(s.strays))
+	sp.changes = make([]srcChange, len(pairs), len(pairs)+len(s.strays))
 	if p.froms == nil {
 		p.froms = map[topicPart]string{}
 	}
-	lastTopic, lastPart := "", int32(-1)
+	sp.froms = p.froms
+	lastTopic, lastPart := int32(-1), int32(-1)
+	var lastFrom *snapshot.SourceOffset
 	for k, pr := range pairs {
-		ch := &sp.Changes[k]
+		ch := &sp.changes[k]
 		if pr.w < 0 {
-			o := &s.liveOffs[s.have[pr.h].pos]
-			*ch = SourceChange{Action: Removed, Topic: o.Topic, Partition: o.Partition, Key: o.Key, Old: o.Value}
+			h := &s.have[pr.h]
+			o := &s.liveOffs[h.pos]
+			*ch = srcChange{snap: -1, live: h.pos, part: o.Partition, topic: uint16(h.target), action: actRemoved}
 			continue
 		}
 		w := &s.picks[pr.w]
 		o := &s.snapOffs[w.pos]
-		topic := s.topics[w.target]
-		*ch = SourceChange{Topic: topic, Partition: w.part, Key: o.Key, New: o.Value, Action: Added}
-		if topic != lastTopic || w.part != lastPart {
-			sp.touched.Add(topic, w.part)
-			lastTopic, lastPart = topic, w.part
+		*ch = srcChange{snap: w.pos, live: -1, part: w.part, topic: uint16(w.target), action: actAdded}
+		if w.target != lastTopic || w.part != lastPart {
+			sp.touched.Add(s.topics[w.target], w.part)
+			lastTopic, lastPart = w.target, w.part
 		}
-		if o.Topic != topic || o.Partition != w.part {
+		if (o.Topic != s.topics[w.target] || o.Partition != w.part) && (lastFrom == nil || lastFrom.Topic != o.Topic || lastFrom.Partition != o.Partition) {
 			// One string per snapshot partition, not per key.
 			tp := topicPart{o.Topic, o.Partition}
-			from, ok := p.froms[tp]
-			if !ok {
-				from = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
-				p.froms[tp] = from
+			if _, ok := p.froms[tp]; !ok {
+				p.froms[tp] = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
 			}
-			ch.From = from
+			lastFrom = o
 		}
 		if pr.h >= 0 {
-			ch.Old = s.liveOffs[s.have[pr.h].pos].Value
-			ch.Action = Changed
-			if bytes.Equal(ch.Old, ch.New) {
-				ch.Action = Unchanged
+			ch.live = s.have[pr.h].pos
+			ch.action = actChanged
+			if bytes.Equal(s.liveOffs[ch.live].Value, o.Value) {
+				ch.action = actUnchanged
 			}
 		}
 	}
 	if len(s.strays) > 0 {
-		sp.Changes = append(sp.Changes, s.strays...)
-		slices.SortFunc(sp.Changes, func(a, b SourceChange) int {
-			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		sp.changes = append(sp.changes, s.strays...)
+		slices.SortFunc(sp.changes, func(a, b srcChange) int {
+			if c := cmp.Compare(a.topic, b.topic); c != 0 {
 				return c
 			}
-			if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			if c := cmp.Compare(a.part, b.part); c != 0 {
 				return c
 			}
-			return bytes.Compare(a.Key, b.Key)
+			return bytes.Compare(sp.key(&a), sp.key(&b))
 		})
 	}
 }

@@ -39,15 +39,13 @@ func (p *Plan) Print(w io.Writer) error {
 		if sp := cp.Source; sp != nil {
 			unchanged := 0
 			var line []byte
-			for i := range sp.Changes {
-				ch := &sp.Changes[i]
-				if ch.Action == Unchanged {
+			for i := range sp.changes {
+				c := &sp.changes[i]
+				if c.action == actUnchanged {
 					unchanged++
 					continue
 				}
-				if !ch.Action.writes() {
-					continue
-				}
+				ch := sp.change(c)
 				// "  source  <topic>/<partition>  <key>  <action>  ...",
 				// appended in place: one line per key written.
 				line = append(line[:0], "  source  "...)
@@ -82,7 +80,7 @@ func (p *Plan) Print(w io.Writer) error {
 				ew.write(line)
 			}
 			switch {
-			case len(sp.Changes) == 0:
+			case sp.Len() == 0:
 				ew.printf("  source  no keys, here or in the snapshot (target %s)\n", sp.Target)
 			case unchanged > 0:
 				ew.printf("  source  unchanged %s\n", plural(unchanged, "key", "keys"))

@@ -235,11 +235,12 @@ func (p *Plan) document() *PlanDocument {
 		cd := ConnectorDocument{Name: cp.Name, Type: cp.Type, State: cp.State(), REST: cp.REST, Writes: cp.Writes(), LeftAlone: cp.LeftAlone() != ""}
 		if sp := cp.Source; sp != nil {
 			sd := &SourceDocument{Target: sp.Target, ExactlyOnce: sp.ExactlyOnce, Changes: []SourceChangeDocument{}}
-			for _, ch := range sp.Changes {
-				switch {
-				case ch.Action == Unchanged:
+			for i := range sp.changes {
+				switch c := &sp.changes[i]; {
+				case c.action == actUnchanged:
 					sd.Unchanged++
-				case ch.Action.writes():
+				default:
+					ch := sp.change(c)
 					sd.Changes = append(sd.Changes, SourceChangeDocument{Action: ch.Action, Topic: ch.Topic, Partition: ch.Partition,
 						Key: ch.Key, Old: ch.Old, New: ch.New, From: ch.From, Stray: ch.Stray})
 				}

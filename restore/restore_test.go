@@ -475,7 +475,7 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 	got := map[string]string{}
 	for _, cp := range plan.Connectors {
 		got[cp.Name] = cp.Source.Target
-		for _, ch := range cp.Source.Changes {
+		for _, ch := range cp.Source.Changes() {
 			got[cp.Name+" "+ch.Topic] = string(ch.Action)
 		}
 	}
