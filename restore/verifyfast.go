@@ -1,0 +1,162 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// This file is Verify's first try: it reads the offsets topics back a few
+// partitions at a time and compares each with what the plan wrote, instead
+// of making a whole new plan from a whole new live capture (the live keys,
+// a SourceOffset for each and the plan's changes again: at 800,000 keys,
+// more than the rest of the restore). It answers only "everything
+// matches"; anything else, or anything it cannot vouch for, is left to the
+// full comparison, which then says what differs.
+
+// verifyBatch is how many partitions the quick verify reads at once: what
+// it holds is their live keys.
+const verifyBatch = 4
+
+// errDiffers stops the quick verify at the first difference.
+var errDiffers = errors.New("differs")
+
+// verifyQuick reports whether a new plan of p's snapshot would find
+// nothing to write, having checked that this cluster's configs and
+// partition counts are still those p was made with (they decide where keys
+// go) and that every partition of every offsets topic compared holds
+// exactly the keys of the scope that p's changes leave there, with their
+// values. It handles plans of source offsets only (a sink part takes the
+// full comparison); false means "not shown", never "differs".
+func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
+	if len(p.Connectors) == 0 {
+		return false
+	}
+	for _, cp := range p.Connectors {
+		if cp.Source == nil || cp.Sink != nil {
+			return false
+		}
+	}
+	if !sameSetting(ctx, cl, p) {
+		return false
+	}
+	// Per topic, the connectors comparing it and its position in their
+	// SourcePlan.Topics.
+	type compared struct {
+		sp    *SourcePlan
+		name  string
+		topic uint16
+	}
+	byTopic := map[string][]compared{}
+	for _, cp := range p.Connectors {
+		for ti, t := range cp.Source.Topics {
+			byTopic[t] = append(byTopic[t], compared{cp.Source, cp.Name, uint16(ti)})
+		}
+	}
+	for _, t := range sortedKeys(byTopic) {
+		cs := byTopic[t]
+		names := make(map[string]bool, len(cs))
+		for _, c := range cs {
+			names[c.name] = true
+		}
+		want := p.partitions[t]
+		n, err := snapshot.ReadPartitions(ctx, cl, t, verifyBatch, func(pk *snapshot.PartitionKeys) error {
+			matched := 0
+			for _, c := range cs {
+				lo, hi := c.sp.partRange(c.topic, pk.Partition)
+				for i := lo; i < hi; i++ {
+					ch := &c.sp.changes[i]
+					key := c.sp.key(ch)
+					v, live := pk.Lookup(key)
+					if ch.action == actRemoved {
+						if live {
+							return errDiffers
+						}
+						continue
+					}
+					nv := c.sp.newValue(ch)
+					if name, ok := snapshot.KeyConnector(key); !ok || string(name) != c.name || !live || nv == nil || !bytes.Equal(v, nv) {
+						return errDiffers
+					}
+					matched++
+				}
+			}
+			// Every live key of the scope here must be one of those.
+			scoped := 0
+			for k := range pk.All() {
+				if name, ok := snapshot.KeyConnector(k); !ok || !names[string(name)] {
+					continue
+				}
+				if snapshot.PartitionFor(k, want) != pk.Partition {
+					// A copy off its murmur2 partition: the full comparison
+					// tells what it is.
+					return errDiffers
+				}
+				scoped++
+			}
+			if scoped != matched {
+				return errDiffers
+			}
+			return nil
+		})
+		if err != nil || n != want {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSetting reports whether the cluster, the configs of p's connectors
+// (those that decide a source key's target topic) and the partition counts
+// of the topics p compared are still what p was made with.
+func sameSetting(ctx context.Context, cl *kgo.Client, p *Plan) bool {
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil || md.Cluster != p.ClusterID {
+		return false
+	}
+	confs, err := snapshot.ReadConfigs(ctx, cl, p.opts.ConfigTopic)
+	if errors.Is(err, snapshot.ErrTopicMissing) {
+		confs, err = nil, nil // as a capture with ConfigTopicOptional
+	}
+	if err != nil {
+		return false
+	}
+	for _, cp := range p.Connectors {
+		cc, has := confs[cp.Name]
+		if has != cp.Live.HasConfig {
+			return false
+		}
+		if !has {
+			continue
+		}
+		typ, own := snapshot.ConnectorType(cc.Config), ""
+		if typ != snapshot.TypeSink {
+			own = cc.Config["offsets.storage.topic"]
+		}
+		if typ != cp.Live.Type || own != cp.Live.OffsetsTopic {
+			return false
+		}
+	}
+	return true
+}
+
+// partRange is where the changes of topic (its position in Topics) and
+// partition part lie in sp's changes.
+func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
+	before := func(c *srcChange, t uint16, p int32) bool {
+		return c.topic < t || c.topic == t && c.part < p
+	}
+	lo = sort.Search(len(sp.changes), func(i int) bool { return !before(&sp.changes[i], topic, part) })
+	hi = lo + sort.Search(len(sp.changes)-lo, func(i int) bool {
+		c := &sp.changes[lo+i]
+		return c.topic != topic || c.part != part
+	})
+	return lo, hi
+}
+

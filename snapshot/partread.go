@@ -1,0 +1,111 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+)
+
+// This file reads an offsets topic a few partitions at a time, for a
+// reader that looks at each partition once and lets it go (a restore's
+// verify): it holds the live keys of those partitions only, instead of the
+// whole topic's.
+
+// PartitionKeys are the live keys of one partition, read with
+// read_committed isolation up to its last stable offset: the last value of
+// every key that was not removed.
+type PartitionKeys struct {
+	Topic     string
+	Partition int32
+	pv        *partView
+}
+
+// Len is the number of live keys.
+func (k *PartitionKeys) Len() int { return k.pv.len() }
+
+// Lookup returns the live value of key.
+func (k *PartitionKeys) Lookup(key []byte) ([]byte, bool) {
+	i, ok := k.pv.lookup(key)
+	if !ok {
+		return nil, false
+	}
+	return k.pv.record(i).value, true
+}
+
+// All yields every live key and its value, in no particular order. The
+// bytes are valid until the callback of ReadPartitions returns.
+func (k *PartitionKeys) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, value []byte) bool) {
+		for _, i := range k.pv.all() {
+			if !yield(k.pv.keyAt(i), k.pv.record(i).value) {
+				return
+			}
+		}
+	}
+}
+
+// ReadPartitions reads every partition of topic, at most batch at a time
+// (the partitions of a batch in parallel, as a capture reads), and calls fn
+// with each partition's live keys once it is read, in partition order;
+// what fn was given is garbage once it returns. It returns the topic's
+// partition count, and fails with ErrTopicMissing for a topic that does
+// not exist, or with fn's error.
+func ReadPartitions(ctx context.Context, cl *kgo.Client, topic string, batch int, fn func(*PartitionKeys) error) (int32, error) {
+	adm := kadm.NewClient(cl)
+	ends, missing, err := listBounds(ctx, adm, []string{topic})
+	if err != nil {
+		return 0, err
+	}
+	if len(missing) > 0 {
+		return 0, fmt.Errorf("read offsets topic %q: %w", topic, ErrTopicMissing)
+	}
+	all := ends[topic]
+	parts := make([]int32, 0, len(all))
+	for p := range all {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	batch = max(batch, 1)
+	for lo := 0; lo < len(parts); lo += batch {
+		hi := min(lo+batch, len(parts))
+		v := newTopicView(topic)
+		some := make(map[int32]bounds, hi-lo)
+		for _, p := range parts[lo:hi] {
+			some[p] = all[p]
+		}
+		if _, err := readTopics(ctx, cl, adm, []*topicView{v}, map[string]map[int32]bounds{topic: some}); err != nil {
+			return 0, fmt.Errorf("read offsets topic %q: %w", topic, err)
+		}
+		for _, p := range parts[lo:hi] {
+			pv := v.parts[p]
+			if pv == nil {
+				pv = newPartView(all[p].start)
+			}
+			if err := fn(&PartitionKeys{Topic: topic, Partition: p, pv: pv}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return int32(len(parts)), nil
+}
+
+// KeyConnector is the connector a source offsets key belongs to, as a
+// capture tells it: the name of a key [name, {partition}] (in key's bytes
+// when it is plain ASCII); false for a key of another form, which a scoped
+// capture leaves out.
+func KeyConnector(key []byte) ([]byte, bool) {
+	if name, _, ok := connectjson.PlainKey(key); ok {
+		return name, true
+	}
+	name, _, _, err := connectjson.ParseKey(key)
+	if err != nil {
+		return nil, false
+	}
+	return []byte(name), true
+}
