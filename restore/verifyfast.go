@@ -159,4 +159,3 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 	})
 	return lo, hi
 }
-

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -154,6 +155,9 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkUsage(args); err != nil {
 		return err
 	}
+	// The restore's large structures are the snapshot's and the plan's
+	// pointer-free records and arenas (see internal/memlimit).
+	memlimit.Start()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	store, err := c.g.openStore(ctx)

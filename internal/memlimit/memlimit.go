@@ -7,12 +7,13 @@
 //
 // The large structures of a capture (arenas, record tables, key indexes)
 // hold no pointers, so a collection marks them without scanning them and
-// collecting more often costs little. The snapshot command and the daemon
-// start it; restore does not: its heap is mostly pointers (every
-// SourceOffset and SourceChange), and at 800,000 keys its collections took
-// 2.5 times the CPU of GOGC=100 with a fixed 32 MiB of headroom, 1.5 times
-// with a quarter of the live heap, which doubled its wall time on two
-// cores (docs/benchmarks.md).
+// collecting more often costs little. The snapshot command, the daemon and
+// restore start it. Restore did not while its heap was mostly pointers
+// (every SourceOffset and a 136-byte SourceChange per key): at 800,000
+// keys its collections then took 2.5 times the CPU of GOGC=100 with a
+// fixed 32 MiB of headroom, 1.5 times with a quarter of the live heap. Its
+// plan now holds 16-byte records without pointers and its verify reads a
+// few partitions at a time (docs/benchmarks.md).
 package memlimit
 
 import (
