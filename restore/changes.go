@@ -99,10 +99,9 @@ func (sp *SourcePlan) writtenTopics() []string {
 func (sp *SourcePlan) change(c *srcChange) SourceChange {
 	ch := SourceChange{Action: actions[c.action], Topic: sp.Topics[c.topic], Partition: c.part, Stray: c.stray}
 	if c.snap >= 0 {
-		o := &sp.snap[c.snap]
-		ch.Key, ch.New = o.Key, o.Value
-		if o.Topic != ch.Topic || o.Partition != c.part {
-			ch.From = sp.from(o.Topic, o.Partition)
+		ch.Key, ch.New = sp.snap.Key(c.snap), sp.snap.Value(c.snap)
+		if t, part := sp.snap.Topic(c.snap), sp.snap.Partition(c.snap); t != ch.Topic || part != c.part {
+			ch.From = sp.from(t, part)
 		}
 	}
 	if c.live >= 0 {
@@ -126,7 +125,7 @@ func (sp *SourcePlan) from(topic string, part int32) string {
 // key returns the key bytes of c.
 func (sp *SourcePlan) key(c *srcChange) []byte {
 	if c.snap >= 0 {
-		return sp.snap[c.snap].Key
+		return sp.snap.Key(c.snap)
 	}
 	return sp.live[c.live].Key
 }
@@ -135,7 +134,7 @@ func (sp *SourcePlan) key(c *srcChange) []byte {
 // for a removal.
 func (sp *SourcePlan) newValue(c *srcChange) []byte {
 	if c.snap >= 0 {
-		return sp.snap[c.snap].Value
+		return sp.snap.Value(c.snap)
 	}
 	return nil
 }

@@ -75,6 +75,8 @@ type Plan struct {
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
+	// table is source's SourceTable, made once.
+	table *snapshot.SourceTable
 	// froms holds the SourceChange.From strings, one per snapshot
 	// partition, for the SourcePlans to make their changes with.
 	froms map[topicPart]string
@@ -179,8 +181,9 @@ type SourcePlan struct {
 	// changes hold every key compared, unchanged ones included, sorted by
 	// topic, partition and key (see Changes): 16 bytes a key that point
 	// into snap and live instead of a SourceChange of 136.
-	changes    []srcChange
-	snap, live []snapshot.SourceOffset
+	changes []srcChange
+	snap    *snapshot.SourceTable
+	live    []snapshot.SourceOffset
 	// froms are the From strings, one per snapshot partition (shared by
 	// the plan's connectors).
 	froms map[topicPart]string
@@ -353,8 +356,9 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) 
 	// write per run.
 	hasKeys := map[string]bool{}
 	last := ""
-	for i := range snap.SourceOffsets {
-		if c := snap.SourceOffsets[i].Connector; c != last && c != "" {
+	st := snap.SourceTable()
+	for i := range int32(st.Len()) {
+		if c := st.Connector(i); c != last && c != "" {
 			known[c], hasKeys[c], last = true, true, c
 		}
 	}
@@ -563,6 +567,8 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 // them with snap instead of copying them (160 bytes a key).
 func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
 	if len(snap.SourceOffsets) == 0 {
+		// Also a snapshot read by GetForRestore, whose Filter shares its
+		// SourceTable when the scope keeps all of it.
 		return snap.Filter(names)
 	}
 	keep := make(map[string]bool, len(names))
@@ -584,6 +590,14 @@ func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
 	out := rest.Filter(names)
 	out.SourceOffsets = snap.SourceOffsets[:len(snap.SourceOffsets):len(snap.SourceOffsets)]
 	return out
+}
+
+// snapTable is the SourceTable of snap, the plan's source.
+func (p *Plan) snapTable(snap *snapshot.Snapshot) *snapshot.SourceTable {
+	if p.table == nil {
+		p.table = snap.SourceTable()
+	}
+	return p.table
 }
 
 func (p *Plan) warnf(format string, args ...any) {

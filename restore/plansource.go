@@ -28,13 +28,13 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 	s := &sourcePlanner{
 		p: p, snap: snap, name: name, seenPairs: seenPairs,
 		workers: p.opts.OffsetsTopics, lc: lc, ownSnap: sc.OffsetsTopic,
-		snapOffs: snap.SourceOffsets, liveOffs: p.Live.SourceOffsets,
+		st: p.snapTable(snap), liveOffs: p.Live.SourceOffsets,
 	}
 	s.sp = &SourcePlan{
 		Target:      s.primaryFor(s.workers[0]),
 		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || s.ownSnap != "" || lc.OffsetsTopic != "",
 		touched:     kadm.TopicsSet{},
-		snap:        snap.SourceOffsets,
+		snap:        s.st,
 		live:        p.Live.SourceOffsets,
 	}
 	s.wanted()
@@ -58,10 +58,12 @@ type sourcePlanner struct {
 	lc        snapshot.Connector
 	// ownSnap is the connector's own offsets topic in the snapshot.
 	ownSnap            string
-	snapOffs, liveOffs []snapshot.SourceOffset
+	// st holds the snapshot's source offsets, liveOffs the live ones.
+	st       *snapshot.SourceTable
+	liveOffs []snapshot.SourceOffset
 	sp                 *SourcePlan
 
-	// positions are the connector's keys in snapOffs.
+	// positions are the connector's keys in st.
 	positions []int32
 	// targets are the topics written to, in the order met; then topics,
 	// sorted, every topic of the plan.
@@ -74,6 +76,18 @@ type sourcePlanner struct {
 	have   []srcHave
 	strays []srcChange
 	dups   []dupWarning
+}
+
+// snapOff is what a plan reads of one of the snapshot's source offsets.
+type snapOff struct {
+	Topic      string
+	Partition  int32
+	Key, Value []byte
+}
+
+// so returns the snapshot's source offset at pos.
+func (s *sourcePlanner) so(pos int32) snapOff {
+	return snapOff{Topic: s.st.Topic(pos), Partition: s.st.Partition(pos), Key: s.st.Key(pos), Value: s.st.Value(pos)}
 }
 
 // srcWant is one key the snapshot wants in one target topic.
@@ -139,7 +153,7 @@ func (s *sourcePlanner) wanted() {
 	s.positions = s.p.snapIdx.Positions(s.name)
 	s.want = make([]srcWant, 0, len(s.positions))
 	for _, pos := range s.positions {
-		o := &s.snapOffs[pos]
+		o := s.so(pos)
 		ts, ok := targetsOf[o.Topic]
 		if !ok {
 			ts = s.targetsOf(o.Topic)
@@ -187,7 +201,7 @@ func (s *sourcePlanner) better(a, b *srcWant) bool {
 	if a.primary != b.primary {
 		return a.primary
 	}
-	ao, bo := &s.snapOffs[a.pos], &s.snapOffs[b.pos]
+	ao, bo := s.so(a.pos), s.so(b.pos)
 	if ao.Topic == bo.Topic {
 		am := ao.Partition == snapshot.PartitionFor(ao.Key, s.snap.PartitionCount(ao.Topic))
 		bm := bo.Partition == snapshot.PartitionFor(bo.Key, s.snap.PartitionCount(bo.Topic))
@@ -226,7 +240,7 @@ func (s *sourcePlanner) placeTargets() error {
 	for i := range s.want {
 		w := &s.want[i]
 		w.target = rank[w.target]
-		w.part = snapshot.PartitionFor(s.snapOffs[w.pos].Key, s.p.partitions[topics[w.target]])
+		w.part = snapshot.PartitionFor(s.st.Key(w.pos), s.p.partitions[topics[w.target]])
 	}
 	cmpWant := func(a, b srcWant) int {
 		if c := cmp.Compare(a.target, b.target); c != 0 {
@@ -235,7 +249,7 @@ func (s *sourcePlanner) placeTargets() error {
 		if c := cmp.Compare(a.part, b.part); c != 0 {
 			return c
 		}
-		return bytes.Compare(s.snapOffs[a.pos].Key, s.snapOffs[b.pos].Key)
+		return bytes.Compare(s.st.Key(a.pos), s.st.Key(b.pos))
 	}
 	if !slices.IsSortedFunc(s.want, cmpWant) {
 		// Stable: among copies of one key the snapshot's order decides
@@ -264,11 +278,11 @@ func (s *sourcePlanner) missingTarget() error {
 				first = w
 				continue
 			}
-			if c := bytes.Compare(s.snapOffs[w.pos].Key, s.snapOffs[first.pos].Key); c < 0 || c == 0 && s.better(w, first) {
+			if c := bytes.Compare(s.st.Key(w.pos), s.st.Key(first.pos)); c < 0 || c == 0 && s.better(w, first) {
 				first = w
 			}
 		}
-		return missingTopicError(t, s.snap.PartitionCount(s.snapOffs[first.pos].Topic), fmt.Sprintf("the offsets topic of connector %q", s.name))
+		return missingTopicError(t, s.snap.PartitionCount(s.st.Topic(first.pos)), fmt.Sprintf("the offsets topic of connector %q", s.name))
 	}
 	return nil
 }
@@ -281,7 +295,7 @@ func (s *sourcePlanner) pick() {
 	picks := want[:0] // in place: a pick is never ahead of its group
 	for i := 0; i < len(want); {
 		j := i + 1
-		for j < len(want) && want[j].target == want[i].target && bytes.Equal(s.snapOffs[want[j].pos].Key, s.snapOffs[want[i].pos].Key) {
+		for j < len(want) && want[j].target == want[i].target && bytes.Equal(s.st.Key(want[j].pos), s.st.Key(want[i].pos)) {
 			j++
 		}
 		best := want[i]
@@ -304,7 +318,7 @@ func (s *sourcePlanner) pick() {
 func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 	best := group[0]
 	for k := 1; k < len(group); k++ {
-		o, cur := &s.snapOffs[group[k].pos], &s.snapOffs[best.pos]
+		o, cur := s.so(group[k].pos), s.so(best.pos)
 		if cur.Topic != o.Topic {
 			merged[min(cur.Topic, o.Topic)+"\x00"+max(cur.Topic, o.Topic)] = true
 		}
@@ -312,16 +326,16 @@ func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 			best = group[k]
 		}
 	}
-	first := s.snapOffs[group[0].pos].Topic
+	first := s.st.Topic(group[0].pos)
 	var ps []int32
 	for _, c := range group {
-		if o := &s.snapOffs[c.pos]; o.Topic == first {
+		if o := s.so(c.pos); o.Topic == first {
 			ps = append(ps, o.Partition)
 		}
 	}
 	if len(ps) > 1 {
 		slices.Sort(ps)
-		bo, topic := &s.snapOffs[best.pos], s.topics[best.target]
+		bo, topic := s.so(best.pos), s.topics[best.target]
 		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", s.name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
 	}
 	return best
@@ -353,7 +367,7 @@ func (s *sourcePlanner) lives() {
 			if snapAt == nil {
 				snapAt = map[placedKey]bool{}
 				for _, sp := range s.positions {
-					so := &s.snapOffs[sp]
+					so := s.so(sp)
 					snapAt[placedKey{so.Topic, so.Partition, string(so.Key)}] = true
 				}
 			}
@@ -413,7 +427,7 @@ func (s *sourcePlanner) merge() []srcPair {
 			if c = cmp.Compare(w.target, h.target); c == 0 {
 				ho := &s.liveOffs[h.pos]
 				if c = cmp.Compare(w.part, ho.Partition); c == 0 {
-					c = bytes.Compare(s.snapOffs[w.pos].Key, ho.Key)
+					c = bytes.Compare(s.st.Key(w.pos), ho.Key)
 				}
 			}
 		}
@@ -450,7 +464,7 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 	}
 	sp.froms = p.froms
 	lastTopic, lastPart := int32(-1), int32(-1)
-	var lastFrom *snapshot.SourceOffset
+	var lastFrom *snapOff
 	for k, pr := range pairs {
 		ch := &sp.changes[k]
 		if pr.w < 0 {
@@ -460,7 +474,7 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 			continue
 		}
 		w := &s.picks[pr.w]
-		o := &s.snapOffs[w.pos]
+		o := s.so(w.pos)
 		*ch = srcChange{snap: w.pos, live: -1, part: w.part, topic: uint16(w.target), action: actAdded}
 		if w.target != lastTopic || w.part != lastPart {
 			sp.touched.Add(s.topics[w.target], w.part)
@@ -472,7 +486,7 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 			if _, ok := p.froms[tp]; !ok {
 				p.froms[tp] = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
 			}
-			lastFrom = o
+			lastFrom = &o
 		}
 		if pr.h >= 0 {
 			ch.live = s.have[pr.h].pos

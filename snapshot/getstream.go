@@ -60,11 +60,51 @@ const windowAhead = 256 << 10
 // decodeStreamed decodes the document r yields as Decode would, reporting
 // false when it must be decoded whole instead (a document Encode did not
 // write, or a damaged one: Decode then says what is wrong).
-func decodeStreamed(r io.Reader) (*Snapshot, bool) { return decodeStreamedAhead(r, windowAhead) }
+func decodeStreamed(r io.Reader) (*Snapshot, bool) {
+	return decodeStreamedAhead(r, windowAhead, new(offsetsCollector))
+}
+
+// offsetSink is where decodeStreamedAhead puts the source offsets it
+// decodes: add takes each in document order (its bytes in d's arena),
+// finish sets them on the snapshot decoded.
+type offsetSink interface {
+	add(o *SourceOffset, d *offsetDecoder)
+	finish(s *Snapshot)
+}
+
+// offsetsCollector collects the source offsets into SourceOffsets.
+type offsetsCollector struct {
+	chunks [][]SourceOffset
+	out    []SourceOffset
+}
+
+func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) {
+	if c.out == nil {
+		c.out = make([]SourceOffset, 0, 1024)
+	}
+	if len(c.out) == cap(c.out) {
+		c.chunks = append(c.chunks, c.out)
+		c.out = make([]SourceOffset, 0, min(2*cap(c.out), 64<<10))
+	}
+	c.out = append(c.out, *o)
+}
+
+func (c *offsetsCollector) finish(s *Snapshot) {
+	n := len(c.out)
+	for _, ch := range c.chunks {
+		n += len(ch)
+	}
+	all := make([]SourceOffset, 0, n)
+	for _, ch := range c.chunks {
+		all = append(all, ch...)
+	}
+	s.SourceOffsets = append(all, c.out...)
+}
 
 // decodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
-// (tests make it small, to cut entries at every byte).
-func decodeStreamedAhead(r io.Reader, ahead int) (*Snapshot, bool) {
+// (tests make it small, to cut entries at every byte), giving the source
+// offsets to sink.
+func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bool) {
 	w := &streamWindow{r: r, buf: make([]byte, 0, 4*ahead)}
 	// The head, up to and including the marker.
 	var head []byte
@@ -90,8 +130,6 @@ func decodeStreamedAhead(r io.Reader, ahead int) (*Snapshot, bool) {
 		return nil, false
 	}
 	d := offsetDecoder{b: w.buf, i: i + 1, interned: map[string]string{}}
-	var chunks [][]SourceOffset
-	out := make([]SourceOffset, 0, 1024)
 	for n := 0; ; n++ {
 		d.i = w.fill(d.i, ahead)
 		d.b = w.buf
@@ -118,11 +156,7 @@ func decodeStreamedAhead(r io.Reader, ahead int) (*Snapshot, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(out) == cap(out) {
-			chunks = append(chunks, out)
-			out = make([]SourceOffset, 0, min(2*cap(out), 64<<10))
-		}
-		out = append(out, o)
+		sink.add(&o, &d)
 	}
 	// The rest, whole: the sink groups and the tail.
 	rest := append(head, "[]"...)
@@ -137,14 +171,6 @@ func decodeStreamedAhead(r io.Reader, ahead int) (*Snapshot, bool) {
 	if !ok || at != len(head) {
 		return nil, false
 	}
-	n := len(out)
-	for _, c := range chunks {
-		n += len(c)
-	}
-	all := make([]SourceOffset, 0, n)
-	for _, c := range chunks {
-		all = append(all, c...)
-	}
-	s.SourceOffsets = append(all, out...)
+	sink.finish(s)
 	return s, true
 }

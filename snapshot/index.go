@@ -48,11 +48,11 @@ func NewIndex(s *Snapshot) *Index {
 // connector (they sort by topic, partition and key, and a key starts with
 // its connector's name), so the map is looked up once per run.
 func (x *Index) indexOffsets() {
-	offs := x.snap.SourceOffsets
+	offs := x.snap.SourceTable()
 	counts := make(map[string]int32)
 	last, n := "", int32(0)
-	for i := range offs {
-		c := offs[i].Connector
+	for i := range int32(offs.Len()) {
+		c := offs.Connector(i)
 		if c != last {
 			if last != "" {
 				counts[last] += n
@@ -77,8 +77,8 @@ func (x *Index) indexOffsets() {
 	}
 	last = ""
 	var cur []int32
-	for i := range offs {
-		c := offs[i].Connector
+	for i := range int32(offs.Len()) {
+		c := offs.Connector(i)
 		if c == "" {
 			continue
 		}
@@ -101,8 +101,9 @@ func (x *Index) Connector(name string) (Connector, bool) {
 	return c, ok
 }
 
-// Positions returns the positions in the snapshot's SourceOffsets of the
-// source offsets of connector name, in the snapshot's order.
+// Positions returns the positions in the snapshot's SourceOffsets (its
+// SourceTable) of the source offsets of connector name, in the snapshot's
+// order.
 func (x *Index) Positions(name string) []int32 {
 	if x.offsets == nil {
 		x.indexOffsets()
@@ -114,6 +115,9 @@ func (x *Index) Positions(name string) []int32 {
 // snapshot's order. They point into the snapshot: do not change them.
 func (x *Index) SourceOffsetsOf(name string) iter.Seq[*SourceOffset] {
 	return func(yield func(*SourceOffset) bool) {
+		if x.snap.compactOffsets() {
+			return // no SourceOffsets (GetForRestore)
+		}
 		for _, i := range x.Positions(name) {
 			if !yield(&x.snap.SourceOffsets[i]) {
 				return

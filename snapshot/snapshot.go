@@ -170,6 +170,9 @@ type Snapshot struct {
 	// (Capturer.CaptureStreamed), which are encoded from the Capturer's
 	// views instead of SourceOffsets.
 	lazy *lazySource
+	// table holds the source offsets of a snapshot read by
+	// Store.GetForRestore, instead of SourceOffsets (compact.go).
+	table *SourceTable
 }
 
 // Topic is one topic read for the snapshot.
@@ -438,6 +441,9 @@ func (s *Snapshot) Unparsed() int {
 	if s.lazy != nil {
 		return s.lazy.unparsed + s.lazy.unnamed
 	}
+	if s.compactOffsets() {
+		return s.table.unparsed
+	}
 	n := 0
 	for _, o := range s.SourceOffsets {
 		if o.Connector == "" {
@@ -458,6 +464,9 @@ func (s *Snapshot) Unparsed() int {
 func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) }
 
 func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
+	if s.compactOffsets() {
+		return fmt.Errorf("encode snapshot %s: %w", s.ID, errCompact)
+	}
 	ps, err := s.pieces(z)
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
@@ -765,6 +774,9 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 	}
 	out := *s
 	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
+	if s.compactOffsets() {
+		out.SourceOffsets, out.table = nil, s.table.filter(keep)
+	}
 	for _, c := range s.Connectors {
 		if keep[c.Name] {
 			out.Connectors = append(out.Connectors, c)

@@ -352,7 +352,7 @@ func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*S
 			return nil, Info{}, err
 		}
 	}
-	return s.get(ctx, id)
+	return s.getAs(ctx, id, false)
 }
 
 // Verify is Get without keeping the document: it reads the whole object
@@ -366,6 +366,12 @@ func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
 
 // get reads and decodes the snapshot with the exact ID id.
 func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
+	return s.getAs(ctx, id, false)
+}
+
+// getAs is get, decoding the source offsets into a compact SourceTable
+// when compact is set (GetForRestore).
+func (s *Store) getAs(ctx context.Context, id string, compact bool) (*Snapshot, Info, error) {
 	data, err := s.bucket.ReadAll(ctx, objectKey(id))
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
@@ -377,7 +383,7 @@ func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
 	if err != nil {
 		return nil, Info{}, err
 	}
-	snap, info, err := decodeObject(id, data)
+	snap, info, err := decodeObjectAs(id, data, compact)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
@@ -861,6 +867,12 @@ func encodeObject(snap *Snapshot, z pieceSizes) (object, Info, error) {
 // decodeObject checks and decodes the stored object data of the snapshot
 // with ID id.
 func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
+	return decodeObjectAs(id, data, false)
+}
+
+// decodeObjectAs is decodeObject, into a compact SourceTable when compact
+// is set.
+func decodeObjectAs(id string, data []byte, compact bool) (*Snapshot, Info, error) {
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
 		return nil, Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", ErrCorrupt, maxHeaderSize, len(data))
@@ -908,7 +920,7 @@ func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
 		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
-	snap, err := decodeBody(dec, body)
+	snap, err := decodeBody(dec, body, compact)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -922,10 +934,15 @@ func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
 }
 
 // decodeBody decompresses and decodes a document: streamed (decodeStreamed)
-// when it can be, whole otherwise.
-func decodeBody(dec *zstd.Decoder, body []byte) (*Snapshot, error) {
+// when it can be, whole otherwise; with compact, streamed into a
+// SourceTable (GetForRestore).
+func decodeBody(dec *zstd.Decoder, body []byte, compact bool) (*Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
-		if snap, ok := decodeStreamed(dec); ok {
+		var sink offsetSink = new(offsetsCollector)
+		if compact {
+			sink = &tableSink{t: new(SourceTable)}
+		}
+		if snap, ok := decodeStreamedAhead(dec, windowAhead, sink); ok {
 			return snap, nil
 		}
 	}

@@ -396,6 +396,9 @@ func (s *Snapshot) SourceKeys() int {
 	if s.lazy != nil {
 		return s.lazy.keys
 	}
+	if s.compactOffsets() {
+		return s.table.Len()
+	}
 	return len(s.SourceOffsets)
 }
 
@@ -411,9 +414,10 @@ func (s *Snapshot) SourceKeysByConnector() map[string]int {
 		return out
 	}
 	out := make(map[string]int)
-	for _, o := range s.SourceOffsets {
-		if o.Connector != "" {
-			out[o.Connector]++
+	t := s.SourceTable()
+	for i := range int32(t.Len()) {
+		if c := t.Connector(i); c != "" {
+			out[c]++
 		}
 	}
 	return out

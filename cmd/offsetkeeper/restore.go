@@ -176,7 +176,9 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 			return withNothingWritten(err)
 		}
 	case c.fromFile == "":
-		if snap, err = readSnapshot(ctx, store, args[0], c.connectors); err != nil {
+		// Restored as it is, its source offsets are read into a compact
+		// table (a translation rewrites them: it needs them whole).
+		if snap, err = readSnapshot(ctx, store, args[0], c.connectors, !c.tr.active()); err != nil {
 			return err
 		}
 	}
@@ -257,8 +259,12 @@ func (c *restoreCmd) checkUsage(args []string) error {
 // readSnapshot reads the snapshot to restore from the store. With
 // connectors named, latest is the newest snapshot (full or scoped) that
 // holds them.
-func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string) (*snapshot.Snapshot, error) {
-	snap, _, err := store.GetFor(ctx, id, connectors)
+func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string, compact bool) (*snapshot.Snapshot, error) {
+	get := store.GetFor
+	if compact {
+		get = store.GetForRestore
+	}
+	snap, _, err := get(ctx, id, connectors)
 	if err != nil {
 		if errors.Is(err, snapshot.ErrNotFound) {
 			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", id, err)

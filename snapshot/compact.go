@@ -1,0 +1,240 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"unsafe"
+)
+
+// This file is the compact form of a snapshot's source offsets that a
+// restore reads: a SourceTable. A decoded SourceOffset is 160 bytes with
+// seven pointers, next to the bytes of its key and value (at 800,000 keys,
+// 128 MB of structs beside 78 MB of bytes, and the decode held them twice
+// while it made the slice); a restore needs the topic, partition, key,
+// value and connector of each, which a tableRec holds in 36 bytes without
+// a pointer, the bytes in one arena.
+
+// SourceTable holds the source offsets of a snapshot by position: the
+// SourceOffsets of a Snapshot, or for one read by Store.GetForRestore the
+// compact records it was decoded into. Positions are those of
+// SourceOffsets (the document's order). A table is never modified; its
+// bytes are shared with what reads them: do not modify them.
+type SourceTable struct {
+	// offs, when set, is the table: a Snapshot's SourceOffsets.
+	offs []SourceOffset
+	recs []tableRec
+	// arena holds the keys and values of recs.
+	arena arena
+	// topic and conn number the names recs refer to; conn.names[0] is "".
+	topic, conn numbered
+	// unparsed counts the offsets without a connector.
+	unparsed int
+}
+
+// tableRec is one source offset in a SourceTable.
+type tableRec struct {
+	key, value span
+	part       int32
+	conn       uint32 // in conns
+	topic      uint32 // in topics
+	flags      uint8
+}
+
+// Flags of a tableRec: a null key or value (a document may hold either).
+const (
+	nilKey uint8 = 1 << iota
+	nilValue
+)
+
+// Len is the number of source offsets.
+func (t *SourceTable) Len() int {
+	if t.offs != nil {
+		return len(t.offs)
+	}
+	return len(t.recs)
+}
+
+// Topic is the topic of source offset i.
+func (t *SourceTable) Topic(i int32) string {
+	if t.offs != nil {
+		return t.offs[i].Topic
+	}
+	return t.topic.names[t.recs[i].topic]
+}
+
+// Partition is the partition of source offset i.
+func (t *SourceTable) Partition(i int32) int32 {
+	if t.offs != nil {
+		return t.offs[i].Partition
+	}
+	return t.recs[i].part
+}
+
+// Key is the key of source offset i.
+func (t *SourceTable) Key(i int32) []byte {
+	if t.offs != nil {
+		return t.offs[i].Key
+	}
+	r := &t.recs[i]
+	if r.flags&nilKey != 0 {
+		return nil
+	}
+	return t.arena.bytes(r.key)
+}
+
+// Value is the value of source offset i.
+func (t *SourceTable) Value(i int32) []byte {
+	if t.offs != nil {
+		return t.offs[i].Value
+	}
+	r := &t.recs[i]
+	if r.flags&nilValue != 0 {
+		return nil
+	}
+	return t.arena.bytes(r.value)
+}
+
+// Connector is the connector of source offset i, "" for a key that is not
+// [name, {map}].
+func (t *SourceTable) Connector(i int32) string {
+	if t.offs != nil {
+		return t.offs[i].Connector
+	}
+	return t.conn.names[t.recs[i].conn]
+}
+
+// Footprint is the memory the table holds of its own: its records and
+// arena (nothing for a table over a Snapshot's SourceOffsets).
+func (t *SourceTable) Footprint() int64 {
+	if t.offs != nil {
+		return 0
+	}
+	return int64(cap(t.recs))*int64(unsafe.Sizeof(tableRec{})) + t.arena.held()
+}
+
+// SourceTable returns the snapshot's source offsets as a table: the one a
+// Store.GetForRestore decoded, or one over SourceOffsets.
+func (s *Snapshot) SourceTable() *SourceTable {
+	if s.table != nil {
+		return s.table
+	}
+	return &SourceTable{offs: s.SourceOffsets}
+}
+
+// compactOffsets reports whether s holds its source offsets in a compact
+// SourceTable instead of SourceOffsets.
+func (s *Snapshot) compactOffsets() bool { return s.table != nil && s.table.offs == nil }
+
+// errCompact is the error of encoding a snapshot that holds its source
+// offsets in a compact table: it lacks what they do not keep.
+var errCompact = errors.New("snapshot was read for a restore (its source offsets hold only keys and values) and cannot be encoded")
+
+// numbered numbers names: the offsets of a document come in runs of one
+// topic and of one connector, so a name is mostly the one before.
+type numbered struct {
+	names []string
+	no    map[string]uint32
+	last  uint32
+}
+
+// of is the number of name, added when new.
+func (n *numbered) of(name string) uint32 {
+	if len(n.names) > 0 && n.names[n.last] == name {
+		return n.last
+	}
+	if n.no == nil {
+		n.no = map[string]uint32{}
+	}
+	k, ok := n.no[name]
+	if !ok {
+		k = uint32(len(n.names))
+		n.names = append(n.names, name)
+		n.no[name] = k
+	}
+	n.last = k
+	return k
+}
+
+// add appends o, copying its key and value into the arena.
+func (t *SourceTable) add(o *SourceOffset) {
+	if len(t.conn.names) == 0 {
+		t.conn.of("")
+	}
+	r := tableRec{part: o.Partition, topic: t.topic.of(o.Topic), conn: t.conn.of(o.Connector)}
+	if o.Connector == "" {
+		t.unparsed++
+	}
+	if o.Key == nil {
+		r.flags |= nilKey
+	} else {
+		r.key = t.arena.put(o.Key)
+	}
+	if o.Value == nil {
+		r.flags |= nilValue
+	} else {
+		r.value = t.arena.put(o.Value)
+	}
+	t.recs = append(t.recs, r)
+}
+
+// tableSink decodes the source offsets of a document into a SourceTable.
+type tableSink struct{ t *SourceTable }
+
+// add copies o into the table, and lets the decoder's arena go once it
+// is large: nothing else keeps what it holds.
+func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) {
+	k.t.add(o)
+	if d.arena.size > 1<<20 {
+		d.arena = arena{}
+	}
+}
+
+func (k *tableSink) finish(s *Snapshot) {
+	t := k.t
+	if t.recs == nil {
+		t.recs = []tableRec{}
+	}
+	t.recs = t.recs[:len(t.recs):len(t.recs)]
+	t.topic.no, t.conn.no = nil, nil
+	s.SourceOffsets, s.table = nil, t
+}
+
+// filter returns the table of the source offsets of connectors keep: t
+// itself when it keeps them all.
+func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
+	kept := func(r *tableRec) bool { c := t.conn.names[r.conn]; return c != "" && keep[c] }
+	n := 0
+	for i := range t.recs {
+		if kept(&t.recs[i]) {
+			n++
+		}
+	}
+	if n == len(t.recs) {
+		return t
+	}
+	out := &SourceTable{arena: t.arena, topic: numbered{names: t.topic.names}, conn: numbered{names: t.conn.names}, recs: make([]tableRec, 0, n)}
+	for i := range t.recs {
+		if kept(&t.recs[i]) {
+			out.recs = append(out.recs, t.recs[i])
+		}
+	}
+	return out
+}
+
+// GetForRestore is GetFor for a restore: the snapshot's source offsets are
+// decoded into a compact SourceTable (see Snapshot.SourceTable), which
+// keeps their topics, partitions, keys, values and connectors only, and
+// its SourceOffsets stay nil. Such a snapshot cannot be encoded, and
+// SourceOffsets-based helpers (SourceOffsetsOf, Index.SourceOffsetsOf) see
+// no offsets; Filter, NewIndex, Unparsed and SourceKeys work on it. A
+// document the streamed decoder does not take is decoded whole, as Get
+// does, and its table is a view of its SourceOffsets.
+func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string) (*Snapshot, Info, error) {
+	id := ref
+	if _, err := ParseID(ref); err != nil {
+		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
+			return nil, Info{}, err
+		}
+	}
+	return s.getAs(ctx, id, true)
+}
