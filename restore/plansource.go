@@ -57,11 +57,11 @@ type sourcePlanner struct {
 	workers   []string
 	lc        snapshot.Connector
 	// ownSnap is the connector's own offsets topic in the snapshot.
-	ownSnap            string
+	ownSnap string
 	// st holds the snapshot's source offsets, liveOffs the live ones.
 	st       *snapshot.SourceTable
 	liveOffs []snapshot.SourceOffset
-	sp                 *SourcePlan
+	sp       *SourcePlan
 
 	// positions are the connector's keys in st.
 	positions []int32
