@@ -11,7 +11,7 @@ import (
 // seven pointers, next to the bytes of its key and value (at 800,000 keys,
 // 128 MB of structs beside 78 MB of bytes, and the decode held them twice
 // while it made the slice); a restore needs the topic, partition, key,
-// value and connector of each, which a tableRec holds in 36 bytes without
+// value and connector of each, which a tableRec holds in 28 bytes without
 // a pointer, the bytes in one arena.
 
 // SourceTable holds the source offsets of a snapshot by position: the
@@ -29,14 +29,17 @@ type SourceTable struct {
 	topic, conn numbered
 	// unparsed counts the offsets without a connector.
 	unparsed int
+	scratch  []byte
 }
 
-// tableRec is one source offset in a SourceTable.
+// tableRec is one source offset in a SourceTable: its key and value lie
+// one after the other in chunk of the arena, at off.
 type tableRec struct {
-	key, value span
+	chunk, off uint32
+	klen, vlen uint32
 	part       int32
-	conn       uint32 // in conns
-	topic      uint32 // in topics
+	conn       uint32 // in conn.names
+	topic      uint16 // in topic.names
 	flags      uint8
 }
 
@@ -45,6 +48,10 @@ const (
 	nilKey uint8 = 1 << iota
 	nilValue
 )
+
+// maxTableTopics is the most topics a SourceTable numbers; a document of
+// more is decoded whole.
+const maxTableTopics = 1 << 16
 
 // Len is the number of source offsets.
 func (t *SourceTable) Len() int {
@@ -79,7 +86,7 @@ func (t *SourceTable) Key(i int32) []byte {
 	if r.flags&nilKey != 0 {
 		return nil
 	}
-	return t.arena.bytes(r.key)
+	return t.arena.bytes(span{chunk: r.chunk, off: r.off, n: r.klen})
 }
 
 // Value is the value of source offset i.
@@ -91,7 +98,7 @@ func (t *SourceTable) Value(i int32) []byte {
 	if r.flags&nilValue != 0 {
 		return nil
 	}
-	return t.arena.bytes(r.value)
+	return t.arena.bytes(span{chunk: r.chunk, off: r.off + r.klen, n: r.vlen})
 }
 
 // Connector is the connector of source offset i, "" for a key that is not
@@ -155,26 +162,32 @@ func (n *numbered) of(name string) uint32 {
 	return k
 }
 
-// add appends o, copying its key and value into the arena.
-func (t *SourceTable) add(o *SourceOffset) {
+// add appends o, copying its key and value into the arena; false when the
+// table cannot number its topic.
+func (t *SourceTable) add(o *SourceOffset) bool {
 	if len(t.conn.names) == 0 {
 		t.conn.of("")
 	}
-	r := tableRec{part: o.Partition, topic: t.topic.of(o.Topic), conn: t.conn.of(o.Connector)}
+	topic := t.topic.of(o.Topic)
+	if topic >= maxTableTopics {
+		return false
+	}
+	r := tableRec{part: o.Partition, topic: uint16(topic), conn: t.conn.of(o.Connector)}
 	if o.Connector == "" {
 		t.unparsed++
 	}
 	if o.Key == nil {
 		r.flags |= nilKey
-	} else {
-		r.key = t.arena.put(o.Key)
 	}
 	if o.Value == nil {
 		r.flags |= nilValue
-	} else {
-		r.value = t.arena.put(o.Value)
 	}
+	// The key and the value in one copy, so that one span holds both.
+	t.scratch = append(append(t.scratch[:0], o.Key...), o.Value...)
+	sp := t.arena.put(t.scratch)
+	r.chunk, r.off, r.klen, r.vlen = sp.chunk, sp.off, uint32(len(o.Key)), uint32(len(o.Value))
 	t.recs = append(t.recs, r)
+	return true
 }
 
 // tableSink decodes the source offsets of a document into a SourceTable.
@@ -182,11 +195,14 @@ type tableSink struct{ t *SourceTable }
 
 // add copies o into the table, and lets the decoder's arena go once it
 // is large: nothing else keeps what it holds.
-func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) {
-	k.t.add(o)
+func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) bool {
+	if !k.t.add(o) {
+		return false
+	}
 	if d.arena.size > 1<<20 {
 		d.arena = arena{}
 	}
+	return true
 }
 
 func (k *tableSink) finish(s *Snapshot) {
@@ -195,7 +211,7 @@ func (k *tableSink) finish(s *Snapshot) {
 		t.recs = []tableRec{}
 	}
 	t.recs = t.recs[:len(t.recs):len(t.recs)]
-	t.topic.no, t.conn.no = nil, nil
+	t.topic.no, t.conn.no, t.scratch = nil, nil, nil
 	s.SourceOffsets, s.table = nil, t
 }
 

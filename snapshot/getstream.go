@@ -65,10 +65,11 @@ func decodeStreamed(r io.Reader) (*Snapshot, bool) {
 }
 
 // offsetSink is where decodeStreamedAhead puts the source offsets it
-// decodes: add takes each in document order (its bytes in d's arena),
-// finish sets them on the snapshot decoded.
+// decodes: add takes each in document order (its bytes in d's arena), or
+// reports false to leave the document to the whole decoder; finish sets
+// them on the snapshot decoded.
 type offsetSink interface {
-	add(o *SourceOffset, d *offsetDecoder)
+	add(o *SourceOffset, d *offsetDecoder) bool
 	finish(s *Snapshot)
 }
 
@@ -78,7 +79,7 @@ type offsetsCollector struct {
 	out    []SourceOffset
 }
 
-func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) {
+func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) bool {
 	if c.out == nil {
 		c.out = make([]SourceOffset, 0, 1024)
 	}
@@ -87,6 +88,7 @@ func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) {
 		c.out = make([]SourceOffset, 0, min(2*cap(c.out), 64<<10))
 	}
 	c.out = append(c.out, *o)
+	return true
 }
 
 func (c *offsetsCollector) finish(s *Snapshot) {
@@ -156,7 +158,9 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 		if !ok {
 			return nil, false
 		}
-		sink.add(&o, &d)
+		if !sink.add(&o, &d) {
+			return nil, false
+		}
 	}
 	// The rest, whole: the sink groups and the tail.
 	rest := append(head, "[]"...)
