@@ -68,7 +68,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		compact, _, err := store.GetForRestore(ctx, info.ID, nil)
+		compact, _, err := store.GetForRestore(ctx, info.ID, nil, snapshot.RestoreRead{NoSinkOffsets: opts.SourceOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

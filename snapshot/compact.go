@@ -237,6 +237,15 @@ func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
 	return out
 }
 
+// RestoreRead says what Store.GetForRestore leaves out.
+type RestoreRead struct {
+	// NoSinkOffsets leaves out the sink groups' committed offsets (each
+	// SinkGroup's Offsets is nil; the groups, their connectors and states
+	// stay): a restore of source offsets only never reads them, and a
+	// snapshot of 2,000 groups of 50 partitions holds 9 MB of them.
+	NoSinkOffsets bool
+}
+
 // GetForRestore is GetFor for a restore: the snapshot's source offsets are
 // decoded into a compact SourceTable (see Snapshot.SourceTable), which
 // keeps their topics, partitions, keys, values and connectors only, and
@@ -244,13 +253,19 @@ func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
 // SourceOffsets-based helpers (SourceOffsetsOf, Index.SourceOffsetsOf) see
 // no offsets; Filter, NewIndex, Unparsed and SourceKeys work on it. A
 // document the streamed decoder does not take is decoded whole, as Get
-// does, and its table is a view of its SourceOffsets.
-func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string) (*Snapshot, Info, error) {
+// does, and its table is a view of its SourceOffsets. The Info is Get's.
+func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string, how RestoreRead) (*Snapshot, Info, error) {
 	id := ref
 	if _, err := ParseID(ref); err != nil {
 		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
 			return nil, Info{}, err
 		}
 	}
-	return s.getAs(ctx, id, true)
+	snap, info, err := s.getAs(ctx, id, true)
+	if err == nil && how.NoSinkOffsets {
+		for i := range snap.SinkGroups {
+			snap.SinkGroups[i].Offsets = nil
+		}
+	}
+	return snap, info, err
 }

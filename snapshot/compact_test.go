@@ -133,9 +133,26 @@ func TestGetForRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ginfo, err := st.GetForRestore(ctx, "latest", nil)
+	got, ginfo, err := st.GetForRestore(ctx, "latest", nil, RestoreRead{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
+		t.Fatal("GetForRestore's sink groups differ from Get's")
+	}
+	bare, _, err := st.GetForRestore(ctx, info.ID, nil, RestoreRead{NoSinkOffsets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bare.SinkGroups) != len(want.SinkGroups) || len(want.SinkGroups) == 0 {
+		t.Fatalf("NoSinkOffsets: %d groups, Get has %d", len(bare.SinkGroups), len(want.SinkGroups))
+	}
+	for i, g := range bare.SinkGroups {
+		w := want.SinkGroups[i]
+		w.Offsets = nil
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("NoSinkOffsets: group %+v, want %+v", g, w)
+		}
 	}
 	if !got.compactOffsets() || !reflect.DeepEqual(tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets)) {
 		t.Fatal("GetForRestore's table differs from Get's SourceOffsets")

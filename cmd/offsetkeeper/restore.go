@@ -177,8 +177,13 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		}
 	case c.fromFile == "":
 		// Restored as it is, its source offsets are read into a compact
-		// table (a translation rewrites them: it needs them whole).
-		if snap, err = readSnapshot(ctx, store, args[0], c.connectors, !c.tr.active()); err != nil {
+		// table (a translation rewrites them: it needs them whole), and
+		// with --source-only without the sink groups' offsets.
+		var how *snapshot.RestoreRead
+		if !c.tr.active() {
+			how = &snapshot.RestoreRead{NoSinkOffsets: c.sourceOnly}
+		}
+		if snap, err = readSnapshot(ctx, store, args[0], c.connectors, how); err != nil {
 			return err
 		}
 	}
@@ -259,12 +264,16 @@ func (c *restoreCmd) checkUsage(args []string) error {
 // readSnapshot reads the snapshot to restore from the store. With
 // connectors named, latest is the newest snapshot (full or scoped) that
 // holds them.
-func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string, compact bool) (*snapshot.Snapshot, error) {
-	get := store.GetFor
-	if compact {
-		get = store.GetForRestore
+//
+// With how, it is read for a restore as it is (Store.GetForRestore).
+func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string, how *snapshot.RestoreRead) (*snapshot.Snapshot, error) {
+	var snap *snapshot.Snapshot
+	var err error
+	if how != nil {
+		snap, _, err = store.GetForRestore(ctx, id, connectors, *how)
+	} else {
+		snap, _, err = store.GetFor(ctx, id, connectors)
 	}
-	snap, _, err := get(ctx, id, connectors)
 	if err != nil {
 		if errors.Is(err, snapshot.ErrNotFound) {
 			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", id, err)
