@@ -156,7 +156,8 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	// The restore's large structures are the snapshot's and the plan's
-	// pointer-free records and arenas (see internal/memlimit).
+	// pointer-free records and arenas: collecting them often is cheap
+	// (see internal/memlimit).
 	memlimit.Start()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

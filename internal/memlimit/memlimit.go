@@ -12,8 +12,9 @@
 // (every SourceOffset and a 136-byte SourceChange per key): at 800,000
 // keys its collections then took 2.5 times the CPU of GOGC=100 with a
 // fixed 32 MiB of headroom, 1.5 times with a quarter of the live heap. Its
-// plan now holds 16-byte records without pointers and its verify reads a
-// few partitions at a time (docs/benchmarks.md).
+// snapshot is now a table of 28-byte records, its plan 16-byte records,
+// without pointers, and its verify reads a few partitions at a time
+// (docs/benchmarks.md).
 package memlimit
 
 import (
