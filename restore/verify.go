@@ -32,12 +32,12 @@ type Verification struct {
 // records written since (by Apply, or by anyone else) are fetched, and the
 // result is the same as reading the topics whole.
 //
-// A plan of source offsets only is first checked a few partitions at a
-// time against what it wrote, after checking that the configs and
-// partition counts that decide where keys go are unchanged: when all of it
-// matches, the new plan would write nothing, and none is made (the live
-// keys of the scope are then never held all at once). Anything else takes
-// the full comparison.
+// The plan is first checked against what it wrote, the offsets topics a
+// few partitions at a time and the groups one by one, after checking that
+// the configs and partition counts that decide where keys and offsets go
+// are unchanged: when all of it matches, the new plan would write nothing,
+// and none is made (the live keys of the scope are then never held all at
+// once). Anything else takes the full comparison.
 func Verify(ctx context.Context, cl *kgo.Client, p *Plan) (*Verification, error) {
 	if verifyQuick(ctx, cl, p) {
 		return &Verification{Connectors: len(p.Connectors)}, nil

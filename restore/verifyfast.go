@@ -32,19 +32,20 @@ var errDiffers = errors.New("differs")
 // partition counts are still those p was made with (they decide where keys
 // go) and that every partition of every offsets topic compared holds
 // exactly the keys of the scope that p's changes leave there, with their
-// values. It handles plans of source offsets only (a sink part takes the
-// full comparison); false means "not shown", never "differs".
+// values, and every group p compared holds exactly the offsets its changes
+// leave (none skipped). False means "not shown", never "differs".
 func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	if len(p.Connectors) == 0 {
 		return false
 	}
-	for _, cp := range p.Connectors {
-		if cp.Source == nil || cp.Sink != nil {
-			return false
-		}
-	}
 	if !sameSetting(ctx, cl, p) {
 		return false
+	}
+	adm := kadm.NewClient(cl)
+	for _, cp := range p.Connectors {
+		if cp.Sink != nil && !sinkMatches(ctx, adm, cp.Sink) {
+			return false
+		}
 	}
 	// Per topic, the connectors comparing it and its position in their
 	// SourcePlan.Topics.
@@ -55,6 +56,9 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	}
 	byTopic := map[string][]compared{}
 	for _, cp := range p.Connectors {
+		if cp.Source == nil {
+			continue
+		}
 		for ti, t := range cp.Source.Topics {
 			byTopic[t] = append(byTopic[t], compared{cp.Source, cp.Name, uint16(ti)})
 		}
@@ -135,11 +139,16 @@ func sameSetting(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 		if !has {
 			continue
 		}
-		typ, own := snapshot.ConnectorType(cc.Config), ""
-		if typ != snapshot.TypeSink {
+		// As a capture reads a config (snapshot.Connector).
+		typ, own, group := snapshot.ConnectorType(cc.Config), "", ""
+		if typ == snapshot.TypeSink {
+			if group = cc.Config["consumer.override.group.id"]; group == "" {
+				group = snapshot.DefaultGroupPrefix + cp.Name
+			}
+		} else {
 			own = cc.Config["offsets.storage.topic"]
 		}
-		if typ != cp.Live.Type || own != cp.Live.OffsetsTopic {
+		if typ != cp.Live.Type || own != cp.Live.OffsetsTopic || group != cp.Live.Group {
 			return false
 		}
 	}
@@ -158,4 +167,40 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 		return c.topic != topic || c.part != part
 	})
 	return lo, hi
+}
+
+// sinkMatches reports whether the group of sp holds exactly the offsets
+// (and metadata) sp's changes leave, with none skipped: a new plan would
+// find every one unchanged.
+func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
+	for _, ch := range sp.Changes {
+		if ch.Action == Skipped {
+			return false
+		}
+	}
+	g, found, err := snapshot.ReadGroup(ctx, adm, sp.Group)
+	if err != nil {
+		return false
+	}
+	live := map[topicPart]snapshot.SinkOffset{}
+	if found {
+		for _, o := range g.Offsets {
+			live[topicPart{o.Topic, o.Partition}] = o
+		}
+	}
+	n := 0
+	for _, ch := range sp.Changes {
+		l, ok := live[topicPart{ch.Topic, ch.Partition}]
+		if ch.Action == Removed {
+			if ok {
+				return false
+			}
+			continue
+		}
+		if !ok || l.Offset != ch.New || l.Metadata != ch.Metadata {
+			return false
+		}
+		n++
+	}
+	return n == len(live)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
@@ -139,4 +140,97 @@ func TestVerifyQuickAgrees(t *testing.T) {
 	if verifyQuick(ctx, cl, plan) {
 		t.Fatal("quick although the connector's config names another offsets topic now")
 	}
+}
+
+// TestVerifyQuickAgreesOnGroups: the same for a sink connector's group: a
+// committed offset changed, and one committed for a partition the
+// snapshot does not have, are not vouched for; after the restore, and once
+// put back, everything is.
+func TestVerifyQuickAgreesOnGroups(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := connectdemo.Seed(ctx, cl, spec); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g snapshot.SinkGroup
+	for _, sg := range snap.SinkGroups {
+		if sg.Connector != "" && sg.Members == 0 && len(sg.Offsets) > 0 {
+			if c, ok := snap.Connector(sg.Connector); ok && c.HasConfig && c.Type == snapshot.TypeSink {
+				g = sg
+				break
+			}
+		}
+	}
+	if g.Group == "" {
+		t.Fatal("the default spec has no sink connector with committed offsets")
+	}
+	adm := kadm.NewClient(cl)
+	commit := func(topic string, part int32, at int64) {
+		t.Helper()
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1})
+		resp, err := adm.CommitOffsets(ctx, g.Group, os)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := g.Offsets[0]
+	commit(o.Topic, o.Partition, o.Offset+7)
+	opts := Options{Options: snapshot.Options{Connectors: []string{g.Connector}}}
+	plan, err := NewPlan(ctx, cl, snap, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Counts(); c.SinkCommits == 0 {
+		t.Fatalf("plan %+v, want a sink commit", c)
+	}
+	if _, err := Apply(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
+	agrees := func(what string, wantQuick bool) {
+		t.Helper()
+		quick := verifyQuick(ctx, cl, plan)
+		again, err := NewPlan(ctx, cl, snap, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffs := again.Differences()
+		if quick != wantQuick || (len(diffs) == 0) != wantQuick {
+			t.Fatalf("%s: quick %v (want %v), a new plan's differences %q", what, quick, wantQuick, diffs)
+		}
+		v, err := Verify(ctx, cl, plan)
+		if (err == nil) != wantQuick || (v.Plan == nil) != quick {
+			t.Fatalf("%s: Verify: %v, plan made %v", what, err, v.Plan != nil)
+		}
+		if !wantQuick {
+			if _, err := Apply(ctx, cl, v.Plan); err != nil {
+				t.Fatal(err)
+			}
+			if !verifyQuick(ctx, cl, plan) {
+				t.Fatalf("%s: not quick once put back", what)
+			}
+		}
+	}
+	agrees("after the restore", true)
+	commit(o.Topic, o.Partition, o.Offset+3)
+	agrees("an offset changed", false)
+	commit(snapshot.DefaultOffsetsTopic, 0, 5) // a partition the snapshot's group does not have
+	agrees("an offset the snapshot lacks", false)
 }
