@@ -116,9 +116,10 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	return true
 }
 
-// sameSetting reports whether the cluster, the configs of p's connectors
-// (those that decide a source key's target topic) and the partition counts
-// of the topics p compared are still what p was made with.
+// sameSetting reports whether the cluster and what the configs of p's
+// connectors say about where their offsets go (the type, the own offsets
+// topic, the sink group) are still what p was made with; verifyQuick
+// checks the partition counts as it reads.
 func sameSetting(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
 	if err != nil || md.Cluster != p.ClusterID {
