@@ -464,7 +464,9 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 	}
 	sp.froms = p.froms
 	lastTopic, lastPart := int32(-1), int32(-1)
-	var lastFrom *snapOff
+	// fromTopic and fromPart are the snapshot partition whose From was
+	// made last (fromPart -1: none).
+	fromTopic, fromPart := "", int32(-1)
 	for k, pr := range pairs {
 		ch := &sp.changes[k]
 		if pr.w < 0 {
@@ -480,13 +482,13 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 			sp.touched.Add(s.topics[w.target], w.part)
 			lastTopic, lastPart = w.target, w.part
 		}
-		if (o.Topic != s.topics[w.target] || o.Partition != w.part) && (lastFrom == nil || lastFrom.Topic != o.Topic || lastFrom.Partition != o.Partition) {
+		if (o.Topic != s.topics[w.target] || o.Partition != w.part) && (o.Partition != fromPart || o.Topic != fromTopic) {
 			// One string per snapshot partition, not per key.
 			tp := topicPart{o.Topic, o.Partition}
 			if _, ok := p.froms[tp]; !ok {
 				p.froms[tp] = fmt.Sprintf("%s/%d", o.Topic, o.Partition)
 			}
-			lastFrom = &o
+			fromTopic, fromPart = o.Topic, o.Partition
 		}
 		if pr.h >= 0 {
 			ch.live = s.have[pr.h].pos

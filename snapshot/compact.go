@@ -22,7 +22,10 @@ import (
 type SourceTable struct {
 	// offs, when set, is the table: a Snapshot's SourceOffsets.
 	offs []SourceOffset
-	recs []tableRec
+	// recs are the records, tableChunk to a chunk (a slice grown by append
+	// allocated its size about five times over), n of them.
+	recs [][]tableRec
+	n    int
 	// arena holds the keys and values of recs.
 	arena arena
 	// topic and conn number the names recs refer to; conn.names[0] is "".
@@ -58,7 +61,7 @@ func (t *SourceTable) Len() int {
 	if t.offs != nil {
 		return len(t.offs)
 	}
-	return len(t.recs)
+	return t.n
 }
 
 // Topic is the topic of source offset i.
@@ -66,7 +69,7 @@ func (t *SourceTable) Topic(i int32) string {
 	if t.offs != nil {
 		return t.offs[i].Topic
 	}
-	return t.topic.names[t.recs[i].topic]
+	return t.topic.names[t.rec(i).topic]
 }
 
 // Partition is the partition of source offset i.
@@ -74,7 +77,7 @@ func (t *SourceTable) Partition(i int32) int32 {
 	if t.offs != nil {
 		return t.offs[i].Partition
 	}
-	return t.recs[i].part
+	return t.rec(i).part
 }
 
 // Key is the key of source offset i.
@@ -82,7 +85,7 @@ func (t *SourceTable) Key(i int32) []byte {
 	if t.offs != nil {
 		return t.offs[i].Key
 	}
-	r := &t.recs[i]
+	r := t.rec(i)
 	if r.flags&nilKey != 0 {
 		return nil
 	}
@@ -94,7 +97,7 @@ func (t *SourceTable) Value(i int32) []byte {
 	if t.offs != nil {
 		return t.offs[i].Value
 	}
-	r := &t.recs[i]
+	r := t.rec(i)
 	if r.flags&nilValue != 0 {
 		return nil
 	}
@@ -107,7 +110,7 @@ func (t *SourceTable) Connector(i int32) string {
 	if t.offs != nil {
 		return t.offs[i].Connector
 	}
-	return t.conn.names[t.recs[i].conn]
+	return t.conn.names[t.rec(i).conn]
 }
 
 // Footprint is the memory the table holds of its own: its records and
@@ -116,7 +119,11 @@ func (t *SourceTable) Footprint() int64 {
 	if t.offs != nil {
 		return 0
 	}
-	return int64(cap(t.recs))*int64(unsafe.Sizeof(tableRec{})) + t.arena.held()
+	var n int64
+	for _, c := range t.recs {
+		n += int64(cap(c)) * int64(unsafe.Sizeof(tableRec{}))
+	}
+	return n + t.arena.held()
 }
 
 // SourceTable returns the snapshot's source offsets as a table: the one a
@@ -186,7 +193,7 @@ func (t *SourceTable) add(o *SourceOffset) bool {
 	t.scratch = append(append(t.scratch[:0], o.Key...), o.Value...)
 	sp := t.arena.put(t.scratch)
 	r.chunk, r.off, r.klen, r.vlen = sp.chunk, sp.off, uint32(len(o.Key)), uint32(len(o.Value))
-	t.recs = append(t.recs, r)
+	t.push(r)
 	return true
 }
 
@@ -207,10 +214,6 @@ func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) bool {
 
 func (k *tableSink) finish(s *Snapshot) {
 	t := k.t
-	if t.recs == nil {
-		t.recs = []tableRec{}
-	}
-	t.recs = t.recs[:len(t.recs):len(t.recs)]
 	t.topic.no, t.conn.no, t.scratch = nil, nil, nil
 	s.SourceOffsets, s.table = nil, t
 }
@@ -220,21 +223,37 @@ func (k *tableSink) finish(s *Snapshot) {
 func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
 	kept := func(r *tableRec) bool { c := t.conn.names[r.conn]; return c != "" && keep[c] }
 	n := 0
-	for i := range t.recs {
-		if kept(&t.recs[i]) {
+	for i := range int32(t.n) {
+		if kept(t.rec(i)) {
 			n++
 		}
 	}
-	if n == len(t.recs) {
+	if n == t.n {
 		return t
 	}
-	out := &SourceTable{arena: t.arena, topic: numbered{names: t.topic.names}, conn: numbered{names: t.conn.names}, recs: make([]tableRec, 0, n)}
-	for i := range t.recs {
-		if kept(&t.recs[i]) {
-			out.recs = append(out.recs, t.recs[i])
+	out := &SourceTable{arena: t.arena, topic: numbered{names: t.topic.names}, conn: numbered{names: t.conn.names}}
+	for i := range int32(t.n) {
+		if r := t.rec(i); kept(r) {
+			out.push(*r)
 		}
 	}
 	return out
+}
+
+// tableChunk is the number of records in a chunk of SourceTable.recs.
+const tableChunk = 1 << 14
+
+// rec returns record i.
+func (t *SourceTable) rec(i int32) *tableRec { return &t.recs[i/tableChunk][i%tableChunk] }
+
+// push appends r.
+func (t *SourceTable) push(r tableRec) {
+	if t.n%tableChunk == 0 {
+		t.recs = append(t.recs, make([]tableRec, 0, tableChunk))
+	}
+	c := &t.recs[len(t.recs)-1]
+	*c = append(*c, r)
+	t.n++
 }
 
 // RestoreRead says what Store.GetForRestore leaves out.

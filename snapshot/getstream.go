@@ -132,6 +132,9 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 		return nil, false
 	}
 	d := offsetDecoder{b: w.buf, i: i + 1, interned: map[string]string{}}
+	// One SourceOffset for every entry: sink.add takes its address, which
+	// made one escape to the heap per entry (160 bytes a key).
+	var o SourceOffset
 	for n := 0; ; n++ {
 		d.i = w.fill(d.i, ahead)
 		d.b = w.buf
@@ -141,10 +144,7 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 		if n > 0 && !d.lit(",") {
 			return nil, false
 		}
-		var (
-			o  SourceOffset
-			ok bool
-		)
+		ok := false
 		for at, more := d.i, ahead; ; more *= 2 {
 			if o, ok = d.sourceOffset(); ok || w.eof || more > maxDocumentSize {
 				break
@@ -162,15 +162,14 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 			return nil, false
 		}
 	}
-	// The rest, whole: the sink groups and the tail.
-	rest := append(head, "[]"...)
-	rest = append(rest, w.buf[d.i:]...)
+	// The rest, whole: the sink groups and the tail, read into one buffer
+	// (io.ReadAll and a copy allocated it about five times over).
+	buf := bytes.NewBuffer(append(append(head, "[]"...), w.buf[d.i:]...))
 	w.buf = nil
-	more, err := io.ReadAll(w.r)
-	if err != nil || w.err != nil || int64(len(rest)+len(more)) > maxDocumentSize {
+	if _, err := buf.ReadFrom(io.LimitReader(w.r, maxDocumentSize-int64(buf.Len())+1)); err != nil || w.err != nil || int64(buf.Len()) > maxDocumentSize {
 		return nil, false
 	}
-	rest = append(rest, more...)
+	rest := buf.Bytes()
 	s, at, ok := decodeFastAt(rest)
 	if !ok || at != len(head) {
 		return nil, false
