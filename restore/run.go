@@ -578,6 +578,12 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 			// have undone the other restore.
 			return fmt.Errorf("%w; nothing of this restore was written: do not restore its undo snapshot %s", err, undo)
 		}
+		if errors.Is(err, ErrFenced) {
+			// Part of this restore was committed, then another restore took
+			// over: it writes after this one's undo snapshot was taken, so
+			// rolling back to it would undo the other restore too.
+			return fmt.Errorf("%w; do not restore its undo snapshot %s: the other restore wrote after it was taken, and rolling back to it would undo that too", err, undo)
+		}
 		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", kafkaconf.DescribeError(err), undo)
 	}
 	fmt.Fprintf(r.Out, "applied: %s and %s in %s, %s and %s in %s (%s)\n",
