@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,20 @@ func (v *progressView) Wrap(out io.Writer) io.Writer {
 		return out
 	}
 	return clearingWriter{v: v, out: out}
+}
+
+// Logger returns log, or on a terminal a logger like it that writes
+// through Wrap: a log line clears the progress line instead of running on
+// after it (and is not written while the line is drawn).
+func (v *progressView) Logger(g *globals, log *slog.Logger) *slog.Logger {
+	if !v.term {
+		return log
+	}
+	l, err := g.logger(v.Wrap(v.w))
+	if err != nil {
+		return log
+	}
+	return l
 }
 
 type clearingWriter struct {

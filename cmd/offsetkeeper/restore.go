@@ -230,6 +230,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	env := restore.Env{Client: cl, Store: store, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(snapshot.Progress)}
 	progress := c.progressMode.start(c.stderr, "restore", env.Progress)
 	env.Out, env.Warn = progress.Wrap(c.progress()), progress.Wrap(c.stderr)
+	env.Log = progress.Logger(c.g, c.log)
 	rep, err := restore.Run(ctx, env, req)
 	progress.Stop()
 	if c.output == "json" {
