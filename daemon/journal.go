@@ -108,6 +108,7 @@ func (j *journal) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			j.finalFlush(ctx)
 			return
 		case <-t.C:
 			j.tick(ctx)
@@ -119,6 +120,27 @@ func (j *journal) run(ctx context.Context) {
 			j.startEpoch(ctx, info)
 		}
 	}
+}
+
+// finalFlush writes what the tail holds when the daemon stops (SIGTERM),
+// so that a clean stop loses nothing: up to the shutdown timeout, past
+// ctx's end, while the lead is still held. A journal not running (no
+// tail) has nothing to flush and is not resumed now.
+func (j *journal) finalFlush(ctx context.Context) {
+	if j.tail == nil {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.d.shutdownTimeout())
+	defer cancel()
+	j.tick(fctx)
+	j.log().Info("journal flushed before stopping", "epoch", j.epoch, "seq", j.seq)
+}
+
+// stopped reports whether err is only the daemon stopping or losing the
+// lead (its context canceled, not timed out) rather than a failure: the
+// journal goes on from the store when it leads again, so it is no error.
+func stopped(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
 func (j *journal) log() *slog.Logger { return j.d.log().With("component", "journal") }
@@ -150,6 +172,11 @@ func (j *journal) tick(ctx context.Context) {
 	}
 	entries, observed, err := j.tail.Poll(ctx)
 	if err != nil {
+		if stopped(ctx) {
+			// What was read stays pending for the next flush.
+			j.log().Info("journal flush interrupted: the daemon is stopping or lost the lead", "epoch", j.epoch, "error", err)
+			return
+		}
 		j.broken(err)
 		return
 	}
@@ -283,6 +310,12 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	if err == nil {
 		err = j.begin(ctx, snap, reason, term)
 	}
+	if err != nil && stopped(ctx) {
+		// The snapshot is stored; the journal continues the epoch before
+		// it when it runs again.
+		j.log().Info("journal epoch not started: the daemon is stopping or lost the lead", "snapshot_id", info.ID, "error", err)
+		return
+	}
 	if err != nil {
 		j.d.m.journalErrors.Inc()
 		j.log().Error("start journal epoch", "snapshot_id", info.ID, "error", err)
@@ -345,6 +378,10 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 			j.tail.Requeue(entries)
 		} else {
 			j.tail.Requeue(entries[1:]) // the gap marker is made again
+		}
+		if stopped(ctx) {
+			j.log().Info("journal segment not written: the daemon is stopping or lost the lead; the next flush writes it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+			return
 		}
 		j.d.m.journalErrors.Inc()
 		j.log().Error("write journal segment; the next flush retries", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
@@ -522,6 +559,10 @@ func (j *journal) compact(ctx context.Context, now time.Time) bool {
 				break
 			}
 		}
+	}
+	if err != nil && stopped(ctx) {
+		j.log().Info("journal compaction interrupted: the daemon is stopping or lost the lead", "error", err)
+		return false
 	}
 	if err != nil {
 		j.d.m.journalErrors.Inc()
