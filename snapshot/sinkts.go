@@ -43,24 +43,31 @@ type sinkPos struct {
 // that a snapshot never fails for want of it. Positions read by the last
 // Capture at the same offset are reused, not fetched again.
 func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) (warnings []string) {
-	want := map[sinkPos]bool{}
+	// The positions, each once (groups reading a partition at the same
+	// offset share it): a sorted slice, not a map of them all (100,000
+	// sink partitions are 3 MB of slice, and twice that in a map).
+	var want []sinkPos
 	for _, g := range groups {
 		for _, o := range g.Offsets {
 			if o.Offset > 0 {
-				want[sinkPos{o.Topic, o.Partition, o.Offset}] = true
+				want = append(want, sinkPos{o.Topic, o.Partition, o.Offset})
 			}
 		}
 	}
-	found := make(map[sinkPos]LastConsumed, len(want))
-	var fetch []sinkPos
-	for p := range want {
+	slices.SortFunc(want, compareSinkPos)
+	want = slices.Compact(want)
+	// found is sized by what is found, not by what is asked: a topic
+	// whose records cannot be read leaves it empty.
+	found := make(map[sinkPos]LastConsumed, len(c.lastConsumed))
+	fetch := want[:0]
+	for _, p := range want {
 		if lc, ok := c.lastConsumed[p]; ok {
 			found[p] = lc
 		} else {
 			fetch = append(fetch, p)
 		}
 	}
-	failed := map[string][]string{} // topic -> why, per partition
+	failed := map[string]*sinkFailures{}
 	if len(fetch) > 0 {
 		readLastConsumed(ctx, c.adm, c.cl, fetch, found, failed)
 	}
@@ -75,16 +82,25 @@ func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) 
 		}
 	}
 	for _, t := range sortedKeysOf(failed) {
-		whys := failed[t]
-		n := len(whys)
-		slices.Sort(whys)
-		what := fmt.Sprintf("the last consumed record of %d partitions was not read", n)
-		if n == 1 {
+		f := failed[t]
+		what := fmt.Sprintf("the last consumed record of %d partitions was not read", f.n)
+		if f.n == 1 {
 			what = "the last consumed record of 1 partition was not read"
 		}
-		warnings = append(warnings, fmt.Sprintf("sink topic %q: %s (%s): restore --translate timestamp cannot translate them", t, what, strings.Join(slices.Compact(whys), "; ")))
+		warnings = append(warnings, fmt.Sprintf("sink topic %q: %s (%s): restore --translate timestamp cannot translate them", t, what, strings.Join(sortedKeysOf(f.whys), "; ")))
 	}
 	return warnings
+}
+
+// sinkFailures are the sink partitions of one topic whose last consumed
+// record was not read: how many, and the distinct reasons.
+type sinkFailures struct {
+	n    int
+	whys map[string]struct{}
+}
+
+func compareSinkPos(a, b sinkPos) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part), cmp.Compare(a.offset, b.offset))
 }
 
 func sortedKeysOf[V any](m map[string]V) []string {
@@ -98,13 +114,19 @@ func sortedKeysOf[V any](m map[string]V) []string {
 
 // readLastConsumed fetches the record before each position into found, and
 // records in failed why one could not be read.
-func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, failed map[string][]string) {
+func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, failed map[string]*sinkFailures) {
 	fail := func(p sinkPos, format string, args ...any) {
 		why := format // a reason without arguments is one string, not one per partition
 		if len(args) > 0 {
 			why = fmt.Sprintf(format, args...)
 		}
-		failed[p.topic] = append(failed[p.topic], why)
+		f := failed[p.topic]
+		if f == nil {
+			f = &sinkFailures{whys: map[string]struct{}{}}
+			failed[p.topic] = f
+		}
+		f.n++
+		f.whys[why] = struct{}{}
 	}
 	// A broker that went away or a leader that moved is asked again, with
 	// fresh metadata, as the rest of a capture does.

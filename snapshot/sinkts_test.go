@@ -225,3 +225,54 @@ func TestCaptureLastConsumedLargeRecords(t *testing.T) {
 		t.Fatalf("%d sink offsets, want 6; warnings %q", n, snap.Warnings)
 	}
 }
+
+// A sink partition whose committed offset is past the log end keeps no
+// last consumed record; the snapshot's warning counts them per topic and
+// gives each distinct reason once.
+func TestCaptureLastConsumedPastEnd(t *testing.T) {
+	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	ctx := context.Background()
+	adm := kadm.NewClient(cl)
+	before, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var group string
+	for _, g := range before.SinkGroups {
+		for _, o := range g.Offsets {
+			if o.Topic == "clicks" && group == "" {
+				group = g.Group
+			}
+		}
+	}
+	if group == "" {
+		t.Fatal("no sink group reads clicks")
+	}
+	past := kadm.Offsets{}
+	past.Add(kadm.Offset{Topic: "clicks", Partition: 0, At: 1_000_000})
+	past.Add(kadm.Offset{Topic: "clicks", Partition: 2, At: 1_000_001})
+	if _, err := adm.CommitOffsets(ctx, group, past); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `sink topic "clicks": the last consumed record of 2 partitions was not read (the committed offset is past the log end): restore --translate timestamp cannot translate them`
+	var got []string
+	for _, w := range snap.Warnings {
+		if strings.Contains(w, "last consumed") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("warnings %q, want [%q]", got, want)
+	}
+	for _, g := range snap.SinkGroups {
+		for _, o := range g.Offsets {
+			if g.Group == group && o.Topic == "clicks" && (o.Partition == 0 || o.Partition == 2) && o.LastConsumed != nil {
+				t.Errorf("%s %s/%d@%d: last consumed %+v, want none", g.Group, o.Topic, o.Partition, o.Offset, *o.LastConsumed)
+			}
+		}
+	}
+}
