@@ -166,12 +166,6 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 		}
 	}
 	sort.Strings(topics)
-	failedAt := map[sinkPos]bool{}
-	permanent := fail
-	fail = func(p sinkPos, format string, args ...any) {
-		failedAt[p] = true
-		permanent(p, format, args...)
-	}
 	md, err := adm.Metadata(ctx, topics...)
 	if err != nil {
 		for _, p := range ps {
@@ -180,15 +174,9 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 		return
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
+	var ends kadm.ListedOffsets
 	if err == nil {
-		var ends kadm.ListedOffsets
-		if ends, err = adm.ListEndOffsets(ctx, topics...); err == nil {
-			for _, p := range ps {
-				if e, ok := ends.Lookup(p.topic, p.part); ok && e.Err == nil && p.offset > e.Offset {
-					fail(p, "the committed offset is past the log end")
-				}
-			}
-		}
+		ends, err = adm.ListEndOffsets(ctx, topics...)
 	}
 	if err != nil {
 		for _, p := range ps {
@@ -211,7 +199,9 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 		case !ok || pd.Err != nil && !errors.Is(pd.Err, kerr.ReplicaNotAvailable):
 			fail(p, "partition metadata: %v", orMissing(pd.Err))
 			continue
-		case failedAt[p]:
+		}
+		if e, ok := ends.Lookup(p.topic, p.part); ok && e.Err == nil && p.offset > e.Offset {
+			fail(p, "the committed offset is past the log end")
 			continue
 		}
 		if s, ok := starts.Lookup(p.topic, p.part); ok && s.Err == nil && p.offset <= s.Offset {
