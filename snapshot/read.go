@@ -56,8 +56,8 @@ type recTable struct {
 }
 
 const (
-	recShift = 12
-	recChunk = 1 << recShift // 128 KiB of records
+	recShift = 11
+	recChunk = 1 << recShift // 64 KiB of records (the last one of a table is half empty on average)
 )
 
 // at returns record i.
@@ -290,10 +290,13 @@ type arena struct {
 // Chunk sizes of an arena: they double from arenaMinChunk to
 // arenaMaxChunk, so a small partition wastes little and a large one
 // allocates rarely. A slice larger than a quarter of arenaMaxChunk gets
-// a chunk of its own.
+// a chunk of its own. Each partition's last chunk is half empty on
+// average: 64 KiB chunks instead of 256 KiB hold 2.4 MB less over 25
+// partitions, for allocations that stay rare (one per 64 KiB of keys and
+// values).
 const (
 	arenaMinChunk = 4 << 10
-	arenaMaxChunk = 256 << 10
+	arenaMaxChunk = 64 << 10
 )
 
 // empty is the copy of every empty non-nil slice.
