@@ -162,35 +162,9 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	var snap *snapshot.Snapshot
-	switch {
-	case c.at != "":
-		w := c.stdout // how the state was made: beside the plan, or on stderr beside JSON
-		if c.output == "json" {
-			w = c.stderr
-		}
-		if snap, err = stateAt(ctx, w, store, c.at); err != nil {
-			return withNothingWritten(err)
-		}
-	case c.fromFile == "":
-		// Restored as it is, its source offsets are read into a compact
-		// table (a translation rewrites them: it needs them whole), and
-		// with --source-only without the sink groups' offsets.
-		var how *snapshot.RestoreRead
-		if !c.tr.active() {
-			how = &snapshot.RestoreRead{NoSinkOffsets: c.sourceOnly}
-			// Then the restore's large structures are the snapshot's
-			// and the plan's pointer-free records and arenas: collecting
-			// them often is cheap (see internal/memlimit). A state at a
-			// moment, a translation or a file is made of SourceOffsets,
-			// whose pointers make each collection dear: --at over a day
-			// of journal took 3.6-4.5 s of CPU under the limit against
-			// 1.7-2.3 s without it.
-			memlimit.Start()
-		}
-		if snap, err = readSnapshot(ctx, store, args[0], c.connectors, how); err != nil {
-			return err
-		}
+	snap, err := c.storedSnapshot(ctx, store, args)
+	if err != nil {
+		return err
 	}
 	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {
@@ -243,6 +217,41 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// storedSnapshot reads what the restore restores from the store: the state
+// at --at, or the snapshot named; nil for --from-file (read later, once the
+// client is made).
+func (c *restoreCmd) storedSnapshot(ctx context.Context, store *snapshot.Store, args []string) (*snapshot.Snapshot, error) {
+	switch {
+	case c.at != "":
+		w := c.stdout // how the state was made: beside the plan, or on stderr beside JSON
+		if c.output == "json" {
+			w = c.stderr
+		}
+		snap, err := stateAt(ctx, w, store, c.at)
+		if err != nil {
+			return nil, withNothingWritten(err)
+		}
+		return snap, nil
+	case c.fromFile != "":
+		return nil, nil
+	}
+	// Restored as it is, its source offsets are read into a compact table
+	// (a translation rewrites them: it needs them whole), and with
+	// --source-only without the sink groups' offsets.
+	var how *snapshot.RestoreRead
+	if !c.tr.active() {
+		how = &snapshot.RestoreRead{NoSinkOffsets: c.sourceOnly}
+		// Then the restore's large structures are the snapshot's and the
+		// plan's pointer-free records and arenas: collecting them often is
+		// cheap (see internal/memlimit). A state at a moment, a
+		// translation or a file is made of SourceOffsets, whose pointers
+		// make each collection dear: --at over a day of journal took
+		// 3.6-4.5 s of CPU under the limit against 1.7-2.3 s without it.
+		memlimit.Start()
+	}
+	return readSnapshot(ctx, store, args[0], c.connectors, how)
 }
 
 func (c *restoreCmd) checkUsage(args []string) error {
