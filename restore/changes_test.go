@@ -100,19 +100,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 
 	t.Run("demo", func(t *testing.T) {
 		spec := connectdemo.DefaultSpec()
-		kc, err := connectdemo.NewCluster()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer kc.Close()
-		cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		if _, err := connectdemo.Seed(ctx, cl, spec); err != nil {
-			t.Fatal(err)
-		}
+		_, cl := seededDemo(t, spec)
 		snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
@@ -81,20 +82,8 @@ func TestResolveScope(t *testing.T) {
 // the topic as it was.
 func TestApplyAbortsMisplacedRecords(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	ctx := context.Background()
-	if _, err := connectdemo.Seed(ctx, cl, spec); err != nil {
-		t.Fatal(err)
-	}
+	_, cl := seededDemo(t, spec)
 	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,4 +195,24 @@ func TestWaitReadable(t *testing.T) {
 	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 5*time.Second); err != nil {
 		t.Fatalf("after the other transaction ended: %v", err)
 	}
+}
+
+// seededDemo starts a kfake cluster seeded with spec and a client of it;
+// both close when the test ends.
+func seededDemo(t *testing.T, spec connectdemo.Spec) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := connectdemo.Seed(t.Context(), cl, spec); err != nil {
+		t.Fatal(err)
+	}
+	return kc, cl
 }
