@@ -545,6 +545,12 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 // captureGroups reads the sink groups: their state, members and committed
 // offsets, in batched requests.
 func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) (_ []SinkGroup, warnings []string, _ error) {
+	return c.readSinkGroups(ctx, connectors, inScope, scoped, nil)
+}
+
+// readSinkGroups is captureGroups; a group whose committed offsets are all
+// as in prev keeps prev's slice of them (see fetchCommitted).
+func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool, prev map[string]SinkGroup) (_ []SinkGroup, warnings []string, _ error) {
 	owner := make(map[string]string) // group -> connector
 	for name, conn := range connectors {
 		if conn.Type == TypeSink && conn.Group != "" {
@@ -559,9 +565,7 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("list consumer groups: %w", err)
 	}
-	exists := make(map[string]bool, len(listed))
 	for _, g := range listed {
-		exists[g.Group] = true
 		if scoped || !strings.HasPrefix(g.Group, c.opts.GroupPrefix) {
 			continue
 		}
@@ -579,7 +583,7 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	}
 	var names []string
 	for g := range want {
-		if exists[g] {
+		if _, ok := listed[g]; ok {
 			names = append(names, g)
 		} else if conn := owner[g]; conn != "" {
 			// Kafka lists only the groups a principal may describe, so a
@@ -591,30 +595,9 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 	if len(names) == 0 {
 		return []SinkGroup{}, warnings, nil
 	}
-	// Described and fetched at once: one round trip per coordinator less.
-	var (
-		described   kadm.DescribedGroups
-		describeErr error
-		done        = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		describeErr = retryDropped(ctx, func() (err error) {
-			described, err = c.adm.DescribeGroups(ctx, names...)
-			return err
-		})
-	}()
-	var fetched kadm.FetchOffsetsResponses
-	err = retryDropped(ctx, func() error {
-		fetched = c.adm.FetchManyOffsets(ctx, names...)
-		return fetched.Error()
-	})
-	<-done
-	if describeErr != nil {
-		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(names), describeErr)
-	}
+	described, fetched, err := c.describeAndFetch(ctx, names, listed, prev)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
+		return nil, nil, err
 	}
 	out := make([]SinkGroup, 0, len(names))
 	for _, g := range names {
@@ -629,19 +612,99 @@ func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Con
 		if !ok && !GroupGone(d) {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
 		}
-		if GroupGone(d) || errors.Is(f.Err, kerr.GroupIDNotFound) {
+		if GroupGone(d) || errors.Is(f.err, kerr.GroupIDNotFound) {
 			continue // deleted between list and describe
 		}
-		if f.Err != nil {
-			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.Err)
+		if f.err != nil {
+			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.err)
 		}
-		sg, err := newSinkGroup(g, owner[g], d, f.Fetched)
-		if err != nil {
-			return nil, nil, err
+		if f.perr != nil {
+			return nil, nil, f.perr
 		}
-		out = append(out, sg)
+		out = append(out, SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: f.offsets})
 	}
 	return out, warnings, nil
+}
+
+// describeAndFetch describes the groups and fetches their committed
+// offsets, at once: one round trip per coordinator less. A classic group
+// listed Empty has no members, so it is not described (a sink connector
+// stopped, or between runs: the idle journal's 2,000 groups were a
+// DescribeGroups of them all every interval), unless its fetch found no
+// commit: then it may have been deleted since the list, which a describe
+// tells (Dead).
+func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]SinkGroup) (kadm.DescribedGroups, map[string]committed, error) {
+	var describe []string
+	for _, g := range names {
+		if !listedEmpty(listed[g]) {
+			describe = append(describe, g)
+		}
+	}
+	var (
+		described   kadm.DescribedGroups
+		describeErr error
+		done        = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		describeErr = c.describeGroups(ctx, describe, &described)
+	}()
+	var fetched map[string]committed
+	err := retryDropped(ctx, func() error {
+		fetched = fetchCommitted(ctx, c.cl, names, prev)
+		for _, f := range fetched {
+			if f.err != nil {
+				return f.err
+			}
+		}
+		return nil
+	})
+	<-done
+	if describeErr != nil {
+		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(describe), describeErr)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
+	}
+	var again []string
+	for _, g := range names {
+		if _, ok := described[g]; ok {
+			continue
+		}
+		if f, ok := fetched[g]; ok && len(f.offsets) == 0 && f.perr == nil {
+			again = append(again, g)
+			continue
+		}
+		described[g] = kadm.DescribedGroup{Group: g, State: listed[g].State}
+	}
+	if err := c.describeGroups(ctx, again, &described); err != nil {
+		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(again), err)
+	}
+	return described, fetched, nil
+}
+
+// describeGroups adds the description of groups to into.
+func (c *Capturer) describeGroups(ctx context.Context, groups []string, into *kadm.DescribedGroups) error {
+	if *into == nil {
+		*into = make(kadm.DescribedGroups, len(groups))
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	var described kadm.DescribedGroups
+	err := retryDropped(ctx, func() (err error) {
+		described, err = c.adm.DescribeGroups(ctx, groups...)
+		return err
+	})
+	maps.Copy(*into, described)
+	return err
+}
+
+// listedEmpty reports whether a listed group is known to have no members
+// without describing it: a classic group in state Empty (ListGroups v4+
+// gives the state, v5+ the type).
+func listedEmpty(l kadm.ListedGroup) bool {
+	return l.State == "Empty" && (l.GroupType == "" || l.GroupType == "classic")
 }
 
 // offsetBuilder makes the source offsets of a Capture from the views.

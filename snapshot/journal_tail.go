@@ -373,7 +373,7 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
 		c := t.conf.connector(name)
 		conns[name] = &c
 	}
-	gs, _, err := t.capt.captureGroups(ctx, conns, func(string) bool { return true }, false)
+	gs, _, err := t.capt.readSinkGroups(ctx, conns, func(string) bool { return true }, false, t.groups)
 	if err != nil {
 		return nil, err
 	}
@@ -412,6 +412,9 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 		_, existed := t.groups[name]
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
 			out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+		}
+		if sameSlice(g.Offsets, old.Offsets) {
+			continue // the read kept the last one's: nothing changed
 		}
 		// Both sorted by topic and partition (as a capture sorts them): one
 		// walk, no map, every interval.
@@ -482,6 +485,12 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// sameSlice reports whether a and b are the same slice: a group's offsets
+// that the read kept from the last one (fetchCommitted).
+func sameSlice(a, b []SinkOffset) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // sameSinkOffset compares two sink offsets by value, LastConsumed too.
 func sameSinkOffset(a, b SinkOffset) bool {
 	la, lb := a.LastConsumed, b.LastConsumed
@@ -500,6 +509,9 @@ func (t *Tail) lastConsumed(ctx context.Context, gs []SinkGroup) {
 	for gi := range gs {
 		g := &gs[gi]
 		prev := t.groups[g.Group].Offsets // sorted like g.Offsets
+		if sameSlice(g.Offsets, prev) {
+			continue // nothing moved: the last read's, LastConsumed included
+		}
 		var m SinkGroup
 		j := 0
 		for oi := range g.Offsets {
