@@ -209,7 +209,9 @@ func metadataOf(m *string) string {
 	return *m
 }
 
-func cmpFetchedTopic(a, b kmsg.OffsetFetchResponseGroupTopic) int { return strings.Compare(a.Topic, b.Topic) }
+func cmpFetchedTopic(a, b kmsg.OffsetFetchResponseGroupTopic) int {
+	return strings.Compare(a.Topic, b.Topic)
+}
 
 func cmpFetchedPartition(a, b kmsg.OffsetFetchResponseGroupTopicPartition) int {
 	return cmp.Compare(a.Partition, b.Partition)
