@@ -159,9 +159,7 @@ func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev
 	n, same := 0, prev != nil
 	for ti := range ts {
 		t := &ts[ti]
-		if !slices.IsSortedFunc(t.Partitions, cmpFetchedPartition) {
-			slices.SortFunc(t.Partitions, cmpFetchedPartition)
-		}
+		sortFetchedPartitions(t.Partitions)
 		for _, p := range t.Partitions {
 			if p.ErrorCode != 0 {
 				return nil, fmt.Errorf("fetch committed offset of consumer group %q for %s/%d: %w", group, t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
@@ -200,6 +198,38 @@ func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev
 		slices.SortFunc(out, cmpSinkOffset)
 	}
 	return out, nil
+}
+
+// sortFetchedPartitions sorts a topic's answered partitions by number. A
+// coordinator answers them in any order (kfake in its map's), and a group
+// commits for most partitions of its topics: when the numbers are the
+// consecutive run from the least, each is swapped to its place (pdqsort of
+// 100,000 partitions was 40% of an idle read).
+func sortFetchedPartitions(ps []kmsg.OffsetFetchResponseGroupTopicPartition) {
+	if slices.IsSortedFunc(ps, cmpFetchedPartition) {
+		return
+	}
+	lo, hi := ps[0].Partition, ps[0].Partition
+	for _, p := range ps {
+		lo, hi = min(lo, p.Partition), max(hi, p.Partition)
+	}
+	if int(hi-lo) == len(ps)-1 {
+		for i := range ps {
+			for {
+				j := int(ps[i].Partition - lo)
+				if j == i {
+					break
+				}
+				if ps[j].Partition == ps[i].Partition {
+					slices.SortFunc(ps, cmpFetchedPartition) // a number answered twice
+					return
+				}
+				ps[i], ps[j] = ps[j], ps[i]
+			}
+		}
+		return
+	}
+	slices.SortFunc(ps, cmpFetchedPartition)
 }
 
 func metadataOf(m *string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // This file keeps the sink group read as it was before fetchCommitted
@@ -482,5 +483,35 @@ func (w *groupWorld) deleteOffset(group string) {
 	}
 	if _, err := w.adm.DeleteOffsets(context.Background(), group, ts); err != nil {
 		w.t.Fatalf("delete an offset of %s: %v", group, err)
+	}
+}
+
+// TestSortFetchedPartitions: answered partitions come out sorted, whether
+// their numbers are a consecutive run (swapped into place), have gaps or
+// repeat.
+func TestSortFetchedPartitions(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, nums := range [][]int32{
+		{}, {4}, {0, 1, 2, 3, 4, 5, 6, 7}, {10, 11, 12, 13}, {0, 2, 5, 9}, {3, 3, 4, 5}, {1, 1}, {7, 5, 5, 6}, {0, 0, 2}, {5, 7, 7}, {2, 0, 2, 1, 4},
+	} {
+		for range 20 {
+			ps := make([]kmsg.OffsetFetchResponseGroupTopicPartition, len(nums))
+			for i, n := range nums {
+				ps[i] = kmsg.OffsetFetchResponseGroupTopicPartition{Partition: n, Offset: int64(n) * 10}
+			}
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			sortFetchedPartitions(ps)
+			var got []int32
+			for _, p := range ps {
+				if p.Offset != int64(p.Partition)*10 {
+					t.Fatalf("%v: partition %d lost its offset", nums, p.Partition)
+				}
+				got = append(got, p.Partition)
+			}
+			want := slices.Sorted(slices.Values(nums))
+			if !slices.Equal(got, want) && len(want) > 0 {
+				t.Fatalf("sorted %v: %v", nums, got)
+			}
+		}
 	}
 }
