@@ -179,8 +179,10 @@ func TestSnapshotBrokerFaultsRetried(t *testing.T) {
 				return nil, nil, false
 			}).count
 		}},
+		// OffsetFetch: a capture describes only the groups not listed
+		// Empty (TestSnapshotDescribeFaultsRetried has one with a member).
 		{"group coordinators move", func(t *testing.T) func() int64 {
-			return control(t, c.kc, kmsg.DescribeGroups, 1, func(_ kmsg.Request, f *fired) (kmsg.Response, error, bool) {
+			return control(t, c.kc, kmsg.OffsetFetch, 1, func(_ kmsg.Request, f *fired) (kmsg.Response, error, bool) {
 				f.hit()
 				c.kc.RehashCoordinators()
 				return nil, nil, false
@@ -188,11 +190,6 @@ func TestSnapshotBrokerFaultsRetried(t *testing.T) {
 		}},
 		{"offset fetch NOT_COORDINATOR", func(t *testing.T) func() int64 {
 			h := c.kc.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Err: kerr.NotCoordinator, Count: 2})
-			t.Cleanup(h.Remove)
-			return func() int64 { return int64(h.Hits()) }
-		}},
-		{"describe groups COORDINATOR_LOAD_IN_PROGRESS", func(t *testing.T) func() int64 {
-			h := c.kc.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeGroups}, Err: kerr.CoordinatorLoadInProgress, Count: 2})
 			t.Cleanup(h.Remove)
 			return func() int64 { return int64(h.Hits()) }
 		}},
@@ -229,6 +226,64 @@ func TestSnapshotBrokerFaultsRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := canonical(t, stored); got != want {
+				t.Errorf("snapshot taken under the fault differs from one taken without:\n got %.2000s\nwant %.2000s", got, want)
+			}
+		})
+	}
+}
+
+// TestSnapshotDescribeFaultsRetried: with a sink group that has a member
+// (so a capture describes it: groups listed Empty are not), a
+// DescribeGroups answered COORDINATOR_LOAD_IN_PROGRESS or on a dropped
+// connection is retried, and the snapshot is identical to one taken
+// without faults.
+func TestSnapshotDescribeFaultsRetried(t *testing.T) {
+	t.Parallel() // mostly waits on retries
+	c := newCluster(t, nil)
+	spec := connectdemo.DefaultSpec()
+	spec.LiveSinkMember = true
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	exp, err := connectdemo.Seed(ctx, c.cl, spec) // the member runs until the test ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	base := c.capture()
+	members := 0
+	for _, g := range base.SinkGroups {
+		members += g.Members
+	}
+	if members == 0 {
+		t.Fatalf("no sink group has a member (live group %q): no DescribeGroups to fault", exp.LiveMemberGroup)
+	}
+	want := canonical(t, base)
+	for _, tc := range []struct {
+		name   string
+		inject func(t *testing.T) func() int64
+	}{
+		{"describe groups COORDINATOR_LOAD_IN_PROGRESS", func(t *testing.T) func() int64 {
+			h := c.kc.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeGroups}, Err: kerr.CoordinatorLoadInProgress, Count: 2})
+			t.Cleanup(h.Remove)
+			return func() int64 { return int64(h.Hits()) }
+		}},
+		{"describe groups connection dropped", func(t *testing.T) func() int64 {
+			return control(t, c.kc, kmsg.DescribeGroups, 1, dropConnection).count
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := connectCLIClient(t, c, 20*time.Second)
+			hits := tc.inject(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+			if err != nil {
+				t.Fatalf("snapshot under a transient fault failed: %v", err)
+			}
+			if hits() == 0 {
+				t.Fatal("the fault never fired: the test proves nothing")
+			}
+			if got := canonical(t, snap); got != want {
 				t.Errorf("snapshot taken under the fault differs from one taken without:\n got %.2000s\nwant %.2000s", got, want)
 			}
 		})
