@@ -369,7 +369,10 @@ func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 // readGroups reads the sink groups as a snapshot does.
 func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
 	conns := map[string]*Connector{}
-	for name := range t.conf.connectors {
+	for name, cc := range t.conf.connectors {
+		if ConnectorType(cc.props) != TypeSink {
+			continue // only sinks own groups: the 1,000 sources of the bench every interval were garbage
+		}
 		c := t.conf.connector(name)
 		conns[name] = &c
 	}
