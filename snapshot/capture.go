@@ -634,9 +634,11 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 // commit: then it may have been deleted since the list, which a describe
 // tells (Dead).
 func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]SinkGroup) (kadm.DescribedGroups, map[string]committed, error) {
-	var describe []string
+	var describe, empty []string
 	for _, g := range names {
-		if !listedEmpty(listed[g]) {
+		if listedEmpty(listed[g]) {
+			empty = append(empty, g)
+		} else {
 			describe = append(describe, g)
 		}
 	}
@@ -667,10 +669,7 @@ func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed 
 		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
 	}
 	var again []string
-	for _, g := range names {
-		if _, ok := described[g]; ok {
-			continue
-		}
+	for _, g := range empty {
 		if f, ok := fetched[g]; ok && len(f.offsets) == 0 && f.perr == nil {
 			again = append(again, g)
 			continue
