@@ -203,32 +203,38 @@ func TestSnapshotBrokerFaultsRetried(t *testing.T) {
 			return control(t, c.kc, kmsg.FindCoordinator, 1, dropConnection).count
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cl := connectCLIClient(t, c, 20*time.Second)
-			hits := tc.inject(t)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
-			if err != nil {
-				t.Fatalf("snapshot under a transient fault failed: %v", err)
-			}
-			if hits() == 0 {
-				t.Fatal("the fault never fired: the test proves nothing")
-			}
-			store := snapshot.NewStore(memblob.OpenBucket(nil))
-			defer store.Close()
-			info, err := store.Put(ctx, snap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored, _, err := store.Get(ctx, info.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := canonical(t, stored); got != want {
-				t.Errorf("snapshot taken under the fault differs from one taken without:\n got %.2000s\nwant %.2000s", got, want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { snapshotRetried(t, c, want, tc.inject) })
+	}
+}
+
+// snapshotRetried takes a snapshot of c with the fault inject installs,
+// checks that the fault fired, and that the snapshot, stored and read
+// back, is want (canonical).
+func snapshotRetried(t *testing.T, c *cluster, want string, inject func(t *testing.T) func() int64) {
+	t.Helper()
+	cl := connectCLIClient(t, c, 20*time.Second)
+	hits := inject(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatalf("snapshot under a transient fault failed: %v", err)
+	}
+	if hits() == 0 {
+		t.Fatal("the fault never fired: the test proves nothing")
+	}
+	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	defer store.Close()
+	info, err := store.Put(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _, err := store.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := canonical(t, stored); got != want {
+		t.Errorf("snapshot taken under the fault differs from one taken without:\n got %.2000s\nwant %.2000s", got, want)
 	}
 }
 
@@ -271,22 +277,7 @@ func TestSnapshotDescribeFaultsRetried(t *testing.T) {
 			return control(t, c.kc, kmsg.DescribeGroups, 1, dropConnection).count
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cl := connectCLIClient(t, c, 20*time.Second)
-			hits := tc.inject(t)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
-			if err != nil {
-				t.Fatalf("snapshot under a transient fault failed: %v", err)
-			}
-			if hits() == 0 {
-				t.Fatal("the fault never fired: the test proves nothing")
-			}
-			if got := canonical(t, snap); got != want {
-				t.Errorf("snapshot taken under the fault differs from one taken without:\n got %.2000s\nwant %.2000s", got, want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { snapshotRetried(t, c, want, tc.inject) })
 	}
 }
 
