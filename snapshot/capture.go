@@ -99,6 +99,11 @@ type Capturer struct {
 	gen atomic.Uint64
 	// lastConsumed are the sink records read by the last Capture (sinkts.go).
 	lastConsumed map[sinkPos]LastConsumed
+	// earlySizes and earlyMin, set by tests, are how CaptureStreamedOnce
+	// cuts a partition into frames and the fewest keys it compresses
+	// early (the zero values mean pieceKeys and earlyMinKeys).
+	earlySizes pieceSizes
+	earlyMin   int
 }
 
 // CaptureStats describe the work of one Capture.
@@ -151,6 +156,18 @@ func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
 	return c.capture(ctx, captureMode{})
 }
 
+// CaptureStreamedOnce is CaptureStreamed followed by EncodeOnce, for a
+// snapshot stored once (the snapshot command): moreover, each offsets
+// partition's source offsets are encoded and compressed into the frames
+// Put stores as soon as its read reached its end, while the others are
+// still read, and its keys and values go then. Encode still writes the
+// whole document until Put (it decompresses those frames); the document
+// is byte for byte CaptureStreamed's. With Options.Incremental it is
+// CaptureStreamed: the Capturer keeps its views.
+func (c *Capturer) CaptureStreamedOnce(ctx context.Context) (*Snapshot, error) {
+	return c.capture(ctx, captureMode{keep: c.opts.Incremental, streamed: true, once: !c.opts.Incremental})
+}
+
 // captureMode says how capture keeps and builds what it reads.
 type captureMode struct {
 	// keep: the Capturer keeps what it read for the next capture.
@@ -158,6 +175,10 @@ type captureMode struct {
 	// streamed: the source offsets are left in the views for Encode
 	// (CaptureStreamed) instead of built.
 	streamed bool
+	// once (CaptureStreamedOnce, not incremental): the snapshot is
+	// EncodeOnce, and each offsets partition is compressed as soon as it
+	// is read (overlap.go).
+	once bool
 }
 
 // captureRun is one capture's work.
@@ -173,9 +194,19 @@ type captureRun struct {
 	views     []*topicView
 	offBounds map[string]map[int32]bounds
 	snap      *Snapshot
+	// early does the work of a once capture on each partition as it is
+	// read; nil otherwise.
+	early *overlap
 }
 
 func (r *captureRun) inScope(name string) bool { return len(r.scope) == 0 || r.scope[name] }
+
+// scopeFunc is inScope without r: a streamed snapshot keeps it, and a
+// method value of r would keep every view the run read, past EncodeOnce.
+func (r *captureRun) scopeFunc() func(string) bool {
+	scope := r.scope
+	return func(name string) bool { return len(scope) == 0 || scope[name] }
+}
 
 // groupsResult is what the sink groups' read, run meanwhile, found.
 type groupsResult struct {
@@ -323,9 +354,21 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		r.views = append(r.views, v)
 	}
 	positions := positionsOf(r.views)
+	var onDone func(*topicView, int32, *partView)
+	if r.once {
+		nparts := make(map[string]int32, len(r.views))
+		for _, v := range r.views {
+			nparts[v.name] = int32(len(offBounds[v.name]))
+		}
+		r.early = newOverlap(len(r.scope) > 0, r.scopeFunc(), nparts, c.earlySizes, c.earlyMin)
+		onDone = r.early.partDone
+	}
 	phase := time.Now()
-	resets, err := readTopics(ctx, c.cl, c.adm, r.views, offBounds)
+	resets, err := readTopicsNotify(ctx, c.cl, c.adm, r.views, offBounds, onDone)
 	c.stats.OffsetsRead = time.Since(phase)
+	if err != nil {
+		r.early.wait() // its jobs read the views
+	}
 	if errors.Is(err, errTopicChanged) {
 		// Recreated under us: forget it and read it whole once more.
 		for _, v := range r.views {
@@ -381,11 +424,8 @@ func (r *captureRun) buildSource() {
 	var unparsed, nulls int
 	var lazy *lazySource
 	if r.streamed {
-		// The snapshot keeps the scope, not r (a method value of r would
-		// keep every view the run read, past EncodeOnce).
-		scope := r.scope
-		inScope := func(name string) bool { return len(scope) == 0 || scope[name] }
-		lazy = &lazySource{scoped: b.scoped, inScope: inScope, byConnector: make(map[string]int)}
+		// The snapshot keeps the scope, not r.
+		lazy = &lazySource{scoped: b.scoped, inScope: r.scopeFunc(), byConnector: make(map[string]int), once: r.once}
 		if r.keep {
 			lazy.capt, lazy.gen = c, r.gen
 		}
@@ -394,13 +434,17 @@ func (r *captureRun) buildSource() {
 	} else {
 		snap.SourceOffsets = make([]SourceOffset, 0, n)
 	}
-	// A streamed capture indexes every partition at once, on every CPU.
+	// A streamed capture indexes every partition at once, on every CPU
+	// (those a once capture did not index as they were read).
 	var idx []*indexed
 	if lazy != nil {
+		r.early.wait()
 		var jobs []indexJob
 		for _, v := range r.views {
 			for _, p := range sortedPartitions(v.parts) {
-				jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(r.offBounds[v.name])), pv: v.parts[p]})
+				if r.early.indexed(v.parts[p]) == nil {
+					jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(r.offBounds[v.name])), pv: v.parts[p]})
+				}
 			}
 		}
 		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, r.inScope, r.keep)
@@ -414,8 +458,10 @@ func (r *captureRun) buildSource() {
 			pv := v.parts[p]
 			nulls += pv.nulls
 			if lazy != nil {
-				ix := idx[0]
-				idx = idx[1:]
+				ix := r.early.indexed(pv)
+				if ix == nil {
+					ix, idx = idx[0], idx[1:]
+				}
 				suspects = append(suspects, lazy.add(ix, &b)...)
 				continue
 			}
@@ -425,7 +471,7 @@ func (r *captureRun) buildSource() {
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
-		r.warnings = append(r.warnings, duplicateWarnings(v, suspects)...)
+		r.warnings = append(r.warnings, duplicateWarningsIn(v, suspects, r.early)...)
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
@@ -442,7 +488,7 @@ func (r *captureRun) buildSource() {
 // its suspects.
 func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
 	lazy.parts = append(lazy.parts, ix.part)
-	lazy.keys += len(ix.part.entries)
+	lazy.keys += ix.part.keys()
 	lazy.unparsed += ix.unparsed
 	lazy.unnamed += ix.unnamed
 	for name, n := range ix.byConnector {
@@ -964,6 +1010,13 @@ func sortedPartitions(parts map[int32]*partView) []int32 {
 // live twice, so only suspects need looking at. Whether a key is kept
 // depends on its bytes alone, so every copy of a kept key is kept too.
 func duplicateWarnings(v *topicView, suspects []string) []string {
+	return duplicateWarningsIn(v, suspects, nil)
+}
+
+// duplicateWarningsIn is duplicateWarnings for a capture whose early work
+// let go of some partitions' views (nil when none): those are asked
+// through early.
+func duplicateWarningsIn(v *topicView, suspects []string, early *overlap) []string {
 	var out []string
 	done := make(map[string]bool, len(suspects))
 	ps := sortedPartitions(v.parts)
@@ -974,7 +1027,7 @@ func duplicateWarnings(v *topicView, suspects []string) []string {
 		done[k] = true
 		var parts []string
 		for _, p := range ps {
-			if _, ok := v.parts[p].lookup(stringBytes(k)); ok {
+			if early.liveIn(v, p, v.parts[p], k) {
 				parts = append(parts, fmt.Sprint(p))
 			}
 		}

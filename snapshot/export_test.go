@@ -27,3 +27,10 @@ func (s *Store) CompactLevelsAt(ctx context.Context, e EpochInfo, minute, hour t
 		return minute
 	})
 }
+
+// SetEarly makes c's CaptureStreamedOnce cut each partition into frames of
+// keys source offsets and compress early every partition of minKeys kept
+// keys or more.
+func SetEarly(c *Capturer, keys, minKeys int) {
+	c.earlySizes, c.earlyMin = pieceSizes{keys, pieceGroups}, minKeys
+}

@@ -31,11 +31,14 @@ func (z pieceSizes) orDefault() pieceSizes {
 }
 
 // piece is one independently encoded part of a document: exactly one of
-// raw, offs, lp (with from and to) or groups is set.
+// raw, offs, lp (with from and to), pre or groups is set. pre is a
+// partition compressed as soon as it was read (overlap.go): its frames
+// are stored as they are, in frames of their own.
 type piece struct {
 	raw      []byte
 	offs     []SourceOffset
 	lp       *lazyPart
+	pre      *lazyPart
 	from, to int
 	groups   []SinkGroup
 	// comma says the piece continues an array: it starts with ','.
@@ -67,6 +70,15 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 		n := 0
 		for i := range s.lazy.parts {
 			lp := &s.lazy.parts[i]
+			if lp.early {
+				// Its frames start at its first key, without the comma.
+				if n > 0 {
+					raw(',')
+				}
+				ps = append(ps, piece{pre: lp})
+				n += lp.kept
+				continue
+			}
 			for from := 0; from < len(lp.entries); from += z.keys {
 				to := min(from+z.keys, len(lp.entries))
 				ps = append(ps, piece{lp: lp, from: from, to: to, comma: n > 0})
@@ -109,6 +121,8 @@ func (p *piece) weight(z pieceSizes) int {
 	switch {
 	case p.lp != nil:
 		return p.to - p.from
+	case p.pre != nil:
+		return p.pre.kept
 	case p.offs != nil:
 		return len(p.offs)
 	default:
@@ -132,6 +146,11 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 	switch {
 	case p.raw != nil:
 		return append(dst, p.raw...), nil
+	case p.pre != nil:
+		if p.pre.err != nil {
+			return dst, p.pre.err
+		}
+		return appendFrames(dst, p.pre.frames)
 	case p.lp != nil:
 		lp := p.lp
 		for i, en := range lp.entries[p.from:p.to] {

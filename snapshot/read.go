@@ -403,6 +403,8 @@ type cursor struct {
 	part int32
 	pv   *partView
 	end  int64
+	// notified: onDone was called for it (see readTopicsNotify).
+	notified bool
 }
 
 // bounds is the range a partition must be read over: from its log start
@@ -428,7 +430,17 @@ const (
 // A view whose partition moved under it (log start past its position, or
 // end before it) is reset and read from the start, and reported.
 func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds) (resets []string, err error) {
-	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*topicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true}
+	return readTopicsNotify(ctx, cl, adm, views, ends, nil)
+}
+
+// readTopicsNotify is readTopics, calling onDone, when set, as each
+// partition that had records to read reached its end; the partition is not
+// read again, nor its view written, in this read. It is called from the
+// goroutine reading the partition's leader, which waits meanwhile: it must
+// return soon. It is called for every such partition of a read that
+// succeeds, never twice for one.
+func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds, onDone func(v *topicView, p int32, pv *partView)) (resets []string, err error) {
+	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*topicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
 	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
 		r.topicNames = append(r.topicNames, v.name)
@@ -476,6 +488,8 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 		for _, c := range pending {
 			if c.pv.next < c.end {
 				next = append(next, c)
+			} else {
+				r.notify(c) // read by a fetch that also asked for a retry
 			}
 		}
 		pending = next
@@ -495,6 +509,7 @@ type topicReader struct {
 	// first is set until the first refresh is done.
 	first  bool
 	resets []string
+	onDone func(v *topicView, p int32, pv *partView)
 }
 
 // refresh reads the leaders, and resets a view whose topic was recreated
@@ -590,7 +605,10 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 					mu.Unlock()
 					return
 				}
-				cs = slices.DeleteFunc(cs, func(c *cursor) bool { return c.pv.next >= c.end })
+				cs = slices.DeleteFunc(cs, func(c *cursor) bool {
+					r.notify(c)
+					return c.pv.next >= c.end
+				})
 			}
 		}(leader, cs)
 	}
@@ -599,6 +617,15 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 }
 
 var errTopicChanged = errors.New("topic changed")
+
+// notify calls onDone for c once, when it is read to its end. Only the
+// goroutine reading c calls it.
+func (r *topicReader) notify(c *cursor) {
+	if r.onDone != nil && !c.notified && c.pv.next >= c.end {
+		c.notified = true
+		r.onDone(c.view, c.part, c.pv)
+	}
+}
 
 // recordPools reuse the kgo.Record slices fetch processing decodes each
 // batch into: a read allocates per batch only what the pool lacks, instead

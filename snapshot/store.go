@@ -725,7 +725,8 @@ func zstdEncoder() (*zstd.Encoder, error) {
 // compressPieces encodes and compresses the pieces of snap into frames
 // and returns them in order. Consecutive pieces share a frame up to about
 // z.keys source offsets' worth (a small document, or a partition of a few
-// keys, is not cut into frames that compress apart).
+// keys, is not cut into frames that compress apart); a partition
+// compressed as it was read (piece.pre) brings its own frames.
 func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 	z = z.orDefault()
 	ps, err := snap.pieces(z)
@@ -735,6 +736,14 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 	var jobs [][]piece
 	weight, from := 0, 0
 	for i := range ps {
+		if ps[i].pre != nil {
+			if i > from {
+				jobs = append(jobs, ps[from:i])
+			}
+			jobs = append(jobs, ps[i:i+1])
+			weight, from = 0, i+1
+			continue
+		}
 		// A piece that would take the frame past z.keys starts the next.
 		if w := ps[i].weight(z); weight > 0 && weight+w > z.keys {
 			jobs = append(jobs, ps[from:i])
@@ -742,8 +751,10 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 		}
 		weight += ps[i].weight(z)
 	}
-	jobs = append(jobs, ps[from:])
-	frames := make([][]byte, len(jobs))
+	if from < len(ps) {
+		jobs = append(jobs, ps[from:])
+	}
+	frames := make([][][]byte, len(jobs))
 	rel := newReleaser(snap, ps)
 	var (
 		next     atomic.Int64
@@ -771,6 +782,20 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 				if i >= len(jobs) {
 					return
 				}
+				if pre := jobs[i][0].pre; pre != nil {
+					if pre.err != nil {
+						mu.Lock()
+						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, pre.err))
+						mu.Unlock()
+						next.Store(int64(len(jobs)))
+						return
+					}
+					frames[i] = pre.frames
+					if rel != nil {
+						pre.frames = nil // Put holds them now, and lets each go once written
+					}
+					continue
+				}
 				buf = buf[:0]
 				for j := range jobs[i] {
 					if buf, err = jobs[i][j].appendTo(buf, b); err != nil {
@@ -781,7 +806,7 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 						return
 					}
 				}
-				frames[i] = zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))
+				frames[i] = [][]byte{zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))}
 				rel.done(jobs[i])
 			}
 		}()
@@ -790,7 +815,11 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	return frames, nil
+	var out [][]byte
+	for _, fs := range frames {
+		out = append(out, fs...)
+	}
+	return out, nil
 }
 
 // object is a stored object as encodeObject makes it: the header line and

@@ -76,6 +76,22 @@ type lazyPart struct {
 	// prefix is how each of its source offsets starts in the document:
 	// {"topic":...,"partition":...,"offset":
 	prefix []byte
+	// early marks a partition a one-shot capture compressed as soon as it
+	// was read (see overlap.go): frames are its source offsets' zstd
+	// frames, from its first key on, and kept counts them; pv and entries
+	// are nil. err is what encoding them failed with, for Put to return.
+	early  bool
+	frames [][]byte
+	kept   int
+	err    error
+}
+
+// keys is the number of source offsets of lp.
+func (lp *lazyPart) keys() int {
+	if lp.early {
+		return lp.kept
+	}
+	return len(lp.entries)
 }
 
 // key returns the key of entry e as a string over the view's arena.

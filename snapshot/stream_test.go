@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -444,4 +445,117 @@ func TestEncodeOnce(t *testing.T) {
 	if err := s.Encode(new(bytes.Buffer)); err != nil {
 		t.Errorf("an incremental Capturer's snapshot after Put under EncodeOnce: %v", err)
 	}
+}
+
+// A one-shot streamed capture (CaptureStreamedOnce), whose partitions are
+// compressed as they are read and their views let go, encodes and stores
+// the document a built capture does: all partitions early, some of them,
+// scoped; with keys live in two partitions, one of them the key's murmur2
+// partition (found through the hashes of a view let go). Once stored, it
+// encodes no more; an incremental Capturer's is CaptureStreamed's.
+func TestCaptureStreamedOnce(t *testing.T) {
+	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	oddRecords(t, cl)
+	ctx := context.Background()
+	// A key in its murmur2 partition and, by hand, in the next one too.
+	const nparts = 25
+	dup := []byte(`["dup-conn",{"file":"/x"}]`)
+	m := snapshot.PartitionFor(dup, nparts)
+	manual, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer manual.Close()
+	produce(t, manual,
+		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: m, Key: dup, Value: []byte(`{"o":1}`)},
+		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: (m + 1) % nparts, Key: dup, Value: []byte(`{"o":2}`)},
+	)
+
+	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dupWarned, twiceWarned bool
+	for _, w := range built.Warnings {
+		dupWarned = dupWarned || strings.Contains(w, "dup-conn")
+		twiceWarned = twiceWarned || strings.Contains(w, "twice")
+	}
+	if !dupWarned || !twiceWarned {
+		t.Fatalf("duplicate keys not warned of: %q", built.Warnings)
+	}
+	perPart := map[int32]int{}
+	for _, o := range built.SourceOffsets {
+		if o.Topic == snapshot.DefaultOffsetsTopic {
+			perPart[o.Partition]++
+		}
+	}
+	counts := slices.Sorted(maps.Values(perPart))
+	median := counts[len(counts)/2]
+	if median < 2 || counts[0] == counts[len(counts)-1] {
+		t.Fatalf("keys per partition %v: want a spread to compress some partitions early", counts)
+	}
+
+	for _, minKeys := range []int{1, median} {
+		c := snapshot.NewCapturer(cl, snapshot.Options{})
+		snapshot.SetEarly(c, 3, minKeys)
+		once, err := c.CaptureStreamedOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDocument(t, once, built)
+
+		st := snapshot.NewStore(memblob.OpenBucket(nil))
+		defer st.Close()
+		snapshot.SetPieceSizes(st, 4, 2)
+		once.ID, once.CreatedAt = "", time.Time{}
+		info, err := st.Put(ctx, once)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.SourceKeys != built.SourceKeys() {
+			t.Errorf("min %d: stored %d keys, built %d", minKeys, info.SourceKeys, built.SourceKeys())
+		}
+		got, _, err := st.Get(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalContent(t, got, built)
+		if err := once.Encode(new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "EncodeOnce") {
+			t.Errorf("min %d: encoding it after Put: %v, want an error naming EncodeOnce", minKeys, err)
+		}
+	}
+
+	// Scoped, every partition early.
+	scope := []string{"dup-conn"}
+	for name, c := range exp.Connectors {
+		if c.Type == snapshot.TypeSource && len(scope) < 3 {
+			scope = append(scope, name)
+		}
+	}
+	opts := snapshot.Options{Connectors: scope}
+	sbuilt, err := snapshot.Capture(ctx, cl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := snapshot.NewCapturer(cl, opts)
+	snapshot.SetEarly(c, 2, 1)
+	sonce, err := c.CaptureStreamedOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDocument(t, sonce, sbuilt)
+
+	// Incremental: the Capturer's views stay, and so does the snapshot.
+	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	snapshot.SetEarly(inc, 2, 1)
+	s, err := inc.CaptureStreamedOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	defer st.Close()
+	if _, err := st.Put(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	sameDocument(t, s, built)
 }

@@ -75,15 +75,14 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 
 	began := time.Now()
 	capt := snapshot.NewCapturer(cl, opts)
-	// Streamed: the source offsets go from what was read straight into the
-	// stored document, never built in memory.
-	snap, err := capt.CaptureStreamed(ctx)
+	// Streamed and stored once: the source offsets go from what was read
+	// straight into the stored document's frames, each partition's as
+	// soon as it is read, and what was read goes as it is encoded.
+	snap, err := capt.CaptureStreamedOnce(ctx)
 	if err != nil {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(err))
 	}
 	captured := time.Now()
-	// Stored once: what was read goes as it is encoded.
-	snap.EncodeOnce()
 	opts.Progress.SetPhase(snapshot.PhaseStore)
 	info, err := store.Put(ctx, snap)
 	if err != nil {

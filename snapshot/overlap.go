@@ -1,0 +1,237 @@
+package snapshot
+
+import (
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// This file is the overlapped capture of CaptureStreamedOnce: each offsets
+// partition is indexed, encoded and compressed into the zstd frames Put
+// stores, as soon as its read reached its end, while the other partitions
+// are still read; then its view goes. A fetch fills partitions in request
+// order, so about half the partitions of a large topic are read in the
+// first 60% of the read (see docs/benchmarks.md, "Fourth pass"): their
+// work overlaps the rest of the read, and the peak, which was at the end
+// of the read with every view held, holds their frames instead.
+//
+// The document is the one CaptureStreamed's snapshot encodes to, byte for
+// byte: a partition's frames hold exactly the pieces Put would encode for
+// it, without the comma that separates it from the partition before, which
+// Put writes in a frame of its own (a few bytes). Only the frame
+// boundaries differ: such a partition's frames never hold another's keys,
+// nor the document's head.
+
+// earlyMinKeys is the fewest kept keys a partition needs to be compressed
+// on its own as soon as it is read: a few keys compress better in a frame
+// shared with the partitions around them, as Put makes it, and hold little
+// memory until then.
+const earlyMinKeys = pieceKeys / 4
+
+// overlap is the work a one-shot streamed capture does on the offsets
+// partitions as their reads end.
+type overlap struct {
+	scoped  bool
+	inScope func(string) bool
+	nparts  map[string]int32 // partitions of each offsets topic
+	// z cuts a partition into pieces (frames), minKeys is earlyMinKeys
+	// unless a test says otherwise.
+	z       pieceSizes
+	minKeys int
+	seed    maphash.Seed
+	// scratch holds one jobScratch per job that may run at once: a job
+	// takes one to run and gives it back.
+	scratch chan *jobScratch
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	parts   map[*partView]*earlyPart
+}
+
+// earlyPart is what overlap made of one partition.
+type earlyPart struct {
+	ix *indexed
+	// freed: the view's keys and values are gone, ix.part holds frames,
+	// and hashes are the maphash of every kept key, for duplicateWarnings
+	// (sorted on first use).
+	freed  bool
+	hashes []uint64
+	sorted bool
+	// suspects is ix.suspects as a set, made on first use.
+	suspects map[string]struct{}
+}
+
+func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32, z pieceSizes, minKeys int) *overlap {
+	if minKeys <= 0 {
+		minKeys = earlyMinKeys
+	}
+	o := &overlap{
+		scoped: scoped, inScope: inScope, nparts: nparts, z: z.orDefault(), minKeys: minKeys,
+		seed: maphash.MakeSeed(), parts: make(map[*partView]*earlyPart),
+	}
+	n := max(1, runtime.GOMAXPROCS(0))
+	o.scratch = make(chan *jobScratch, n)
+	for range n {
+		o.scratch <- new(jobScratch)
+	}
+	return o
+}
+
+// jobScratch is what a job reuses from the one before: the sort's
+// entries, the encoded piece (2.5 MB for a piece of 8,192 keys) and the
+// zstd encoder (its tables are a few MiB; zstdEncoders, a sync.Pool, loses
+// them to the collections between jobs).
+type jobScratch struct {
+	es  []keyEntry
+	buf []byte
+	zw  *zstd.Encoder
+}
+
+// partDone is readTopics' onDone: partition p of v was read to its end. It
+// starts the partition's job and returns at once.
+func (o *overlap) partDone(v *topicView, p int32, pv *partView) {
+	if o == nil || v.onRecord != nil {
+		return
+	}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		sc := <-o.scratch
+		defer func() { o.scratch <- sc }()
+		ep := o.run(v.name, p, pv, sc)
+		o.mu.Lock()
+		o.parts[pv] = ep
+		o.mu.Unlock()
+	}()
+}
+
+// wait waits for every job started; after it, parts is complete, and the
+// jobs' zstd encoders are Put's.
+func (o *overlap) wait() {
+	if o == nil {
+		return
+	}
+	o.wg.Wait()
+	for range cap(o.scratch) {
+		sc := <-o.scratch
+		if sc.zw != nil {
+			zstdEncoders.Put(sc.zw)
+		}
+		o.scratch <- new(jobScratch)
+	}
+}
+
+// indexed returns what a job made of pv, or nil.
+func (o *overlap) indexed(pv *partView) *indexed {
+	if o == nil || o.parts[pv] == nil {
+		return nil
+	}
+	return o.parts[pv].ix
+}
+
+// run indexes partition p of topic and, when it keeps enough keys,
+// compresses its source offsets and lets its keys and values go.
+func (o *overlap) run(topic string, p int32, pv *partView, sc *jobScratch) *earlyPart {
+	var ix *indexed
+	ix, sc.es = indexPart(topic, p, o.nparts[topic], pv, o.scoped, o.inScope, sc.es)
+	ep := &earlyPart{ix: ix}
+	lp := &ix.part
+	if len(lp.entries) < o.minKeys {
+		return ep
+	}
+	lp.frames, lp.err = o.compress(lp, sc)
+	lp.early, lp.kept = true, len(lp.entries)
+	ep.hashes = make([]uint64, len(lp.entries))
+	for i, e := range lp.entries {
+		ep.hashes[i] = maphash.Bytes(o.seed, pv.keyAt(e.rec()))
+	}
+	// The suspects are strings over the arena that goes now.
+	for i, k := range ix.suspects {
+		ix.suspects[i] = strings.Clone(k)
+	}
+	lp.pv, lp.entries = nil, nil
+	pv.keys, pv.recs, pv.arena = keyIndex{}, recTable{}, arena{}
+	ep.freed = true
+	return ep
+}
+
+// compress encodes the source offsets of lp in pieces of o.z.keys and
+// compresses each into a frame, as compressPieces would.
+func (o *overlap) compress(lp *lazyPart, sc *jobScratch) ([][]byte, error) {
+	if sc.zw == nil {
+		zw, err := zstdEncoder()
+		if err != nil {
+			return nil, err
+		}
+		sc.zw = zw
+	}
+	zw := sc.zw
+	var err error
+	b := &offsetBuilder{scoped: o.scoped, inScope: o.inScope, names: make(map[string]string)}
+	var frames [][]byte
+	for from := 0; from < len(lp.entries); from += o.z.keys {
+		pc := piece{lp: lp, from: from, to: min(from+o.z.keys, len(lp.entries)), comma: from > 0}
+		if sc.buf, err = pc.appendTo(sc.buf[:0], b); err != nil {
+			return nil, fmt.Errorf("encode %s/%d: %w", lp.topic, lp.part, err)
+		}
+		frames = append(frames, zw.EncodeAll(sc.buf, make([]byte, 0, len(sc.buf)/8+64)))
+	}
+	return frames, nil
+}
+
+// has reports whether key, kept and off its murmur2 partition somewhere,
+// is live in partition p of a topic of nparts partitions, whose view ep
+// let go. A kept key in a partition that is not its murmur2 partition is
+// one of that partition's suspects, exactly; in its murmur2 partition it
+// is looked up by its hash (a false match, a warning of a duplicate that
+// is not, takes two keys of 64-bit hashes equal).
+func (o *overlap) has(ep *earlyPart, key string, p, nparts int32) bool {
+	if ep.suspects == nil {
+		ep.suspects = make(map[string]struct{}, len(ep.ix.suspects))
+		for _, k := range ep.ix.suspects {
+			ep.suspects[k] = struct{}{}
+		}
+	}
+	if _, ok := ep.suspects[key]; ok {
+		return true
+	}
+	if PartitionFor(stringBytes(key), nparts) != p {
+		return false
+	}
+	if !ep.sorted {
+		slices.Sort(ep.hashes)
+		ep.sorted = true
+	}
+	_, ok := slices.BinarySearch(ep.hashes, maphash.String(o.seed, key))
+	return ok
+}
+
+// liveIn reports whether key is live in partition p (view pv) of v.
+func (o *overlap) liveIn(v *topicView, p int32, pv *partView, key string) bool {
+	if o != nil {
+		if ep := o.parts[pv]; ep != nil && ep.freed {
+			return o.has(ep, key, p, o.nparts[v.name])
+		}
+	}
+	_, ok := pv.lookup(stringBytes(key))
+	return ok
+}
+
+// appendFrames appends the document the frames hold.
+func appendFrames(dst []byte, frames [][]byte) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDocumentSize))
+	if err != nil {
+		return dst, fmt.Errorf("create zstd decoder: %w", err)
+	}
+	defer dec.Close()
+	for _, f := range frames {
+		if dst, err = dec.DecodeAll(f, dst); err != nil {
+			return dst, fmt.Errorf("decompress frame: %w", err)
+		}
+	}
+	return dst, nil
+}
