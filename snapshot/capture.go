@@ -414,6 +414,7 @@ func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds ma
 // each partition.
 func (r *captureRun) buildSource() {
 	c, snap := r.c, r.snap
+	r.early.wait() // a once capture's jobs still running write views
 	n := 0
 	for _, v := range r.views {
 		for _, pv := range v.parts {
@@ -438,7 +439,6 @@ func (r *captureRun) buildSource() {
 	// (those a once capture did not index as they were read).
 	var idx []*indexed
 	if lazy != nil {
-		r.early.wait()
 		var jobs []indexJob
 		for _, v := range r.views {
 			for _, p := range sortedPartitions(v.parts) {
