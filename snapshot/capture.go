@@ -99,11 +99,11 @@ type Capturer struct {
 	gen atomic.Uint64
 	// lastConsumed are the sink records read by the last Capture (sinkts.go).
 	lastConsumed map[sinkPos]LastConsumed
-	// earlySizes and earlyMin, set by tests, are how CaptureStreamedOnce
-	// cuts a partition into frames and the fewest keys it compresses
-	// early (the zero values mean pieceKeys and earlyMinKeys).
-	earlySizes pieceSizes
-	earlyMin   int
+	// early, set by tests, says how CaptureStreamedOnce cuts a partition
+	// into frames and the fewest keys it compresses early, whatever is
+	// left of the read and its size; nil means pieceKeys, earlyMinKeys,
+	// earlyMinLeft and earlyMinBytes.
+	early *earlyKnobs
 }
 
 // CaptureStats describe the work of one Capture.
@@ -354,13 +354,17 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		r.views = append(r.views, v)
 	}
 	positions := positionsOf(r.views)
-	var onDone func(*topicView, int32, *partView)
+	var onDone func(*topicView, int32, *partView, float64)
 	if r.once {
 		nparts := make(map[string]int32, len(r.views))
 		for _, v := range r.views {
 			nparts[v.name] = int32(len(offBounds[v.name]))
 		}
-		r.early = newOverlap(len(r.scope) > 0, r.scopeFunc(), nparts, c.earlySizes, c.earlyMin)
+		k := earlyKnobs{minKeys: earlyMinKeys, minLeft: earlyMinLeft, minBytes: earlyMinBytes}
+		if c.early != nil {
+			k = *c.early
+		}
+		r.early = newOverlap(len(r.scope) > 0, r.scopeFunc(), nparts, k)
 		onDone = r.early.partDone
 	}
 	phase := time.Now()

@@ -15,10 +15,13 @@ import (
 // partition is indexed, encoded and compressed into the zstd frames Put
 // stores, as soon as its read reached its end, while the other partitions
 // are still read; then its view goes. A fetch fills partitions in request
-// order, so about half the partitions of a large topic are read in the
-// first 60% of the read (see docs/benchmarks.md, "Fourth pass"): their
-// work overlaps the rest of the read, and the peak, which was at the end
-// of the read with every view held, holds their frames instead.
+// order, so the partitions of a large topic are read one group after
+// another (at 1.6M records, the first four at 20% of the read, half of
+// them by 60%; see docs/benchmarks.md, "Fourth pass"): their work overlaps
+// the rest of the read, and the peak, which was at the end of the read
+// with every view held, holds their frames instead. A partition read with
+// less than a tenth of the read left, or of less than 2 MiB, goes the way
+// of CaptureStreamed's: indexed after the read, compressed by Put.
 //
 // The document is the one CaptureStreamed's snapshot encodes to, byte for
 // byte: a partition's frames hold exactly the pieces Put would encode for
@@ -33,19 +36,46 @@ import (
 // memory until then.
 const earlyMinKeys = pieceKeys / 4
 
+// earlyMinLeft is the share of the read that must be left to read for a
+// partition that reached its end to be compressed at once (see partDone).
+const earlyMinLeft = 0.1
+
+// earlyMinBytes is the fewest live bytes (keys and values) a partition
+// needs to be compressed as soon as it is read: a job holds 5 MiB of
+// scratch and encoder while it runs, and letting go of smaller views
+// early does not pay for it. At 400,000 records (0.75 MiB a partition)
+// early jobs took 6 MiB more peak RSS than none; at 1,600,000 (3 MiB a
+// partition) 15 to 25 MiB less.
+const earlyMinBytes = 2 << 20
+
+// earlyKnobs are newOverlap's settings, which tests change.
+type earlyKnobs struct {
+	z        pieceSizes
+	minKeys  int
+	minLeft  float64
+	minBytes int64
+}
+
 // overlap is the work a one-shot streamed capture does on the offsets
 // partitions as their reads end.
 type overlap struct {
 	scoped  bool
 	inScope func(string) bool
 	nparts  map[string]int32 // partitions of each offsets topic
-	// z cuts a partition into pieces (frames), minKeys is earlyMinKeys
-	// unless a test says otherwise.
+	// z cuts a partition into pieces (frames), minKeys is the fewest
+	// kept keys a partition compressed early has (earlyMinKeys).
 	z       pieceSizes
 	minKeys int
-	seed    maphash.Seed
-	// scratch holds one jobScratch per job that may run at once: a job
-	// takes one to run and gives it back.
+	// minLeft is the share of the read that must be left for a partition
+	// read to its end to be compressed early (earlyMinLeft), minBytes its
+	// fewest live bytes (earlyMinBytes).
+	minLeft  float64
+	minBytes int64
+	seed     maphash.Seed
+	// scratch holds one jobScratch per job that may run at once (one a
+	// CPU): a job takes one to run and gives it back. One job at a time
+	// while the read goes on held more at 1.6M records, not less (203
+	// against 190 MiB, median of 5): views went later.
 	scratch chan *jobScratch
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -65,17 +95,14 @@ type earlyPart struct {
 	suspects map[string]struct{}
 }
 
-func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32, z pieceSizes, minKeys int) *overlap {
-	if minKeys <= 0 {
-		minKeys = earlyMinKeys
-	}
+func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32, k earlyKnobs) *overlap {
 	o := &overlap{
-		scoped: scoped, inScope: inScope, nparts: nparts, z: z.orDefault(), minKeys: minKeys,
+		scoped: scoped, inScope: inScope, nparts: nparts,
+		z: k.z.orDefault(), minKeys: k.minKeys, minLeft: k.minLeft, minBytes: k.minBytes,
 		seed: maphash.MakeSeed(), parts: make(map[*partView]*earlyPart),
 	}
-	n := max(1, runtime.GOMAXPROCS(0))
-	o.scratch = make(chan *jobScratch, n)
-	for range n {
+	o.scratch = make(chan *jobScratch, max(1, runtime.GOMAXPROCS(0)))
+	for range cap(o.scratch) {
 		o.scratch <- new(jobScratch)
 	}
 	return o
@@ -91,10 +118,14 @@ type jobScratch struct {
 	zw  *zstd.Encoder
 }
 
-// partDone is readTopics' onDone: partition p of v was read to its end. It
-// starts the partition's job and returns at once.
-func (o *overlap) partDone(v *topicView, p int32, pv *partView) {
-	if o == nil || v.onRecord != nil {
+// partDone is readTopicsNotify's onDone: partition p of v was read to
+// its end, with a share left of the read still to read. It starts the
+// partition's job and returns at once, unless less than o.minLeft of the
+// read is left (nothing is left to overlap) or the partition holds fewer
+// than o.minBytes: then the partition is indexed after the read and
+// compressed by Put, its view let go as Put goes, as CaptureStreamed's.
+func (o *overlap) partDone(v *topicView, p int32, pv *partView, left float64) {
+	if o == nil || v.onRecord != nil || left < o.minLeft || pv.live < o.minBytes {
 		return
 	}
 	o.wg.Add(1)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -435,11 +436,12 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 
 // readTopicsNotify is readTopics, calling onDone, when set, as each
 // partition that had records to read reached its end; the partition is not
-// read again, nor its view written, in this read. It is called from the
+// read again, nor its view written, in this read. left is the share of the
+// read's offsets still to read then (0 to 1). onDone is called from the
 // goroutine reading the partition's leader, which waits meanwhile: it must
 // return soon. It is called for every such partition of a read that
 // succeeds, never twice for one.
-func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds, onDone func(v *topicView, p int32, pv *partView)) (resets []string, err error) {
+func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds, onDone func(v *topicView, p int32, pv *partView, left float64)) (resets []string, err error) {
 	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*topicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
 	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
@@ -450,6 +452,9 @@ func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, vie
 		return r.resets, err
 	}
 	pending := r.cursors(views, ends)
+	for _, c := range pending {
+		r.total += c.end - c.pv.next
+	}
 
 	// lastRetry is the last error retried: when time runs out, it is what
 	// went wrong, not the deadline.
@@ -509,7 +514,10 @@ type topicReader struct {
 	// first is set until the first refresh is done.
 	first  bool
 	resets []string
-	onDone func(v *topicView, p int32, pv *partView)
+	onDone func(v *topicView, p int32, pv *partView, left float64)
+	// total is the offsets to read, read those read so far.
+	total int64
+	read  atomic.Int64
 }
 
 // refresh reads the leaders, and resets a view whose topic was recreated
@@ -593,7 +601,9 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 		go func(leader int32, cs []*cursor) {
 			defer wg.Done()
 			for len(cs) > 0 && !failed() {
+				before := positionSum(cs)
 				retry, err := fetchOnce(ctx, r.cl, leader, cs, r.decompressor)
+				r.read.Add(positionSum(cs) - before)
 				if err != nil || retry != nil {
 					mu.Lock()
 					if err != nil && firstErr == nil {
@@ -623,8 +633,22 @@ var errTopicChanged = errors.New("topic changed")
 func (r *topicReader) notify(c *cursor) {
 	if r.onDone != nil && !c.notified && c.pv.next >= c.end {
 		c.notified = true
-		r.onDone(c.view, c.part, c.pv)
+		left := 0.0
+		if r.total > 0 {
+			left = min(max(1-float64(r.read.Load())/float64(r.total), 0), 1)
+		}
+		r.onDone(c.view, c.part, c.pv, left)
 	}
+}
+
+// positionSum is the sum of the positions of cs, which only the caller's
+// goroutine moves.
+func positionSum(cs []*cursor) int64 {
+	var n int64
+	for _, c := range cs {
+		n += c.pv.next
+	}
+	return n
 }
 
 // recordPools reuse the kgo.Record slices fetch processing decodes each

@@ -495,9 +495,13 @@ func TestCaptureStreamedOnce(t *testing.T) {
 		t.Fatalf("keys per partition %v: want a spread to compress some partitions early", counts)
 	}
 
-	for _, minKeys := range []int{1, median} {
+	// minKeys 0: the defaults, under which this small read leaves too
+	// little to overlap and nothing is compressed early.
+	for _, minKeys := range []int{1, median, 0} {
 		c := snapshot.NewCapturer(cl, snapshot.Options{})
-		snapshot.SetEarly(c, 3, minKeys)
+		if minKeys > 0 {
+			snapshot.SetEarly(c, 3, minKeys)
+		}
 		once, err := c.CaptureStreamedOnce(ctx)
 		if err != nil {
 			t.Fatal(err)
