@@ -16,12 +16,13 @@ import (
 // stores, as soon as its read reached its end, while the other partitions
 // are still read; then its view goes. A fetch fills partitions in request
 // order, so the partitions of a large topic are read one group after
-// another (at 1.6M records, the first four at 20% of the read, half of
-// them by 60%; see docs/benchmarks.md, "Fourth pass"): their work overlaps
-// the rest of the read, and the peak, which was at the end of the read
-// with every view held, holds their frames instead. A partition read with
-// less than a tenth of the read left, or of less than 2 MiB, goes the way
-// of CaptureStreamed's: indexed after the read, compressed by Put.
+// another (at 1.6M records, 12 of 25 partitions with half the read left,
+// 7 more with 12 to 21% left; see docs/benchmarks.md, "Fourth pass"):
+// their work overlaps the rest of the read, and the peak, which was at the
+// end of the read with every view held, holds their frames instead. A
+// partition read with less than a tenth of the read left, or of less than
+// 2 MiB, goes the way of CaptureStreamed's: indexed after the read,
+// compressed by Put.
 //
 // The document is the one CaptureStreamed's snapshot encodes to, byte for
 // byte: a partition's frames hold exactly the pieces Put would encode for
