@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -306,10 +307,15 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	if j.reason != "" {
 		reason = j.reason
 	}
-	snap, _, err := j.d.Store.Get(ctx, info.ID)
+	// The snapshot's source offsets are decoded straight into what the
+	// tail keeps of them, never into SourceOffsets; what the epoch's start
+	// freed (the old tail, the document's buffers) goes back to the
+	// operating system, as after a run (see Daemon.run).
+	snap, err := j.d.Store.GetForTail(ctx, info.ID)
 	if err == nil {
 		err = j.begin(ctx, snap, reason, term)
 	}
+	memlimit.Release()
 	if err != nil && stopped(ctx) {
 		// The snapshot is stored; the journal continues the epoch before
 		// it when it runs again.

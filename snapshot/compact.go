@@ -280,7 +280,7 @@ func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []stri
 			return nil, Info{}, err
 		}
 	}
-	snap, info, err := s.getAs(ctx, id, true)
+	snap, info, err := s.getAs(ctx, id, toTable)
 	if err == nil && how.NoSinkOffsets {
 		for i := range snap.SinkGroups {
 			snap.SinkGroups[i].Offsets = nil

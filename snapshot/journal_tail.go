@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"slices"
 	"sort"
@@ -69,10 +68,12 @@ type resetCount struct {
 // NewTail returns a Tail continuing from state, whose topics the journal
 // reads from the positions given (for a new epoch, the state is the base
 // snapshot and the positions its end offsets). The config state is read
-// from the config topic up to its position by Start.
+// from the config topic up to its position by Start. The last value of
+// every key of state is kept for event detection (lastValues), taken as it
+// is from a state read by Store.GetForTail.
 func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTopic, observed time.Time) *Tail {
 	opts.defaults()
-	seed := maphash.MakeSeed()
+	seed := seedOf(state)
 	t := &Tail{
 		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*topicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,
@@ -87,16 +88,15 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
 			v.parts[p.Partition] = newPartView(p.Next)
-			last[p.Partition] = newLastValues(seed)
+			lv := seed.last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
+			if lv == nil {
+				lv = newLastValues(seed.seed)
+			}
+			last[p.Partition] = lv
 		}
 		v.onRecord = func(r *kgo.Record) { t.source(v.name, last[r.Partition], r) }
 		t.views[et.Name] = v
 		t.last[et.Name] = last
-	}
-	for _, o := range state.SourceOffsets {
-		if lv := t.last[o.Topic][o.Partition]; lv != nil {
-			lv.set(o.Key, o.Value)
-		}
 	}
 	for _, g := range state.SinkGroups {
 		t.groups[g.Group] = g // with the last consumed records the state read

@@ -1,8 +1,12 @@
 package snapshot
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"testing"
 )
 
@@ -45,4 +49,198 @@ func TestLastValues(t *testing.T) {
 	if lv.arena.size > 2*lv.live+compactAbove+64 {
 		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.size, lv.live)
 	}
+}
+
+// oldSeed is how NewTail seeded its last values before GetForTail: every
+// SourceOffset of the state, in order, set in its partition's lastValues.
+func oldSeed(state *Snapshot) map[string]map[int32]*lastValues {
+	seed := maphash.MakeSeed()
+	out := map[string]map[int32]*lastValues{}
+	for _, o := range state.SourceOffsets {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]*lastValues{}
+		}
+		lv := out[o.Topic][o.Partition]
+		if lv == nil {
+			lv = newLastValues(seed)
+			out[o.Topic][o.Partition] = lv
+		}
+		lv.set(o.Key, o.Value)
+	}
+	return out
+}
+
+// sameSeed reports how got differs from want (seeds of their own, so
+// compared by the keys of state): "" when they hold the same keys and
+// values, partition by partition.
+func sameSeed(state *Snapshot, got, want map[string]map[int32]*lastValues) string {
+	for topic, parts := range want {
+		for p, w := range parts {
+			g := got[topic][p]
+			if g == nil {
+				return fmt.Sprintf("%s/%d: no last values", topic, p)
+			}
+			if g.len() != w.len() || g.live != w.live || g.arena.size != w.arena.size {
+				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.len(), g.live, g.arena.size, w.len(), w.live, w.arena.size)
+			}
+		}
+	}
+	for topic, parts := range got {
+		for p, g := range parts {
+			if want[topic][p] == nil && g.len() > 0 {
+				return fmt.Sprintf("%s/%d: %d keys that the state has not", topic, p, g.len())
+			}
+		}
+	}
+	for _, o := range state.SourceOffsets {
+		gv, gok := got[o.Topic][o.Partition].get(o.Key)
+		wv, wok := want[o.Topic][o.Partition].get(o.Key)
+		if gok != wok || !bytes.Equal(gv, wv) || (gv == nil) != (wv == nil) {
+			return fmt.Sprintf("%s/%d key %q: %q %v, want %q %v", o.Topic, o.Partition, o.Key, gv, gok, wv, wok)
+		}
+	}
+	return ""
+}
+
+// TestTailSeedDecode checks that a document decoded for the journal's
+// tail (seedSink) seeds exactly the last values NewTail made from Decode's
+// SourceOffsets, whatever the window, and the same everything else: on
+// the fixture, a key of 1 MiB, no source offsets, random keys, null and
+// empty keys and values, and keys written twice in a partition (the last
+// value wins). Such a snapshot has no SourceOffsets and refuses to be
+// encoded.
+func TestTailSeedDecode(t *testing.T) {
+	docs := streamedDocs(t)
+	enc := func(s *Snapshot) []byte {
+		var b bytes.Buffer
+		if err := s.Encode(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	s := fixtureSnapshot()
+	s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
+		SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 2, Key: Bytes{}, Value: Bytes{}})
+	docs["null key and value"] = enc(s)
+	twice := fixtureSnapshot()
+	for i := range 50 {
+		twice.SourceOffsets = append(twice.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
+			Key: Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%10)), Value: Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
+	}
+	docs["keys twice"] = enc(twice)
+	for name, doc := range docs {
+		want, err := Decode(doc)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, ahead := range []int{1, 64, windowAhead} {
+			got, ok := decodeStreamedAhead(bytes.NewReader(doc), ahead, &seedSink{s: newTailSeed()})
+			if !ok {
+				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
+			}
+			if got.SourceOffsets != nil || got.seed == nil {
+				t.Fatalf("%s: SourceOffsets %v, seed %v", name, got.SourceOffsets != nil, got.seed != nil)
+			}
+			if d := sameSeed(want, got.seed.last, oldSeed(want)); d != "" {
+				t.Fatalf("%s (ahead %d): %s", name, ahead, d)
+			}
+			// A seed made from SourceOffsets (a document decoded whole, a
+			// journal head's state) is the same.
+			if d := sameSeed(want, seedOf(want).last, oldSeed(want)); d != "" {
+				t.Fatalf("%s: seed of SourceOffsets: %s", name, d)
+			}
+			rest, wrest := *got, *want
+			rest.seed, wrest.SourceOffsets = nil, nil
+			if !reflect.DeepEqual(rest, wrest) {
+				t.Fatalf("%s: the rest of the document differs", name)
+			}
+			if err := got.Encode(new(bytes.Buffer)); !errors.Is(err, errSeeded) {
+				t.Fatalf("%s: Encode of a seeded snapshot: %v, want errSeeded", name, err)
+			}
+		}
+	}
+}
+
+// epochTopicsFor is what EpochTopicsOf returns for snap, without the
+// cluster's topic IDs.
+func epochTopicsFor(snap *Snapshot) []EpochTopic {
+	var out []EpochTopic
+	for _, t := range snap.Topics {
+		et := EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
+		for _, p := range t.Partitions {
+			et.Start = append(et.Start, PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+		}
+		out = append(out, et)
+	}
+	return out
+}
+
+// TestGetForTail checks the store's path: a Tail over the snapshot
+// GetForTail reads keeps the same last values as one over Get's, for the
+// partitions it tails only, and the same sink groups; the snapshot seeds
+// one Tail only.
+func TestGetForTail(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, "mem://")
+	snap := fixtureSnapshot()
+	snap.ID = ""
+	// A key in a partition the epoch does not tail: dropped by both.
+	snap.SourceOffsets = append(snap.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
+		Key: Bytes(`["c",{"f":1}]`), Value: Bytes(`{"position":1}`), Connector: "c"})
+	info, err := st.Put(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := st.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetForTail(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SourceOffsets != nil || got.seed == nil || !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
+		t.Fatal("GetForTail's snapshot differs from Get's but for its source offsets")
+	}
+	topics := epochTopicsFor(want)
+	gt := NewTail(nil, Options{}, got, topics, got.CreatedAt)
+	wt := NewTail(nil, Options{}, want, topics, want.CreatedAt)
+	tailed := 0
+	for _, et := range topics {
+		if et.Role != RoleOffsets {
+			continue
+		}
+		if len(gt.last[et.Name]) != len(et.Start) || len(wt.last[et.Name]) != len(et.Start) {
+			t.Fatalf("%s: last values of %d and %d partitions, the epoch tails %d", et.Name, len(gt.last[et.Name]), len(wt.last[et.Name]), len(et.Start))
+		}
+		for p, lv := range wt.last[et.Name] {
+			tailed += lv.len()
+			if g := gt.last[et.Name][p]; g.len() != lv.len() || g.live != lv.live {
+				t.Fatalf("%s/%d: %d keys, %d bytes; want %d, %d", et.Name, p, g.len(), g.live, lv.len(), lv.live)
+			}
+		}
+	}
+	if tailed == 0 || tailed != len(want.SourceOffsets)-1 {
+		t.Fatalf("%d keys tailed, want %d", tailed, len(want.SourceOffsets)-1)
+	}
+	for _, o := range want.SourceOffsets {
+		lv := wt.last[o.Topic][o.Partition]
+		if lv == nil {
+			continue
+		}
+		gv, gok := gt.last[o.Topic][o.Partition].get(o.Key)
+		wv, wok := lv.get(o.Key)
+		if gok != wok || !bytes.Equal(gv, wv) {
+			t.Fatalf("%s/%d key %q: %q, want %q", o.Topic, o.Partition, o.Key, gv, wv)
+		}
+	}
+	if !reflect.DeepEqual(gt.groups, wt.groups) || len(gt.groups) == 0 {
+		t.Fatal("the tails' sink groups differ")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second NewTail over a snapshot read by GetForTail did not panic")
+		}
+	}()
+	NewTail(nil, Options{}, got, topics, got.CreatedAt)
 }

@@ -352,7 +352,7 @@ func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*S
 			return nil, Info{}, err
 		}
 	}
-	return s.getAs(ctx, id, false)
+	return s.getAs(ctx, id, toOffsets)
 }
 
 // Verify is Get without keeping the document: it reads the whole object
@@ -366,12 +366,20 @@ func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
 
 // get reads and decodes the snapshot with the exact ID id.
 func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
-	return s.getAs(ctx, id, false)
+	return s.getAs(ctx, id, toOffsets)
 }
 
-// getAs is get, decoding the source offsets into a compact SourceTable
-// when compact is set (GetForRestore).
-func (s *Store) getAs(ctx context.Context, id string, compact bool) (*Snapshot, Info, error) {
+// sourcesTo says what a Get decodes a snapshot's source offsets into.
+type sourcesTo uint8
+
+const (
+	toOffsets  sourcesTo = iota // SourceOffsets (Get)
+	toTable                     // a compact SourceTable (GetForRestore)
+	toTailSeed                  // what a journal Tail keeps of them (GetForTail)
+)
+
+// getAs is get, decoding the source offsets into what to says.
+func (s *Store) getAs(ctx context.Context, id string, to sourcesTo) (*Snapshot, Info, error) {
 	data, err := s.bucket.ReadAll(ctx, objectKey(id))
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
@@ -383,7 +391,7 @@ func (s *Store) getAs(ctx context.Context, id string, compact bool) (*Snapshot, 
 	if err != nil {
 		return nil, Info{}, err
 	}
-	snap, info, err := decodeObjectAs(id, data, compact)
+	snap, info, err := decodeObjectAs(id, data, to)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
@@ -896,12 +904,12 @@ func encodeObject(snap *Snapshot, z pieceSizes) (object, Info, error) {
 // decodeObject checks and decodes the stored object data of the snapshot
 // with ID id.
 func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
-	return decodeObjectAs(id, data, false)
+	return decodeObjectAs(id, data, toOffsets)
 }
 
-// decodeObjectAs is decodeObject, into a compact SourceTable when compact
-// is set.
-func decodeObjectAs(id string, data []byte, compact bool) (*Snapshot, Info, error) {
+// decodeObjectAs is decodeObject, the source offsets decoded into what to
+// says.
+func decodeObjectAs(id string, data []byte, to sourcesTo) (*Snapshot, Info, error) {
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
 		return nil, Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", ErrCorrupt, maxHeaderSize, len(data))
@@ -949,7 +957,7 @@ func decodeObjectAs(id string, data []byte, compact bool) (*Snapshot, Info, erro
 		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
-	snap, err := decodeBody(dec, body, compact)
+	snap, err := decodeBody(dec, body, to)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -963,13 +971,17 @@ func decodeObjectAs(id string, data []byte, compact bool) (*Snapshot, Info, erro
 }
 
 // decodeBody decompresses and decodes a document: streamed (decodeStreamed)
-// when it can be, whole otherwise; with compact, streamed into a
-// SourceTable (GetForRestore).
-func decodeBody(dec *zstd.Decoder, body []byte, compact bool) (*Snapshot, error) {
+// when it can be, whole otherwise; the source offsets of a streamed one go
+// into what to says (a SourceTable for GetForRestore, a tail's seed for
+// GetForTail).
+func decodeBody(dec *zstd.Decoder, body []byte, to sourcesTo) (*Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
 		var sink offsetSink = new(offsetsCollector)
-		if compact {
+		switch to {
+		case toTable:
 			sink = &tableSink{t: new(SourceTable)}
+		case toTailSeed:
+			sink = &seedSink{s: newTailSeed()}
 		}
 		if snap, ok := decodeStreamedAhead(dec, windowAhead, sink); ok {
 			return snap, nil
