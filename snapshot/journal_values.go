@@ -7,56 +7,165 @@ package snapshot
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 )
 
 // lastValues is the last value of every live key of one offsets topic
 // partition, as the tail needs it to tell a source offset rewritten
 // backwards (Rewound) or tombstoned: an index from the key's 64-bit hash to
-// the value's bytes in an arena. It holds no key bytes and no pointer per
-// key (the collector never scans it): about 20 bytes a key besides the
-// value. Two keys whose hashes collide (about one chance in 10^9 for
-// 200,000 keys) share a value, which can only make an event be seen or
-// missed; the journal's records are the keys and values read, never these.
+// the value. It holds no key bytes and no pointer per key (the collector
+// never scans it). A value of the form nearly every connector writes,
+// {"name":N} with N an integer below 2^48 (no spaces, no sign, no leading
+// zero: the bytes are rebuilt exactly from the name and N), is held in its
+// index word, its name numbered; any other value lies in an arena, its
+// length first. That is 16 bytes an index entry (a Go map's, about 24 to
+// 40 bytes a key with its load) and nothing else for {"position":N},
+// where the bytes in an arena were 22 more and an entry 24. Two keys whose
+// hashes collide (about one chance in 10^9 for 200,000 keys) share a
+// value, which can only make an event be seen or missed; the journal's
+// records are the keys and values read, never these.
 type lastValues struct {
 	seed  maphash.Seed
-	index map[uint64]span
+	index map[uint64]uint64 // key hash -> an inline value or where it lies in arena
 	arena arena
-	live  int64 // bytes of the values indexed
+	live  int64 // bytes of the values in arena, their lengths included
+	// names are the field names of the inline values, numbered by no.
+	names   []string
+	no      map[string]uint16
+	scratch []byte // the last value get rebuilt, or set copied
 }
 
+// A value word of lastValues.index: inline (the top bit set) holds the
+// name's number and N; otherwise the arena chunk and offset of the value,
+// whose length is an uvarint before it.
+const (
+	inlineBit   = 1 << 63
+	inlineShift = 48
+	inlineMax   = 1<<inlineShift - 1
+	maxNames    = 1<<(63-inlineShift) - 1
+)
+
 func newLastValues(seed maphash.Seed) *lastValues {
-	return &lastValues{seed: seed, index: map[uint64]span{}}
+	return &lastValues{seed: seed, index: map[uint64]uint64{}}
 }
 
 // get returns the last value of key; the bytes are valid until the next
-// set or remove.
+// get, set or remove.
 func (lv *lastValues) get(key []byte) ([]byte, bool) {
-	s, ok := lv.index[maphash.Bytes(lv.seed, key)]
+	w, ok := lv.index[maphash.Bytes(lv.seed, key)]
 	if !ok {
 		return nil, false
 	}
-	return lv.arena.bytes(s), true
+	if w&inlineBit != 0 {
+		b := append(lv.scratch[:0], `{"`...)
+		b = append(b, lv.names[(w&^inlineBit)>>inlineShift]...)
+		b = append(b, `":`...)
+		b = strconv.AppendUint(b, w&inlineMax, 10)
+		lv.scratch = append(b, '}')
+		return lv.scratch, true
+	}
+	return lv.stored(w), true
+}
+
+// stored returns the value an arena word refers to (non-nil).
+func (lv *lastValues) stored(w uint64) []byte {
+	c := lv.arena.chunks[w>>32]
+	off := uint32(w)
+	n, k := binary.Uvarint(c[off:])
+	return c[off+uint32(k) : off+uint32(k)+uint32(n) : off+uint32(k)+uint32(n)]
+}
+
+// storedLen is the arena bytes of the value an arena word refers to.
+func (lv *lastValues) storedLen(w uint64) int64 {
+	if w&inlineBit != 0 {
+		return 0
+	}
+	n := len(lv.stored(w))
+	return int64(n + uvarintLen(uint64(n)))
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 // set makes value the last value of key.
 func (lv *lastValues) set(key, value []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	if old, ok := lv.index[h]; ok {
-		lv.live -= int64(old.n)
+		lv.live -= lv.storedLen(old)
 	}
-	lv.index[h] = lv.arena.put(value)
-	lv.live += int64(len(value))
+	if w, ok := lv.inline(value); ok {
+		lv.index[h] = w
+		return
+	}
+	lv.index[h] = lv.put(value)
+	lv.live += lv.storedLen(lv.index[h])
 	lv.maybeCompact()
+}
+
+// put copies value, its length first, into the arena, and returns its word.
+func (lv *lastValues) put(value []byte) uint64 {
+	lv.scratch = append(binary.AppendUvarint(lv.scratch[:0], uint64(len(value))), value...)
+	s := lv.arena.put(lv.scratch)
+	return uint64(s.chunk)<<32 | uint64(s.off)
+}
+
+// inline returns the index word of value when it is {"name":N} as get
+// rebuilds it, with N at most inlineMax.
+func (lv *lastValues) inline(v []byte) (uint64, bool) {
+	if len(v) < len(`{"":0}`) || v[0] != '{' || v[1] != '"' || v[len(v)-1] != '}' {
+		return 0, false
+	}
+	end := 2
+	for end < len(v) && v[end] != '"' {
+		if c := v[end]; c < 0x20 || c > 0x7e || c == '\\' {
+			return 0, false
+		}
+		end++
+	}
+	digits := v[min(end+2, len(v)-1) : len(v)-1]
+	if end+2 >= len(v) || v[end+1] != ':' || len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + uint64(c-'0')
+	}
+	if n > inlineMax {
+		return 0, false
+	}
+	name := v[2:end]
+	k, ok := lv.no[string(name)]
+	if !ok {
+		if len(lv.names) >= maxNames {
+			return 0, false
+		}
+		if lv.no == nil {
+			lv.no = map[string]uint16{}
+		}
+		k = uint16(len(lv.names))
+		lv.names = append(lv.names, string(name))
+		lv.no[string(name)] = k
+	}
+	return inlineBit | uint64(k)<<inlineShift | n, true
 }
 
 // remove forgets key (a tombstone).
 func (lv *lastValues) remove(key []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	if old, ok := lv.index[h]; ok {
-		lv.live -= int64(old.n)
+		lv.live -= lv.storedLen(old)
 		delete(lv.index, h)
 	}
 }
@@ -71,8 +180,13 @@ func (lv *lastValues) maybeCompact() {
 	}
 	var a arena
 	a.reserve(lv.live)
-	for h, s := range lv.index {
-		lv.index[h] = a.put(lv.arena.bytes(s))
+	for h, w := range lv.index {
+		if w&inlineBit == 0 {
+			n := lv.storedLen(w)
+			c := lv.arena.chunks[w>>32]
+			s := a.put(c[uint32(w) : uint32(w)+uint32(n)])
+			lv.index[h] = uint64(s.chunk)<<32 | uint64(s.off)
+		}
 	}
 	lv.arena = a
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -17,9 +18,16 @@ func TestLastValues(t *testing.T) {
 	lv := newLastValues(maphash.MakeSeed())
 	key := func(i int) []byte { return fmt.Appendf(nil, `["conn-%d",{"file":"/data/%d"}]`, i%7, i) }
 	const keys = 5000
+	// Half the values held inline, half in the arena.
+	value := func(round, i int) string {
+		if i%2 == 0 {
+			return fmt.Sprintf(`{"position":%d}`, round*keys+i)
+		}
+		return fmt.Sprintf(`{"file":"/data/%d","position":%d}`, i, round*keys+i)
+	}
 	for round := 0; round < 40; round++ {
 		for i := 0; i < keys; i++ {
-			lv.set(key(i), fmt.Appendf(nil, `{"position":%d}`, round*keys+i))
+			lv.set(key(i), []byte(value(round, i)))
 		}
 	}
 	for i := 0; i < keys; i += 3 {
@@ -38,7 +46,7 @@ func TestLastValues(t *testing.T) {
 				t.Fatalf("key 1 set empty: %q %v", v, ok)
 			}
 		default:
-			if want := fmt.Sprintf(`{"position":%d}`, 39*keys+i); !ok || string(v) != want {
+			if want := value(39, i); !ok || string(v) != want {
 				t.Fatalf("key %d: %q %v, want %s", i, v, ok, want)
 			}
 		}
@@ -46,8 +54,100 @@ func TestLastValues(t *testing.T) {
 	if want := keys - (keys+2)/3; lv.len() != want {
 		t.Fatalf("%d keys held, want %d", lv.len(), want)
 	}
-	if lv.arena.size > 2*lv.live+compactAbove+64 {
+	if lv.arena.size > 2*lv.live+compactAbove+64 || lv.live == 0 {
 		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.size, lv.live)
+	}
+}
+
+// TestLastValuesInline checks that every value comes back from get as the
+// exact bytes set, null and empty ones too, whether it was held inline
+// ({"name":N}, N < 2^48, as get rebuilds it) or in the arena (anything
+// else: spaces, signs, leading zeros, fractions, escapes, other shapes),
+// and which are inline.
+func TestLastValuesInline(t *testing.T) {
+	cases := []struct {
+		v      string
+		inline bool
+	}{
+		{`{"position":0}`, true},
+		{`{"position":123456789}`, true},
+		{`{"offset":281474976710655}`, true}, // 2^48-1
+		{`{"":7}`, true},
+		{`{"a b/c<>{}":1}`, true},
+		{`{"offset":281474976710656}`, false}, // 2^48
+		{`{"position":0123}`, false},
+		{`{"position":-1}`, false},
+		{`{"position":1.5}`, false},
+		{`{"position":1e3}`, false},
+		{`{"position": 1}`, false},
+		{`{ "position":1}`, false},
+		{`{"position":1 }`, false},
+		{`{"position":1} `, false},
+		{`{"pos\u0041":1}`, false},
+		{`{"position":"1"}`, false},
+		{`{"position":1,"file":"x"}`, false},
+		{`{"é":1}`, false},
+		{`{"position":}`, false},
+		{`{"position"}`, false},
+		{`{"position`, false},
+		{`{"":}`, false},
+		{`{}`, false},
+		{`[1]`, false},
+		{`12`, false},
+		{``, false},
+		{`{"position":1234567890123456}`, false},
+	}
+	lv := newLastValues(maphash.MakeSeed())
+	for i, c := range cases {
+		key := fmt.Appendf(nil, "k%d", i)
+		lv.set(key, []byte(c.v))
+		if w := lv.index[maphash.Bytes(lv.seed, key)]; (w&inlineBit != 0) != c.inline {
+			t.Errorf("%q: inline %v, want %v", c.v, !c.inline, c.inline)
+		}
+	}
+	lv.set([]byte("nil"), nil)
+	for i, c := range cases {
+		got, ok := lv.get(fmt.Appendf(nil, "k%d", i))
+		if !ok || got == nil || string(got) != c.v {
+			t.Errorf("get of %q: %q %v", c.v, got, ok)
+		}
+	}
+	if got, ok := lv.get([]byte("nil")); !ok || got == nil || len(got) != 0 {
+		t.Errorf("get of a nil value: %q %v, want empty", got, ok)
+	}
+	// Random values round-trip, through compactions.
+	lv = newLastValues(maphash.MakeSeed())
+	r := rand.New(rand.NewPCG(3, 4))
+	want := map[string]string{}
+	for i := range 20000 {
+		k := fmt.Sprintf("key-%d", r.IntN(500))
+		var v string
+		switch r.IntN(4) {
+		case 0:
+			v = fmt.Sprintf(`{"f%d":%d}`, r.IntN(3), r.Uint64()>>r.IntN(64))
+		case 1:
+			v = fmt.Sprintf(`{"position":%d,"i":%d}`, r.Int64(), i)
+		case 2:
+			b := make([]byte, r.IntN(40))
+			for j := range b {
+				b[j] = byte(r.IntN(256))
+			}
+			v = string(b)
+		default:
+			lv.remove([]byte(k))
+			delete(want, k)
+			continue
+		}
+		lv.set([]byte(k), []byte(v))
+		want[k] = v
+	}
+	if lv.len() != len(want) {
+		t.Fatalf("%d keys held, want %d", lv.len(), len(want))
+	}
+	for k, v := range want {
+		if got, ok := lv.get([]byte(k)); !ok || string(got) != v {
+			t.Fatalf("%s: %q %v, want %q", k, got, ok, v)
+		}
 	}
 }
 
