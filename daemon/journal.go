@@ -271,6 +271,10 @@ func (j *journal) resume(ctx context.Context) {
 		last = head.Last.LastTime
 	}
 	tail := j.d.Tail.New(head.State, head.Positions, last)
+	// The epoch's state (its base snapshot decoded whole, the segments
+	// replayed onto it) is garbage once resume returns: the tail keeps
+	// what it needs of it.
+	defer memlimit.Release()
 	if err := tail.Start(ctx); err != nil {
 		var tb *snapshot.TailBreak
 		if errors.As(err, &tb) {
