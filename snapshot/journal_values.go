@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strconv"
 )
 
@@ -22,15 +23,15 @@ import (
 // {"name":N} with N an integer below 2^48 (no spaces, no sign, no leading
 // zero: the bytes are rebuilt exactly from the name and N), is held in its
 // index word, its name numbered; any other value lies in an arena, its
-// length first. That is 16 bytes an index entry (a Go map's, about 24 to
-// 40 bytes a key with its load) and nothing else for {"position":N},
-// where the bytes in an arena were 22 more and an entry 24. Two keys whose
+// length first. The index is a wordIndex: 16 bytes a key, and nothing
+// else for {"position":N} (a map[uint64]span took 58 bytes a key at
+// 800,000 keys, and the value 22 more in an arena). Two keys whose
 // hashes collide (about one chance in 10^9 for 200,000 keys) share a
 // value, which can only make an event be seen or missed; the journal's
 // records are the keys and values read, never these.
 type lastValues struct {
 	seed  maphash.Seed
-	index map[uint64]uint64 // key hash -> an inline value or where it lies in arena
+	index wordIndex // key hash -> an inline value or where it lies in arena
 	arena arena
 	live  int64 // bytes of the values in arena, their lengths included
 	// names are the field names of the inline values, numbered by no.
@@ -50,13 +51,13 @@ const (
 )
 
 func newLastValues(seed maphash.Seed) *lastValues {
-	return &lastValues{seed: seed, index: map[uint64]uint64{}}
+	return &lastValues{seed: seed}
 }
 
 // get returns the last value of key; the bytes are valid until the next
 // get, set or remove.
 func (lv *lastValues) get(key []byte) ([]byte, bool) {
-	w, ok := lv.index[maphash.Bytes(lv.seed, key)]
+	w, ok := lv.index.get(maphash.Bytes(lv.seed, key))
 	if !ok {
 		return nil, false
 	}
@@ -99,15 +100,16 @@ func uvarintLen(x uint64) int {
 // set makes value the last value of key.
 func (lv *lastValues) set(key, value []byte) {
 	h := maphash.Bytes(lv.seed, key)
-	if old, ok := lv.index[h]; ok {
+	if old, ok := lv.index.get(h); ok {
 		lv.live -= lv.storedLen(old)
 	}
 	if w, ok := lv.inline(value); ok {
-		lv.index[h] = w
+		lv.index.set(h, w)
 		return
 	}
-	lv.index[h] = lv.put(value)
-	lv.live += lv.storedLen(lv.index[h])
+	w := lv.put(value)
+	lv.index.set(h, w)
+	lv.live += lv.storedLen(w)
 	lv.maybeCompact()
 }
 
@@ -164,9 +166,9 @@ func (lv *lastValues) inline(v []byte) (uint64, bool) {
 // remove forgets key (a tombstone).
 func (lv *lastValues) remove(key []byte) {
 	h := maphash.Bytes(lv.seed, key)
-	if old, ok := lv.index[h]; ok {
+	if old, ok := lv.index.get(h); ok {
 		lv.live -= lv.storedLen(old)
-		delete(lv.index, h)
+		lv.index.remove(h)
 	}
 }
 
@@ -180,19 +182,121 @@ func (lv *lastValues) maybeCompact() {
 	}
 	var a arena
 	a.reserve(lv.live)
-	for h, w := range lv.index {
-		if w&inlineBit == 0 {
-			n := lv.storedLen(w)
-			c := lv.arena.chunks[w>>32]
-			s := a.put(c[uint32(w) : uint32(w)+uint32(n)])
-			lv.index[h] = uint64(s.chunk)<<32 | uint64(s.off)
+	lv.index.update(func(w uint64) uint64 {
+		if w&inlineBit != 0 {
+			return w
 		}
-	}
+		n := lv.storedLen(w)
+		c := lv.arena.chunks[w>>32]
+		s := a.put(c[uint32(w) : uint32(w)+uint32(n)])
+		return uint64(s.chunk)<<32 | uint64(s.off)
+	})
 	lv.arena = a
 }
 
 // len is the number of keys held.
-func (lv *lastValues) len() int { return len(lv.index) }
+func (lv *lastValues) len() int { return lv.index.len() }
+
+// wordIndex maps 64-bit key hashes to 64-bit words without a pointer: two
+// sorted arrays, 16 bytes a key, searched by bisection, and a map of the
+// keys added since they were merged into the arrays, at most an eighth of
+// them (or mergeAbove). A key is in one of the two: set finds it in the
+// arrays first, and a removed key stays in them, goneWord, until the next
+// merge.
+type wordIndex struct {
+	hs, ws []uint64
+	gone   int // entries of hs removed
+	more   map[uint64]uint64
+}
+
+// goneWord marks a removed key in wordIndex.ws; no value word is all ones
+// (a name's number is below maxNames).
+const goneWord = ^uint64(0)
+
+// mergeAbove is the fewest keys a wordIndex adds before merging them.
+const mergeAbove = 1024
+
+func (x *wordIndex) get(h uint64) (uint64, bool) {
+	if w, ok := x.more[h]; ok {
+		return w, true
+	}
+	if i, ok := slices.BinarySearch(x.hs, h); ok && x.ws[i] != goneWord {
+		return x.ws[i], true
+	}
+	return 0, false
+}
+
+func (x *wordIndex) set(h, w uint64) {
+	if i, ok := slices.BinarySearch(x.hs, h); ok {
+		if x.ws[i] == goneWord {
+			x.gone--
+		}
+		x.ws[i] = w
+		return
+	}
+	if x.more == nil {
+		x.more = map[uint64]uint64{}
+	}
+	x.more[h] = w
+	if len(x.more) > max(mergeAbove, len(x.hs)/8) {
+		x.merge()
+	}
+}
+
+func (x *wordIndex) remove(h uint64) {
+	if _, ok := x.more[h]; ok {
+		delete(x.more, h)
+		return
+	}
+	if i, ok := slices.BinarySearch(x.hs, h); ok && x.ws[i] != goneWord {
+		x.ws[i] = goneWord
+		x.gone++
+		if x.gone > max(mergeAbove, len(x.hs)/2) {
+			x.merge()
+		}
+	}
+}
+
+func (x *wordIndex) len() int { return len(x.hs) - x.gone + len(x.more) }
+
+// update replaces every word w by f(w).
+func (x *wordIndex) update(f func(uint64) uint64) {
+	for i, w := range x.ws {
+		if w != goneWord {
+			x.ws[i] = f(w)
+		}
+	}
+	for h, w := range x.more {
+		x.more[h] = f(w)
+	}
+}
+
+// merge makes the arrays hold every key, the removed ones left out.
+func (x *wordIndex) merge() {
+	if len(x.more) == 0 && x.gone == 0 {
+		return
+	}
+	add := make([]uint64, 0, len(x.more))
+	for h := range x.more {
+		add = append(add, h)
+	}
+	slices.Sort(add)
+	n := x.len()
+	hs, ws := make([]uint64, 0, n), make([]uint64, 0, n)
+	i, j := 0, 0
+	for i < len(x.hs) || j < len(add) {
+		if j == len(add) || (i < len(x.hs) && x.hs[i] < add[j]) {
+			if x.ws[i] != goneWord {
+				hs, ws = append(hs, x.hs[i]), append(ws, x.ws[i])
+			}
+			i++
+			continue
+		}
+		hs, ws = append(hs, add[j]), append(ws, x.more[add[j]])
+		j++
+	}
+	x.hs, x.ws, x.gone, x.more = hs, ws, 0, nil
+}
 
 // tailSeed is what a Tail keeps of a state's source offsets: the
 // lastValues of every offsets topic partition that has keys, under one
@@ -243,7 +347,18 @@ func seedOf(state *Snapshot) *tailSeed {
 	for i := range int32(t.Len()) {
 		s.set(t.Topic(i), t.Partition(i), t.Key(i), t.Value(i))
 	}
+	s.merge()
 	return s
+}
+
+// merge merges the keys every lastValues added into its arrays (see
+// wordIndex), once the seed holds them all.
+func (s *tailSeed) merge() {
+	for _, parts := range s.last {
+		for _, lv := range parts {
+			lv.index.merge()
+		}
+	}
 }
 
 // seedSink decodes the source offsets of a document into a tailSeed.
@@ -259,7 +374,10 @@ func (k *seedSink) add(o *SourceOffset, d *offsetDecoder) bool {
 	return true
 }
 
-func (k *seedSink) finish(s *Snapshot) { s.SourceOffsets, s.seed = nil, k.s }
+func (k *seedSink) finish(s *Snapshot) {
+	k.s.merge()
+	s.SourceOffsets, s.seed = nil, k.s
+}
 
 // errSeeded is the error of encoding a snapshot read by GetForTail.
 var errSeeded = errors.New("snapshot was read for the journal (its source offsets were not kept) and cannot be encoded")

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -101,7 +102,7 @@ func TestLastValuesInline(t *testing.T) {
 	for i, c := range cases {
 		key := fmt.Appendf(nil, "k%d", i)
 		lv.set(key, []byte(c.v))
-		if w := lv.index[maphash.Bytes(lv.seed, key)]; (w&inlineBit != 0) != c.inline {
+		if w, _ := lv.index.get(maphash.Bytes(lv.seed, key)); (w&inlineBit != 0) != c.inline {
 			t.Errorf("%q: inline %v, want %v", c.v, !c.inline, c.inline)
 		}
 	}
@@ -343,4 +344,76 @@ func TestGetForTail(t *testing.T) {
 		}
 	}()
 	NewTail(nil, Options{}, got, topics, got.CreatedAt)
+}
+
+// TestWordIndex checks the index against a map under random sets and
+// removes of few and of many keys (merges, removed keys set again,
+// hashes of 0 and all ones), and update.
+func TestWordIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, keys := range []int{10, 3000, 40000} {
+		var x wordIndex
+		want := map[uint64]uint64{}
+		hash := func() uint64 {
+			switch k := uint64(r.IntN(keys)); k {
+			case 0:
+				return 0
+			case 1:
+				return ^uint64(0)
+			default:
+				return k * 0x9e3779b97f4a7c15
+			}
+		}
+		for i := range 20 * keys {
+			h := hash()
+			if r.IntN(3) == 0 {
+				x.remove(h)
+				delete(want, h)
+			} else {
+				x.set(h, uint64(i))
+				want[h] = uint64(i)
+			}
+			if i%997 == 0 {
+				h := hash()
+				w, ok := x.get(h)
+				if ww, wok := want[h]; ok != wok || w != ww {
+					t.Fatalf("%d keys, op %d: get %x = %d %v, want %d %v", keys, i, h, w, ok, ww, wok)
+				}
+			}
+		}
+		x.update(func(w uint64) uint64 { return w + 1 })
+		if x.len() != len(want) {
+			t.Fatalf("%d keys: len %d, want %d", keys, x.len(), len(want))
+		}
+		for h, ww := range want {
+			if w, ok := x.get(h); !ok || w != ww+1 {
+				t.Fatalf("%d keys: get %x = %d %v, want %d", keys, h, w, ok, ww+1)
+			}
+		}
+		x.merge()
+		if len(x.more) != 0 || x.gone != 0 || len(x.hs) != len(want) || !slices.IsSorted(x.hs) {
+			t.Fatalf("%d keys: after merge %d added, %d gone, %d held, want %d", keys, len(x.more), x.gone, len(x.hs), len(want))
+		}
+	}
+}
+
+// TestTailSeedFootprint checks that a seed holds 16 bytes a key in its
+// indexes and nothing in its arenas for values {"position":N}.
+func TestTailSeedFootprint(t *testing.T) {
+	s := &Snapshot{}
+	for i := range 100000 {
+		s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(i % 5),
+			Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
+	}
+	seed := seedOf(s)
+	n := 0
+	for _, lv := range seed.last["connect-offsets"] {
+		if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.size != 0 {
+			t.Fatalf("%d keys: %d in the map, arrays of %d and %d, arena of %d bytes", lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size)
+		}
+		n += lv.len()
+	}
+	if n != len(s.SourceOffsets) {
+		t.Fatalf("%d keys held, want %d", n, len(s.SourceOffsets))
+	}
 }
