@@ -19,7 +19,7 @@ import (
 // partition, as the tail needs it to tell a source offset rewritten
 // backwards (Rewound) or tombstoned: an index from the key's 64-bit hash to
 // the value. It holds no key bytes and no pointer per key (the collector
-// never scans it). A value of the form nearly every connector writes,
+// never scans it). A value of the simplest form, a single counter
 // {"name":N} with N an integer below 2^48 (no spaces, no sign, no leading
 // zero: the bytes are rebuilt exactly from the name and N), is held in its
 // index word, its name numbered; any other value lies in an arena, its
@@ -117,6 +117,9 @@ func (lv *lastValues) set(key, value []byte) {
 func (lv *lastValues) put(value []byte) uint64 {
 	lv.scratch = append(binary.AppendUvarint(lv.scratch[:0], uint64(len(value))), value...)
 	s := lv.arena.put(lv.scratch)
+	if cap(lv.scratch) > 4<<10 {
+		lv.scratch = nil // a large value's copy is not kept
+	}
 	return uint64(s.chunk)<<32 | uint64(s.off)
 }
 
