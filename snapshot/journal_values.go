@@ -100,17 +100,17 @@ func uvarintLen(x uint64) int {
 // set makes value the last value of key.
 func (lv *lastValues) set(key, value []byte) {
 	h := maphash.Bytes(lv.seed, key)
-	if old, ok := lv.index.get(h); ok {
+	w, inline := lv.inline(value)
+	if !inline {
+		w = lv.put(value)
+		lv.live += lv.storedLen(w)
+	}
+	if old, ok := lv.index.set(h, w); ok {
 		lv.live -= lv.storedLen(old)
 	}
-	if w, ok := lv.inline(value); ok {
-		lv.index.set(h, w)
-		return
+	if !inline {
+		lv.maybeCompact()
 	}
-	w := lv.put(value)
-	lv.index.set(h, w)
-	lv.live += lv.storedLen(w)
-	lv.maybeCompact()
 }
 
 // put copies value, its length first, into the arena, and returns its word.
@@ -210,6 +210,9 @@ type wordIndex struct {
 	hs, ws []uint64
 	gone   int // entries of hs removed
 	more   map[uint64]uint64
+	// loading defers merging to the caller (a seed merges each
+	// partition's keys once: see tailSeed).
+	loading bool
 }
 
 // goneWord marks a removed key in wordIndex.ws; no value word is all ones
@@ -229,21 +232,26 @@ func (x *wordIndex) get(h uint64) (uint64, bool) {
 	return 0, false
 }
 
-func (x *wordIndex) set(h, w uint64) {
+// set makes w the word of h, and returns the word it replaces.
+func (x *wordIndex) set(h, w uint64) (uint64, bool) {
 	if i, ok := slices.BinarySearch(x.hs, h); ok {
-		if x.ws[i] == goneWord {
-			x.gone--
-		}
+		old := x.ws[i]
 		x.ws[i] = w
-		return
+		if old == goneWord {
+			x.gone--
+			return 0, false
+		}
+		return old, true
 	}
 	if x.more == nil {
 		x.more = map[uint64]uint64{}
 	}
+	old, ok := x.more[h]
 	x.more[h] = w
-	if len(x.more) > max(mergeAbove, len(x.hs)/8) {
+	if !x.loading && len(x.more) > max(mergeAbove, len(x.hs)/8) {
 		x.merge()
 	}
+	return old, ok
 }
 
 func (x *wordIndex) remove(h uint64) {
@@ -271,6 +279,15 @@ func (x *wordIndex) update(f func(uint64) uint64) {
 	}
 	for h, w := range x.more {
 		x.more[h] = f(w)
+	}
+}
+
+// loaded ends loading: the keys set are merged when set would have
+// merged them.
+func (x *wordIndex) loaded() {
+	x.loading = false
+	if len(x.more) > max(mergeAbove, len(x.hs)/8) {
+		x.merge()
 	}
 }
 
@@ -310,6 +327,11 @@ func (x *wordIndex) merge() {
 type tailSeed struct {
 	seed maphash.Seed
 	last map[string]map[int32]*lastValues
+	// cur is the lastValues set last: a document holds each partition's
+	// keys in one run, whose keys are merged once when it ends (see
+	// wordIndex.loading), from a map of one partition's keys at most;
+	// keys of partitions interleaved are merged as set merges them.
+	cur *lastValues
 	// taken says a Tail took the lastValues (NewTail).
 	taken bool
 }
@@ -329,6 +351,12 @@ func (s *tailSeed) set(topic string, partition int32, key, value []byte) {
 	if lv == nil {
 		lv = newLastValues(s.seed)
 		parts[partition] = lv
+	}
+	if lv != s.cur {
+		if s.cur != nil {
+			s.cur.index.loaded()
+		}
+		lv.index.loading, s.cur = true, lv
 	}
 	lv.set(key, value)
 }
@@ -359,9 +387,11 @@ func seedOf(state *Snapshot) *tailSeed {
 func (s *tailSeed) merge() {
 	for _, parts := range s.last {
 		for _, lv := range parts {
+			lv.index.loading = false
 			lv.index.merge()
 		}
 	}
+	s.cur = nil
 }
 
 // seedSink decodes the source offsets of a document into a tailSeed.

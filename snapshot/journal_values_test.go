@@ -398,22 +398,34 @@ func TestWordIndex(t *testing.T) {
 }
 
 // TestTailSeedFootprint checks that a seed holds 16 bytes a key in its
-// indexes and nothing in its arenas for values {"position":N}.
+// indexes and nothing in its arenas for values {"position":N}, whether
+// the partitions come one after the other (as a document holds them) or
+// interleaved, and the same keys.
 func TestTailSeedFootprint(t *testing.T) {
-	s := &Snapshot{}
-	for i := range 100000 {
-		s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(i % 5),
-			Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
-	}
-	seed := seedOf(s)
-	n := 0
-	for _, lv := range seed.last["connect-offsets"] {
-		if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.size != 0 {
-			t.Fatalf("%d keys: %d in the map, arrays of %d and %d, arena of %d bytes", lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size)
+	const keys = 100000
+	for _, order := range []string{"partition by partition", "interleaved"} {
+		s := &Snapshot{}
+		for i := range keys {
+			p := int32(i / (keys / 5))
+			if order == "interleaved" {
+				p = int32(i % 5)
+			}
+			s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: p,
+				Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
 		}
-		n += lv.len()
-	}
-	if n != len(s.SourceOffsets) {
-		t.Fatalf("%d keys held, want %d", n, len(s.SourceOffsets))
+		seed := seedOf(s)
+		n := 0
+		for _, lv := range seed.last["connect-offsets"] {
+			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.size != 0 || lv.index.loading {
+				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size)
+			}
+			n += lv.len()
+		}
+		if n != keys {
+			t.Fatalf("%s: %d keys held, want %d", order, n, keys)
+		}
+		if d := sameSeed(s, seed.last, oldSeed(s)); d != "" {
+			t.Fatalf("%s: %s", order, d)
+		}
 	}
 }
