@@ -108,9 +108,7 @@ func (lv *lastValues) set(key, value []byte) {
 	if old, ok := lv.index.set(h, w); ok {
 		lv.live -= lv.storedLen(old)
 	}
-	if !inline {
-		lv.maybeCompact()
-	}
+	lv.maybeCompact()
 }
 
 // put copies value, its length first, into the arena, and returns its word.
@@ -172,6 +170,7 @@ func (lv *lastValues) remove(key []byte) {
 	if old, ok := lv.index.get(h); ok {
 		lv.live -= lv.storedLen(old)
 		lv.index.remove(h)
+		lv.maybeCompact()
 	}
 }
 

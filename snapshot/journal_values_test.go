@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -427,5 +428,39 @@ func TestTailSeedFootprint(t *testing.T) {
 		if d := sameSeed(s, seed.last, oldSeed(s)); d != "" {
 			t.Fatalf("%s: %s", order, d)
 		}
+	}
+}
+
+// TestLastValuesHostile checks that the tail's last values stay bounded
+// for hostile shapes: a value of 1 MiB (its copy kept once, freed when it
+// is overwritten by a value held inline), a million tiny keys in one
+// partition (16 bytes a key once merged), and every key tombstoned (the
+// arrays and the arena shrink with the keys).
+func TestLastValuesHostile(t *testing.T) {
+	lv := newLastValues(maphash.MakeSeed())
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	lv.set([]byte("big"), big)
+	if got, ok := lv.get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.scratch) > 4<<10 {
+		t.Fatalf("a value of 1 MiB: %d bytes back, scratch of %d", len(got), cap(lv.scratch))
+	}
+	lv.set([]byte("big"), []byte(`{"position":1}`))
+	if lv.arena.size > compactAbove || lv.live != 0 {
+		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.size, lv.live)
+	}
+
+	lv = newLastValues(maphash.MakeSeed())
+	const tiny = 1000000
+	for i := range tiny {
+		lv.set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
+	}
+	lv.index.merge()
+	if lv.len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.size > 2*lv.live+compactAbove {
+		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size, lv.live)
+	}
+	for i := range tiny {
+		lv.remove(strconv.AppendInt(nil, int64(i), 36))
+	}
+	if lv.len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.size > compactAbove || lv.live != 0 {
+		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.len(), cap(lv.index.hs), lv.arena.size, lv.live)
 	}
 }
