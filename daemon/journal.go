@@ -313,8 +313,8 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	}
 	// The snapshot's source offsets are decoded straight into what the
 	// tail keeps of them, never into SourceOffsets; what the epoch's start
-	// freed (the old tail, the document's buffers) goes back to the
-	// operating system, as after a run (see Daemon.run).
+	// freed (the document's buffers, the old tail once replaced) goes back
+	// to the operating system, as after a run (see Daemon.run).
 	snap, err := j.d.Store.GetForTail(ctx, info.ID)
 	if err == nil {
 		err = j.begin(ctx, snap, reason, term)
