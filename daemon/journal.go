@@ -182,6 +182,9 @@ func (j *journal) tick(ctx context.Context) {
 		return
 	}
 	j.write(ctx, entries, observed)
+	// What the flush decoded is garbage now: the daemon between runs
+	// holds what the next flush and run reuse, no more.
+	memlimit.Trim()
 }
 
 // flushBeforeEpoch is tick for the end of an epoch, when a snapshot has

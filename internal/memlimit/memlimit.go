@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // Headroom is the least the heap may grow by past its live size (and the
@@ -48,7 +49,10 @@ var names = []string{
 	"/memory/classes/heap/released:bytes",
 }
 
-var started sync.Once
+var (
+	started sync.Once
+	on      atomic.Bool // Start started
+)
 
 // Start follows the live heap with the soft memory limit from now on, unless
 // GOMEMLIMIT is set (then the user's limit stands). It reports whether it
@@ -58,6 +62,7 @@ func Start() bool {
 		return false
 	}
 	started.Do(func() {
+		on.Store(true)
 		s := make([]metrics.Sample, len(names))
 		for i, n := range names {
 			s[i].Name = n
@@ -75,6 +80,18 @@ func Start() bool {
 // frames, encode buffers) would otherwise stay resident until the next
 // run reuses them. It costs one collection per run.
 func Release() { debug.FreeOSMemory() }
+
+// Trim is Release when Start started the adaptive limit, and nothing
+// otherwise: with GOMEMLIMIT set the user chose CPU over memory. A
+// daemon's journal calls it after each flush: a flush reads every sink
+// group's offsets (100,000 partitions: a few megabytes decoded each
+// time), and its garbage otherwise stayed resident up to the headroom
+// until the next run's Release (docs/benchmarks.md).
+func Trim() {
+	if on.Load() {
+		Release()
+	}
+}
 
 // arm calls update after the next collection: a finalizer runs on an
 // object that only a collection frees, and re-arms itself.

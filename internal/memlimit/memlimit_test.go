@@ -59,3 +59,27 @@ func TestUserLimitStands(t *testing.T) {
 		t.Fatal("Start started with GOMEMLIMIT set")
 	}
 }
+
+// TestTrim: Trim collects and returns memory only when Start started the
+// adaptive limit (with GOMEMLIMIT set the user chose CPU over memory).
+func TestTrim(t *testing.T) {
+	was := on.Load()
+	defer on.Store(was)
+	numGC := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumGC
+	}
+	on.Store(false)
+	before := numGC()
+	Trim()
+	if n := numGC(); n != before {
+		t.Errorf("Trim without Start collected (%d -> %d)", before, n)
+	}
+	on.Store(true)
+	before = numGC()
+	Trim()
+	if n := numGC(); n == before {
+		t.Error("Trim after Start did not collect")
+	}
+}
