@@ -743,6 +743,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 		}
 		return nil, fmt.Errorf("fetch from broker %d: %w", leader, err)
 	}
+	var recs []batchRec
 	byID := make(map[[16]byte]string)
 	for _, c := range cs {
 		byID[c.view.id] = c.view.name
@@ -757,6 +758,14 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 			rp := &rt.Partitions[j]
 			c := index[key{name, rp.Partition}]
 			if c == nil {
+				continue
+			}
+			var next int64
+			var ok bool
+			var kept int
+			if next, kept, ok, recs = applyDirect(c, rp, dec, recs); ok {
+				c.view.progress.add(kept, len(rp.RecordBatches))
+				c.advance(next)
 				continue
 			}
 			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
@@ -791,15 +800,20 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 				}
 				r.Recycle() // apply keeps nothing of r
 			}
-			if next > c.pv.next {
-				c.pv.next = min(next, c.end)
-			}
-			if c.view.onRecord == nil {
-				c.pv.maybeCompact()
-			}
+			c.advance(next)
 		}
 	}
 	return retry, nil
+}
+
+// advance moves c past what a fetch applied, up to next.
+func (c *cursor) advance(next int64) {
+	if next > c.pv.next {
+		c.pv.next = min(next, c.end)
+	}
+	if c.view.onRecord == nil {
+		c.pv.maybeCompact()
+	}
 }
 
 // apply applies one committed record in log order.
@@ -808,15 +822,21 @@ func (v *topicView) apply(pv *partView, r *kgo.Record) {
 		v.onRecord(r)
 		return
 	}
-	if r.Key == nil {
+	v.applyKV(pv, r.Key, r.Value, r.Offset)
+}
+
+// applyKV applies one committed record, of key and value (nil for null),
+// in log order.
+func (v *topicView) applyKV(pv *partView, key, value []byte, offset int64) {
+	if key == nil {
 		pv.nulls++
 		return
 	}
-	if r.Value == nil {
-		pv.remove(r.Key)
+	if value == nil {
+		pv.remove(key)
 		return
 	}
-	pv.set(r.Key, r.Value, r.Offset)
+	pv.set(key, value, offset)
 }
 
 // listBounds returns, for each existing topic, its partitions' log start and
