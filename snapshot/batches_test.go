@@ -1,0 +1,207 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// viewContent is what a read kept of a topic: partition → key → value and
+// offset, and the null keys counted.
+type viewContent map[int32]map[string]string
+
+func contentOf(v *topicView) viewContent {
+	out := make(viewContent)
+	for p, pv := range v.parts {
+		m := make(map[string]string)
+		for k, i := range pv.all() {
+			r := pv.record(i)
+			m[k] = fmt.Sprintf("%q@%d", r.value, r.offset)
+		}
+		m["\x00nulls"] = fmt.Sprint(pv.nulls)
+		m["\x00next"] = fmt.Sprint(pv.next)
+		out[p] = m
+	}
+	return out
+}
+
+// batchWorld is a cluster with two compacted topics of 3 partitions:
+// "plain" written in compressed batches (zstd, snappy, none) with headers,
+// null keys, empty values, tombstones and committed transactions; "txn"
+// with aborted transactions as well.
+func batchWorld(t *testing.T) (*kgo.Client, *kadm.Client) {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "plain", "txn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	ctx := context.Background()
+	for i, codec := range []kgo.CompressionCodec{kgo.ZstdCompression(), kgo.SnappyCompression(), kgo.NoCompression()} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ProducerBatchCompression(codec),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []*kgo.Record
+		for j := range 300 {
+			r := &kgo.Record{Topic: "plain", Partition: int32(j % 3), Key: fmt.Appendf(nil, `["c%d",{"p":%d}]`, j%7, j%50), Value: fmt.Appendf(nil, `{"o":%d,"c":%d}`, j, i)}
+			switch j % 23 {
+			case 0:
+				r.Value = nil // tombstone
+			case 1:
+				r.Key = nil
+			case 2:
+				r.Value = []byte{}
+			case 3:
+				r.Headers = []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}
+			}
+			rs = append(rs, r)
+		}
+		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		cl.Close()
+	}
+	for i, commit := range []bool{true, false, true, false} {
+		p, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID(fmt.Sprint("tx", i)),
+			kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, topic := range []string{"plain", "txn"} {
+			if topic == "plain" && !commit {
+				continue // "plain" has no aborted transaction
+			}
+			if err := p.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			var rs []*kgo.Record
+			for j := range 60 {
+				rs = append(rs, &kgo.Record{Topic: topic, Partition: int32(j % 3), Key: fmt.Appendf(nil, `["t",{"p":%d}]`, j%20), Value: fmt.Appendf(nil, `{"tx":%d,"j":%d}`, i, j)})
+			}
+			if err := p.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Close()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl, kadm.NewClient(cl)
+}
+
+// readWith reads topics with directFetch set to direct.
+func readWith(t *testing.T, cl *kgo.Client, adm *kadm.Client, direct bool, topics ...string) map[string]viewContent {
+	t.Helper()
+	was := directFetch
+	directFetch = direct
+	defer func() { directFetch = was }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends, missing, err := listBounds(ctx, adm, topics)
+	if err != nil || len(missing) > 0 {
+		t.Fatalf("list bounds: %v (missing %v)", err, missing)
+	}
+	var views []*topicView
+	for _, name := range topics {
+		views = append(views, newTopicView(name))
+	}
+	if _, err := readTopics(ctx, cl, adm, views, ends); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]viewContent)
+	for _, v := range views {
+		out[v.name] = contentOf(v)
+	}
+	return out
+}
+
+// The records applied straight from the batches are those
+// kgo.ProcessFetchPartition gives: same keys, values, offsets, null keys
+// and next offsets, over compressed batches, headers, tombstones, empty
+// values, control batches and aborted transactions.
+func TestApplyDirectMatchesKgo(t *testing.T) {
+	cl, adm := batchWorld(t)
+	want := readWith(t, cl, adm, false, "plain", "txn")
+	got := readWith(t, cl, adm, true, "plain", "txn")
+	for topic, w := range want {
+		for p, wm := range w {
+			if !maps.Equal(got[topic][p], wm) {
+				t.Errorf("%s/%d: direct read\n%v\nkgo read\n%v", topic, p, got[topic][p], wm)
+			}
+		}
+		if len(got[topic]) != len(w) || len(w) != 3 {
+			t.Errorf("%s: %d partitions read directly, %d by kgo", topic, len(got[topic]), len(w))
+		}
+	}
+	for _, pm := range want["plain"] {
+		if pm["\x00nulls"] == "0" || len(pm) < 20 {
+			t.Fatalf("the world lacks what it tests: %v", pm)
+		}
+	}
+}
+
+// applyDirect takes a partition of committed batches, compressed or not,
+// and leaves one with aborted transactions to kgo.
+func TestApplyDirectTakesWhatItCan(t *testing.T) {
+	cl, adm := batchWorld(t)
+	ctx := context.Background()
+	ends, _, err := listBounds(ctx, adm, []string{"plain", "txn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"plain", "txn"} {
+		v := newTopicView(topic)
+		c := &cursor{view: v, part: 0, pv: newPartView(0), end: ends[topic][0].end}
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = -1, fetchMaxBytes, 1, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = partMaxBytes, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Topics[0].TopicID = md.Topics[topic].ID
+		kresp, err := cl.Broker(int(md.Topics[topic].Partitions[0].Leader)).Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := kresp.(*kmsg.FetchResponse)
+		part := &resp.Topics[0].Partitions[0]
+		if part.ErrorCode != 0 {
+			t.Fatalf("%s: fetch: error code %d", topic, part.ErrorCode)
+		}
+		next, kept, ok, _ := applyDirect(c, part, kgo.DefaultDecompressor(), nil)
+		switch topic {
+		case "plain":
+			if !ok || next != c.end || kept == 0 || c.pv.len() == 0 {
+				t.Errorf("plain: ok %v, next %d of %d, %d kept, %d keys", ok, next, c.end, kept, c.pv.len())
+			}
+		case "txn":
+			if len(part.AbortedTransactions) == 0 {
+				t.Fatalf("txn: the fetch has no aborted transaction")
+			}
+			if ok || c.pv.len() != 0 {
+				t.Errorf("txn: taken with aborted transactions (ok %v, %d keys)", ok, c.pv.len())
+			}
+		}
+	}
+}
