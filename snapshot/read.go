@@ -24,6 +24,8 @@ import (
 // consumer cannot tell that it has reached the last stable offset when the
 // records just below it are aborted (they are never returned), while
 // kgo.ProcessFetchPartition gives the exact next offset after every fetch.
+// Most partitions of a fetch are applied from their record batches
+// directly (batches.go); kgo.ProcessFetchPartition takes the rest.
 
 // record is the winning write of one key in one partition, as a capture
 // reads it: the value's bytes are in the view's arena.
