@@ -205,3 +205,35 @@ func TestApplyDirectTakesWhatItCan(t *testing.T) {
 		}
 	}
 }
+
+// decodeBatch never panics on hostile bytes, and every record it accepts
+// lies within them.
+func FuzzDecodeBatch(f *testing.F) {
+	var rb kmsg.Record
+	rb.Key, rb.Value, rb.OffsetDelta = []byte("k"), []byte("v"), 1
+	rb.Length = int32(len(rb.AppendTo(nil)) - 1) // less its own one-byte length
+	one := rb.AppendTo(nil)
+	if recs, ok := decodeBatch(one, 100, 1, nil); !ok || len(recs) != 1 || recs[0].offset != 101 ||
+		string(spanOf(one, recs[0].key)) != "k" || string(spanOf(one, recs[0].value)) != "v" {
+		f.Fatalf("a record kmsg encodes: %v %v", recs, ok)
+	}
+	f.Add(one, int32(1))
+	f.Add(append(one, one...), int32(2))
+	f.Add([]byte{0x02, 0x00}, int32(1))
+	f.Fuzz(func(t *testing.T, raw []byte, count int32) {
+		recs, ok := decodeBatch(raw, 100, count, nil)
+		if !ok {
+			return
+		}
+		if len(recs) != int(count) {
+			t.Fatalf("%d records accepted of %d", len(recs), count)
+		}
+		for _, r := range recs {
+			for _, s := range [][2]int32{r.key, r.value} {
+				if s[0] >= 0 && (s[0] > s[1] || int(s[1]) > len(raw)) {
+					t.Fatalf("span %v outside %d bytes", s, len(raw))
+				}
+			}
+		}
+	})
+}
