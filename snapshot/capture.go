@@ -1138,22 +1138,9 @@ func (s *configState) apply(r *kgo.Record) {
 			delete(s.tasks, name)
 			return
 		}
-		props, ok := plainProperties(r.Value)
+		props, ok := connectorProperties(r.Value)
 		if !ok {
-			var v struct {
-				Properties map[string]any `json:"properties"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil || v.Properties == nil {
-				return // the worker logs and ignores it too
-			}
-			props = make(map[string]string, len(v.Properties))
-			for k, val := range v.Properties {
-				if s, ok := val.(string); ok {
-					props[k] = s
-				} else if val != nil {
-					props[k] = fmt.Sprint(val)
-				}
-			}
+			return // the worker logs and ignores it too
 		}
 		sum := sha256.Sum256(r.Value)
 		s.connectors[name] = &connConfig{props: props, hash: hex.EncodeToString(sum[:])}
@@ -1190,6 +1177,29 @@ func (s *configState) apply(r *kgo.Record) {
 	}
 }
 
+// connectorProperties reads the properties of a connector-<name> record
+// value, {"properties":{...}}; false when the worker would ignore it.
+func connectorProperties(value []byte) (map[string]string, bool) {
+	if props, ok := plainProperties(value); ok {
+		return props, true
+	}
+	var v struct {
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil || v.Properties == nil {
+		return nil, false
+	}
+	props := make(map[string]string, len(v.Properties))
+	for k, val := range v.Properties {
+		if s, ok := val.(string); ok {
+			props[k] = s
+		} else if val != nil {
+			props[k] = fmt.Sprint(val)
+		}
+	}
+	return props, true
+}
+
 // plainProperties reads a connector config record value as the worker
 // writes nearly all of them, {"properties":{...}} with nothing but plain
 // strings (see connectjson.PlainObjectEnd) as names and values, without
@@ -1224,7 +1234,9 @@ func plainProperties(v []byte) (map[string]string, bool) {
 // connector is the worker's view of one configured connector.
 func (s *configState) connector(name string) Connector {
 	cc := s.connectors[name]
-	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Tasks: -1, Type: TypeSource}
+	// The props map is never changed once made (a new record makes a new
+	// one), so the snapshot shares it.
+	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Config: cc.props, Tasks: -1, Type: TypeSource}
 	c.Class = cc.props["connector.class"]
 	if ConnectorType(cc.props) == TypeSink {
 		c.Type = TypeSink
@@ -1279,8 +1291,9 @@ type ConnectorConfig struct {
 }
 
 // Stopped reports whether the worker considers the connector stopped:
-// target state STOPPED and a task count of 0.
-func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks == 0 }
+// target state STOPPED and a task count of 0 (or no task commit at all,
+// which the herder counts as 0: a connector created STOPPED).
+func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks <= 0 }
 
 // ReadConfigs reads a Connect config topic from its start to its last
 // stable offset with read_committed isolation and replays it as the worker

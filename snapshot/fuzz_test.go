@@ -34,7 +34,7 @@ var fuzzZstd, _ = zstd.NewWriter(nil)
 //
 //	go test -run '^$' -fuzz=FuzzDecode -fuzztime=60s ./snapshot/
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"testdata/v1.json", "testdata/v1.snap"} {
+	for _, name := range []string{"testdata/v1.json", "testdata/v1.snap", "testdata/v1-configs.json"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestJournalFormatV1(t *testing.T) {
 		if (w.LastConsumed == nil) != (e.LastConsumed == nil) || w.LastConsumed != nil && *w.LastConsumed != *e.LastConsumed {
 			t.Errorf("entry %d: last consumed %+v, want %+v", i, e.LastConsumed, w.LastConsumed)
 		}
-		if w.Conn != nil && (e.Conn == nil || *e.Conn != *w.Conn) {
+		if w.Conn != nil && (e.Conn == nil || !reflect.DeepEqual(*e.Conn, *w.Conn)) {
 			t.Errorf("entry %d: connector %+v, want %+v", i, e.Conn, w.Conn)
 		}
 	}

@@ -253,6 +253,10 @@ type merger struct {
 	lastTP mergeTP
 	groups map[string]*groupMerge
 	conns  map[string]Entry
+	// confs is the last connector-<name> record of each connector whose
+	// last entry may be another (a target state, a task commit): a replay
+	// takes the connector's config from it.
+	confs  map[string]Entry
 	events map[eventKey]int // index in keep
 	bucket int64            // ms; 0 keeps every event
 	keep   []Entry
@@ -297,7 +301,7 @@ func eventBucket(level int) int64 {
 
 func newMerger(level int) *merger {
 	return &merger{parts: map[mergeTP]*partMerge{}, groups: map[string]*groupMerge{}, conns: map[string]Entry{},
-		events: map[eventKey]int{}, bucket: eventBucket(level)}
+		confs: map[string]Entry{}, events: map[eventKey]int{}, bucket: eventBucket(level)}
 }
 
 func (m *merger) group(name string) *groupMerge {
@@ -358,6 +362,12 @@ func (m *merger) add(seg *Segment) {
 			}
 		case EntryConfig:
 			m.conns[e.Connector] = *e
+			switch {
+			case e.Deleted:
+				delete(m.confs, e.Connector)
+			case string(e.Key) == "connector-"+e.Connector && e.Value != nil:
+				m.confs[e.Connector] = *e
+			}
 		case EntryPosition:
 			m.pos = append(m.pos, *e)
 		case EntryEvent:
@@ -390,7 +400,7 @@ func (m *merger) event(e *Entry) {
 
 // entries returns the merge, in the order a replay applies it.
 func (m *merger) entries() []Entry {
-	n := len(m.conns) + len(m.keep) + len(m.pos)
+	n := len(m.conns) + len(m.confs) + len(m.keep) + len(m.pos)
 	for _, p := range m.parts {
 		n += len(p.recs)
 	}
@@ -415,6 +425,11 @@ func (m *merger) entries() []Entry {
 		}
 	}
 	cs := slices.Collect(maps.Values(m.conns))
+	for name, c := range m.confs {
+		if m.conns[name].Offset != c.Offset {
+			cs = append(cs, c)
+		}
+	}
 	slices.SortFunc(cs, func(a, b Entry) int { return cmp.Compare(a.Offset, b.Offset) })
 	out = append(out, cs...)
 	// Per group: its deletion (which clears what a replay knows of it),

@@ -510,6 +510,7 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 			} else {
 				c := *e.Conn
 				c.Name = e.Connector
+				c.Config = configOf(e, st.conns[e.Connector].Config)
 				st.conns[e.Connector] = c
 			}
 			si.ConfigRecords++
@@ -678,4 +679,19 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*JournalHead, error
 		}
 	}
 	return h, nil
+}
+
+// configOf is the config a config entry leaves its connector with: the
+// properties of a connector-<name> record, else (a target state or task
+// commit) prev, the config it had.
+func configOf(e *Entry, prev map[string]string) map[string]string {
+	if e.Conn != nil && e.Conn.Config != nil {
+		return e.Conn.Config // made by a Tail, not decoded from a segment
+	}
+	if string(e.Key) == "connector-"+e.Connector && e.Value != nil {
+		if props, ok := connectorProperties(e.Value); ok {
+			return props
+		}
+	}
+	return prev
 }

@@ -207,6 +207,12 @@ type Connector struct {
 	HasConfig bool `json:"has_config"`
 	// ConfigHash is the SHA-256 of the connector's config record value bytes.
 	ConfigHash string `json:"config_hash,omitempty"`
+	// Config is the connector's whole config as the config topic holds it
+	// (the properties of its connector-<name> record; ConfigProvider
+	// placeholders such as ${file:...} stay placeholders); nil without a
+	// config, and in snapshots taken before configs were kept. It is as
+	// sensitive as the config topic: show masks what looks like a secret.
+	Config map[string]string `json:"config,omitempty"`
 	// TargetState is STARTED, PAUSED or STOPPED, read as the worker reads it
 	// (state.v2 first); empty without a config.
 	TargetState string `json:"target_state,omitempty"`
@@ -221,9 +227,12 @@ type Connector struct {
 }
 
 // Stopped reports whether the worker considers the connector stopped: no
-// config at all, or target state STOPPED with zero tasks.
+// config at all, or target state STOPPED with zero tasks. No task commit
+// at all (Tasks -1) counts as zero, as the herder's taskCount does: a
+// connector created STOPPED (POST /connectors with initial_state) never
+// had any.
 func (c Connector) Stopped() bool {
-	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks == 0)
+	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks <= 0)
 }
 
 // SourceOffset is one live key of an offsets topic: the last write of that

@@ -737,7 +737,7 @@ func (s *Server) getOffsets(ctx context.Context, r *http.Request) (int, any, err
 
 // checkStopped is the herder's precondition for altering offsets.
 func checkStopped(c connector) error {
-	if c.TargetState != snapshot.StateStopped || c.Tasks != 0 {
+	if c.TargetState != snapshot.StateStopped || c.Tasks > 0 { // no task commit counts as 0, as taskCount does
 		return apiError(http.StatusBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.Name)
 	}
 	return nil
