@@ -305,6 +305,8 @@ var perRun = map[string]bool{
 	"translate-margin": true, "map-topic": true, "topic-prefix": true, "rename-connector": true,
 	"migration": true,
 	"progress":  true, "not-strimzi-managed": true,
+	// connector configs (show.go, restore/create.go)
+	"show-secrets": true, "create-connectors": true, "include-unowned": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

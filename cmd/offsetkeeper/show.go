@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -37,7 +38,15 @@ a standalone worker (offset.storage.file.filename: a Java-serialized
 HashMap<byte[],byte[]> of the exact key and value bytes), binary, to a
 redirected stdout: show ID --output standalone-file > connect.offsets.
 --at TIME shows the state at a moment from the journal (RFC 3339 or -15m;
-see docs/journal.md) instead of a snapshot.`,
+see docs/journal.md) instead of a snapshot.
+
+The text output lists each connector's config as the snapshot holds it
+("config KEY = VALUE"); --output json holds it as "config". Values of keys
+whose names look like secrets (containing password, passwd, secret, token,
+credential, an api key such as api.key or apikey, sasl.jaas.config or
+basic.auth.user.info; not key.converter and the like) are printed as
+******** in both, unless --show-secrets; a value that is only ConfigProvider
+placeholders (${file:...}) is printed as it is.`,
 	noKafka: true,
 	new:     func(e *env) command { return &showCmd{env: e} },
 }
@@ -49,6 +58,9 @@ type showCmd struct {
 	outputDir  string
 	strimzi    strimziFlags
 	at         string
+	// showSecrets prints connector config values that look like secrets
+	// (see secretKey); they are masked otherwise.
+	showSecrets bool
 }
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
@@ -56,6 +68,7 @@ func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset), strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector) or standalone-file (the source offsets as a standalone worker's offset.storage.file.filename; binary, so not to a terminal)")
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
 	fs.StringVar(&c.at, "at", "", "show the state at this moment instead of a snapshot: RFC 3339 or a negative duration from now (-15m); from the journal")
+	fs.BoolVar(&c.showSecrets, "show-secrets", false, "print connector config values whose keys look like secrets (password, secret, token, credential, api key, ...) as they are, in the text and json output; they are masked otherwise")
 	c.g.connect.register(fs)
 	c.strimzi.register(fs)
 }
@@ -103,6 +116,9 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		if _, ok := snap.Connector(name); !ok {
 			return fmt.Errorf("connector %q is not in snapshot %s; 'offsetkeeper show %s' lists its connectors", name, snap.ID, snap.ID)
 		}
+	}
+	if !c.showSecrets {
+		snap = maskSecrets(snap)
 	}
 	switch c.output {
 	case "connect-rest":
@@ -181,6 +197,9 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\trest %s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), connectrest.StateOf(rest, conn.Name), conn.Class)
 		} else {
 			fmt.Fprintf(tw, "\nconnector %s\t%s\tstate %s\t%s\t%s\n", conn.Name, conn.Type, state, tasksText(conn), conn.Class)
+		}
+		for _, k := range slices.Sorted(maps.Keys(conn.Config)) {
+			fmt.Fprintf(tw, "  config %s\t= %s\n", k, conn.Config[k])
 		}
 		for _, o := range s.SourceOffsetsOf(conn.Name) {
 			fmt.Fprintf(tw, "  %s/%d\t%s\t-> %s\n", o.Topic, o.Partition, o.SourcePartition, o.Value)
