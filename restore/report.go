@@ -45,6 +45,9 @@ type Document struct {
 	// restores' transactions Force fenced.
 	Stopped []string `json:"stopped"`
 	Fenced  []string `json:"fenced"`
+	// Created is what --create-connectors did (or, in a dry run, would
+	// do) with each connector of the scope; [] without it.
+	Created []Creation `json:"created"`
 	// UndoSnapshot is the undo snapshot's ID, "" when nothing was written.
 	UndoSnapshot string `json:"undo_snapshot"`
 	// Written is what was written, null when nothing was.
@@ -176,7 +179,7 @@ func (r *Report) Document(err error) *Document {
 	d := &Document{
 		Snapshot: r.Snapshot, DryRun: r.DryRun, Forced: r.Forced, Outcome: r.Outcome,
 		Refusals: nonNil(r.Refusals), Stopped: nonNil(r.Stopped), Fenced: nonNil(r.Fenced),
-		UndoSnapshot: r.Undo,
+		UndoSnapshot: r.Undo, Created: nonNil(r.Created),
 	}
 	if err != nil {
 		d.Error = err.Error()

@@ -73,6 +73,12 @@ type Request struct {
 	NotStrimziManaged bool
 	// Via is ViaKafka (also "") or ViaConnect.
 	Via string
+	// CreateConnectors creates, through Env.Connect, every connector in
+	// scope that it does not have, STOPPED, with the snapshot's config
+	// (Kafka 3.7+), before the offsets are written (see create.go);
+	// Resume then resumes them once verified. A connector it has with
+	// another config is reported, never overwritten.
+	CreateConnectors bool
 }
 
 // Report is what [Run] did.
@@ -103,6 +109,8 @@ type Report struct {
 	Verified *Verification
 	// Stopped names the connectors stopped by StopConnectors.
 	Stopped []string
+	// Created is what CreateConnectors did, or would do, per connector.
+	Created []Creation
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -188,10 +196,10 @@ func (r *run) validate() error {
 		return errors.New("restore: no snapshot given")
 	case r.req.Via != ViaKafka && r.req.Via != ViaConnect:
 		return fmt.Errorf("restore: via %q: want %s or %s", r.req.Via, ViaKafka, ViaConnect)
-	case r.req.Resume && !r.req.StopConnectors:
-		return errors.New("restore: Resume resumes the connectors StopConnectors stopped: set both")
-	case (r.req.StopConnectors || r.req.Via == ViaConnect) && r.Connect == nil:
-		return errors.New("restore: StopConnectors and Via connect need a Connect REST client")
+	case r.req.Resume && !r.req.StopConnectors && !r.req.CreateConnectors:
+		return errors.New("restore: Resume resumes the connectors StopConnectors stopped or CreateConnectors created: set one of them")
+	case (r.req.StopConnectors || r.req.CreateConnectors || r.req.Via == ViaConnect) && r.Connect == nil:
+		return errors.New("restore: StopConnectors, CreateConnectors and Via connect need a Connect REST client")
 	}
 	return nil
 }
@@ -217,8 +225,14 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	r.report.Plan = plan
-	if r.Connect != nil && (r.req.StopConnectors || r.req.Via == ViaConnect) {
+	if r.Connect != nil && (r.req.StopConnectors || r.req.CreateConnectors || r.req.Via == ViaConnect) {
 		if err := r.sameCluster(ctx, plan.ClusterID); err != nil {
+			return err
+		}
+	}
+	var creations []Creation
+	if r.req.CreateConnectors {
+		if creations, err = r.planCreations(ctx, plan); err != nil {
 			return err
 		}
 	}
@@ -240,7 +254,7 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}
 	counts := plan.Counts()
-	if counts.Writes() == 0 {
+	if counts.Writes() == 0 && toCreate(creations) == 0 {
 		if diffs := plan.Differences(); len(diffs) > 0 {
 			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
@@ -256,6 +270,14 @@ func (r *run) run(ctx context.Context) error {
 			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
 			"duration", r.since())
 		return nil
+	}
+	if err := r.create(ctx, creations); err != nil {
+		return err
+	}
+	if counts.Writes() == 0 {
+		fmt.Fprintf(r.Out, "nothing to write: the live offsets of %s already match snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
+		r.report.Outcome = OutcomeNothingToDo
+		return r.stop.finish(ctx)
 	}
 	r.Progress.SetStage(snapshot.PhaseUndo)
 	undo, err := r.Store.Put(ctx, plan.Live)

@@ -42,6 +42,9 @@ type stoppedConnector struct {
 	target string
 	// before is the state before, for the report.
 	before string
+	// created: Request.CreateConnectors created it STOPPED; target is
+	// its state in the snapshot, and a STOPPED one stays so.
+	created bool
 }
 
 // toStop lists the connectors of the plan that a stop concerns (those it
@@ -129,7 +132,12 @@ func (s *stopper) finish(ctx context.Context) error {
 		return nil
 	}
 	want := map[string]string{}
+	var kept []string
 	for _, sc := range s.stopped {
+		if sc.created && sc.target == snapshot.StateStopped {
+			kept = append(kept, sc.name)
+			continue
+		}
 		var err error
 		if sc.target == snapshot.StatePaused {
 			err, want[sc.name] = s.rc.Pause(ctx, sc.name), connectrest.StatePaused
@@ -149,7 +157,13 @@ func (s *stopper) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(kept) > 0 {
+		fmt.Fprintf(s.out, "left STOPPED, as in the snapshot: %s\n", strings.Join(kept, ", "))
+	}
 	for _, sc := range s.stopped {
+		if _, ok := want[sc.name]; !ok {
+			continue
+		}
 		verb := "resumed"
 		if want[sc.name] == connectrest.StatePaused {
 			verb = "paused again"

@@ -18,7 +18,7 @@ var restoreCommand = commandInfo{
 	name:    "restore",
 	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
 	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
-       [--connect-url URL... [--stop-connectors [--resume]] [--via kafka|connect]]
+       [--connect-url URL... [--stop-connectors] [--create-connectors] [--resume] [--via kafka|connect]]
        [--allow-other-cluster --translate mm2|timestamp [--mm2-source-alias ALIAS] [--source-brokers B]
         [--translate-margin D]] [--map-topic SRC=DST]... [--topic-prefix P] [--rename-connector OLD=NEW]...
        --at TIME [--connector NAME]... [...the same flags]
@@ -66,6 +66,15 @@ stop the KafkaConnector resources instead (the operator would undo a REST
 stop); --not-strimzi-managed overrides that. --via connect writes through PATCH /connectors/NAME/offsets
 (Kafka 3.6+) instead of Kafka and verifies with GET; Connect rewrites source
 keys in its own byte form, so keys in another form are warned about.
+--create-connectors (with --connect-url, Kafka 3.7+) creates every connector
+in scope that Connect does not have, STOPPED (POST /connectors with
+"initial_state":"STOPPED"), with the config the snapshot holds (renamed by
+--rename-connector), after the safety checks and before writing; the
+offsets are then written and verified, and --resume resumes them (a
+connector PAUSED or STOPPED in the snapshot is put back so). A connector
+Connect has with another config is reported and left as it is. On older
+workers it refuses (exit 3, nothing written) and prints the steps to do it
+by hand. The dry run lists the connectors it would create.
 --from-file restores a file instead of a snapshot: a Connect REST offsets
 body (with --connector NAME) or kafka-consumer-groups CSV
 (group,topic,partition,offset, or with --group G the topic,partition,offset
@@ -118,6 +127,9 @@ type restoreCmd struct {
 	tr           translateFlags
 	progressMode progressFlag
 	notStrimzi   bool
+	// createConnectors: see restore/create.go.
+	createConnectors bool
+	includeUnowned   bool
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -129,7 +141,8 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowOtherCluster, "allow-other-cluster", false, "restore a snapshot taken from another Kafka cluster (migration or disaster recovery into a new cluster)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole restore after this long")
 	fs.BoolVar(&c.stopConnectors, "stop-connectors", false, "stop the connectors the restore writes through the Connect REST API first and wait until they are STOPPED with no tasks and their sink groups empty (needs --connect-url)")
-	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors: once the restore is verified, put back the connectors it stopped (resume, or pause those that were PAUSED)")
+	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors or --create-connectors: once the restore is verified, put back the connectors it stopped or created (resume, or pause those that were PAUSED)")
+	fs.BoolVar(&c.createConnectors, "create-connectors", false, "create every connector in scope that the Connect REST API (--connect-url) does not have, STOPPED (Kafka 3.7+), with the snapshot's config, before writing its offsets; one it has with another config is reported, never overwritten")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.at, "at", "", "restore the state at this moment instead of a snapshot: RFC 3339 (2026-12-01T09:14:03Z) or a negative duration from now (-15m); from the journal (see docs/journal.md)")
@@ -180,6 +193,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		StopTimeout:       c.stopTimeout,
 		NotStrimziManaged: c.notStrimzi,
 		Via:               c.via,
+		CreateConnectors:  c.createConnectors,
 	}
 	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()

@@ -19,8 +19,12 @@ func (c *restoreCmd) checkConnectUsage() error {
 	switch {
 	case c.via != restore.ViaKafka && c.via != restore.ViaConnect:
 		return usagef("--via %q: want kafka or connect", c.via)
-	case c.resume && !c.stopConnectors:
-		return usagef("--resume resumes the connectors --stop-connectors stopped: give both")
+	case c.resume && !c.stopConnectors && !c.createConnectors:
+		return usagef("--resume resumes the connectors --stop-connectors stopped or --create-connectors created: give one of them")
+	case c.createConnectors && !c.g.connect.given():
+		return usagef("--create-connectors creates connectors through the Connect REST API: give --connect-url")
+	case c.createConnectors && c.via == restore.ViaConnect:
+		return usagef("--create-connectors writes the offsets of the connectors it creates into Kafka: leave out --via connect")
 	case c.notStrimzi && !c.stopConnectors:
 		return usagef("--not-strimzi-managed lets --stop-connectors stop connectors on Strimzi's workers: give --stop-connectors")
 	case c.stopConnectors && !c.g.connect.given():

@@ -334,3 +334,49 @@ func frameworkOnly(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "framework-managed offsets") || strings.Contains(m, "manages offsets externally")
 }
+
+// CreateConnector sends POST /connectors with {"name":..,"config":..}
+// and, when initialState is not empty (RUNNING, PAUSED or STOPPED),
+// "initial_state" (KIP-980, Kafka 3.7+; see RequireInitialState), and
+// returns the ConnectorInfo Connect answers (201). A name Connect has
+// already is a 409 *Error (ErrConflict); a 409 is not retried, since
+// Connect answers the same status to a name it has.
+func (c *Client) CreateConnector(ctx context.Context, name string, config map[string]string, initialState string) (Info, error) {
+	var info Info
+	req := struct {
+		Name         string            `json:"name"`
+		Config       map[string]string `json:"config"`
+		InitialState string            `json:"initial_state,omitempty"`
+	}{name, config, initialState}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return info, fmt.Errorf("encode connector %q: %w", name, err)
+	}
+	_, resp, err := c.do(ctx, request{method: http.MethodPost, path: "/connectors", body: body, noRetry: true})
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(resp, &info); err != nil {
+		return info, fmt.Errorf("decode POST /connectors answer for connector %q: %w", name, err)
+	}
+	return info, nil
+}
+
+// RequireInitialState checks with GET / that the workers run Kafka 3.7 or
+// later, whose POST /connectors honours "initial_state" (KIP-980); an
+// older or unreadable version is ErrUnsupported: an older worker would
+// ignore the field and start the connector at once.
+func (c *Client) RequireInitialState(ctx context.Context) (ServerInfo, error) {
+	si, err := c.ServerInfo(ctx)
+	if err != nil {
+		return si, err
+	}
+	major, minor, ok := KafkaVersion(si.Version)
+	switch {
+	case !ok:
+		return si, fmt.Errorf("%w: cannot tell the Kafka version from GET / version %q; creating a connector STOPPED (POST /connectors with \"initial_state\") needs Kafka 3.7 or later", ErrUnsupported, si.Version)
+	case major < 3 || major == 3 && minor < 7:
+		return si, fmt.Errorf("%w: the workers run Kafka %d.%d (GET / version %q); creating a connector STOPPED (POST /connectors with \"initial_state\", KIP-980) needs 3.7 or later", ErrUnsupported, major, minor, si.Version)
+	}
+	return si, nil
+}

@@ -238,6 +238,9 @@ type request struct {
 	query   url.Values
 	body    []byte
 	timeout time.Duration
+	// noRetry answers a 409 at once: Connect answers 409 both during a
+	// rebalance and to a create of a name it has.
+	noRetry bool
 }
 
 // pathOf joins escaped path segments: pathOf("connectors", name, "stop").
@@ -273,7 +276,7 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 		} else {
 			apiErr.Message = shorten(strings.TrimSpace(string(body)), 200)
 		}
-		if status != http.StatusConflict || attempt >= c.cfg.Retries {
+		if status != http.StatusConflict || attempt >= c.cfg.Retries || r.noRetry {
 			return status, body, apiErr
 		}
 		t := time.NewTimer(wait)

@@ -12,7 +12,9 @@
 //
 //	GET    /                                   {"version","commit","kafka_cluster_id"}
 //	GET    /connectors[?expand=status&expand=info]
+//	POST   /connectors                         201 ConnectorInfo; "initial_state" (3.7+): target-state, then connector-<c>
 //	GET    /connectors/{name}                  ConnectorInfo
+//	GET    /connectors/{name}/config           the config as stored
 //	GET    /connectors/{name}/status           ConnectorStateInfo; STOPPED has "tasks":[]
 //	PUT    /connectors/{name}/stop             204: commit-<c> {"tasks":0}, then target-state STOPPED
 //	PUT    /connectors/{name}/pause            202: target-state PAUSED
@@ -167,7 +169,9 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
+	mux.HandleFunc("POST /connectors", s.handle(s.create))
 	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
+	mux.HandleFunc("GET /connectors/{name}/config", s.handle(s.config))
 	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
 	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.stop))
 	mux.HandleFunc("PUT /connectors/{name}/pause", s.handle(s.pause))
@@ -609,6 +613,93 @@ func (s *Server) info(ctx context.Context, r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, s.infoOf(c), nil
+}
+
+func (s *Server) config(ctx context.Context, r *http.Request) (int, any, error) {
+	c, _, err := s.lookup(ctx, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, c.Config, nil
+}
+
+// create is POST /connectors as ConnectorsResource.createConnector and
+// KafkaConfigBackingStore.putConnectorConfig do it: the config gets the
+// name, an initial_state (Kafka 3.7+, KIP-980) is written as the target
+// state before the config; a connector that starts (no initial_state, or
+// RUNNING) gets its task configs and commit too. 409 for a name taken.
+func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) {
+	var req struct {
+		Name         string            `json:"name"`
+		Config       map[string]string `json:"config"`
+		InitialState *string           `json:"initial_state"`
+	}
+	dec := json.NewDecoder(r.Body)
+	if !s.initialStateKnown() {
+		dec.DisallowUnknownFields() // as Jackson fails on a field CreateConnectorRequest lacks
+	}
+	if err := dec.Decode(&req); err != nil {
+		return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", err)
+	}
+	name := strings.TrimSpace(req.Name)
+	switch {
+	case name == "":
+		return 0, nil, apiError(http.StatusBadRequest, "Connector name is required")
+	case req.Config == nil:
+		return 0, nil, apiError(http.StatusBadRequest, "Connector config is required")
+	case req.Config["name"] != "" && req.Config["name"] != name:
+		return 0, nil, apiError(http.StatusBadRequest, "Connector name configuration (%s) doesn't match connector name in the URL (%s)", req.Config["name"], name)
+	}
+	state := ""
+	if req.InitialState != nil {
+		switch *req.InitialState {
+		case "RUNNING":
+			state = snapshot.StateStarted
+		case snapshot.StatePaused, snapshot.StateStopped:
+			state = *req.InitialState
+		default:
+			return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: initial_state %q is not RUNNING, PAUSED or STOPPED", *req.InitialState)
+		}
+	}
+	all, err := s.reconcile(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, ok := all[name]; ok {
+		return 0, nil, apiError(http.StatusConflict, "Connector %s already exists", name)
+	}
+	config := map[string]string{}
+	for k, v := range req.Config {
+		config[k] = v
+	}
+	config["name"] = name
+	var recs []*kgo.Record
+	switch state {
+	case snapshot.StateStopped:
+		recs = append(recs, s.configRecord("target-state-"+name, `{"state":"PAUSED","state.v2":"STOPPED"}`))
+	case snapshot.StatePaused, snapshot.StateStarted:
+		recs = append(recs, s.configRecord("target-state-"+name, `{"state":"`+state+`","state.v2":"`+state+`"}`))
+	}
+	recs = append(recs, s.configRecord("connector-"+name, string(encode(map[string]any{"properties": config}))))
+	c := connector{ConnectorConfig: snapshot.ConnectorConfig{Name: name, Config: config, Tasks: -1}}
+	if state != snapshot.StateStopped {
+		recs = append(recs, s.taskRecords(c)...)
+	}
+	if err := s.produce(ctx, recs...); err != nil {
+		return 0, nil, err
+	}
+	all, err = s.reconcile(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, s.infoOf(all[name]), nil
+}
+
+// initialStateKnown reports whether the version served takes
+// "initial_state" in POST /connectors (Kafka 3.7+).
+func (s *Server) initialStateKnown() bool {
+	major, minor, ok := connectrest.KafkaVersion(s.opts.Version)
+	return ok && (major > 3 || major == 3 && minor >= 7)
 }
 
 func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) {

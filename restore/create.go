@@ -1,0 +1,230 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Actions of a Creation.
+const (
+	// CreateCreate: the target Connect does not have the connector; the
+	// restore creates it STOPPED with the snapshot's config (a dry run
+	// would).
+	CreateCreate = "create"
+	// CreateCreated: it was created.
+	CreateCreated = "created"
+	// CreateExists: the target has it with the snapshot's config.
+	CreateExists = "exists"
+	// CreateDiffers: the target has it with another config; it is left as
+	// it is, never overwritten.
+	CreateDiffers = "exists-with-other-config"
+	// CreateNoConfig: the snapshot has no config for it (deleted, or
+	// known only from its offsets): it cannot be created.
+	CreateNoConfig = "no-config-in-snapshot"
+)
+
+// Creation is what Request.CreateConnectors does with one connector of
+// the scope.
+type Creation struct {
+	Connector string `json:"connector"`
+	Type      string `json:"type"`
+	// Action is CreateCreate, CreateCreated, CreateExists, CreateDiffers
+	// or CreateNoConfig.
+	Action string `json:"action"`
+	// Differs names the config keys whose values differ (or that only one
+	// side has), for CreateDiffers.
+	Differs []string `json:"differs,omitempty"`
+	// Resume is the target state the connector has in the snapshot, which
+	// Request.Resume puts it back to once restored.
+	Resume string `json:"resume_to,omitempty"`
+
+	config map[string]string
+}
+
+// planCreations compares the connectors of the plan with those the target
+// Connect has (Request.CreateConnectors) and prints what it finds. It
+// refuses when there is something to create and the workers are older
+// than Kafka 3.7, and fails when the snapshot holds no configs for those
+// to create. Nothing is written.
+func (r *run) planCreations(ctx context.Context, plan *Plan) ([]Creation, error) {
+	all, err := r.Connect.Connectors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--create-connectors: read the connectors of the Connect REST API: %w; nothing was written", err)
+	}
+	var out []Creation
+	var noConfigs []string
+	for _, cp := range plan.Connectors {
+		sc, _ := r.req.Snapshot.Connector(cp.Name)
+		cr := Creation{Connector: cp.Name, Type: cp.Type, Resume: sc.TargetState}
+		e, exists := all[cp.Name]
+		switch {
+		case !sc.HasConfig && !exists:
+			cr.Action = CreateNoConfig
+		case !sc.HasConfig:
+			continue // nothing to compare: the target's is the one
+		case sc.Config == nil && !exists:
+			noConfigs = append(noConfigs, cp.Name)
+			continue
+		case !exists:
+			cr.Action, cr.config = CreateCreate, configFor(cp.Name, sc.Config)
+		case sc.Config == nil || e.Info == nil || e.Info.Config == nil:
+			cr.Action = CreateExists // nothing to compare it with
+		default:
+			cr.Differs = differingKeys(configFor(cp.Name, sc.Config), e.Info.Config)
+			cr.Action = CreateExists
+			if len(cr.Differs) > 0 {
+				cr.Action = CreateDiffers
+			}
+		}
+		out = append(out, cr)
+	}
+	if len(noConfigs) > 0 {
+		return nil, fmt.Errorf("--create-connectors: snapshot %s holds no config for %s, which the Connect REST API does not have (%s): it was taken by an offsetkeeper build that kept only a hash of each config; take a new snapshot of the old cluster if it still runs, or create those connectors by hand (POST /connectors with \"initial_state\":\"STOPPED\") and restore without --create-connectors; nothing was written",
+			r.req.Snapshot.ID, plural(len(noConfigs), "connector", "connectors"), strings.Join(noConfigs, ", "))
+	}
+	if toCreate(out) > 0 {
+		if err := r.requireInitialState(ctx, out); err != nil {
+			return nil, err
+		}
+	}
+	r.report.Created = out
+	r.printCreations(out)
+	return out, nil
+}
+
+// configFor is the config connector name is created with: the snapshot's,
+// with the name it has here (a --rename-connector renames it).
+func configFor(name string, config map[string]string) map[string]string {
+	out := maps.Clone(config)
+	if _, ok := out["name"]; ok {
+		out["name"] = name
+	}
+	return out
+}
+
+// differingKeys are the keys whose values differ between want and have,
+// sorted; Connect adds "name" to a config, so a missing name is no
+// difference.
+func differingKeys(want, have map[string]string) []string {
+	var out []string
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			out = append(out, k)
+		}
+	}
+	for k := range have {
+		if _, ok := want[k]; !ok && k != "name" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func toCreate(cs []Creation) int {
+	n := 0
+	for _, c := range cs {
+		if c.Action == CreateCreate {
+			n++
+		}
+	}
+	return n
+}
+
+// requireInitialState refuses --create-connectors on workers older than
+// Kafka 3.7, which would start a created connector at once, before its
+// offsets are written; the refusal says how to do it by hand.
+func (r *run) requireInitialState(ctx context.Context, cs []Creation) error {
+	_, err := r.Connect.RequireInitialState(ctx)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, connectrest.ErrUnsupported) {
+		return fmt.Errorf("--create-connectors: %w; nothing was written", err)
+	}
+	return refusal{fmt.Errorf("--create-connectors: %w; nothing was written\n%s", err, manualSteps(r.req.Snapshot.ID, r.Connect.URLs()[0], cs))}
+}
+
+// manualSteps says how to bring connectors back on workers that cannot
+// create them STOPPED: offsets first, while the connectors do not exist,
+// then the connectors, which start from them.
+func manualSteps(id, base string, cs []Creation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "to do it by hand, in this order:\n")
+	fmt.Fprintf(&b, "  1. run this restore again without --create-connectors and --resume: it writes the offsets while the connectors do not exist, so nothing overwrites them\n")
+	fmt.Fprintf(&b, "  2. then create each connector, which starts from the restored offsets (offsetkeeper show %s --connector NAME --show-secrets --output json holds its config under \"config\"):\n", id)
+	for _, c := range cs {
+		if c.Action == CreateCreate {
+			fmt.Fprintf(&b, "     curl -X POST -H 'Content-Type: application/json' %s/connectors -d '{\"name\":%q,\"config\":{...}}'\n", base, c.Connector)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// printCreations prints what --create-connectors does or would do.
+func (r *run) printCreations(cs []Creation) {
+	var names []string
+	for _, c := range cs {
+		switch c.Action {
+		case CreateCreate:
+			names = append(names, c.Connector+" ("+c.Type+")")
+		case CreateDiffers:
+			fmt.Fprintf(r.Out, "connector %s exists on Connect with another config (%s differ): left as it is, never overwritten; its offsets are restored as any existing connector's\n", c.Connector, strings.Join(c.Differs, ", "))
+		case CreateNoConfig:
+			fmt.Fprintf(r.Out, "connector %s has no config in the snapshot (deleted, or known only from its offsets): not created; its offsets are restored\n", c.Connector)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	verb := "creates"
+	if r.req.DryRun {
+		verb = "dry run: would create"
+	}
+	fmt.Fprintf(r.Out, "--create-connectors %s %s STOPPED, with the snapshot's configs: %s\n", verb, plural(len(names), "connector", "connectors"), strings.Join(names, ", "))
+}
+
+// create creates the connectors of cs that Connect does not have, STOPPED,
+// and waits until the REST API and the config topic both say they are;
+// the stopper then resumes them (Request.Resume) or names them as left
+// stopped, as those it stopped.
+func (r *run) create(ctx context.Context, cs []Creation) error {
+	if toCreate(cs) == 0 {
+		return nil
+	}
+	if r.stop == nil {
+		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: r.req.Options.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume}
+		if r.stop.configTopic == "" {
+			r.stop.configTopic = snapshot.DefaultConfigTopic
+		}
+	}
+	var names []string
+	for i := range cs {
+		c := &cs[i]
+		if c.Action != CreateCreate {
+			continue
+		}
+		if _, err := r.Connect.CreateConnector(ctx, c.Connector, c.config, connectrest.StateStopped); err != nil {
+			return fmt.Errorf("create connector %q (POST /connectors): %w", c.Connector, err)
+		}
+		c.Action = CreateCreated
+		names = append(names, c.Connector)
+		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: c.Resume, before: "created STOPPED by this restore", created: true})
+		r.Log.Debug("connector created", "connector", c.Connector)
+	}
+	r.report.Created = cs
+	wctx, cancel := context.WithTimeout(ctx, r.req.StopTimeout)
+	defer cancel()
+	if err := waitStopped(wctx, r.Connect, r.Client, r.stop.configTopic, names, nil); err != nil {
+		return fmt.Errorf("wait for the connectors created to be STOPPED (--stop-timeout %s): %w", r.req.StopTimeout, err)
+	}
+	fmt.Fprintf(r.Out, "created: %s STOPPED (POST /connectors with \"initial_state\":\"STOPPED\"): %s\n", plural(len(names), "connector", "connectors"), strings.Join(names, ", "))
+	return nil
+}
