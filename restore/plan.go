@@ -502,8 +502,8 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		p.warnf("snapshot %s is from cluster %q, this is cluster %q (allowed: migration)", snap.ID, snap.ClusterID, md.Cluster)
 	}
 
-	if n := snap.Unparsed(); n > 0 && len(opts.Connectors) == 0 {
-		p.warnf("snapshot %s holds %d offsets topic keys that are not [connector, {partition}]; no connector owns them and a restore leaves them alone", snap.ID, n)
+	if n := snap.Unparsed(); n > 0 && len(opts.Connectors) == 0 && !opts.IncludeUnowned {
+		p.warnf("snapshot %s holds %d offsets topic keys that are not [connector, {partition}]; no connector owns them and they are not restored (restore --include-unowned writes them too)", snap.ID, n)
 	}
 
 	copts := opts

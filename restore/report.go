@@ -48,6 +48,9 @@ type Document struct {
 	// Created is what --create-connectors did (or, in a dry run, would
 	// do) with each connector of the scope; [] without it.
 	Created []Creation `json:"created"`
+	// Unowned are the offsets topic keys no connector owns, compared by
+	// --include-unowned; [] without it.
+	Unowned []UnownedChange `json:"unowned"`
 	// UndoSnapshot is the undo snapshot's ID, "" when nothing was written.
 	UndoSnapshot string `json:"undo_snapshot"`
 	// Written is what was written, null when nothing was.
@@ -179,7 +182,7 @@ func (r *Report) Document(err error) *Document {
 	d := &Document{
 		Snapshot: r.Snapshot, DryRun: r.DryRun, Forced: r.Forced, Outcome: r.Outcome,
 		Refusals: nonNil(r.Refusals), Stopped: nonNil(r.Stopped), Fenced: nonNil(r.Fenced),
-		UndoSnapshot: r.Undo, Created: nonNil(r.Created),
+		UndoSnapshot: r.Undo, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned),
 	}
 	if err != nil {
 		d.Error = err.Error()

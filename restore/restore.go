@@ -120,6 +120,11 @@ type Options struct {
 	// AllowOtherCluster lets a snapshot taken from another Kafka cluster be
 	// restored (a migration or disaster recovery into a new cluster).
 	AllowOtherCluster bool
+	// IncludeUnowned also restores the offsets topic keys no connector
+	// owns (keys that are not [connector, {partition}], kept raw): Run
+	// lists them with the plan and writes those that differ (see
+	// unowned.go). Without it a plan says they are left alone.
+	IncludeUnowned bool
 }
 
 func (o *Options) defaults() {

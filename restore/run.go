@@ -111,6 +111,8 @@ type Report struct {
 	Stopped []string
 	// Created is what CreateConnectors did, or would do, per connector.
 	Created []Creation
+	// Unowned are the keys no connector owns, compared (IncludeUnowned).
+	Unowned []UnownedChange
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -253,8 +255,15 @@ func (r *run) run(ctx context.Context) error {
 			return err
 		}
 	}
+	var unowned []UnownedChange
+	if r.req.IncludeUnowned {
+		if unowned, err = r.planUnowned(ctx, plan); err != nil {
+			return err
+		}
+		r.printUnowned(unowned)
+	}
 	counts := plan.Counts()
-	if counts.Writes() == 0 && toCreate(creations) == 0 {
+	if counts.Writes() == 0 && toCreate(creations) == 0 && unownedWrites(unowned) == 0 {
 		if diffs := plan.Differences(); len(diffs) > 0 {
 			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
@@ -274,7 +283,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.create(ctx, creations); err != nil {
 		return err
 	}
-	if counts.Writes() == 0 {
+	if counts.Writes() == 0 && unownedWrites(unowned) == 0 {
 		fmt.Fprintf(r.Out, "nothing to write: the live offsets of %s already match snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
 		r.report.Outcome = OutcomeNothingToDo
 		return r.stop.finish(ctx)
@@ -287,13 +296,18 @@ func (r *run) run(ctx context.Context) error {
 	r.report.Undo = undo.ID
 	fmt.Fprintf(r.Out, "undo snapshot: %s\n", undo.ID)
 	r.Progress.SetStage(snapshot.PhaseApply)
-	if r.req.Via == ViaConnect {
+	switch {
+	case counts.Writes() == 0:
+	case r.req.Via == ViaConnect:
 		err = r.applyConnect(ctx, reqs)
-	} else {
+	default:
 		err = r.apply(ctx, plan)
 	}
 	if err != nil {
 		return err
+	}
+	if err := r.applyUnowned(ctx, unowned); err != nil {
+		return fmt.Errorf("%w; the connectors' offsets were written and verified before; the undo snapshot %s does not hold the unowned keys", err, undo.ID)
 	}
 	if r.stop != nil && r.req.Resume {
 		r.Progress.SetStage(snapshot.PhaseResume)

@@ -17,7 +17,7 @@ import (
 var restoreCommand = commandInfo{
 	name:    "restore",
 	summary: "write a snapshot's offsets back into Kafka (stop the connectors first; see docs/restore.md)",
-	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
+	usage: `<ID|latest> [--connector NAME]... [--source-only|--sink-only] [--include-unowned] [--dry-run] [--force] [--allow-other-cluster] [--output text|json]
        [--connect-url URL... [--stop-connectors] [--create-connectors] [--resume] [--via kafka|connect]]
        [--allow-other-cluster --translate mm2|timestamp [--mm2-source-alias ALIAS] [--source-brokers B]
         [--translate-margin D]] [--map-topic SRC=DST]... [--topic-prefix P] [--rename-connector OLD=NEW]...
@@ -66,6 +66,11 @@ stop the KafkaConnector resources instead (the operator would undo a REST
 stop); --not-strimzi-managed overrides that. --via connect writes through PATCH /connectors/NAME/offsets
 (Kafka 3.6+) instead of Kafka and verifies with GET; Connect rewrites source
 keys in its own byte form, so keys in another form are warned about.
+--include-unowned also writes the offsets topic keys no connector owns
+(keys that are not [connector, {partition}], kept raw in the snapshot),
+exact bytes, to the partition they had (their murmur2 partition when the
+topic has another partition count here), listed after the plan; without it
+the plan says they exist and are not restored.
 --create-connectors (with --connect-url, Kafka 3.7+) creates every connector
 in scope that Connect does not have, STOPPED (POST /connectors with
 "initial_state":"STOPPED"), with the config the snapshot holds (renamed by
@@ -142,6 +147,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole restore after this long")
 	fs.BoolVar(&c.stopConnectors, "stop-connectors", false, "stop the connectors the restore writes through the Connect REST API first and wait until they are STOPPED with no tasks and their sink groups empty (needs --connect-url)")
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors or --create-connectors: once the restore is verified, put back the connectors it stopped or created (resume, or pause those that were PAUSED)")
+	fs.BoolVar(&c.includeUnowned, "include-unowned", false, "also write the offsets topic keys no connector owns (keys that are not [connector, {partition}], kept raw in the snapshot); the plan lists them")
 	fs.BoolVar(&c.createConnectors, "create-connectors", false, "create every connector in scope that the Connect REST API (--connect-url) does not have, STOPPED (Kafka 3.7+), with the snapshot's config, before writing its offsets; one it has with another config is reported, never overwritten")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
@@ -185,7 +191,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer cl.Close()
 	req := restore.Request{
-		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster},
+		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},
 		DryRun:            c.dryRun,
 		Force:             c.force,
 		StopConnectors:    c.stopConnectors,

@@ -31,6 +31,8 @@ func (c *restoreCmd) checkConnectUsage() error {
 		return usagef("--stop-connectors stops connectors through the Connect REST API: give --connect-url")
 	case c.via == restore.ViaConnect && !c.g.connect.given():
 		return usagef("--via connect writes through the Connect REST API: give --connect-url")
+	case c.includeUnowned && (len(c.connectors) > 0 || c.sinkOnly):
+		return usagef("--include-unowned writes the keys no connector owns: leave out --connector and --sink-only")
 	case c.group != "" && c.fromFile == "":
 		return usagef("--group names the group of a --from-file CSV: give --from-file FILE")
 	case c.group != "" && len(c.connectors) > 0:
