@@ -106,6 +106,10 @@ type Options struct {
 	// FrameworkOnly names connectors whose alterOffsets hook returns false:
 	// Connect then says it altered only the framework-managed offsets.
 	FrameworkOnly []string
+	// ResumeLag is how many status reads after a resume report the
+	// connector RUNNING with no task yet, as a real worker does while its
+	// tasks start.
+	ResumeLag int
 }
 
 // Server is a fake Connect REST API over a Kafka cluster. Make it with
@@ -125,6 +129,7 @@ type Server struct {
 	conflicts int
 	timeouts  int
 	lag       map[string]*lagged
+	failed    map[string]string
 	members   map[string]func()
 	leaving   sync.WaitGroup
 	requests  []string
@@ -163,7 +168,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecttest: create producer: %w", err)
 	}
-	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, members: map[string]func(){}}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
@@ -550,10 +555,27 @@ func (s *Server) statusOf(c connector) statusJSON {
 		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
 	}
 	st.Connector.WorkerID = s.opts.WorkerID
+	trace, failed := s.failed[c.Name]
 	for i := 0; i < c.Tasks; i++ {
-		st.Tasks = append(st.Tasks, taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID})
+		ts := taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID}
+		if failed && taskState == connectrest.StateRunning {
+			ts.State, ts.Trace = connectrest.StateFailed, trace
+		}
+		st.Tasks = append(st.Tasks, ts)
 	}
 	return st
+}
+
+// FailTasks makes the tasks of connector report FAILED with trace while
+// its target state is STARTED; "" undoes it.
+func (s *Server) FailTasks(connector, trace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if trace == "" {
+		delete(s.failed, connector)
+		return
+	}
+	s.failed[connector] = trace
 }
 
 func (s *Server) infoOf(c connector) infoJSON {
@@ -704,6 +726,11 @@ func (s *Server) setTargetState(ctx context.Context, r *http.Request, state stri
 		return 0, nil, err
 	}
 	delete(s.lag, c.Name)
+	if state == "STARTED" && s.opts.ResumeLag > 0 {
+		running := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{},
+			Connector: stateJSON{State: connectrest.StateRunning, WorkerID: s.opts.WorkerID}}
+		s.lag[c.Name] = &lagged{reads: s.opts.ResumeLag, status: running}
+	}
 	if _, err := s.reconcile(ctx); err != nil {
 		return 0, nil, err
 	}
