@@ -1279,8 +1279,9 @@ type ConnectorConfig struct {
 }
 
 // Stopped reports whether the worker considers the connector stopped:
-// target state STOPPED and a task count of 0.
-func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks == 0 }
+// target state STOPPED and a task count of 0, or no task commit at all (a
+// connector created with "initial_state": "STOPPED" never had tasks).
+func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks <= 0 }
 
 // ReadConfigs reads a Connect config topic from its start to its last
 // stable offset with read_committed isolation and replays it as the worker

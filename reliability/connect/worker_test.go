@@ -164,8 +164,6 @@ func stopConnectorsResume(p *pipeline, _, _ string) {
 		st, _ := p.rest.Status(sinkName)
 		return len(st.Tasks) == 1 && st.Tasks[0].State == "FAILED", st.String()
 	})
-	p.feed(3)
-	p.settleSource()
 	r := p.bin(0, "restore", id, "--connector", srcName, "--connector", sinkName, "--stop-connectors", "--resume")
 	for _, want := range []string{"stopping 1 connector: " + sinkName + "\n", "resumed: connector " + sinkName + " (RUNNING, 1 task)"} {
 		if !strings.Contains(r.stdout, want) {
@@ -176,6 +174,7 @@ func stopConnectorsResume(p *pipeline, _, _ string) {
 		p.t.Errorf("the source, left alone, was resumed:\n%s", r)
 	}
 	p.rest.WaitState(sinkName, "RUNNING", 1)
+	p.feed(3)
 	p.settle()
 }
 
