@@ -6,7 +6,8 @@
 // holds either bin/connect-worker (the build in ../shared/kafka-connect:
 // Connect 3.8's own herder, backing stores and REST resources) or
 // bin/connect-distributed.sh (a Kafka download, started with a generated
-// worker .properties). Unset, [Dir] skips the test with a one-line reason.
+// worker .properties); a relative path is taken from the module's root.
+// Unset, [Dir] skips the test with a one-line reason.
 //
 // The types to know are [Cluster] (kfake with Connect's topics created up
 // front: the Java admin client cannot create topics on kfake), [Worker] (one
@@ -66,7 +67,7 @@ func Dir(t testing.TB) (string, Kind) {
 	if dir == "" {
 		t.Skip(EnvDir + " is unset: no real Kafka Connect worker to test against (see README, Development)")
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := resolve(dir)
 	if err != nil {
 		t.Fatalf("%s=%s: %v", EnvDir, dir, err)
 	}
@@ -78,6 +79,28 @@ func Dir(t testing.TB) (string, Kind) {
 	}
 	t.Fatalf("%s=%s holds neither bin/connect-worker nor bin/connect-distributed.sh", EnvDir, dir)
 	return "", 0
+}
+
+// resolve makes dir absolute. A relative dir is taken from the module's
+// root (the directory of go.mod above the working directory), where
+// `go test ./...` is run, not from the package directory each test binary
+// runs in.
+func resolve(dir string) (string, error) {
+	if filepath.IsAbs(dir) {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, dir), nil
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Abs(dir)
+		}
+	}
 }
 
 func isExec(path string) bool {
