@@ -46,6 +46,8 @@ type Creation struct {
 	Resume string `json:"resume_to,omitempty"`
 
 	config map[string]string
+	// tasks is its task count in the snapshot.
+	tasks int
 }
 
 // planCreations compares the connectors of the plan with those the target
@@ -62,7 +64,7 @@ func (r *run) planCreations(ctx context.Context, plan *Plan) ([]Creation, error)
 	var noConfigs []string
 	for _, cp := range plan.Connectors {
 		sc, _ := r.req.Snapshot.Connector(cp.Name)
-		cr := Creation{Connector: cp.Name, Type: cp.Type, Resume: sc.TargetState}
+		cr := Creation{Connector: cp.Name, Type: cp.Type, Resume: sc.TargetState, tasks: sc.Tasks}
 		e, exists := all[cp.Name]
 		switch {
 		case !sc.HasConfig && !exists:
@@ -216,7 +218,10 @@ func (r *run) create(ctx context.Context, cs []Creation) error {
 		}
 		c.Action = CreateCreated
 		names = append(names, c.Connector)
-		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: c.Resume, before: "created STOPPED by this restore", created: true})
+		// Resumed, it runs at least one task if it had any: how many
+		// depends on the new workers (tasks.max is an upper bound).
+		rw := resumeWant{tasks: min(max(c.tasks, 0), 1)}
+		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: c.Resume, before: "created STOPPED by this restore", created: true, resumed: rw})
 		r.Log.Debug("connector created", "connector", c.Connector)
 	}
 	r.report.Created = cs

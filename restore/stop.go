@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +46,9 @@ type stoppedConnector struct {
 	// created: Request.CreateConnectors created it STOPPED; target is
 	// its state in the snapshot, and a STOPPED one stays so.
 	created bool
+	// resumed is what resumed means for it: RUNNING with as many tasks as
+	// it had (the config topic's count), any failure it had replaced.
+	resumed resumeWant
 }
 
 // toStop lists the connectors of the plan that a stop concerns (those it
@@ -87,10 +91,21 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 		fmt.Fprintf(s.out, "stopping %s: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(names, ", "))
 	}
 	for _, cp := range todo {
+		rw := resumeWant{tasks: max(cp.Live.Tasks, 0)}
+		if st, err := s.rc.Status(ctx, cp.Name); err == nil {
+			for _, t := range st.Tasks {
+				if t.State == connectrest.StateFailed {
+					if rw.failedBefore == nil {
+						rw.failedBefore = map[int]string{}
+					}
+					rw.failedBefore[t.ID] = t.Trace
+				}
+			}
+		}
 		if err := s.rc.Stop(ctx, cp.Name); err != nil {
 			return fmt.Errorf("stop connector %q: %w", cp.Name, err)
 		}
-		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State()})
+		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State(), resumed: rw})
 		s.log.Debug("connector stopped", "connector", cp.Name, "was", cp.State())
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -98,8 +113,24 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 	if err := waitStopped(wctx, s.rc, s.cl, s.configTopic, s.waited, s.groups); err != nil {
 		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w", s.timeout, err)
 	}
+	if len(todo) == 0 {
+		// Nothing was stopped: say so, and what was checked.
+		fmt.Fprintf(s.out, "nothing to stop: %s already STOPPED with no tasks (%s)%s\n", plural(len(s.waited), "connector", "connectors"), strings.Join(s.waited, ", "), groupsEmpty(s.groups))
+		return nil
+	}
 	fmt.Fprintf(s.out, "stopped: %s STOPPED with no tasks, %s empty (%s)\n", plural(len(s.waited), "connector", "connectors"), plural(len(s.groups), "sink group", "sink groups"), time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// groupsEmpty is ", its sink group empty" and the like, "" for none.
+func groupsEmpty(groups []string) string {
+	switch len(groups) {
+	case 0:
+		return ""
+	case 1:
+		return ", sink group " + groups[0] + " empty"
+	}
+	return ", sink groups " + strings.Join(groups, ", ") + " empty"
 }
 
 // resolved reports whether stopping would resolve a refusal: a connector
@@ -131,13 +162,14 @@ func (s *stopper) finish(ctx context.Context) error {
 		fmt.Fprintf(s.out, "left STOPPED (no --resume): %s; resume each with PUT /connectors/<name>/resume\n", strings.Join(s.names(), ", "))
 		return nil
 	}
-	want := map[string]string{}
+	want, resumed := map[string]string{}, map[string]resumeWant{}
 	var kept []string
 	for _, sc := range s.stopped {
 		if sc.created && sc.target == snapshot.StateStopped {
 			kept = append(kept, sc.name)
 			continue
 		}
+		resumed[sc.name] = sc.resumed
 		var err error
 		if sc.target == snapshot.StatePaused {
 			err, want[sc.name] = s.rc.Pause(ctx, sc.name), connectrest.StatePaused
@@ -150,7 +182,11 @@ func (s *stopper) finish(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := waitStates(wctx, s.rc, s.cl, s.configTopic, want); err != nil {
+	if err := waitStates(wctx, s.rc, s.cl, s.configTopic, want, resumed); err != nil {
+		var failed *failedError
+		if errors.As(err, &failed) {
+			return fmt.Errorf("the restore is done and verified, and the connectors were resumed, but %w", err)
+		}
 		return fmt.Errorf("the restore is done and verified, and the connectors were resumed, but not all of them run yet: %w", err)
 	}
 	states, err := s.rc.States(ctx)

@@ -33,20 +33,35 @@ func waitStopped(ctx context.Context, c *connectrest.Client, cl *kgo.Client, con
 	for _, n := range connectors {
 		want[n] = connectrest.StateStopped
 	}
-	return wait(ctx, c, cl, configTopic, want, groups)
+	return wait(ctx, c, cl, configTopic, want, nil, groups)
+}
+
+// resumeWant is what a resumed connector must show besides its state.
+type resumeWant struct {
+	// tasks is how many tasks it must list, at least.
+	tasks int
+	// failedBefore are the traces of its tasks that were FAILED before
+	// the stop, by task id: until a new task of that id reports, Connect's
+	// status topic still holds the old failure.
+	failedBefore map[int]string
 }
 
 // waitStates polls every Config.PollInterval until each connector of want
 // is in the state given, RUNNING, PAUSED or STOPPED, per its REST status
-// (RUNNING: the connector and every task it lists RUNNING; STOPPED: no
-// tasks) and per configTopic (target state STARTED, PAUSED or
-// STOPPED; STOPPED also a task count of 0). When ctx ends first it returns
-// an error wrapping ErrNotStopped that says what was last seen.
-func waitStates(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string) error {
-	return wait(ctx, c, cl, configTopic, want, nil)
+// (RUNNING: the connector and at least resumed[name].tasks tasks listed,
+// every task RUNNING; STOPPED: no tasks) and per configTopic (target state
+// STARTED, PAUSED or STOPPED; STOPPED also a task count of 0). A connector
+// RUNNING with fewer tasks is not resumed yet: a task that fails to start
+// would otherwise pass. A connector or task waited for RUNNING that
+// Connect reports FAILED is an error at once, carrying its trace (Connect
+// does not restart it), unless it is the failure the task had before the
+// stop, not yet replaced. When ctx ends first it returns an error wrapping
+// ErrNotStopped that says what was last seen.
+func waitStates(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, resumed map[string]resumeWant) error {
+	return wait(ctx, c, cl, configTopic, want, resumed, nil)
 }
 
-func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, groups []string) error {
+func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, resumed map[string]resumeWant, groups []string) error {
 	adm := kadm.NewClient(cl)
 	names := make([]string, 0, len(want))
 	for n := range want {
@@ -57,9 +72,13 @@ func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopi
 	sort.Strings(groups)
 	var last []string // what the last complete look found
 	for {
-		pending, err := pending(ctx, c, adm, cl, configTopic, names, want, groups)
+		pending, err := pending(ctx, c, adm, cl, configTopic, names, want, resumed, groups)
 		if err == nil && len(pending) == 0 {
 			return nil
+		}
+		var failed *failedError
+		if errors.As(err, &failed) {
+			return err
 		}
 		if err == nil {
 			last = pending
@@ -82,7 +101,7 @@ func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopi
 }
 
 // pending returns, one phrase each, what is not yet in the state wanted.
-func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, groups []string) ([]string, error) {
+func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, resumed map[string]resumeWant, groups []string) ([]string, error) {
 	var out []string
 	configs, err := snapshot.ReadConfigs(ctx, cl, configTopic)
 	if err != nil {
@@ -103,8 +122,18 @@ func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *k
 		case err != nil:
 			return nil, err
 		}
-		if !restIs(st, w) {
-			out = append(out, fmt.Sprintf("connector %q: REST status %s, waiting for %s", name, st, w))
+		rw := resumed[name]
+		if w == connectrest.StateRunning {
+			if err := failedIn(name, st, rw.failedBefore); err != nil {
+				return nil, err
+			}
+		}
+		if !restIs(st, w, rw.tasks) {
+			waiting := w
+			if w == connectrest.StateRunning && rw.tasks > 0 {
+				waiting = fmt.Sprintf("%s with %s", w, taskCount(rw.tasks))
+			}
+			out = append(out, fmt.Sprintf("connector %q: REST status %s, waiting for %s%s", name, st, waiting, traces(st)))
 			continue
 		}
 		if !hasConf {
@@ -143,12 +172,66 @@ func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *k
 	return out, nil
 }
 
-func restIs(st connectrest.Status, want string) bool {
+// failedError is a connector or task Connect reports FAILED while it is
+// waited for RUNNING.
+type failedError struct {
+	connector string
+	task      int // -1: the connector itself
+	trace     string
+}
+
+func (e *failedError) Error() string {
+	what := fmt.Sprintf("connector %q", e.connector)
+	if e.task >= 0 {
+		what = fmt.Sprintf("connector %q task %d", e.connector, e.task)
+	}
+	trace := strings.TrimSpace(e.trace)
+	if trace == "" {
+		trace = "(Connect gave no trace)"
+	}
+	return fmt.Sprintf("%s FAILED after the resume (see GET /connectors/%s/status; PUT /connectors/%s/restart?includeTasks=true&onlyFailed=true restarts it): %s",
+		what, e.connector, e.connector, trace)
+}
+
+// failedIn is a failedError for the first FAILED of st, nil if none. A
+// task whose trace is the one it had before the stop has not reported
+// since: it is not counted.
+func failedIn(name string, st connectrest.Status, before map[int]string) error {
+	if st.Connector.State == connectrest.StateFailed {
+		return &failedError{connector: name, task: -1, trace: st.Connector.Trace}
+	}
+	for _, t := range st.Tasks {
+		if old, ok := before[t.ID]; ok && old == t.Trace {
+			continue
+		}
+		if t.State == connectrest.StateFailed {
+			return &failedError{connector: name, task: t.ID, trace: t.Trace}
+		}
+	}
+	return nil
+}
+
+// traces is the first line of the trace of each FAILED task of st, for a
+// wait that gives up.
+func traces(st connectrest.Status) string {
+	var b strings.Builder
+	for _, t := range st.Tasks {
+		if t.State == connectrest.StateFailed {
+			first, _, _ := strings.Cut(strings.TrimSpace(t.Trace), "\n")
+			fmt.Fprintf(&b, " (task %d: %s)", t.ID, first)
+		}
+	}
+	return b.String()
+}
+
+// restIs reports whether st is the state want; RUNNING needs at least
+// tasks tasks.
+func restIs(st connectrest.Status, want string, tasks int) bool {
 	switch want {
 	case connectrest.StateStopped:
 		return st.Stopped()
 	case connectrest.StateRunning:
-		if st.Connector.State != connectrest.StateRunning {
+		if st.Connector.State != connectrest.StateRunning || len(st.Tasks) < tasks {
 			return false
 		}
 		for _, t := range st.Tasks {

@@ -71,7 +71,77 @@ func TestWaitStoppedAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{connectdemo.ConnMySQL: connectrest.StateRunning, connectdemo.ConnSinkES: connectrest.StatePaused}
-	if err := waitStates(long, rc, cl, topic, want); err != nil {
+	if err := waitStates(long, rc, cl, topic, want, map[string]resumeWant{connectdemo.ConnMySQL: {tasks: 1}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWaitStatesResumedMeansTasks: a resumed connector RUNNING with fewer
+// tasks than it had is not resumed yet, and a task that FAILED ends the
+// wait at once with its trace.
+func TestWaitStatesResumedMeansTasks(t *testing.T) {
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Stop()
+	srv, err := connecttest.Start(cl, connecttest.Options{ResumeLag: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	topic := connectdemo.DefaultConfigsTopic
+	name := connectdemo.ConnMySQL
+	if err := rc.Stop(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Resume(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{name: connectrest.StateRunning}
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	err = waitStates(short, rc, cl, topic, want, map[string]resumeWant{name: {tasks: 1}})
+	cancel()
+	if !errors.Is(err, ErrNotStopped) || !strings.Contains(err.Error(), `REST status RUNNING, waiting for RUNNING with 1 task`) {
+		t.Fatalf("wait for a connector RUNNING without its task: %v", err)
+	}
+
+	// A second server over the same cluster, without the lag.
+	if err := rc.Stop(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	srv2, err := connecttest.Start(cl, connecttest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Close()
+	srv2.FailTasks(name, "org.apache.kafka.connect.errors.ConnectException: boom\n\tat Task.start")
+	rc2, err := connectrest.New(connectrest.Config{URLs: []string{srv2.URL}, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc2.Resume(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	long, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err = waitStates(long, rc2, cl, topic, want, map[string]resumeWant{name: {tasks: 1}})
+	if err == nil || errors.Is(err, ErrNotStopped) || !strings.Contains(err.Error(), `connector "inventory-connector" task 0 FAILED`) || !strings.Contains(err.Error(), "ConnectException: boom") {
+		t.Fatalf("wait for a connector whose task failed: %v", err)
 	}
 }

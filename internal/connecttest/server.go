@@ -12,9 +12,10 @@
 //
 //	GET    /                                   {"version","commit","kafka_cluster_id"}
 //	GET    /connectors[?expand=status&expand=info]
-//	POST   /connectors                         201 ConnectorInfo; "initial_state" (3.7+): target-state, then connector-<c>
+//	POST   /connectors                         201 ConnectorInfo: connector-<c> (after target-state-<c> for
+//	                                           "initial_state" STOPPED or PAUSED); a RUNNING one gets its tasks
 //	GET    /connectors/{name}                  ConnectorInfo
-//	GET    /connectors/{name}/config           the config as stored
+//	GET    /connectors/{name}/config           the config, "name" included
 //	GET    /connectors/{name}/status           ConnectorStateInfo; STOPPED has "tasks":[]
 //	PUT    /connectors/{name}/stop             204: commit-<c> {"tasks":0}, then target-state STOPPED
 //	PUT    /connectors/{name}/pause            202: target-state PAUSED
@@ -53,6 +54,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -108,6 +110,10 @@ type Options struct {
 	// FrameworkOnly names connectors whose alterOffsets hook returns false:
 	// Connect then says it altered only the framework-managed offsets.
 	FrameworkOnly []string
+	// ResumeLag is how many status reads after a resume report the
+	// connector RUNNING with no task yet, as a real worker does while its
+	// tasks start.
+	ResumeLag int
 }
 
 // Server is a fake Connect REST API over a Kafka cluster. Make it with
@@ -127,6 +133,7 @@ type Server struct {
 	conflicts int
 	timeouts  int
 	lag       map[string]*lagged
+	failed    map[string]string
 	members   map[string]func()
 	leaving   sync.WaitGroup
 	requests  []string
@@ -165,12 +172,12 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecttest: create producer: %w", err)
 	}
-	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, members: map[string]func(){}}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
-	mux.HandleFunc("POST /connectors", s.handle(s.create))
 	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
+	mux.HandleFunc("POST /connectors", s.handle(s.create))
 	mux.HandleFunc("GET /connectors/{name}/config", s.handle(s.config))
 	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
 	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.stop))
@@ -315,6 +322,9 @@ func (s *Server) handle(h handler) http.HandlerFunc {
 			body = encode(v)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if info, ok := v.(infoJSON); ok && status == http.StatusCreated {
+			w.Header().Set("Location", s.URL+"/connectors/"+url.PathEscape(info.Name))
+		}
 		w.WriteHeader(status)
 		w.Write(body)
 	}
@@ -409,6 +419,17 @@ func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[st
 		return connector{}, nil, apiError(http.StatusNotFound, "Connector %s not found", name)
 	}
 	return c, all, nil
+}
+
+// lookupUnknown is lookup with the 404 message of the herder's stop, pause
+// and resume ("Unknown connector X").
+func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+	c, all, err := s.lookup(ctx, r)
+	var he *httpError
+	if errors.As(err, &he) && he.status == http.StatusNotFound {
+		return c, all, apiError(http.StatusNotFound, "Unknown connector %s", r.PathValue("name"))
+	}
+	return c, all, err
 }
 
 // reconcile reads the config topic and starts or stops sink members to
@@ -554,10 +575,27 @@ func (s *Server) statusOf(c connector) statusJSON {
 		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
 	}
 	st.Connector.WorkerID = s.opts.WorkerID
+	trace, failed := s.failed[c.Name]
 	for i := 0; i < c.Tasks; i++ {
-		st.Tasks = append(st.Tasks, taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID})
+		ts := taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID}
+		if failed && taskState == connectrest.StateRunning {
+			ts.State, ts.Trace = connectrest.StateFailed, trace
+		}
+		st.Tasks = append(st.Tasks, ts)
 	}
 	return st
+}
+
+// FailTasks makes the tasks of connector report FAILED with trace while
+// its target state is STARTED; "" undoes it.
+func (s *Server) FailTasks(connector, trace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if trace == "" {
+		delete(s.failed, connector)
+		return
+	}
+	s.failed[connector] = trace
 }
 
 func (s *Server) infoOf(c connector) infoJSON {
@@ -623,67 +661,57 @@ func (s *Server) config(ctx context.Context, r *http.Request) (int, any, error) 
 	return http.StatusOK, c.Config, nil
 }
 
-// create is POST /connectors as ConnectorsResource.createConnector and
-// KafkaConfigBackingStore.putConnectorConfig do it: the config gets the
-// name, an initial_state (Kafka 3.7+, KIP-980) is written as the target
-// state before the config; a connector that starts (no initial_state, or
-// RUNNING) gets its task configs and commit too. 409 for a name taken.
+// create is POST /connectors as DistributedHerder.putConnectorConfig does
+// it for a new connector: the target state first when initial_state asks
+// for one, then the config; a connector that starts RUNNING gets its task
+// configs and commit, as its first task reconfiguration writes them.
 func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) {
 	var req struct {
 		Name         string            `json:"name"`
 		Config       map[string]string `json:"config"`
-		InitialState *string           `json:"initial_state"`
+		InitialState string            `json:"initial_state"`
 	}
-	dec := json.NewDecoder(r.Body)
-	if !s.initialStateKnown() {
-		dec.DisallowUnknownFields() // as Jackson fails on a field CreateConnectorRequest lacks
+	data, err := io.ReadAll(r.Body)
+	if err != nil || json.Unmarshal(data, &req) != nil {
+		return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body")
 	}
-	if err := dec.Decode(&req); err != nil {
-		return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: %v", err)
+	if req.Name == "" && req.Config != nil {
+		req.Name = req.Config["name"]
 	}
-	name := strings.TrimSpace(req.Name)
-	switch {
-	case name == "":
-		return 0, nil, apiError(http.StatusBadRequest, "Connector name is required")
-	case req.Config == nil:
-		return 0, nil, apiError(http.StatusBadRequest, "Connector config is required")
-	case req.Config["name"] != "" && req.Config["name"] != name:
-		return 0, nil, apiError(http.StatusBadRequest, "Connector name configuration (%s) doesn't match connector name in the URL (%s)", req.Config["name"], name)
+	if strings.TrimSpace(req.Name) == "" {
+		return 0, nil, apiError(http.StatusBadRequest, "Connector name cannot be empty")
 	}
-	state := ""
-	if req.InitialState != nil {
-		switch *req.InitialState {
-		case "RUNNING":
-			state = snapshot.StateStarted
-		case snapshot.StatePaused, snapshot.StateStopped:
-			state = *req.InitialState
-		default:
-			return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: initial_state %q is not RUNNING, PAUSED or STOPPED", *req.InitialState)
-		}
+	if req.Config == nil {
+		return 0, nil, apiError(http.StatusBadRequest, "Connector config cannot be empty")
+	}
+	if n, ok := req.Config["name"]; ok && n != req.Name {
+		return 0, nil, apiError(http.StatusBadRequest, "Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, req.Name)
 	}
 	all, err := s.reconcile(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, ok := all[name]; ok {
-		return 0, nil, apiError(http.StatusConflict, "Connector %s already exists", name)
+	if _, ok := all[req.Name]; ok {
+		return 0, nil, apiError(http.StatusConflict, "Connector %s already exists", req.Name)
 	}
-	config := map[string]string{}
+	cfg := make(map[string]string, len(req.Config)+1)
 	for k, v := range req.Config {
-		config[k] = v
+		cfg[k] = v
 	}
-	config["name"] = name
+	cfg["name"] = req.Name
 	var recs []*kgo.Record
-	switch state {
-	case snapshot.StateStopped:
-		recs = append(recs, s.configRecord("target-state-"+name, `{"state":"PAUSED","state.v2":"STOPPED"}`))
-	case snapshot.StatePaused, snapshot.StateStarted:
-		recs = append(recs, s.configRecord("target-state-"+name, `{"state":"`+state+`","state.v2":"`+state+`"}`))
+	switch strings.ToUpper(req.InitialState) {
+	case "", "RUNNING":
+	case "STOPPED":
+		recs = append(recs, s.configRecord("target-state-"+req.Name, `{"state":"PAUSED","state.v2":"STOPPED"}`))
+	case "PAUSED":
+		recs = append(recs, s.configRecord("target-state-"+req.Name, `{"state":"PAUSED","state.v2":"PAUSED"}`))
+	default:
+		return 0, nil, apiError(http.StatusBadRequest, "Cannot deserialize the request body: unknown initial_state %q", req.InitialState)
 	}
-	recs = append(recs, s.configRecord("connector-"+name, string(encode(map[string]any{"properties": config}))))
-	c := connector{ConnectorConfig: snapshot.ConnectorConfig{Name: name, Config: config, Tasks: -1}}
-	if state != snapshot.StateStopped {
-		recs = append(recs, s.taskRecords(c)...)
+	recs = append(recs, s.configRecord("connector-"+req.Name, string(encode(map[string]any{"properties": cfg}))))
+	if req.InitialState == "" || strings.EqualFold(req.InitialState, "RUNNING") {
+		recs = append(recs, s.taskRecords(connector{ConnectorConfig: snapshot.ConnectorConfig{Name: req.Name, Config: cfg}})...)
 	}
 	if err := s.produce(ctx, recs...); err != nil {
 		return 0, nil, err
@@ -692,14 +720,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, s.infoOf(all[name]), nil
-}
-
-// initialStateKnown reports whether the version served takes
-// "initial_state" in POST /connectors (Kafka 3.7+).
-func (s *Server) initialStateKnown() bool {
-	major, minor, ok := connectrest.KafkaVersion(s.opts.Version)
-	return ok && (major > 3 || major == 3 && minor >= 7)
+	return http.StatusCreated, s.infoOf(all[req.Name]), nil
 }
 
 func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) {
@@ -732,7 +753,7 @@ func (s *Server) configRecord(key, value string) *kgo.Record {
 // stop is DistributedHerder.stopConnector: an empty task list, then the
 // target state STOPPED.
 func (s *Server) stop(ctx context.Context, r *http.Request) (int, any, error) {
-	c, _, err := s.lookup(ctx, r)
+	c, _, err := s.lookupUnknown(ctx, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -783,7 +804,7 @@ func (s *Server) resume(ctx context.Context, r *http.Request) (int, any, error) 
 // its task configs and commit when it has none (a stopped connector coming
 // back), as the herder does for PUT .../pause and .../resume; 202.
 func (s *Server) setTargetState(ctx context.Context, r *http.Request, state string) (int, any, error) {
-	c, _, err := s.lookup(ctx, r)
+	c, _, err := s.lookupUnknown(ctx, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -795,6 +816,11 @@ func (s *Server) setTargetState(ctx context.Context, r *http.Request, state stri
 		return 0, nil, err
 	}
 	delete(s.lag, c.Name)
+	if state == "STARTED" && s.opts.ResumeLag > 0 {
+		running := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{},
+			Connector: stateJSON{State: connectrest.StateRunning, WorkerID: s.opts.WorkerID}}
+		s.lag[c.Name] = &lagged{reads: s.opts.ResumeLag, status: running}
+	}
 	if _, err := s.reconcile(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -828,7 +854,7 @@ func (s *Server) getOffsets(ctx context.Context, r *http.Request) (int, any, err
 
 // checkStopped is the herder's precondition for altering offsets.
 func checkStopped(c connector) error {
-	if c.TargetState != snapshot.StateStopped || c.Tasks > 0 { // no task commit counts as 0, as taskCount does
+	if !c.Stopped() {
 		return apiError(http.StatusBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.Name)
 	}
 	return nil
@@ -896,6 +922,9 @@ func parseBody(r *http.Request) ([]connectjson.OffsetEntry, error) {
 }
 
 func (s *Server) alterSource(ctx context.Context, c connector, entries []connectjson.OffsetEntry) error {
+	if err := fileSourceAlterOffsets(c, entries); err != nil {
+		return err
+	}
 	var recs []*kgo.Record
 	for i, e := range entries {
 		if connectjson.Nested(e.Partition) || connectjson.Nested(e.Offset) {
@@ -908,6 +937,34 @@ func (s *Server) alterSource(ctx context.Context, c connector, entries []connect
 		recs = append(recs, rec)
 	}
 	return s.writeSource(ctx, c, recs)
+}
+
+// fileSourceAlterOffsets is FileStreamSourceConnector.alterOffsets, the
+// connector's own check: Connect answers what it throws with 500.
+func fileSourceAlterOffsets(c connector, entries []connectjson.OffsetEntry) error {
+	class := c.Config["connector.class"]
+	if class != "org.apache.kafka.connect.file.FileStreamSourceConnector" && class != "FileStreamSourceConnector" && class != "FileStreamSource" {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Offset == nil {
+			continue // tombstones are allowed for anything
+		}
+		pos, ok := e.Offset.Get("position")
+		if !ok {
+			return errors.New("Offset objects should either be null or contain the key 'position'")
+		}
+		if pos.Kind() != connectjson.KindLong && pos.Kind() != connectjson.KindBigInt {
+			return errors.New("The value for the 'position' key in the offset is expected to be a Long value")
+		}
+		if strings.HasPrefix(pos.String(), "-") {
+			return errors.New("The value for the 'position' key in the offset should be a non-negative value")
+		}
+		if _, ok := e.Partition.Get("filename"); !ok {
+			return errors.New("Partition objects should contain the key 'filename'")
+		}
+	}
+	return nil
 }
 
 func (s *Server) writeSource(ctx context.Context, c connector, recs []*kgo.Record) error {
@@ -965,6 +1022,10 @@ func (s *Server) alterSink(ctx context.Context, c connector, entries []connectjs
 		o, err := strconv.ParseInt(javaText(off), 10, 64)
 		if err != nil {
 			return apiError(http.StatusBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%s'. Offset values for sink connectors need to be integers.", javaText(off))
+		}
+		if o < 0 {
+			// The admin client's OffsetAndMetadata throws; Connect wraps it: 500.
+			return fmt.Errorf("Failed to modify offsets for sink connector %s", c.Name)
 		}
 		commits.Add(kadm.Offset{Topic: topic.Str(), Partition: int32(p), At: o, LeaderEpoch: -1})
 	}
