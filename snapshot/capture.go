@@ -30,6 +30,10 @@ const (
 	DefaultGroupPrefix  = "connect-"
 )
 
+// workerProtocolType is the group protocol type of Connect's worker groups;
+// sink connectors' consumer groups are "consumer".
+const workerProtocolType = "connect"
+
 // ErrTopicMissing is returned when the worker offsets topic or the config
 // topic does not exist.
 var ErrTopicMissing = errors.New("topic does not exist")
@@ -617,6 +621,12 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 	}
 	for _, g := range listed {
 		if scoped || !strings.HasPrefix(g.Group, c.opts.GroupPrefix) {
+			continue
+		}
+		if _, owned := owner[g.Group]; !owned && g.ProtocolType == workerProtocolType {
+			// A Connect worker group (its group.id, connect-cluster by
+			// default, is under the default prefix) holds the workers'
+			// assignments, never a sink's committed offsets.
 			continue
 		}
 		if _, owned := owner[g.Group]; !owned {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestGroupGone: the one definition of a group that is gone, for a
@@ -106,5 +107,66 @@ func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "sink-orders=orders" {
 		t.Errorf("sink groups %v, want [sink-orders=orders] (connect-other is not under the prefix)", got)
+	}
+}
+
+// A Connect worker group under the group prefix is not a sink group.
+// Regression: the real worker's own group connect-cluster was captured as
+// the sink connector "cluster" (a plan then offered to restore it).
+func TestCaptureSkipsWorkerGroup(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", DefaultOffsetsTopic, DefaultConfigTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	// A worker joins its group with protocol type "connect".
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group = "connect-cluster"
+	join.SessionTimeoutMillis = 30000
+	join.RebalanceTimeoutMillis = 30000
+	join.ProtocolType = "connect"
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name = "sessioned"
+	proto.Metadata = []byte{0}
+	join.Protocols = append(join.Protocols, proto)
+	for i := 0; i < 2; i++ { // the first join answers MEMBER_ID_REQUIRED
+		resp, err := join.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode == 0 {
+			break
+		}
+		join.MemberID = resp.MemberID
+	}
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := listed["connect-cluster"]; !ok || g.ProtocolType != "connect" {
+		t.Fatalf("the worker group is not listed with protocol type connect: %+v", listed)
+	}
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3, LeaderEpoch: -1})
+	if err := adm.CommitAllOffsets(ctx, "connect-orders", offs); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Capture(ctx, cl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range snap.SinkGroups {
+		got = append(got, g.Group)
+	}
+	if len(got) != 1 || got[0] != "connect-orders" {
+		t.Errorf("sink groups %v, want [connect-orders] (connect-cluster is a worker group)", got)
 	}
 }
