@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // Exit codes, documented in --help and the README.
@@ -131,6 +132,9 @@ func mainUsage(w io.Writer) {
 // run is main without the process: end-to-end tests call it as a user
 // would run the binary.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == completeCommand {
+		return runComplete(ctx, args[1:], stdout)
+	}
 	args, err := hoistShared(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetkeeper: %v\nRun 'offsetkeeper --help' for usage.\n", err)
@@ -152,9 +156,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\nRun 'offsetkeeper --help' for the commands.\n", args[0])
 		return exitUsage
 	}
-	e := &env{stdout: stdout, stderr: stderr, g: &globals{}}
+	e := &env{stdout: stdout, stderr: stderr, g: &globals{command: info.name}}
 	fs, cmd := newFlagSet(info, e)
-	positional, err := parseInterleaved(fs, args[1:])
+	positional, err := parseInterleaved(fs, expandShort(fs, args[1:]))
 	if errors.Is(err, flag.ErrHelp) {
 		commandUsage(stdout, info, fs, e.g)
 		return exitOK
@@ -255,7 +259,9 @@ func editDistance(a, b string) int {
 func report(stderr io.Writer, name string, err error) int {
 	var ue usageError
 	switch {
-	case errors.As(err, &ue):
+	// An ambiguous ID prefix is a mistake on the command line, whichever
+	// command met it: exit 2, as a usage error.
+	case errors.As(err, &ue), errors.Is(err, snapshot.ErrAmbiguous):
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", name, err, name)
 		return exitUsage
 	case errors.Is(err, restore.ErrRefused):
@@ -420,6 +426,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unu
 		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if s := shortFor(f.Name); s != "" {
+			line = "  -" + s + ", --" + f.Name
+		}
 		if name != "" {
 			line += " " + name
 		}
