@@ -191,3 +191,33 @@ func TestShortFlagsAndAmbiguousPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpExamples: every command's --help shows two or three examples
+// within its first 15 lines, and at most 50 lines come before its flags.
+func TestHelpExamples(t *testing.T) {
+	for _, name := range commandNames() {
+		code, out, _ := runCLI(t, name, "--help")
+		if code != exitOK {
+			t.Errorf("%s --help: exit %d", name, code)
+			continue
+		}
+		lines := strings.Split(out, "\n")
+		head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Flags (") })
+		if head < 0 || head > 50 {
+			t.Errorf("%s --help: %d lines before the flags, want at most 50", name, head)
+		}
+		at := slices.Index(lines, "Examples:")
+		n := 0
+		for at >= 0 && at+1+n < len(lines) && strings.HasPrefix(lines[at+1+n], "  ") {
+			n++
+		}
+		if at < 0 || at+n >= 15 || n < 2 || n > 3 {
+			t.Errorf("%s --help: %d examples ending on line %d, want 2 or 3 within the first 15 lines:\n%s", name, n, at+n+1, strings.Join(lines[:min(len(lines), 16)], "\n"))
+		}
+		for _, e := range lines[at+1 : at+1+n] {
+			if !strings.Contains(e, "offsetkeeper") {
+				t.Errorf("%s example %q does not run offsetkeeper", name, e)
+			}
+		}
+	}
+}

@@ -203,7 +203,24 @@ func newFlagSet(info commandInfo, e *env) (*flag.FlagSet, command) {
 
 // commandUsage is a command's --help.
 func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
-	fmt.Fprintf(w, "Usage: offsetkeeper %s %s\n\n%s\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n", info.name, info.usage, info.summary)
+	synopsis, description, _ := strings.Cut(info.usage, "\n\n")
+	var head strings.Builder
+	fmt.Fprintf(&head, "Usage: offsetkeeper %s %s\n\n", info.name, synopsis)
+	printExamples(&head, info.name)
+	fmt.Fprintf(&head, "%s\n", info.summary)
+	fmt.Fprint(w, head.String())
+	if description != "" {
+		fmt.Fprintln(w)
+		// What is left of helpLines once the rest of the head is printed.
+		printDescription(w, info.name, description, helpLines-strings.Count(head.String(), "\n")-4)
+	}
+	fmt.Fprintf(w, "\nShort flags: -h is --help")
+	for _, s := range []string{"c", "n", "o"} {
+		if fs.Lookup(shortFlags[s]) != nil {
+			fmt.Fprintf(w, ", -%s --%s", s, shortFlags[s])
+		}
+	}
+	fmt.Fprintf(w, ".\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n")
 	unused := printFlags(w, fs, func(name string) bool {
 		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && strings.HasPrefix(name, "connect-"))
 	})
