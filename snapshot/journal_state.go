@@ -599,7 +599,7 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		warnings = append(warnings, duplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))
+		warnings = append(warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	for name, g := range st.groups {
 		sg := *g

@@ -23,6 +23,8 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // Exit codes, documented in --help and the README.
@@ -463,12 +465,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unu
 }
 
 // plural returns "1 snapshot" or "2 snapshots".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return english.Count(n, one, many) }
 
 // writeJSON writes v as indented JSON, as every --output json does.
 func writeJSON(w io.Writer, v any) error {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // lineWidth is the width the text output fits: list, prune, snapshot and
@@ -32,27 +34,8 @@ func nameList(names []string, width int) string {
 	return out
 }
 
-// wrap breaks s into lines of at most width columns at spaces; the lines
-// after the first are indented by indent. A word longer than a line is
-// left whole.
-func wrap(s string, width int, indent string) string {
-	var b strings.Builder
-	line := 0
-	for i, word := range strings.Fields(s) {
-		switch {
-		case i == 0:
-		case line+1+len(word) > width:
-			b.WriteString("\n" + indent)
-			line = len(indent)
-		default:
-			b.WriteByte(' ')
-			line++
-		}
-		b.WriteString(word)
-		line += len(word)
-	}
-	return b.String()
-}
+// wrap is english.Wrap.
+func wrap(s string, width int, indent string) string { return english.Wrap(s, width, indent) }
 
 // warn prints a warning for a person: "offsetkeeper snapshot: warning:
 // ...", wrapped to lineWidth.
