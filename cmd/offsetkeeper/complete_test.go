@@ -221,3 +221,60 @@ func TestHelpExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestNameList: a scope too long for list's column is summarised.
+func TestNameList(t *testing.T) {
+	names := []string{"inventory-connector", "es-sink-orders", "payments-cdc", "s3-sink-archive"}
+	for _, tt := range []struct {
+		names []string
+		width int
+		want  string
+	}{
+		{names[:2], 40, "inventory-connector,es-sink-orders"},
+		{names, 40, "1 of 4: inventory-connector …"},
+		{names, 60, "2 of 4: inventory-connector, es-sink-orders …"},
+		{names, 20, "4 connectors"},
+	} {
+		if got := nameList(tt.names, tt.width); got != tt.want {
+			t.Errorf("nameList(%q, %d) = %q, want %q", tt.names, tt.width, got, tt.want)
+		}
+		if got := nameList(tt.names, tt.width); len(got) > tt.width && !strings.HasSuffix(got, "connectors") {
+			t.Errorf("nameList(%q, %d) = %q: wider than %d", tt.names, tt.width, got, tt.width)
+		}
+	}
+}
+
+// TestCompletionFishFromStore: fish's own completer (complete -C) offers
+// the store's IDs and connectors through the fish script.
+func TestCompletionFishFromStore(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("no fish here")
+	}
+	store, _, ids := storeWithSnapshots(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := func(line string) []string {
+		prog := "function offsetkeeper; env OFFSETKEEPER_TEST_AS_MAIN=1 " + strconv.Quote(self) + " $argv; end\n" +
+			"offsetkeeper completion fish | source\ncomplete -C " + strconv.Quote(line) + "\n"
+		cmd := exec.Command(fish, "--no-config", "-c", prog)
+		cmd.Env = append(os.Environ(), "OFFSETKEEPER_STORE="+store)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("fish: %v", err)
+		}
+		var words []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			words = append(words, strings.SplitN(l, "\t", 2)[0])
+		}
+		return words
+	}
+	if got := tab("offsetkeeper restore "); !slices.Contains(got, "latest") || !slices.Contains(got, ids[0]) || !slices.Contains(got, ids[1]) {
+		t.Errorf("restore <TAB>: got %q, want latest and %v", got, ids)
+	}
+	if got := tab("offsetkeeper restore latest -c inv"); strings.Join(got, " ") != "inventory-connector" {
+		t.Errorf("restore latest -c inv<TAB>: got %q", got)
+	}
+}

@@ -57,7 +57,8 @@ func golden(t *testing.T, name, got string) {
 var testdataDir, _ = filepath.Abs("testdata")
 
 // TestDemoDailyOutput: against the demo, as its guide runs them, snapshot,
-// list, restore --dry-run and restore --at ... --dry-run print their result
+// list, restore --dry-run, restore --at ... --dry-run and prune --dry-run
+// print their result
 // on stdout and on stderr only a warning that is a real problem (a key in
 // two partitions of the offsets topic: which one a worker reads is
 // nondeterministic); no INFO lines, no line over 120 columns. The golden
@@ -142,6 +143,7 @@ func TestDemoDailyOutput(t *testing.T) {
 		t.Errorf("the daemon logs no INFO lines by default:\n%s", derr.String())
 	}
 	check("restore-at-dry-run", "", "restore", "--at", time.Now().UTC().Format(time.RFC3339Nano), "--dry-run", "--brokers", brokers)
+	check("prune-dry-run", "", "prune", "--keep-last", "1", "--dry-run")
 	// --log-level info brings the INFO lines back.
 	if _, _, stderr := runCLI(t, "list", "--log-level", "info", "--store", "mem://"); stderr != "" {
 		t.Logf("list of an empty store logs: %s", stderr)
