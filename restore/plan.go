@@ -739,7 +739,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		return len(ends[t]) == 0
 	}
 	warned := map[string]bool{}
-	var beyond, before []string
+	var missing, beyond, before []string
 	for ci := range p.Connectors {
 		sp := p.Connectors[ci].Sink
 		if sp == nil {
@@ -761,7 +761,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			end, ok := ends[ch.Topic][ch.Partition]
 			if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
 				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition)
-				p.warnf("group %q: sink topic %q has no partition %d here: offset %d cannot be restored", sp.Group, ch.Topic, ch.Partition, ch.New)
+				missing = append(missing, fmt.Sprintf("group %q: sink topic %q has no partition %d here", sp.Group, ch.Topic, ch.Partition))
 				continue
 			}
 			if end.Err != nil {
@@ -783,6 +783,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			}
 		}
 	}
+	p.warnOnce(missing, "sink offsets are for partitions that do not exist here (fewer partitions than in the snapshot's cluster)", "no offset can be restored there")
 	p.warnOnce(beyond, "sink offsets are beyond their partition's end offset (a new cluster, or a recreated topic?)", "the connector's consumer will reset by its auto.offset.reset policy")
 	p.warnOnce(before, "sink offsets are before their partition's start offset (those records were deleted)", "the connector's consumer will reset by its auto.offset.reset policy")
 	return nil
