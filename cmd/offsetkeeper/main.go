@@ -128,7 +128,7 @@ func mainUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\n\n%s", exitCodesHelp)
+	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\nShort flags: -o is --output, -n --dry-run, -c --connector, -h --help.\n\n%s", exitCodesHelp)
 }
 
 // run is main without the process: end-to-end tests call it as a user
