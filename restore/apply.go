@@ -64,7 +64,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	done := func() string {
 		var parts []string
 		for _, t := range res.Topics {
-			parts = append(parts, fmt.Sprintf("topic %s (%d records)", t.Topic, t.Records))
+			parts = append(parts, fmt.Sprintf("topic %s (%s)", t.Topic, plural(t.Records, "record", "records")))
 		}
 		for _, g := range res.Groups {
 			parts = append(parts, "group "+g)

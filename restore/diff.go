@@ -218,8 +218,8 @@ func PrintChanges(w io.Writer, changes []Change) error {
 			ew.printf("  sink  %s  %s  vanished  %d\n", c.Group, where, *c.OldOffset)
 		}
 	}
-	ew.printf("diff: %d connectors differ; source: %d changed, %d appeared, %d vanished; sink: %d moved forward, %d moved backward, %d appeared, %d vanished\n",
-		len(connectors),
+	ew.printf("diff: %s differ; source: %d changed, %d appeared, %d vanished; sink: %d moved forward, %d moved backward, %d appeared, %d vanished\n",
+		plural(len(connectors), "connector", "connectors"),
 		counts["source "+KindChanged], counts["source "+KindAppeared], counts["source "+KindVanished],
 		counts["sink "+KindForward], counts["sink "+KindBackward], counts["sink "+KindAppeared], counts["sink "+KindVanished])
 	return ew.err

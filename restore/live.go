@@ -214,5 +214,5 @@ func scopeName(scope []string) string {
 	case 1:
 		return fmt.Sprintf("connector %q", scope[0])
 	}
-	return fmt.Sprintf("%d connectors", len(scope))
+	return plural(len(scope), "connector", "connectors")
 }

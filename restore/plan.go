@@ -59,6 +59,9 @@ type Plan struct {
 	Connectors []ConnectorPlan
 	// Warnings are things the operator should know before applying.
 	Warnings []string
+	// Notes are harmless conditions worth a line (keys no connector owns,
+	// which a restore leaves alone), not warnings.
+	Notes []string
 	// OpenRestores are the other restores' open transactions Check found,
 	// on topics written to or not; Print warns of those left alone.
 	OpenRestores []OpenRestore
@@ -503,7 +506,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	}
 
 	if n := snap.Unparsed(); n > 0 && len(opts.Connectors) == 0 && !opts.IncludeUnowned {
-		p.warnf("snapshot %s holds %d offsets topic keys that are not [connector, {partition}]; no connector owns them and they are not restored (restore --include-unowned writes them too)", snap.ID, n)
+		p.Notes = append(p.Notes, fmt.Sprintf("the snapshot holds %s that are not [connector, {partition}]; no connector owns them and they are not restored (restore --include-unowned writes them too)", plural(n, "offsets topic key", "offsets topic keys")))
 	}
 
 	copts := opts
@@ -736,6 +739,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		return len(ends[t]) == 0
 	}
 	warned := map[string]bool{}
+	var missing, beyond, before []string
 	for ci := range p.Connectors {
 		sp := p.Connectors[ci].Sink
 		if sp == nil {
@@ -757,7 +761,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			end, ok := ends[ch.Topic][ch.Partition]
 			if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
 				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition)
-				p.warnf("group %q: sink topic %q has no partition %d here: offset %d cannot be restored", sp.Group, ch.Topic, ch.Partition, ch.New)
+				missing = append(missing, fmt.Sprintf("group %q: sink topic %q has no partition %d here", sp.Group, ch.Topic, ch.Partition))
 				continue
 			}
 			if end.Err != nil {
@@ -773,13 +777,31 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			}
 			switch {
 			case ch.New > end.Offset:
-				p.warnf("group %q: offset %d for %s/%d is beyond the partition's end offset %d: the connector's consumer will reset by its auto.offset.reset policy", sp.Group, ch.New, ch.Topic, ch.Partition, end.Offset)
+				beyond = append(beyond, fmt.Sprintf("group %q: offset %d for %s/%d is beyond the partition's end offset %d", sp.Group, ch.New, ch.Topic, ch.Partition, end.Offset))
 			case ch.New < start.Offset:
-				p.warnf("group %q: offset %d for %s/%d is before the partition's start offset %d (those records were deleted): the connector's consumer will reset by its auto.offset.reset policy", sp.Group, ch.New, ch.Topic, ch.Partition, start.Offset)
+				before = append(before, fmt.Sprintf("group %q: offset %d for %s/%d is before the partition's start offset %d (those records were deleted)", sp.Group, ch.New, ch.Topic, ch.Partition, start.Offset))
 			}
 		}
 	}
+	p.warnOnce(missing, "sink offsets are for partitions that do not exist here (fewer partitions than in the snapshot's cluster)", "no offset can be restored there")
+	p.warnOnce(beyond, "sink offsets are beyond their partition's end offset (a new cluster, or a recreated topic?)", "the connector's consumer will reset by its auto.offset.reset policy")
+	p.warnOnce(before, "sink offsets are before their partition's start offset (those records were deleted)", "the connector's consumer will reset by its auto.offset.reset policy")
 	return nil
+}
+
+// warnOnce adds one warning for the same condition met by many partitions:
+// the one line for one, else the count and the first few.
+func (p *Plan) warnOnce(each []string, many, then string) {
+	const show = 3
+	switch {
+	case len(each) == 0:
+	case len(each) == 1:
+		p.warnf("%s: %s", each[0], then)
+	case len(each) <= show:
+		p.warnf("%d %s: %s; %s", len(each), many, strings.Join(each, "; "), then)
+	default:
+		p.warnf("%d %s: %s; and %d more; %s", len(each), many, strings.Join(each[:show], "; "), len(each)-show, then)
+	}
 }
 
 // describePolicies reads the cleanup.policy of every offsets topic the

@@ -3,13 +3,15 @@ package restore
 import (
 	"bufio"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"io"
 	"strconv"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // Print writes the plan for a person to read: a header, then per connector
@@ -25,8 +27,17 @@ func (p *Plan) Print(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	ew := &errWriter{w: bw}
 	s := p.Snapshot
-	ew.printf("restore plan: snapshot %s (taken %s from cluster %s) -> cluster %s, %s\n",
-		s.ID, s.CreatedAt.UTC().Format(time.RFC3339), orNone(s.ClusterID), p.ClusterID, plural(len(p.Connectors), "connector", "connectors"))
+	// Within 120 columns: the ID is the time the snapshot was taken, and
+	// the state at a moment is said on the line before (its moment).
+	what := "snapshot " + s.ID
+	if s.Reason == snapshot.ReasonAt {
+		what = "the state at " + s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	into := "into its cluster " + p.ClusterID
+	if s.ClusterID != p.ClusterID {
+		into = "of cluster " + orNone(s.ClusterID) + " into cluster " + p.ClusterID
+	}
+	ew.printf("%s\n", english.Wrap("restore plan: "+what+" "+into+", "+plural(len(p.Connectors), "connector", "connectors"), 120, "  "))
 	for _, cp := range p.Connectors {
 		rest, alone := "", ""
 		if cp.REST != "" {
@@ -117,12 +128,16 @@ func (p *Plan) Print(w io.Writer) error {
 			}
 		}
 	}
+	// Notes and warnings are wrapped to fit 120 columns.
+	for _, n := range p.Notes {
+		ew.printf("%s\n", english.Wrap("note: "+n, 120, "  "))
+	}
 	for _, warn := range p.Warnings {
-		ew.printf("warning: %s\n", warn)
+		ew.printf("%s\n", english.Wrap("warning: "+warn, 120, "  "))
 	}
 	for _, o := range p.OpenRestores {
 		if !o.Written {
-			ew.printf("warning: %s\n", openRestoreWarning(o))
+			ew.printf("%s\n", english.Wrap("warning: "+openRestoreWarning(o), 120, "  "))
 		}
 	}
 	c := p.Counts()
@@ -151,12 +166,7 @@ func (c Counts) String() string {
 }
 
 // plural returns "1 key" or "2 keys".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
+func plural(n int, one, many string) string { return english.Count(n, one, many) }
 
 func direction(old, new int64) string {
 	if new > old {

@@ -68,6 +68,7 @@ type PlanDocument struct {
 	OtherCluster      bool                `json:"other_cluster"`
 	Counts            CountsDocument      `json:"counts"`
 	Warnings          []string            `json:"warnings"`
+	Notes             []string            `json:"notes,omitempty"`
 	Connectors        []ConnectorDocument `json:"connectors"`
 }
 
@@ -230,6 +231,7 @@ func (p *Plan) document() *PlanDocument {
 		Counts: CountsDocument{SourceWrites: c.SourceWrites, Tombstones: c.Tombstones, SinkCommits: c.SinkCommits, SinkDeletions: c.SinkDeletions,
 			SourceUnchanged: c.SourceUnchanged, SinkUnchanged: c.SinkUnchanged, SinkSkipped: c.SinkSkipped},
 		Warnings:   nonNil(p.Warnings),
+		Notes:      p.Notes,
 		Connectors: make([]ConnectorDocument, 0, len(p.Connectors)),
 	}
 	for _, o := range p.OpenRestores {

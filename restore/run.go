@@ -267,7 +267,11 @@ func (r *run) run(ctx context.Context) error {
 		if diffs := plan.Differences(); len(diffs) > 0 {
 			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
-		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
+		what := "snapshot " + snap.ID
+		if snap.Reason == snapshot.ReasonAt {
+			what = "the state at " + snap.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		}
+		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches %s\n", plural(len(plan.Connectors), "connector", "connectors"), what)
 		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
 		r.report.Outcome = OutcomeNothingToDo
 		return r.stop.finish(ctx)

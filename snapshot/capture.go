@@ -21,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // Defaults for Options.
@@ -1325,9 +1327,4 @@ func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]
 }
 
 // countWarning is "1 <one>" or "<n> <many>".
-func countWarning(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func countWarning(n int, one, many string) string { return english.Count(n, one, many) }

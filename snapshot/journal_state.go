@@ -303,6 +303,9 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	plan, past, hole := e.PlanAt(at)
 	atMs := ms(at)
 	lastSeen := c.From
+	// restorable is the last moment the journal read so far restores: the
+	// time of the last segment applied.
+	restorable := c.From
 	read := map[int]int{}
 	err := s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
 		if st == nil && readBase() != nil {
@@ -316,6 +319,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		// it gives what its raw segments give.
 		st.apply(seg.Entries, atMs, si)
 		si.Seq = seg.LastSeq
+		restorable = seg.LastTime
 		read[seg.Level]++
 		if seg.Level > LevelRaw {
 			si.Merged++
@@ -342,7 +346,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		st.notes = append(st.notes, "journal segments read: "+strings.Join(parts, ", ")+" (levels 1 and 2 are merged; see docs/journal.md)")
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; restore refuses to cross it: pick a moment before it (the journal is good up to segment %d) or restore a snapshot by ID", err, si.Seq)
+		return nil, nil, fmt.Errorf("%w; restore refuses to cross it: %s", err, s.lastRestorable(ctx, restorable, e, c))
 	}
 	if hole != nil && c.To.Before(at) {
 		return nil, nil, fmt.Errorf("%w; restore refuses to cross it", hole)
@@ -358,6 +362,25 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	}
 	si.Notes = append(si.Notes, st.notes...)
 	return snap, si, nil
+}
+
+// probingKey marks the context of lastRestorable's trial replay.
+type probingKey struct{}
+
+// lastRestorable says what is restorable before a damaged segment: the
+// latest moment whose replay stops short of it (late records are read up
+// to lateRecords past a moment, so a minute before the last good
+// segment's time, tried once), else the epoch's base snapshot by ID.
+func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *EpochInfo, c Coverage) string {
+	byID := fmt.Sprintf("restore its base snapshot %s by ID", e.ID)
+	m := good.Add(-lateRecords - time.Millisecond)
+	if m.Before(c.From) || ctx.Value(probingKey{}) != nil {
+		return byID
+	}
+	if _, _, err := s.replay(context.WithValue(ctx, probingKey{}, true), m, e, c); err != nil {
+		return byID
+	}
+	return fmt.Sprintf("the last restorable moment before it is %s (--at %s), or %s", fmtTime(m), m.UTC().Format(time.RFC3339Nano), byID)
 }
 
 // replayState is the state being rebuilt.
@@ -577,7 +600,7 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		warnings = append(warnings, duplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d offsets topic keys are not [connector, {partition}] and were kept raw", unparsed))
+		warnings = append(warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	for name, g := range st.groups {
 		sg := *g

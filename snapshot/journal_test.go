@@ -348,6 +348,13 @@ func TestJournalBrokenSegments(t *testing.T) {
 	bad[len(bad)-3] ^= 0xff
 	os.WriteFile(path(segs[1]), bad, 0o644)
 	check("altered", segs[1].Key)
+	// The refusal says what is restorable before the damage: here, with
+	// segments flushed within a minute of the epoch's start (late records
+	// reach that far), its base snapshot.
+	_, _, err = w.store.StateAt(ctx, at)
+	if want := "restore its base snapshot " + l.Epochs[0].ID + " by ID"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("altered: error %v does not say %q", err, want)
+	}
 	// Reordered: segment 3's object under segment 2's name.
 	other, _ := os.ReadFile(path(segs[2]))
 	os.WriteFile(path(segs[1]), other, 0o644)

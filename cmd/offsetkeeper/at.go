@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -47,21 +48,44 @@ func stateAt(ctx context.Context, w io.Writer, store *snapshot.Store, at string)
 	return snap, nil
 }
 
-// printStateInfo says how a state at a moment was made.
+// printStateInfo says, on one line, how a state at a moment was made and
+// how exact it is: the moment, the snapshot and journal it comes from, and
+// the precision (source offsets to the record; sink offsets as the journal
+// last read the groups; a merged journal's boundary). docs/journal.md has
+// the details.
 func printStateInfo(w io.Writer, si *snapshot.StateInfo) {
+	at := si.At.UTC().Format(millis)
 	if si.Fallback {
-		fmt.Fprintf(w, "state at %s: snapshot %s (no journal)\n", si.At.UTC().Format(time.RFC3339Nano), si.Base.ID)
-	} else {
-		fmt.Fprintf(w, "state at %s: snapshot %s + journal epoch %s to segment %d (%d source records, %d sink observations, %d config records applied)\n",
-			si.At.UTC().Format(time.RFC3339Nano), si.Base.ID, si.Epoch, si.Seq, si.Records, si.SinkObservations, si.ConfigRecords)
+		fmt.Fprintf(w, "state at %s (no journal covers it: %s older): snapshot %s\n",
+			at, si.At.Sub(si.Base.CreatedAt).Round(time.Second), si.Base.ID)
+		return
 	}
-	for _, p := range si.Precision {
-		fmt.Fprintf(w, "  precision: %s\n", p)
+	precision := "exact"
+	if m := sinkObserved.FindStringSubmatch(strings.Join(si.Precision, "\n")); m != nil {
+		if seen, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+			precision += fmt.Sprintf("; sink offsets %s older", si.At.Sub(seen).Round(time.Millisecond))
+		}
 	}
 	for _, n := range si.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		if m := mergedAsOf.FindStringSubmatch(n); m != nil {
+			asOf := m[1]
+			if t, err := time.Parse(time.RFC3339Nano, asOf); err == nil && t.UTC().Format(time.DateOnly) == si.At.UTC().Format(time.DateOnly) {
+				asOf = t.UTC().Format("15:04:05Z")
+			}
+			precision = "as of " + asOf + ", merged"
+		}
 	}
+	fmt.Fprintf(w, "state at %s (%s): snapshot %s + journal\n", at, precision, si.Base.ID)
 }
+
+// millis is RFC 3339 to the millisecond, as the journal's times are.
+const millis = "2006-01-02T15:04:05.000Z07:00"
+
+// The times printStateInfo reads from StateInfo's precision and notes.
+var (
+	sinkObserved = regexp.MustCompile(`sink offsets: as observed at (\S+),`)
+	mergedAsOf   = regexp.MustCompile(`the moment is restored as of (\S+),`)
+)
 
 // withNothingWritten says so after a restore's error; a usage error stays one.
 func withNothingWritten(err error) error {

@@ -22,6 +22,8 @@ const defaultStore = "file://./offsetkeeper-snapshots"
 // globals are the flags every command shares.
 type globals struct {
 	fs *flag.FlagSet
+	// command is the name of the command running, for its defaults.
+	command string
 
 	logLevel  string
 	logFormat string
@@ -58,7 +60,7 @@ type globals struct {
 // those that do not use one ignore it.
 func (g *globals) register(fs *flag.FlagSet) {
 	g.fs = fs
-	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn: a command prints its result on stdout, and only warnings and errors on stderr; info for daemon, serve and demo)")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
 	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
@@ -84,6 +86,11 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.oauthTokenFile, "sasl-oauth-token-file", "", "file holding the OAUTHBEARER token; read again at every authentication")
 }
 
+// infoLogs are the commands that log at info by default: those that keep
+// running, whose log is their account of what they do. Other commands
+// print their result on stdout and log only warnings and errors.
+var infoLogs = map[string]bool{"daemon": true, "serve": true, "demo": true}
+
 // explicit reports whether a flag was given on the command line or in the
 // environment.
 func (g *globals) explicit(name string) bool {
@@ -96,9 +103,18 @@ func (g *globals) explicit(name string) bool {
 	return found
 }
 
+// logger is the logger of the --log-level and --log-format flags; without
+// --log-level, the command's default (infoLogs).
 func (g *globals) logger(w io.Writer) (*slog.Logger, error) {
+	name := g.logLevel
+	if name == "" {
+		name = "warn"
+		if infoLogs[g.command] {
+			name = "info"
+		}
+	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(name)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}

@@ -156,7 +156,7 @@ func TestJournalRestoreAt(t *testing.T) {
 
 	// restore --at T: exactly the state at T, sources and sinks.
 	out, _ = c.mustRun(0, "restore", "--at", t2.Format(time.RFC3339Nano))
-	if !strings.Contains(out, "state at ") || !strings.Contains(out, "precision: sink offsets") || !strings.Contains(out, "verified: ") {
+	if !strings.Contains(out, "state at ") || !strings.Contains(out, "(exact; sink offsets ") || !strings.Contains(out, "verified: ") {
 		t.Errorf("restore --at output lacks the state's moment, precision or verification:\n%s", out)
 	}
 	after := c.capture()

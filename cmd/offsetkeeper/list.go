@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -57,9 +55,12 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	// The journal's coverage is in list_journal.go (text only: the JSON
 	// array of snapshots stays as it is).
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
+	// No TIME column: the ID is the UTC time the snapshot was taken, to
+	// the microsecond (created_at in --output json), and the line fits
+	// 120 columns.
+	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -76,5 +77,13 @@ func scopeText(i snapshot.Info) string {
 		}
 		return "-"
 	}
-	return strings.Join(i.Scope, ",")
+	if len(i.Scope) == 1 {
+		return i.Scope[0]
+	}
+	// A table line fits 120 columns: the whole list is in show and
+	// --output json.
+	return nameList(i.Scope, scopeWidth)
 }
+
+// scopeWidth is the widest SCOPE column list and prune print.
+const scopeWidth = 24

@@ -22,6 +22,9 @@ import (
 	"syscall"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // Exit codes, documented in --help and the README.
@@ -125,12 +128,15 @@ func mainUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\n\n%s", exitCodesHelp)
+	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\nShort flags: -o is --output, -n --dry-run, -c --connector, -h --help.\n\n%s", exitCodesHelp)
 }
 
 // run is main without the process: end-to-end tests call it as a user
 // would run the binary.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == completeCommand {
+		return runComplete(ctx, args[1:], stdout)
+	}
 	args, err := hoistShared(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetkeeper: %v\nRun 'offsetkeeper --help' for usage.\n", err)
@@ -152,9 +158,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\nRun 'offsetkeeper --help' for the commands.\n", args[0])
 		return exitUsage
 	}
-	e := &env{stdout: stdout, stderr: stderr, g: &globals{}}
+	e := &env{stdout: stdout, stderr: stderr, g: &globals{command: info.name}}
 	fs, cmd := newFlagSet(info, e)
-	positional, err := parseInterleaved(fs, args[1:])
+	positional, err := parseInterleaved(fs, expandShort(fs, args[1:]))
 	if errors.Is(err, flag.ErrHelp) {
 		commandUsage(stdout, info, fs, e.g)
 		return exitOK
@@ -199,7 +205,24 @@ func newFlagSet(info commandInfo, e *env) (*flag.FlagSet, command) {
 
 // commandUsage is a command's --help.
 func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
-	fmt.Fprintf(w, "Usage: offsetkeeper %s %s\n\n%s\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n", info.name, info.usage, info.summary)
+	synopsis, description, _ := strings.Cut(info.usage, "\n\n")
+	var head strings.Builder
+	fmt.Fprintf(&head, "Usage: offsetkeeper %s %s\n\n", info.name, synopsis)
+	printExamples(&head, info.name)
+	fmt.Fprintf(&head, "%s\n", info.summary)
+	fmt.Fprint(w, head.String())
+	if description != "" {
+		fmt.Fprintln(w)
+		// What is left of helpLines once the rest of the head is printed.
+		printDescription(w, info.name, description, helpLines-strings.Count(head.String(), "\n")-4)
+	}
+	fmt.Fprintf(w, "\nShort flags: -h is --help")
+	for _, s := range []string{"c", "n", "o"} {
+		if fs.Lookup(shortFlags[s]) != nil {
+			fmt.Fprintf(w, ", -%s --%s", s, shortFlags[s])
+		}
+	}
+	fmt.Fprintf(w, ".\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n")
 	unused := printFlags(w, fs, func(name string) bool {
 		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && strings.HasPrefix(name, "connect-"))
 	})
@@ -255,7 +278,9 @@ func editDistance(a, b string) int {
 func report(stderr io.Writer, name string, err error) int {
 	var ue usageError
 	switch {
-	case errors.As(err, &ue):
+	// An ambiguous ID prefix is a mistake on the command line, whichever
+	// command met it: exit 2, as a usage error.
+	case errors.As(err, &ue), errors.Is(err, snapshot.ErrAmbiguous):
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", name, err, name)
 		return exitUsage
 	case errors.Is(err, restore.ErrRefused):
@@ -422,6 +447,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unu
 		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if s := shortFor(f.Name); s != "" {
+			line = "  -" + s + ", --" + f.Name
+		}
 		if name != "" {
 			line += " " + name
 		}
@@ -439,12 +467,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unu
 }
 
 // plural returns "1 snapshot" or "2 snapshots".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return english.Count(n, one, many) }
 
 // writeJSON writes v as indented JSON, as every --output json does.
 func writeJSON(w io.Writer, v any) error {

@@ -51,6 +51,9 @@ func sharedFlags() map[string]bool {
 
 func writeManFlag(w io.Writer, f cliFlag) {
 	head := `\fB\-\-` + roff(f.name) + `\fR`
+	if s := shortFor(f.name); s != "" {
+		head = `\fB\-` + s + `\fR, ` + head
+	}
 	if !f.isBool {
 		head += ` \fI` + roff(cmpOrStr(f.valueName, "value")) + `\fR`
 	}

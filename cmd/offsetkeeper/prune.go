@@ -239,10 +239,24 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 // printPrune prints prune's table: per snapshot, oldest first, what is
 // done with it, its kind and scope, and why.
 func printPrune(w io.Writer, ds []pruneDecision) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tID\tTIME\tKIND\tSCOPE\tREASON\tCLUSTER\tWHY")
+	// To fit 120 columns: no TIME (the ID is the time) and a CLUSTER
+	// column only when the snapshots come from more than one cluster.
+	clusters := map[string]bool{}
 	for _, d := range ds {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Action, d.ID, d.CreatedAt.UTC().Format(time.RFC3339), d.Kind, scopeText(d.Info), d.Reason, d.ClusterID, strings.Join(d.Why, ", "))
+		clusters[d.ClusterID] = true
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(clusters) > 1 {
+		fmt.Fprintln(tw, "ACTION\tID\tKIND\tSCOPE\tREASON\tCLUSTER\tWHY")
+	} else {
+		fmt.Fprintln(tw, "ACTION\tID\tKIND\tSCOPE\tREASON\tWHY")
+	}
+	for _, d := range ds {
+		cluster := ""
+		if len(clusters) > 1 {
+			cluster = d.ClusterID + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, d.Kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
 	}
 	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
@@ -93,7 +94,16 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
 		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
 	for _, w := range snap.Warnings {
-		c.log.Warn("snapshot warning", "snapshot_id", info.ID, "warning", w)
+		switch {
+		case snap.Unparsed() > 0 && strings.Contains(w, "kept raw"):
+			// Harmless: Connect keeps such keys too, a restore leaves
+			// them alone, and the summary counts them (unparsed N).
+			c.log.Info("snapshot warning", "snapshot_id", info.ID, "warning", w)
+		case c.g.logFormat == "text":
+			warn(c.stderr, "snapshot", w)
+		default:
+			c.log.Warn("snapshot warning", "snapshot_id", info.ID, "warning", w)
+		}
 	}
 	c.log.Info("snapshot taken", "snapshot_id", info.ID, "cluster_id", snap.ClusterID,
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,

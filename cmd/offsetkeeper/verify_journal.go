@@ -45,7 +45,7 @@ func (c *verifyCmd) journal(ctx context.Context, store *snapshot.Store) ([]verif
 			if ch.Encrypted > 0 {
 				note = fmt.Sprintf(" (%d encrypted: checksum and chain ok, contents not checked without --encrypt-key)", ch.Encrypted)
 			}
-			fmt.Fprintf(c.stdout, "ok   journal epoch %s: %d segments, chain whole%s\n", ch.Epoch, ch.Segments, note)
+			fmt.Fprintf(c.stdout, "ok   journal epoch %s: %s, chain whole%s\n", ch.Epoch, plural(ch.Segments, "segment", "segments"), note)
 		}
 	}
 	return out, bad, nil

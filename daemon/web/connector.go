@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // eventStatus is the board status an event gives its connector.
@@ -123,7 +125,7 @@ func (s *Server) status(w *world, r *ConnectorRow) {
 		r.Why = append(r.Why, why)
 	}
 	for _, ev := range r.Events {
-		set(eventStatus(ev.Kind), fmt.Sprintf("%s at %s (%d offsets)", ev.Kind, ev.Time.Format(time.RFC3339), ev.Count))
+		set(eventStatus(ev.Kind), fmt.Sprintf("%s at %s (%s)", ev.Kind, ev.Time.Format(time.RFC3339), english.Count(ev.Count, "offset", "offsets")))
 	}
 	for _, g := range w.hist.gaps {
 		set(StatusGap, fmt.Sprintf("journal gap %s to %s: %s", g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Reason))

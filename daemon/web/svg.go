@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 var funcs = template.FuncMap{
@@ -196,9 +198,9 @@ func markers(b *strings.Builder, sc scale, pp PartitionPlot) {
 func flag(b *strings.Builder, sc scale, ev snapshot.Event) {
 	x := sc.x(ev.Time)
 	fmt.Fprintf(b, `<g class="flag %s" data-kind="%s" data-t="%s"><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`+
-		`<path d="M%.1f %.1fh9l-3 4 3 4h-9z"/><title>%s %s: %d offsets (restore --at %s puts them back)</title></g>`,
+		`<path d="M%.1f %.1fh9l-3 4 3 4h-9z"/><title>%s %s: %s (restore --at %s puts them back)</title></g>`,
 		eventStatusClass(ev.Kind), ev.Kind, ev.Time.Format(time.RFC3339), x, x, sc.y0, sc.y0+sc.h, x, sc.y0,
-		html.EscapeString(ev.Kind), ev.Time.Format("15:04:05"), ev.Count, ev.Before.Format(time.RFC3339Nano))
+		html.EscapeString(ev.Kind), ev.Time.Format("15:04:05"), english.Count(ev.Count, "offset", "offsets"), ev.Before.Format(time.RFC3339Nano))
 }
 
 func eventStatusClass(kind string) string { return strings.ToLower(eventStatus(kind)) }
@@ -279,8 +281,8 @@ func timelineSVG(t *Timeline) template.HTML {
 	for _, s := range t.Snapshots {
 		x := sc.x(s.CreatedAt)
 		fmt.Fprintf(&b, `<a href="/timeline?at=%s"><g class="snap %s" data-id="%s"><line x1="%.1f" x2="%.1f" y1="20" y2="40"/><circle cx="%.1f" cy="30" r="4"/>`+
-			`<title>%s snapshot %s, %s (%d connectors)</title></g></a>`,
-			url.QueryEscape(s.CreatedAt.Format(time.RFC3339Nano)), s.Kind, s.ID, x, x, x, s.Kind, s.ID, s.Reason, s.Connectors)
+			`<title>%s snapshot %s, %s (%s)</title></g></a>`,
+			url.QueryEscape(s.CreatedAt.Format(time.RFC3339Nano)), s.Kind, s.ID, x, x, x, s.Kind, s.ID, s.Reason, english.Count(s.Connectors, "connector", "connectors"))
 	}
 	for _, e := range t.Epochs {
 		x1, x2 := sc.x(e.From), sc.x(e.To)
@@ -291,8 +293,8 @@ func timelineSVG(t *Timeline) template.HTML {
 		if e.Broken != "" {
 			cls += " broken"
 		}
-		fmt.Fprintf(&b, `<rect class="%s" data-epoch="%s" x="%.1f" y="54" width="%.1f" height="16" rx="2"><title>epoch %s: %s to %s, %d segments %s</title></rect>`,
-			cls, e.Epoch, x1, math.Max(x2-x1, 2), e.Epoch, e.From.Format(time.RFC3339), e.To.Format(time.RFC3339), e.Segments, html.EscapeString(e.Broken))
+		fmt.Fprintf(&b, `<rect class="%s" data-epoch="%s" x="%.1f" y="54" width="%.1f" height="16" rx="2"><title>epoch %s: %s to %s, %s %s</title></rect>`,
+			cls, e.Epoch, x1, math.Max(x2-x1, 2), e.Epoch, e.From.Format(time.RFC3339), e.To.Format(time.RFC3339), english.Count(e.Segments, "segment", "segments"), html.EscapeString(e.Broken))
 	}
 	for _, g := range t.Gaps {
 		x1, x2 := sc.x(g.From), sc.x(g.To)
@@ -302,9 +304,9 @@ func timelineSVG(t *Timeline) template.HTML {
 	for _, ev := range t.Events {
 		x := sc.x(ev.Time)
 		fmt.Fprintf(&b, `<a href="/timeline?at=%s&amp;connector=%s"><g class="flag %s" data-kind="%s" data-connector="%s"><line x1="%.1f" x2="%.1f" y1="84" y2="112"/><path d="M%.1f 84h11l-3 4 3 4h-11z"/>`+
-			`<title>%s %s at %s (%d offsets): click for the restore to just before</title></g></a>`,
+			`<title>%s %s at %s (%s): click for the restore to just before</title></g></a>`,
 			url.QueryEscape(ev.Before.Format(time.RFC3339Nano)), url.QueryEscape(ev.Connector), eventStatusClass(ev.Kind), ev.Kind,
-			html.EscapeString(ev.Connector), x, x, x, html.EscapeString(ev.Connector), ev.Kind, ev.Time.Format(time.RFC3339), ev.Count)
+			html.EscapeString(ev.Connector), x, x, x, html.EscapeString(ev.Connector), ev.Kind, ev.Time.Format(time.RFC3339), english.Count(ev.Count, "offset", "offsets"))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
