@@ -69,10 +69,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 
 	// Offsets topics: the worker's, plus the snapshot connectors' own.
 	var own []string
+	owners := map[string][]string{}
 	if snap != nil {
 		for _, c := range snap.Connectors {
-			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) && !slices.Contains(own, c.OffsetsTopic) {
-				own = append(own, c.OffsetsTopic)
+			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) {
+				if !slices.Contains(own, c.OffsetsTopic) {
+					own = append(own, c.OffsetsTopic)
+				}
+				owners[c.OffsetsTopic] = append(owners[c.OffsetsTopic], fmt.Sprintf("the offsets topic of connector %q", c.Name))
 			}
 		}
 	}
@@ -80,10 +84,22 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, err
 	}
+	var missing []MissingTopic
 	for _, t := range opts.OffsetsTopics {
 		if !exists[t] {
-			return nil, nil, missingTopicError(t, snap.PartitionCount(t), "the worker offsets topic")
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: []string{"the worker offsets topic"}})
 		}
+	}
+	if len(missing) > 0 {
+		// Nothing can be read without it: name every topic to create at
+		// once, the connectors' own offsets topics as the snapshot has
+		// them, and their sink topics.
+		for _, t := range own {
+			if !exists[t] {
+				missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: owners[t]})
+			}
+		}
+		return nil, nil, missingTopics(ctx, adm, snap, opts, scope, missing)
 	}
 	var extra []string
 	for _, t := range own {
@@ -195,16 +211,6 @@ func topicsExist(ctx context.Context, adm *kadm.Client, topics []string) (map[st
 		}
 	}
 	return out, nil
-}
-
-// missingTopicError explains how to create an offsets topic a restore
-// needs. partitions is the count the snapshot saw, 0 if unknown.
-func missingTopicError(topic string, partitions int32, what string) error {
-	if partitions <= 0 {
-		partitions = 25
-	}
-	return fmt.Errorf("%w: %q (%s): a restore never creates it; create it as a compacted topic with the partition count the workers use (offset.storage.partitions, %d in the snapshot or by default), e.g. kafka-topics.sh --bootstrap-server <brokers> --create --topic %s --partitions %d --replication-factor 3 --config cleanup.policy=compact",
-		ErrTopicMissing, topic, what, partitions, topic, partitions)
 }
 
 func scopeName(scope []string) string {

@@ -161,7 +161,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		}
 	}
 	defer func() {
-		if r.stop != nil {
+		if r.stop != nil && !errors.Is(err, ErrNotRestored) {
 			err = r.stop.fail(ctx, err)
 		}
 	}()
@@ -174,6 +174,8 @@ func outcome(set string, err error) string {
 	switch {
 	case errors.Is(err, ErrRefused):
 		return OutcomeRefused
+	case errors.Is(err, ErrNotRestored):
+		return OutcomePartial
 	case err != nil:
 		return OutcomeFailed
 	case set != "":
@@ -244,6 +246,11 @@ func (r *run) run(ctx context.Context) error {
 		if diffs := plan.Differences(); len(diffs) > 0 {
 			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
+		if err := plan.NotRestoredError(r.req.DryRun, false); err != nil {
+			// The same in a dry run: what can be written here matches.
+			fmt.Fprintf(r.Out, "nothing written: what can be written here already matches snapshot %s\n", snap.ID)
+			return r.finish(ctx, plan, err)
+		}
 		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches snapshot %s\n", plural(len(plan.Connectors), "connector", "connectors"), snap.ID)
 		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
 		r.report.Outcome = OutcomeNothingToDo
@@ -255,7 +262,8 @@ func (r *run) run(ctx context.Context) error {
 		r.Log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
 			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
 			"duration", r.since())
-		return nil
+		// The real run would end with the same error and exit code.
+		return plan.NotRestoredError(true, false)
 	}
 	r.Progress.SetStage(snapshot.PhaseUndo)
 	undo, err := r.Store.Put(ctx, plan.Live)
@@ -276,7 +284,25 @@ func (r *run) run(ctx context.Context) error {
 	if r.stop != nil && r.req.Resume {
 		r.Progress.SetStage(snapshot.PhaseResume)
 	}
-	return r.stop.finish(ctx)
+	return r.finish(ctx, plan, plan.NotRestoredError(false, true))
+}
+
+// finish resumes what StopConnectors stopped, except the connectors with
+// offsets not restored here (notRestored, from Plan.NotRestoredError, is
+// returned then).
+func (r *run) finish(ctx context.Context, plan *Plan, notRestored error) error {
+	if r.stop != nil && notRestored != nil {
+		r.stop.hold = map[string]bool{}
+		for _, cp := range plan.Connectors {
+			if cp.Sink != nil && slices.ContainsFunc(cp.Sink.Changes, func(ch SinkChange) bool { return ch.Action == Skipped }) {
+				r.stop.hold[cp.Name] = true
+			}
+		}
+	}
+	if err := r.stop.finish(ctx); err != nil {
+		return err
+	}
+	return notRestored
 }
 
 func (r *run) since() time.Duration { return time.Since(r.began).Round(time.Millisecond) }
