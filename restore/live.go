@@ -122,7 +122,13 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
 	}
-	if len(scope) == 0 || snap == nil {
+	if snap == nil {
+		return live, lc, nil
+	}
+	if len(scope) == 0 {
+		if err := addSnapGroups(ctx, adm, snap, live); err != nil {
+			return nil, nil, err
+		}
 		return live, lc, nil
 	}
 
@@ -176,6 +182,41 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	live.Normalize()
 	return live, lc, nil
+}
+
+// addSnapGroups adds to a whole-cluster capture the groups snap records
+// for connectors the capture found no group of (it finds them through
+// live configs and Connect's connect-<name> default): the group of a
+// connector with a group.id override and no config here yet, after a
+// restore into another cluster, say. A plan reads them so; a diff must
+// too.
+func addSnapGroups(ctx context.Context, adm *kadm.Client, snap, live *snapshot.Snapshot) error {
+	have := map[string]bool{}
+	for _, g := range live.SinkGroups {
+		have[g.Group] = true
+		if g.Connector != "" {
+			have["\x00"+g.Connector] = true
+		}
+	}
+	added := false
+	for _, sg := range snap.SinkGroups {
+		if sg.Connector == "" || have[sg.Group] || have["\x00"+sg.Connector] {
+			continue
+		}
+		g, found, err := snapshot.ReadGroup(ctx, adm, sg.Group)
+		if err != nil {
+			return err
+		}
+		if found {
+			g.Connector = sg.Connector
+			live.SinkGroups = append(live.SinkGroups, g)
+			added = true
+		}
+	}
+	if added {
+		live.Normalize()
+	}
+	return nil
 }
 
 // snapGroupName is the group a snapshot records for connector, or "".

@@ -92,11 +92,11 @@ func (e *MissingTopicsError) Error() string {
 	n := len(e.Topics)
 	switch {
 	case e.offsets():
-		fmt.Fprintf(&b, "%s: %s this restore writes to %s not exist here, and a restore never creates one", ErrTopicMissing, plural(n, "topic", "topics"), pick(n == 1, "does", "do"))
+		fmt.Fprintf(&b, "%s this restore writes to %s not exist here, and a restore never creates one", plural(n, "topic", "topics"), pick(n == 1, "does", "do"))
 	case e.DryRun:
-		fmt.Fprintf(&b, "%s: the restore would write everything else, but %s whose %s not exist here would not be restored here; nothing was written", ErrNotRestored, plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "topic does", "topics do"))
+		fmt.Fprintf(&b, "dry run: nothing written; the restore would write and verify everything else, and end as this: %s not restored here, %s not exist here", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
 	default:
-		fmt.Fprintf(&b, "%s: everything else was written and verified, but %s whose %s not exist here %s not restored here", ErrNotRestored, plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "topic does", "topics do"), pick(e.heldBack() == 1, "is", "are"))
+		fmt.Fprintf(&b, "everything else was written and verified; %s not restored here, %s not exist here", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
 	}
 	b.WriteString(":\n")
 	for _, m := range e.Topics {
@@ -106,7 +106,7 @@ func (e *MissingTopicsError) Error() string {
 	b.WriteString(pick(n == 1, "it", "them"))
 	b.WriteString(", then run the same restore again")
 	if !e.offsets() && e.Restored {
-		b.WriteString(" (it writes only what is still missing; there is nothing to roll back)")
+		b.WriteString(" (it writes only what is still missing)")
 	}
 	return b.String()
 }
@@ -165,6 +165,7 @@ func (p *Plan) NotRestored() []MissingTopic {
 	}
 	out := make([]MissingTopic, 0, len(byTopic))
 	for _, t := range sortedKeys(byTopic) {
+		slices.Sort(byTopic[t].Needed)
 		out = append(out, *byTopic[t])
 	}
 	return out
@@ -265,6 +266,7 @@ func missingSinkTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.Sna
 			}
 		}
 		if m.Offsets > 0 {
+			slices.Sort(m.Needed)
 			out = append(out, m)
 		}
 	}
