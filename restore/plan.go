@@ -76,6 +76,8 @@ type Plan struct {
 	// here; sinkParts the live partition count of the sink topics written
 	// to (0: missing); replication the replication factor of the commands
 	// that create them.
+	// notify, when set, is told what Apply waits for (see waitReadable).
+	notify      func(string)
 	missing     []MissingTopic
 	sinkParts   map[string]int32
 	replication int

@@ -595,8 +595,15 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 // apply writes the plan into Kafka and verifies it.
 func (r *run) apply(ctx context.Context, plan *Plan) error {
 	undo := r.report.Undo
+	plan.notify = func(msg string) { fmt.Fprintln(r.Out, msg) }
 	res, err := Apply(ctx, r.Client, plan)
 	r.report.Applied = res
+	if errors.Is(err, ErrNotReadable) {
+		// Committed, all of it: another producer's transaction keeps it
+		// from readers. Rolling back would not help (the error says what
+		// does).
+		return err
+	}
 	if err != nil {
 		if errors.Is(err, ErrFenced) && len(res.Topics) == 0 && len(res.Groups) == 0 {
 			// Regression: this said "to roll back: offsetkeeper restore
