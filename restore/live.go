@@ -84,22 +84,8 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, err
 	}
-	var missing []MissingTopic
-	for _, t := range opts.OffsetsTopics {
-		if !exists[t] {
-			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: []string{"the worker offsets topic"}})
-		}
-	}
-	if len(missing) > 0 {
-		// Nothing can be read without it: name every topic to create at
-		// once, the connectors' own offsets topics as the snapshot has
-		// them, and their sink topics.
-		for _, t := range own {
-			if !exists[t] {
-				missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: owners[t]})
-			}
-		}
-		return nil, nil, missingTopics(ctx, adm, snap, opts, scope, missing)
+	if err := missingWorkerTopics(ctx, adm, snap, opts, own, owners, exists); err != nil {
+		return nil, nil, err
 	}
 	var extra []string
 	for _, t := range own {
@@ -182,6 +168,29 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	}
 	live.Normalize()
 	return live, lc, nil
+}
+
+// missingWorkerTopics is the error of a capture whose worker offsets
+// topics do not all exist, nil when they do. Nothing can be read without
+// them: it names every topic to create at once, the connectors' own
+// offsets topics (own, needed by owners) as the snapshot has them, and
+// their sink topics.
+func missingWorkerTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.Snapshot, opts Options, own []string, owners map[string][]string, exists map[string]bool) error {
+	var missing []MissingTopic
+	for _, t := range opts.OffsetsTopics {
+		if !exists[t] {
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: []string{"the worker offsets topic"}})
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, t := range own {
+		if !exists[t] {
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: owners[t]})
+		}
+	}
+	return missingTopics(ctx, adm, snap, opts, opts.Connectors, missing)
 }
 
 // addSnapGroups adds to a whole-cluster capture the groups snap records
