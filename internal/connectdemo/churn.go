@@ -2,6 +2,7 @@ package connectdemo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -67,8 +69,11 @@ func ChurnWith(ctx context.Context, cl *kgo.Client, spec Spec, every time.Durati
 				return nil
 			}
 			// A topic deleted during the tick: the next one pauses what
-			// writes to it. Anything else ends the churn.
-			if gone, lerr := ch.look(ctx); lerr != nil || len(gone) == 0 {
+			// writes to it (the brokers may answer the produce before
+			// their metadata says it is gone). Anything else ends the
+			// churn.
+			gone, lerr := ch.look(ctx)
+			if !errors.Is(err, kerr.UnknownTopicOrPartition) && (lerr != nil || len(gone) == 0) {
 				return err
 			}
 			ch.reset()
