@@ -94,9 +94,9 @@ func (e *MissingTopicsError) Error() string {
 	case e.offsets():
 		fmt.Fprintf(&b, "%s this restore writes to %s not exist here, and a restore never creates one", plural(n, "topic", "topics"), pick(n == 1, "does", "do"))
 	case e.DryRun:
-		fmt.Fprintf(&b, "dry run: nothing written; the restore would write and verify everything else, and end as this: %s not restored here, %s not exist here", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
+		fmt.Fprintf(&b, "dry run: nothing written; the restore would write and verify everything else, but leave %s not restored here (%s not exist here)", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
 	default:
-		fmt.Fprintf(&b, "everything else was written and verified; %s not restored here, %s not exist here", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
+		fmt.Fprintf(&b, "everything else was written and verified, but %s %s not restored here (%s not exist here)", plural(e.heldBack(), "sink offset", "sink offsets"), pick(e.heldBack() == 1, "is", "are"), pick(n == 1, "its topic does", "their topics do"))
 	}
 	b.WriteString(":\n")
 	for _, m := range e.Topics {

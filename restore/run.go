@@ -629,7 +629,11 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 	if err != nil {
 		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
 	}
-	fmt.Fprintf(r.Out, "verified: %s the snapshot\n", plural(v.Connectors, "connector matches", "connectors match"))
+	except := ""
+	if len(plan.NotRestored()) > 0 {
+		except = ", but for the offsets not restored here"
+	}
+	fmt.Fprintf(r.Out, "verified: %s the snapshot%s\n", plural(v.Connectors, "connector matches", "connectors match"), except)
 	r.Log.Info("restore done", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", v.Connectors,
 		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
 		"duration", r.since())

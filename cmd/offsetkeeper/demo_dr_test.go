@@ -39,6 +39,9 @@ func waitOutput(t *testing.T, out, errs *syncBuffer, done chan int, want string)
 func TestDemoDisasterRecovery(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 6), freePorts(t, 2)
+	for cport+1 >= kport && cport <= kport+5 { // both free now, but not both ours later
+		cport = freePorts(t, 2)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var out, errs syncBuffer
 	done := make(chan int, 1)

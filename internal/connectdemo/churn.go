@@ -73,7 +73,8 @@ func ChurnWith(ctx context.Context, cl *kgo.Client, spec Spec, every time.Durati
 			// their metadata says it is gone). Anything else ends the
 			// churn.
 			gone, lerr := ch.look(ctx)
-			if !errors.Is(err, kerr.UnknownTopicOrPartition) && (lerr != nil || len(gone) == 0) {
+			missing := errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)
+			if !missing && (lerr != nil || len(gone) == 0) {
 				return err
 			}
 			ch.reset()
@@ -174,7 +175,10 @@ func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
 }
 
 func newChurnSeeder(cl *kgo.Client) *seeder {
-	return &seeder{cl: cl, parts: map[string]int32{}, exp: &Expected{Live: map[string]map[int32]map[string][]byte{}}, txn: map[string]*kgo.Client{}}
+	return &seeder{cl: cl, parts: map[string]int32{}, exp: &Expected{Live: map[string]map[int32]map[string][]byte{}}, txn: map[string]*kgo.Client{},
+		// A topic deleted under the demo fails its records at once (the
+		// next tick pauses what writes there), not after kgo's retries.
+		opts: []kgo.Opt{kgo.UnknownTopicRetries(1)}}
 }
 
 func (ch *churner) close() { ch.s.close() }
