@@ -72,12 +72,12 @@ type Plan struct {
 	capturer *liveCapturer
 	// partitions is the live partition count of every offsets topic read.
 	partitions map[string]int32
+	// notify, when set, is told what Apply waits for (see waitReadable).
+	notify func(string)
 	// missing are the offsets topics the plan needs that do not exist
 	// here; sinkParts the live partition count of the sink topics written
 	// to (0: missing); replication the replication factor of the commands
 	// that create them.
-	// notify, when set, is told what Apply waits for (see waitReadable).
-	notify      func(string)
 	missing     []MissingTopic
 	sinkParts   map[string]int32
 	replication int
