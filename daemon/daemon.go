@@ -482,7 +482,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		if aborted() {
 			return interrupted(err)
 		}
-		return report{result: ResultFailure, err: fmt.Errorf("take snapshot: %w", err)}
+		return report{result: ResultFailure, err: fmt.Errorf("take snapshot: %w", d.topicGone(ctx, err))}
 	}
 	if snap == nil {
 		return report{result: ResultFailure, err: errors.New("take snapshot: no snapshot and no error")}
@@ -542,6 +542,20 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		rep.result, rep.err = ResultFailure, fmt.Errorf("apply journal retention after storing snapshot %s: %w", info.ID, err)
 	}
 	return rep
+}
+
+// topicGone explains a worker topic that does not exist although the
+// store holds snapshots of it: deleted, or these brokers are another
+// cluster (see snapshot.Gone). Any other err is returned as it is.
+func (d *Daemon) topicGone(ctx context.Context, err error) error {
+	if !errors.Is(err, snapshot.ErrTopicMissing) {
+		return err
+	}
+	infos, lerr := d.Store.List(ctx)
+	if lerr != nil {
+		return err
+	}
+	return snapshot.Gone(err, snapshot.LatestFull(infos), "")
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

@@ -61,6 +61,7 @@ type TopicResult struct {
 func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	began := time.Now()
 	res := &Result{}
+	var unreadable []error
 	done := func() string {
 		var parts []string
 		for _, t := range res.Topics {
@@ -118,9 +119,14 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		}
 		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n})
 		p.opts.Progress.Written(records)
-		if err := waitReadable(ctx, cl, topic, last, readableWait); err != nil {
-			res.Duration = time.Since(began)
-			return res, fmt.Errorf("%w: offsets topic %q: %w (%s)", ErrApply, topic, err, done())
+		if err := waitReadable(ctx, cl, topic, last, readableWait, p.notify); err != nil {
+			if !errors.Is(err, ErrNotReadable) {
+				res.Duration = time.Since(began)
+				return res, fmt.Errorf("%w: offsets topic %q: %w (%s)", ErrApply, topic, err, done())
+			}
+			// Committed: the rest is written too, and the error says
+			// what holds these records back.
+			unreadable = append(unreadable, err)
 		}
 	}
 
@@ -155,6 +161,9 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		p.opts.Progress.GroupCommitted()
 	}
 	res.Duration = time.Since(began)
+	if len(unreadable) > 0 {
+		return res, fmt.Errorf("%w: %w (%s)", ErrApply, errors.Join(unreadable...), done())
+	}
 	return res, nil
 }
 
@@ -275,43 +284,70 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 }
 
 // readableWait is how long a restore waits, after its transaction
-// committed, for every record it wrote to be readable with read_committed.
-const readableWait = 30 * time.Second
+// committed, for every record it wrote to be readable with read_committed;
+// waitNotice how often it says what it waits for meanwhile.
+var (
+	readableWait = 30 * time.Second
+	waitNotice   = 5 * time.Second
+)
 
 // waitReadable waits until the last stable offset of each partition of
 // topic in last has passed the offset given (the last record written
 // there), or limit has passed. A broker answers EndTxn once the commit is
 // decided and writes the commit markers to the partitions afterwards, so a
 // read_committed reader (Verify, a worker) may not see the records at
-// once; verifying before then would report the restore as failed.
-func waitReadable(ctx context.Context, cl *kgo.Client, topic string, last map[int32]int64, limit time.Duration) error {
+// once; verifying before then would report the restore as failed. Another
+// producer's open transaction on a partition holds its last stable offset
+// until it ends: notify (when set) is told every waitNotice whose it is and
+// how long this has waited, and the error (ErrNotReadable) names it with
+// the command that aborts it.
+func waitReadable(ctx context.Context, cl *kgo.Client, topic string, last map[int32]int64, limit time.Duration, notify func(string)) error {
 	if len(last) == 0 {
 		return nil
 	}
 	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(limit)
+	began := time.Now()
+	deadline, nextNotice := began.Add(limit), began.Add(min(waitNotice, limit/2))
+	noticed := false // at least once before giving up
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
 		listed, err := adm.ListCommittedOffsets(ctx, topic)
 		if err == nil {
 			err = listed.Error()
 		}
 		var behind []string
+		var parts []int32
 		if err == nil {
 			for p, off := range last {
 				if lo, ok := listed.Lookup(topic, p); !ok || lo.Offset <= off {
-					behind = append(behind, fmt.Sprintf("%s/%d", topic, p))
+					parts = append(parts, p)
 				}
 			}
-			if len(behind) == 0 {
+			if len(parts) == 0 {
 				return nil
 			}
+			slices.Sort(parts)
+			for _, p := range parts {
+				behind = append(behind, fmt.Sprintf("%s/%d", topic, p))
+			}
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		giveUp := now.After(deadline)
+		if notify != nil && err == nil && (now.After(nextNotice) || giveUp && !noticed) {
+			noticed, nextNotice = true, now.Add(waitNotice)
+			waiting := fmt.Sprintf("waiting (%s of %s) for the committed records on %s to be readable with read_committed", now.Sub(began).Round(100*time.Millisecond), limit, strings.Join(behind, ", "))
+			if blockers, derr := describeBlockers(ctx, adm, topic, parts, TransactionalIDPrefix+topic); derr == nil && len(blockers) > 0 {
+				for _, b := range blockers {
+					waiting += "; held by " + b.String()
+				}
+			}
+			notify(waiting)
+		}
+		if giveUp {
 			if err != nil {
 				return fmt.Errorf("the transaction committed, but reading its last stable offsets failed: %w", err)
 			}
-			slices.Sort(behind)
-			return fmt.Errorf("the transaction committed, but after %s its records are not readable yet with read_committed on %s (an open transaction of another producer holds the last stable offset below them)", limit, strings.Join(behind, ", "))
+			blockers, derr := describeBlockers(ctx, adm, topic, parts, TransactionalIDPrefix+topic)
+			return notReadableError(topic, limit, behind, blockers, derr)
 		}
 		select {
 		case <-ctx.Done():

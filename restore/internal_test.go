@@ -164,7 +164,7 @@ func TestWaitReadable(t *testing.T) {
 	if err := r.FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0}, time.Second); err != nil {
+	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0}, time.Second, nil); err != nil {
 		t.Fatalf("a committed record: %v", err)
 	}
 
@@ -185,14 +185,15 @@ func TestWaitReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := after.First()
-	err = waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 300*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "not readable yet with read_committed on wait-readable/1") {
+	err = waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 300*time.Millisecond, nil)
+	if !errors.Is(err, ErrNotReadable) || !strings.Contains(err.Error(), "not readable with read_committed on wait-readable/1") ||
+		!strings.Contains(err.Error(), `transactional id "holder"`) || !strings.Contains(err.Error(), "kafka-transactions.sh --bootstrap-server <brokers> abort --topic wait-readable --partition 1 --start-offset 0") {
 		t.Fatalf("held by an open transaction: %v", err)
 	}
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 5*time.Second); err != nil {
+	if err := waitReadable(ctx, cl, "wait-readable", map[int32]int64{0: 0, 1: rec.Offset}, 5*time.Second, nil); err != nil {
 		t.Fatalf("after the other transaction ended: %v", err)
 	}
 }

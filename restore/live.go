@@ -69,10 +69,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 
 	// Offsets topics: the worker's, plus the snapshot connectors' own.
 	var own []string
+	owners := map[string][]string{}
 	if snap != nil {
 		for _, c := range snap.Connectors {
-			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) && !slices.Contains(own, c.OffsetsTopic) {
-				own = append(own, c.OffsetsTopic)
+			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) {
+				if !slices.Contains(own, c.OffsetsTopic) {
+					own = append(own, c.OffsetsTopic)
+				}
+				owners[c.OffsetsTopic] = append(owners[c.OffsetsTopic], fmt.Sprintf("the offsets topic of connector %q", c.Name))
 			}
 		}
 	}
@@ -80,10 +84,8 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, t := range opts.OffsetsTopics {
-		if !exists[t] {
-			return nil, nil, missingTopicError(t, snap.PartitionCount(t), "the worker offsets topic")
-		}
+	if err := missingWorkerTopics(ctx, adm, snap, opts, own, owners, exists); err != nil {
+		return nil, nil, err
 	}
 	var extra []string
 	for _, t := range own {
@@ -106,7 +108,13 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
 	}
-	if len(scope) == 0 || snap == nil {
+	if snap == nil {
+		return live, lc, nil
+	}
+	if len(scope) == 0 {
+		if err := addSnapGroups(ctx, adm, snap, live); err != nil {
+			return nil, nil, err
+		}
 		return live, lc, nil
 	}
 
@@ -162,6 +170,64 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	return live, lc, nil
 }
 
+// missingWorkerTopics is the error of a capture whose worker offsets
+// topics do not all exist, nil when they do. Nothing can be read without
+// them: it names every topic to create at once, the connectors' own
+// offsets topics (own, needed by owners) as the snapshot has them, and
+// their sink topics.
+func missingWorkerTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.Snapshot, opts Options, own []string, owners map[string][]string, exists map[string]bool) error {
+	var missing []MissingTopic
+	for _, t := range opts.OffsetsTopics {
+		if !exists[t] {
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: []string{"the worker offsets topic"}})
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, t := range own {
+		if !exists[t] {
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: owners[t]})
+		}
+	}
+	return missingTopics(ctx, adm, snap, opts, opts.Connectors, missing)
+}
+
+// addSnapGroups adds to a whole-cluster capture the groups snap records
+// for connectors the capture found no group of (it finds them through
+// live configs and Connect's connect-<name> default): the group of a
+// connector with a group.id override and no config here yet, after a
+// restore into another cluster, say. A plan reads them so; a diff must
+// too.
+func addSnapGroups(ctx context.Context, adm *kadm.Client, snap, live *snapshot.Snapshot) error {
+	have := map[string]bool{}
+	for _, g := range live.SinkGroups {
+		have[g.Group] = true
+		if g.Connector != "" {
+			have["\x00"+g.Connector] = true
+		}
+	}
+	added := false
+	for _, sg := range snap.SinkGroups {
+		if sg.Connector == "" || have[sg.Group] || have["\x00"+sg.Connector] {
+			continue
+		}
+		g, found, err := snapshot.ReadGroup(ctx, adm, sg.Group)
+		if err != nil {
+			return err
+		}
+		if found {
+			g.Connector = sg.Connector
+			live.SinkGroups = append(live.SinkGroups, g)
+			added = true
+		}
+	}
+	if added {
+		live.Normalize()
+	}
+	return nil
+}
+
 // snapGroupName is the group a snapshot records for connector, or "".
 func snapGroupName(snap *snapshot.Index, connector string) string {
 	if g, ok := snap.SinkGroupOf(connector); ok {
@@ -195,16 +261,6 @@ func topicsExist(ctx context.Context, adm *kadm.Client, topics []string) (map[st
 		}
 	}
 	return out, nil
-}
-
-// missingTopicError explains how to create an offsets topic a restore
-// needs. partitions is the count the snapshot saw, 0 if unknown.
-func missingTopicError(topic string, partitions int32, what string) error {
-	if partitions <= 0 {
-		partitions = 25
-	}
-	return fmt.Errorf("%w: %q (%s): a restore never creates it; create it as a compacted topic with the partition count the workers use (offset.storage.partitions, %d in the snapshot or by default), e.g. kafka-topics.sh --bootstrap-server <brokers> --create --topic %s --partitions %d --replication-factor 3 --config cleanup.policy=compact",
-		ErrTopicMissing, topic, what, partitions, topic, partitions)
 }
 
 func scopeName(scope []string) string {

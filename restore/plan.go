@@ -75,6 +75,15 @@ type Plan struct {
 	capturer *liveCapturer
 	// partitions is the live partition count of every offsets topic read.
 	partitions map[string]int32
+	// notify, when set, is told what Apply waits for (see waitReadable).
+	notify func(string)
+	// missing are the offsets topics the plan needs that do not exist
+	// here; sinkParts the live partition count of the sink topics written
+	// to (0: missing); replication the replication factor of the commands
+	// that create them.
+	missing     []MissingTopic
+	sinkParts   map[string]int32
+	replication int
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
@@ -298,8 +307,9 @@ func (p *Plan) Counts() Counts {
 func (p *Plan) Empty() bool { return p.Counts().Writes() == 0 }
 
 // Differences lists, one line each, every offset where the live state
-// differs from the snapshot: what a restore still has to do, skipped sink
-// offsets included. Empty after a successful restore.
+// differs from the snapshot: what a restore still has to do. Skipped sink
+// offsets are not among them (they cannot be written here: see
+// NotRestored). Empty after a successful restore.
 func (p *Plan) Differences() []string {
 	var out []string
 	for _, cp := range p.Connectors {
@@ -324,8 +334,6 @@ func (p *Plan) Differences() []string {
 					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: no offset here, %d in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.New))
 				case Removed:
 					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d here, none in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.Old))
-				case Skipped:
-					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d cannot be committed here: %s", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.New, ch.Reason))
 				}
 			}
 		}
@@ -487,13 +495,15 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		return nil, fmt.Errorf("read cluster metadata: %w", err)
 	}
 	p := &Plan{
-		ClusterID:  md.Cluster,
-		Scope:      names,
-		opts:       opts,
-		source:     snap,
-		snapIdx:    snapIdx,
-		partitions: map[string]int32{},
-		policies:   map[string]string{},
+		ClusterID:   md.Cluster,
+		Scope:       names,
+		opts:        opts,
+		source:      snap,
+		snapIdx:     snapIdx,
+		partitions:  map[string]int32{},
+		policies:    map[string]string{},
+		sinkParts:   map[string]int32{},
+		replication: replicationFactor(len(md.Brokers)),
 	}
 	switch {
 	case snap.ClusterID == "":
@@ -557,6 +567,9 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 			p.warnf("connector %q is a %s here but a %s in the snapshot", s.name, lc.Type, sc.Type)
 		}
 		p.Connectors = append(p.Connectors, cp)
+	}
+	if len(p.missing) > 0 {
+		return nil, missingTopics(ctx, adm, snap, opts, names, p.missing)
 	}
 	if err := p.checkSinkBounds(ctx, adm); err != nil {
 		return nil, err
@@ -738,6 +751,11 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		}
 		return len(ends[t]) == 0
 	}
+	for _, t := range topics {
+		if !missingTopic(t) {
+			p.sinkParts[t] = int32(len(ends[t]))
+		}
+	}
 	warned := map[string]bool{}
 	var missing, beyond, before []string
 	for ci := range p.Connectors {
@@ -754,14 +772,14 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q does not exist here", ch.Topic)
 				if !warned[ch.Topic] {
 					warned[ch.Topic] = true
-					p.warnf("sink topic %q does not exist here: its committed offsets cannot be restored until it is created (run the restore again then)", ch.Topic)
+					p.warnf("sink topic %q does not exist here: its committed offsets are not restored here; create it, then run the same restore again", ch.Topic)
 				}
 				continue
 			}
 			end, ok := ends[ch.Topic][ch.Partition]
 			if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
 				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition)
-				missing = append(missing, fmt.Sprintf("group %q: sink topic %q has no partition %d here", sp.Group, ch.Topic, ch.Partition))
+				missing = append(missing, fmt.Sprintf("group %q: sink topic %q has no partition %d here: offset %d", sp.Group, ch.Topic, ch.Partition, ch.New))
 				continue
 			}
 			if end.Err != nil {
@@ -783,7 +801,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			}
 		}
 	}
-	p.warnOnce(missing, "sink offsets are for partitions that do not exist here (fewer partitions than in the snapshot's cluster)", "no offset can be restored there")
+	p.warnOnce(missing, "sink offsets are for partitions that do not exist here (fewer partitions than in the snapshot's cluster)", "they are not restored here; add partitions, then run the same restore again")
 	p.warnOnce(beyond, "sink offsets are beyond their partition's end offset (a new cluster, or a recreated topic?)", "the connector's consumer will reset by its auto.offset.reset policy")
 	p.warnOnce(before, "sink offsets are before their partition's start offset (those records were deleted)", "the connector's consumer will reset by its auto.offset.reset policy")
 	return nil

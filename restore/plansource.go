@@ -38,8 +38,8 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 		live:        p.Live.SourceOffsets,
 	}
 	s.wanted()
-	if err := s.placeTargets(); err != nil {
-		return nil, err
+	if missing := s.placeTargets(); missing {
+		return nil, nil
 	}
 	s.pick()
 	s.lives()
@@ -213,10 +213,11 @@ func (s *sourcePlanner) better(a, b *srcWant) bool {
 	return ao.Topic < bo.Topic
 }
 
-// placeTargets sorts the plan's topics, fails on a target that does not
-// exist here, and gives each wanted key its target's position in topics
-// and its murmur2 partition there, sorted in the changes' order.
-func (s *sourcePlanner) placeTargets() error {
+// placeTargets sorts the plan's topics, notes on the plan each target that
+// does not exist here (and returns true then: nothing is placed), and gives
+// each wanted key its target's position in topics and its murmur2
+// partition there, sorted in the changes' order.
+func (s *sourcePlanner) placeTargets() (missing bool) {
 	topics := slices.Clone(s.workers)
 	if !slices.Contains(topics, s.sp.Target) {
 		topics = append(topics, s.sp.Target)
@@ -228,8 +229,8 @@ func (s *sourcePlanner) placeTargets() error {
 	}
 	sort.Strings(topics)
 	s.topics, s.sp.Topics = topics, topics
-	if err := s.missingTarget(); err != nil {
-		return err
+	if s.missingTargets() {
+		return true
 	}
 	// From here on, target numbers are positions in topics, whose order
 	// is the changes' order.
@@ -256,13 +257,14 @@ func (s *sourcePlanner) placeTargets() error {
 		// ties, as it did when they were met one by one.
 		slices.SortStableFunc(s.want, cmpWant)
 	}
-	return nil
+	return false
 }
 
-// missingTarget is the error for a target that does not exist here: it
-// names the first by topic, and the snapshot's partition count of its
-// first key by bytes.
-func (s *sourcePlanner) missingTarget() error {
+// missingTargets notes on the plan every target that does not exist here,
+// with the snapshot's partition count of its first key by bytes, and
+// reports whether there was one.
+func (s *sourcePlanner) missingTargets() bool {
+	found := false
 	for _, t := range s.topics {
 		ti := int32(slices.Index(s.targets, t))
 		if _, ok := s.p.partitions[t]; ok || ti < 0 {
@@ -282,9 +284,10 @@ func (s *sourcePlanner) missingTarget() error {
 				first = w
 			}
 		}
-		return missingTopicError(t, s.snap.PartitionCount(s.st.Topic(first.pos)), fmt.Sprintf("the offsets topic of connector %q", s.name))
+		found = true
+		s.p.missing = append(s.p.missing, MissingTopic{Topic: t, Partitions: s.snap.PartitionCount(s.st.Topic(first.pos)), Needed: []string{fmt.Sprintf("the offsets topic of connector %q", s.name)}})
 	}
-	return nil
+	return found
 }
 
 // pick keeps one wanted key per target and key: copies of a key in one

@@ -171,7 +171,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		}
 	}
 	defer func() {
-		if r.stop != nil {
+		if r.stop != nil && !errors.Is(err, ErrNotRestored) {
 			err = r.stop.fail(ctx, err)
 		}
 	}()
@@ -184,6 +184,8 @@ func outcome(set string, err error) string {
 	switch {
 	case errors.Is(err, ErrRefused):
 		return OutcomeRefused
+	case errors.Is(err, ErrNotRestored):
+		return OutcomePartial
 	case err != nil:
 		return OutcomeFailed
 	case set != "":
@@ -271,6 +273,11 @@ func (r *run) run(ctx context.Context) error {
 		if snap.Reason == snapshot.ReasonAt {
 			what = "the state at " + snap.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 		}
+		if err := plan.NotRestoredError(r.req.DryRun, false); err != nil {
+			// The same in a dry run: what can be written here matches.
+			fmt.Fprintf(r.Out, "nothing written: what can be written here already matches %s\n", what)
+			return r.finish(ctx, plan, err)
+		}
 		fmt.Fprintf(r.Out, "nothing to do: the live state of %s already matches %s\n", plural(len(plan.Connectors), "connector", "connectors"), what)
 		r.Log.Info("restore: nothing to do", "snapshot_id", snap.ID, "connectors", len(plan.Connectors), "duration", r.since())
 		r.report.Outcome = OutcomeNothingToDo
@@ -282,7 +289,8 @@ func (r *run) run(ctx context.Context) error {
 		r.Log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
 			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
 			"duration", r.since())
-		return nil
+		// The real run would end with the same error and exit code.
+		return plan.NotRestoredError(true, false)
 	}
 	if err := r.create(ctx, creations); err != nil {
 		return err
@@ -316,7 +324,25 @@ func (r *run) run(ctx context.Context) error {
 	if r.stop != nil && r.req.Resume {
 		r.Progress.SetStage(snapshot.PhaseResume)
 	}
-	return r.stop.finish(ctx)
+	return r.finish(ctx, plan, plan.NotRestoredError(false, true))
+}
+
+// finish resumes what StopConnectors stopped, except the connectors with
+// offsets not restored here (notRestored, from Plan.NotRestoredError, is
+// returned then).
+func (r *run) finish(ctx context.Context, plan *Plan, notRestored error) error {
+	if r.stop != nil && notRestored != nil {
+		r.stop.hold = map[string]bool{}
+		for _, cp := range plan.Connectors {
+			if cp.Sink != nil && slices.ContainsFunc(cp.Sink.Changes, func(ch SinkChange) bool { return ch.Action == Skipped }) {
+				r.stop.hold[cp.Name] = true
+			}
+		}
+	}
+	if err := r.stop.finish(ctx); err != nil {
+		return err
+	}
+	return notRestored
 }
 
 func (r *run) since() time.Duration { return time.Since(r.began).Round(time.Millisecond) }
@@ -609,8 +635,15 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 // apply writes the plan into Kafka and verifies it.
 func (r *run) apply(ctx context.Context, plan *Plan) error {
 	undo := r.report.Undo
+	plan.notify = func(msg string) { fmt.Fprintln(r.Out, msg) }
 	res, err := Apply(ctx, r.Client, plan)
 	r.report.Applied = res
+	if errors.Is(err, ErrNotReadable) {
+		// Committed, all of it: another producer's transaction keeps it
+		// from readers. Rolling back would not help (the error says what
+		// does).
+		return err
+	}
 	if err != nil {
 		if errors.Is(err, ErrFenced) && len(res.Topics) == 0 && len(res.Groups) == 0 {
 			// Regression: this said "to roll back: offsetkeeper restore
@@ -636,7 +669,11 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 	if err != nil {
 		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
 	}
-	fmt.Fprintf(r.Out, "verified: %s the snapshot\n", plural(v.Connectors, "connector matches", "connectors match"))
+	except := ""
+	if len(plan.NotRestored()) > 0 {
+		except = ", but for the offsets not restored here"
+	}
+	fmt.Fprintf(r.Out, "verified: %s the snapshot%s\n", plural(v.Connectors, "connector matches", "connectors match"), except)
 	r.Log.Info("restore done", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", v.Connectors,
 		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
 		"duration", r.since())

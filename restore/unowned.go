@@ -176,7 +176,7 @@ func (r *run) applyUnowned(ctx context.Context, cs []UnownedChange) error {
 		if err != nil {
 			return fmt.Errorf("write the unowned keys of offsets topic %q: %w", t, err)
 		}
-		if err := waitReadable(ctx, r.Client, t, last, readableWait); err != nil {
+		if err := waitReadable(ctx, r.Client, t, last, readableWait, r.report.Plan.notify); err != nil {
 			return err
 		}
 	}

@@ -171,14 +171,9 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 }
 
 // sinkMatches reports whether the group of sp holds exactly the offsets
-// (and metadata) sp's changes leave, with none skipped: a new plan would
-// find every one unchanged.
+// (and metadata) sp's changes leave, a skipped one as the plan found it: a
+// new plan would find every one unchanged (or skipped again).
 func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
-	for _, ch := range sp.Changes {
-		if ch.Action == Skipped {
-			return false
-		}
-	}
 	g, found, err := snapshot.ReadGroup(ctx, adm, sp.Group)
 	if err != nil {
 		return false
@@ -192,6 +187,16 @@ func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
 	n := 0
 	for _, ch := range sp.Changes {
 		l, ok := live[topicPart{ch.Topic, ch.Partition}]
+		if ch.Action == Skipped {
+			// Not written: still as the plan found it.
+			if ok != (ch.Old >= 0) || ok && l.Offset != ch.Old {
+				return false
+			}
+			if ok {
+				n++
+			}
+			continue
+		}
 		if ch.Action == Removed {
 			if ok {
 				return false

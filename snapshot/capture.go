@@ -37,8 +37,58 @@ const (
 const workerProtocolType = "connect"
 
 // ErrTopicMissing is returned when the worker offsets topic or the config
-// topic does not exist.
+// topic does not exist; the error is a *MissingTopicError.
 var ErrTopicMissing = errors.New("topic does not exist")
+
+// MissingTopicError is a worker topic a capture needs that does not exist.
+// It matches ErrTopicMissing. Alone it can only say which setting names the
+// topic; Gone tells more when a store has history of it.
+type MissingTopicError struct {
+	// Topic is the topic; What "offsets topic" or "config topic"; Flag the
+	// setting that names it ("--offsets-topic (offset.storage.topic of the
+	// worker)").
+	Topic, What, Flag string
+}
+
+func (e *MissingTopicError) Error() string {
+	return fmt.Sprintf("read %s %q: %s: check %s", e.What, e.Topic, ErrTopicMissing, e.Flag)
+}
+
+func (e *MissingTopicError) Unwrap() error { return ErrTopicMissing }
+
+// LatestFull is the newest full snapshot of infos (see Store.List), nil
+// when there is none.
+func LatestFull(infos []Info) *Info {
+	var out *Info
+	for i := range infos {
+		if in := &infos[i]; in.Kind == KindFull && (out == nil || in.CreatedAt.After(out.CreatedAt)) {
+			out = in
+		}
+	}
+	return out
+}
+
+// Gone explains err when it holds a *MissingTopicError and latest, the
+// newest full snapshot of a store, holds offsets (so the worker topics
+// existed when it was taken): the topic was deleted, or the brokers given
+// are another cluster, and a restore brings it back. clusterID is the
+// cluster read now ("" if unknown). Any other err is returned as it is.
+func Gone(err error, latest *Info, clusterID string) error {
+	var mt *MissingTopicError
+	if err == nil || latest == nil || !errors.As(err, &mt) || latest.SourceKeys == 0 && latest.SinkGroups == 0 {
+		return err
+	}
+	where := "it was deleted, or these brokers are another cluster"
+	switch {
+	case clusterID != "" && latest.ClusterID != "" && clusterID != latest.ClusterID:
+		where = fmt.Sprintf("these brokers are another cluster (%q; the snapshot's is %q), or the topic was deleted", clusterID, latest.ClusterID)
+	case clusterID != "" && clusterID == latest.ClusterID:
+		where = fmt.Sprintf("it was deleted (this is the snapshot's cluster %q)", clusterID)
+	}
+	return fmt.Errorf("%w: %s %q is gone, but the store holds its history (the latest full snapshot, %s, was taken %s with %d source keys and %d sink groups): %s. "+
+		"To bring the connectors' offsets back, run offsetkeeper restore latest --allow-other-cluster --dry-run: it names every topic to create, then the same without --dry-run restores them",
+		ErrTopicMissing, mt.What, mt.Topic, latest.ID, latest.CreatedAt.UTC().Format(time.RFC3339), latest.SourceKeys, latest.SinkGroups, where)
+}
 
 // Options say what to capture.
 type Options struct {
@@ -337,7 +387,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 	r.offBounds = offBounds
 	for _, t := range missing {
 		if workerTopic[t] {
-			return fmt.Errorf("read offsets topic %q: %w: check --offsets-topic (offset.storage.topic of the worker)", t, ErrTopicMissing)
+			return &MissingTopicError{Topic: t, What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"}
 		}
 		r.warnings = append(r.warnings, fmt.Sprintf("offsets topic %q named by a connector's offsets.storage.topic does not exist", t))
 	}
@@ -562,7 +612,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 	}
 	if len(missing) > 0 {
 		if !c.opts.ConfigTopicOptional {
-			return nil, false, fmt.Errorf("read config topic %q: %w: check --config-topic (config.storage.topic of the worker)", c.opts.ConfigTopic, ErrTopicMissing)
+			return nil, false, &MissingTopicError{Topic: c.opts.ConfigTopic, What: "config topic", Flag: "--config-topic (config.storage.topic of the worker)"}
 		}
 		c.conf = newConfigState()
 		delete(c.views, c.opts.ConfigTopic)

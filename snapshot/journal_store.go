@@ -48,8 +48,12 @@ const (
 	EpochSnapshot       = "snapshot"
 	EpochGap            = "gap"
 	EpochTopicRecreated = "topic recreated"
-	EpochPartitions     = "partition count changed"
-	EpochNoContinue     = "new leader could not continue"
+	// EpochTopicDeleted: a topic the epoch tails does not exist any more
+	// (deleted, or the brokers are now another cluster's); "topic
+	// recreated" is only for one that exists again under a new topic ID.
+	EpochTopicDeleted = "topic deleted"
+	EpochPartitions   = "partition count changed"
+	EpochNoContinue   = "new leader could not continue"
 )
 
 // Epoch is a run of the journal that starts from one full snapshot, its

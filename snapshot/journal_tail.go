@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -163,7 +164,7 @@ func (t *Tail) Start(ctx context.Context) error {
 		return err
 	}
 	if len(missing) > 0 {
-		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q is gone", ct.Name)}
+		return &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
 	}
 	pos := int64(0)
 	if len(ct.Start) > 0 {
@@ -280,7 +281,7 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if len(missing) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topics %v are gone", missing)}
+		return nil, time.Time{}, &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
 	}
 	views := slices.Collect(maps.Values(t.views))
 	if t.confV != nil {
@@ -356,8 +357,11 @@ func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 	}
 	for _, et := range t.topics {
 		td, ok := md.Topics[et.Name]
-		if !ok || td.Err != nil {
-			return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topic %q is gone", et.Name)}
+		switch {
+		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+			return &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
+		case td.Err != nil:
+			return fmt.Errorf("read metadata of topic %q: %w", et.Name, td.Err)
 		}
 		if et.TopicID != "" && hex.EncodeToString(td.ID[:]) != et.TopicID {
 			return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}

@@ -457,6 +457,16 @@ func TestJournalBreaks(t *testing.T) {
 			t.Fatalf("reason %q", tb.Reason)
 		}
 	})
+	t.Run("deleted", func(t *testing.T) {
+		w := newJournalWorld(t, nil)
+		if _, err := w.adm.DeleteTopics(ctx, snapshot.DefaultOffsetsTopic); err != nil {
+			t.Fatal(err)
+		}
+		tb := breakOf(w)
+		if tb.Reason != snapshot.EpochTopicDeleted || !strings.Contains(tb.Detail, "--allow-other-cluster") {
+			t.Fatalf("break %+v, want %q pointing at restore --allow-other-cluster", tb, snapshot.EpochTopicDeleted)
+		}
+	})
 	t.Run("recreated", func(t *testing.T) {
 		w := newJournalWorld(t, nil)
 		if _, err := w.adm.DeleteTopics(ctx, snapshot.DefaultOffsetsTopic); err != nil {

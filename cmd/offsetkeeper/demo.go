@@ -24,7 +24,7 @@ import (
 var demoCommand = commandInfo{
 	name:    "demo",
 	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration]",
+	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration | --empty]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
@@ -35,12 +35,14 @@ type demoCmd struct {
 	restPort  int
 	churn     time.Duration
 	migration bool
+	empty     bool
 }
 
 func (c *demoCmd) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.port, "port", 9092, "first of the three loopback ports the embedded brokers listen on")
 	fs.IntVar(&c.restPort, "rest-port", 8083, "loopback port of the demo's Kafka Connect REST API")
 	fs.DurationVar(&c.churn, "churn-every", 2*time.Second, "how often the running demo connectors commit new offsets")
+	fs.BoolVar(&c.empty, "empty", false, "also run an empty second cluster (ports --port+3 to --port+5, its Connect REST API on --rest-port+1) to rehearse a disaster recovery into (docs/restore.md)")
 	fs.BoolVar(&c.migration, "migration", false, "run two clusters to rehearse a migration on instead (docs/migrate.md): a with the demo connectors stopped, b with MirrorMaker 2's copies of its topics; ports --port to --port+5")
 }
 
@@ -103,6 +105,9 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
+	if c.migration && c.empty {
+		return usagef("--migration and --empty are two demos: pick one")
+	}
 	if c.migration {
 		return c.runMigration(ctx)
 	}
@@ -111,6 +116,13 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer w.close()
+	var empty *emptyWorld
+	if c.empty {
+		if empty, err = c.startEmpty(ctx); err != nil {
+			return err
+		}
+		defer empty.close()
+	}
 	brokers := strings.Join(w.cluster.ListenAddrs(), ",")
 	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
 		"records", w.exp.Records, "connectors", len(w.exp.Connectors), "groups", len(w.exp.Groups))
@@ -143,8 +155,15 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 First snapshot: %s (%d source keys, %d sink groups) in %s
 `, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, info.SourceKeys, info.SinkGroups, c.g.store)
 	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag)
+	if empty != nil {
+		emptyGuide(c.stdout, demoProgram(os.Args[0]), empty, storeFlag)
+	}
 
-	err = connectdemo.ChurnWith(ctx, w.cl, w.spec, c.churn, connectdemo.ChurnOptions{Leave: w.connect.Changed})
+	notify := func(msg string) {
+		fmt.Fprintf(c.stdout, "demo: %s\n", msg)
+		c.log.Info("demo: " + msg)
+	}
+	err = connectdemo.ChurnWith(ctx, w.cl, w.spec, c.churn, connectdemo.ChurnOptions{Leave: w.connect.Changed, Notify: notify})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("keep demo connectors busy: %w", err)
 	}

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -10,16 +8,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// Verdicts of a diff row.
+// Verdicts of a diff row: restore's kinds of change (the one vocabulary
+// of diff and the page), a source value that changed refined to forward or
+// backward by its first known position field.
 const (
-	MovedForward  = "forward"
-	MovedBackward = "backward"
-	Appeared      = "appeared"
-	Gone          = "gone"
-	Changed       = "changed" // a source value without a known position
+	MovedForward  = restore.KindForward
+	MovedBackward = restore.KindBackward
+	Appeared      = restore.KindAppeared
+	Vanished      = restore.KindVanished
+	Changed       = restore.KindChanged // a source value without a known position
+	Stray         = restore.KindStray
 )
 
 // Moment is one side of a diff: a time or the newest state.
@@ -106,21 +108,27 @@ func parseMoment(s string, now time.Time) (time.Time, bool) {
 	return t.UTC(), err == nil
 }
 
-// diff compares two states, limited to one connector when name is set.
+// diff compares two states, limited to one connector when name is set:
+// restore.Compare, the comparison of offsetkeeper diff, put in rows.
 func diff(a, b diffSide, name string) *Diff {
 	d := &Diff{From: a.m, To: b.m, Connector: name, Counts: map[string]int{}, Connectors: []DiffConnector{}}
+	var scope []string
+	if name != "" {
+		scope = []string{name}
+	}
+	cmp := restore.Compare(a.snap, b.snap, scope)
+	d.Unchanged = cmp.Unchanged
 	byConn := map[string]*DiffConnector{}
-	add := func(conn, typ string, r DiffRow) {
-		c := byConn[conn]
+	for _, ch := range cmp.Changes {
+		c := byConn[ch.Connector]
 		if c == nil {
-			c = &DiffConnector{Name: conn, Type: typ}
-			byConn[conn] = c
+			c = &DiffConnector{Name: ch.Connector, Type: ch.Type}
+			byConn[ch.Connector] = c
 		}
+		r := diffRow(ch)
 		c.Rows = append(c.Rows, r)
 		d.Counts[r.Verdict]++
 	}
-	d.Unchanged += diffSinks(a.snap, b.snap, name, add)
-	d.Unchanged += diffSources(a.snap, b.snap, name, add)
 	for _, c := range byConn {
 		slices.SortFunc(c.Rows, func(x, y DiffRow) int { return natural(x.Partition, y.Partition) })
 		d.Connectors = append(d.Connectors, *c)
@@ -129,88 +137,51 @@ func diff(a, b diffSide, name string) *Diff {
 	return d
 }
 
-type sinkKey struct {
-	conn string
-	p    tp
-}
-
-func sinkOffsets(s *snapshot.Snapshot, name string) map[sinkKey]int64 {
-	m := map[sinkKey]int64{}
-	for _, g := range s.SinkGroups {
-		conn := cmp.Or(g.Connector, g.Group)
-		if name != "" && conn != name {
-			continue
+// diffRow is one change as the page shows it.
+func diffRow(ch restore.Change) DiffRow {
+	if ch.Type == snapshot.TypeSink {
+		r := DiffRow{Partition: tp{ch.Topic, ch.Partition}.String(), Verdict: ch.Kind}
+		if ch.OldOffset != nil {
+			r.Before = itoa(*ch.OldOffset)
 		}
-		for _, o := range g.Offsets {
-			m[sinkKey{conn, tp{o.Topic, o.Partition}}] = o.Offset
+		if ch.NewOffset != nil {
+			r.After = itoa(*ch.NewOffset)
 		}
-	}
-	return m
-}
-
-func diffSinks(a, b *snapshot.Snapshot, name string, add func(string, string, DiffRow)) (same int) {
-	x, y := sinkOffsets(a, name), sinkOffsets(b, name)
-	for k, before := range x {
-		after, ok := y[k]
-		switch {
-		case !ok:
-			add(k.conn, snapshot.TypeSink, DiffRow{Partition: k.p.String(), Before: itoa(before), Verdict: Gone, Change: "committed offset gone: the connector starts from its auto.offset.reset"})
-		case after == before:
-			same++
+		switch ch.Kind {
+		case restore.KindVanished:
+			r.Change = "committed offset gone: the connector starts from its auto.offset.reset"
+		case restore.KindAppeared:
+			r.Change = "new committed offset"
 		default:
-			delta := float64(after - before)
-			r := DiffRow{Partition: k.p.String(), Before: itoa(before), After: itoa(after), Delta: &delta, Verdict: MovedForward,
-				Change: fmt.Sprintf("skips %d records", after-before)}
-			if after < before {
-				r.Verdict, r.Change = MovedBackward, fmt.Sprintf("replays %d records", before-after)
+			delta := float64(*ch.NewOffset - *ch.OldOffset)
+			r.Delta = &delta
+			r.Change = fmt.Sprintf("skips %d records", *ch.NewOffset-*ch.OldOffset)
+			if delta < 0 {
+				r.Change = fmt.Sprintf("replays %d records", *ch.OldOffset-*ch.NewOffset)
 			}
-			add(k.conn, snapshot.TypeSink, r)
 		}
+		return r
 	}
-	for k, after := range y {
-		if _, ok := x[k]; !ok {
-			add(k.conn, snapshot.TypeSink, DiffRow{Partition: k.p.String(), After: itoa(after), Verdict: Appeared, Change: "new committed offset"})
-		}
+	part := string(ch.SourcePartition)
+	if part == "" {
+		part = string(ch.Key)
 	}
-	return same
+	before, after := srcOff{ch.Connector, part, ch.Old}, srcOff{ch.Connector, part, ch.New}
+	switch ch.Kind {
+	case restore.KindVanished:
+		return DiffRow{Partition: part, Before: string(ch.Old), Verdict: Vanished, Change: "offset gone: the connector starts over (snapshot, first row, ...)"}
+	case restore.KindAppeared:
+		return DiffRow{Partition: part, After: string(ch.New), Verdict: Appeared, Change: "new source offset"}
+	case restore.KindStray:
+		return DiffRow{Partition: part, Before: string(ch.Old), After: string(ch.New), Verdict: Stray,
+			Change: fmt.Sprintf("a stray copy on %s/%d, off the key's murmur2 partition: a worker may read it instead", ch.Topic, ch.Partition)}
+	}
+	return sourceRow(before, after)
 }
 
 type srcOff struct {
 	conn, partition string
 	value           []byte
-}
-
-func sourceOffsets(s *snapshot.Snapshot, name string) map[string]srcOff {
-	m := map[string]srcOff{}
-	for i := range s.SourceOffsets {
-		so := &s.SourceOffsets[i]
-		if so.Value == nil || (name != "" && so.Connector != name) {
-			continue
-		}
-		m[string(so.Key)] = srcOff{so.Connector, string(so.SourcePartition), so.Value}
-	}
-	return m
-}
-
-func diffSources(a, b *snapshot.Snapshot, name string, add func(string, string, DiffRow)) (same int) {
-	x, y := sourceOffsets(a, name), sourceOffsets(b, name)
-	for k, before := range x {
-		after, ok := y[k]
-		switch {
-		case !ok:
-			add(before.conn, snapshot.TypeSource, DiffRow{Partition: before.partition, Before: string(before.value), Verdict: Gone, Change: "offset gone: the connector starts over (snapshot, first row, ...)"})
-		case bytes.Equal(before.value, after.value):
-			same++
-		default:
-			add(before.conn, snapshot.TypeSource, sourceRow(before, after))
-		}
-	}
-	for k, after := range y {
-		if _, ok := x[k]; !ok {
-			add(after.conn, snapshot.TypeSource, DiffRow{Partition: after.partition, After: string(after.value), Verdict: Appeared, Change: "new source offset"})
-		}
-	}
-	return same
 }
 
 func sourceRow(before, after srcOff) DiffRow {

@@ -2,13 +2,17 @@ package connectdemo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -33,6 +37,11 @@ type ChurnOptions struct {
 	// not written again, even once it runs again: the churner cannot know
 	// where a resumed connector would carry on from.
 	Leave func() map[string]bool
+	// Notify, if set, is told in a sentence when connectors pause because
+	// a topic they write to is gone (deleted under the demo), and when they
+	// continue because it is back. Without it, a missing topic still only
+	// pauses them.
+	Notify func(msg string)
 }
 
 // ChurnWith is Churn with options.
@@ -45,7 +54,7 @@ func ChurnWith(ctx context.Context, cl *kgo.Client, spec Spec, every time.Durati
 	if err != nil {
 		return err
 	}
-	ch.leave = opts.Leave
+	ch.leave, ch.notify = opts.Leave, opts.Notify
 	defer ch.close()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -59,7 +68,16 @@ func ChurnWith(ctx context.Context, cl *kgo.Client, spec Spec, every time.Durati
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			// A topic deleted during the tick: the next one pauses what
+			// writes to it (the brokers may answer the produce before
+			// their metadata says it is gone). Anything else ends the
+			// churn.
+			gone, lerr := ch.look(ctx)
+			missing := errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)
+			if !missing && (lerr != nil || len(gone) == 0) {
+				return err
+			}
+			ch.reset()
 		}
 	}
 }
@@ -82,6 +100,9 @@ type churner struct {
 	groups  []Group
 	leave   func() map[string]bool
 	retired map[string]bool // connectors Leave named once
+	notify  func(string)
+	// gone are the topics written to that were missing at the last look.
+	gone map[string]bool
 }
 
 func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
@@ -89,7 +110,8 @@ func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
 		spec: spec,
 		rng:  rand.New(rand.NewPCG(uint64(spec.Seed), 0x636875726e)),
 		adm:  kadm.NewClient(cl),
-		s:    &seeder{cl: cl, parts: map[string]int32{}, exp: &Expected{Live: map[string]map[int32]map[string][]byte{}}, txn: map[string]*kgo.Client{}},
+		s:    newChurnSeeder(cl),
+		gone: map[string]bool{},
 	}
 	byName := map[string]*churnSource{}
 	for _, c := range append(append([]Connector{}, spec.Connectors...), bulkConnectors(spec)...) {
@@ -152,9 +174,106 @@ func newChurner(cl *kgo.Client, spec Spec) (*churner, error) {
 	return ch, nil
 }
 
+func newChurnSeeder(cl *kgo.Client) *seeder {
+	return &seeder{cl: cl, parts: map[string]int32{}, exp: &Expected{Live: map[string]map[int32]map[string][]byte{}}, txn: map[string]*kgo.Client{},
+		// A topic deleted under the demo fails its records at once (the
+		// next tick pauses what writes there), not after kgo's retries.
+		opts: []kgo.Opt{kgo.UnknownTopicRetries(1)}}
+}
+
 func (ch *churner) close() { ch.s.close() }
 
+// reset makes the producers anew: a topic deleted and created again may
+// have another partition count, and a transaction cut short by a deleted
+// topic leaves its producer unusable.
+func (ch *churner) reset() {
+	cl := ch.s.cl
+	ch.s.close()
+	ch.s = newChurnSeeder(cl)
+}
+
+// topics are the topics a churner writes to: the offsets topics of its
+// sources and the data topics of its groups.
+func (ch *churner) topics() []string {
+	set := map[string]bool{}
+	for _, src := range ch.sources {
+		set[src.topic] = true
+		if src.txnID != "" {
+			set[ch.spec.Topics.Offsets] = true
+		}
+	}
+	for _, g := range ch.groups {
+		for _, o := range g.Offsets {
+			set[o.Topic] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// look finds which topics written to are missing now, tells Notify what
+// pauses and what continues, and returns the missing ones.
+func (ch *churner) look(ctx context.Context) (map[string]bool, error) {
+	topics := ch.topics()
+	td, err := ch.adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	gone := map[string]bool{}
+	for _, t := range topics {
+		if d, ok := td[t]; !ok || d.Err != nil || len(d.Partitions) == 0 {
+			gone[t] = true
+		}
+	}
+	var paused, back []string
+	for _, t := range topics {
+		switch {
+		case gone[t] && !ch.gone[t]:
+			paused = append(paused, t)
+		case !gone[t] && ch.gone[t]:
+			back = append(back, t)
+		}
+	}
+	if len(back) > 0 {
+		ch.reset()
+	}
+	if ch.notify != nil {
+		for _, t := range paused {
+			ch.notify(fmt.Sprintf("topic %s does not exist (deleted?): %s paused, writing nothing until it is back", t, strings.Join(ch.writers(t), ", ")))
+		}
+		for _, t := range back {
+			ch.notify(fmt.Sprintf("topic %s is back: %s continue", t, strings.Join(ch.writers(t), ", ")))
+		}
+	}
+	ch.gone = gone
+	return gone, nil
+}
+
+// writers names what writes to topic: connectors, and the groups of sinks.
+func (ch *churner) writers(topic string) []string {
+	var out []string
+	for _, src := range ch.sources {
+		if src.topic == topic || src.txnID != "" && topic == ch.spec.Topics.Offsets {
+			out = append(out, "connector "+src.conn.Name)
+		}
+	}
+	for _, g := range ch.groups {
+		if slices.ContainsFunc(g.Offsets, func(o GroupOffset) bool { return o.Topic == topic }) {
+			out = append(out, "group "+g.Name)
+		}
+	}
+	return out
+}
+
 func (ch *churner) tick(ctx context.Context) error {
+	gone, err := ch.look(ctx)
+	if err != nil {
+		return err
+	}
 	if ch.leave != nil {
 		if ch.retired == nil {
 			ch.retired = map[string]bool{}
@@ -164,7 +283,7 @@ func (ch *churner) tick(ctx context.Context) error {
 		}
 	}
 	for _, src := range ch.sources {
-		if len(src.keys) == 0 || ch.retired[src.conn.Name] {
+		if len(src.keys) == 0 || ch.retired[src.conn.Name] || gone[src.topic] || src.txnID != "" && gone[ch.spec.Topics.Offsets] {
 			continue
 		}
 		var rs []Record
@@ -199,7 +318,7 @@ func (ch *churner) tick(ctx context.Context) error {
 	}
 	for gi := range ch.groups {
 		g := &ch.groups[gi]
-		if g.Connector != "" && ch.retired[g.Connector] {
+		if g.Connector != "" && ch.retired[g.Connector] || slices.ContainsFunc(g.Offsets, func(o GroupOffset) bool { return gone[o.Topic] }) {
 			continue
 		}
 		var data []*kgo.Record

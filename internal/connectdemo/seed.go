@@ -269,6 +269,8 @@ type seeder struct {
 	// unparsed are keys written to tracked topics without a Connector
 	// that do not parse as [name,{map}].
 	unparsed map[string]bool
+	// opts are added to every producer's options.
+	opts []kgo.Opt
 
 	mu       sync.Mutex
 	asyncErr error
@@ -302,7 +304,7 @@ func (s *seeder) client(ctx context.Context, txnID string, manual bool) (*kgo.Cl
 		if c := s.txn[txnID]; c != nil {
 			return c, nil
 		}
-		c, err := newClient(s.cl, kgo.TransactionalID(txnID), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
+		c, err := newClient(s.cl, append([]kgo.Opt{kgo.TransactionalID(txnID), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0)}, s.opts...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -310,12 +312,12 @@ func (s *seeder) client(ctx context.Context, txnID string, manual bool) (*kgo.Cl
 		return c, nil
 	case manual:
 		if s.manual == nil {
-			s.manual, err = newClient(s.cl, append(producerOpts(), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+			s.manual, err = newClient(s.cl, append(append(producerOpts(), kgo.RecordPartitioner(kgo.ManualPartitioner())), s.opts...)...)
 		}
 		return s.manual, err
 	default:
 		if s.plain == nil {
-			s.plain, err = newClient(s.cl, producerOpts()...)
+			s.plain, err = newClient(s.cl, append(producerOpts(), s.opts...)...)
 		}
 		return s.plain, err
 	}

@@ -1,0 +1,34 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// TestDaemonTopicGone: a worker topic missing while the store holds
+// snapshots of it is reported as gone (deleted, or another cluster) with the
+// restore that brings it back, not as a setting to check.
+func TestDaemonTopicGone(t *testing.T) {
+	t.Parallel()
+	store := memStore(t)
+	if _, err := store.Put(context.Background(), fakeSnapshot(map[int32]int64{0: 1})); err != nil {
+		t.Fatal(err)
+	}
+	st := make(steps)
+	d := &Daemon{Config: Config{Schedule: "@every 1s"}, Store: store, Snapshot: st.snapshot}
+	r := start(t, d)
+	st <- returns(nil, &snapshot.MissingTopicError{Topic: "connect-offsets", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
+	waitFor(t, "the failed run", func() bool { return runs(t, d, ResultFailure) == 1 })
+	logs := r.logs.String()
+	for _, want := range []string{`offsets topic \"connect-offsets\" is gone, but the store holds its history`, "restore latest --allow-other-cluster"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "check --offsets-topic") {
+		t.Errorf("a deleted topic blamed on configuration:\n%s", logs)
+	}
+}

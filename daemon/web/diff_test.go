@@ -1,0 +1,55 @@
+package web
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// TestDiffIsRestoreCompare: the page's diff is offsetkeeper diff's
+// comparison, row for change, in its vocabulary: a re-partitioned offsets
+// topic with the same values shows nothing, a key with copies in two
+// other partitions is one stray row, a sink offset gone is "vanished".
+func TestDiffIsRestoreCompare(t *testing.T) {
+	mk := func(n int32, extra map[int32]bool, sink bool) *snapshot.Snapshot {
+		s := &snapshot.Snapshot{
+			Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, n)}},
+			Connectors: []snapshot.Connector{{Name: "c", Type: snapshot.TypeSource, Tasks: -1}, {Name: "s", Type: snapshot.TypeSink, Group: "connect-s", Tasks: -1}},
+		}
+		for i := range 30 {
+			key := []byte(fmt.Sprintf(`["c",{"file":"f%d"}]`, i))
+			home := snapshot.PartitionFor(key, n)
+			o := snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: home, Key: key, Value: []byte(fmt.Sprintf(`{"pos":%d}`, i)), Connector: "c", SourcePartition: []byte(fmt.Sprintf(`{"file":"f%d"}`, i))}
+			s.SourceOffsets = append(s.SourceOffsets, o)
+			if i == 0 {
+				for p := range extra {
+					if p != home {
+						o.Partition = p
+						s.SourceOffsets = append(s.SourceOffsets, o)
+					}
+				}
+			}
+		}
+		if sink {
+			s.SinkGroups = []snapshot.SinkGroup{{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{{Topic: "orders", Partition: 0, Offset: 5, LeaderEpoch: -1}}}}
+		}
+		s.Normalize()
+		return s
+	}
+	a := diffSide{snap: mk(25, nil, true)}
+	if d := diff(a, diffSide{snap: mk(10, nil, true)}, ""); len(d.Connectors) != 0 || d.Unchanged != 31 {
+		t.Errorf("re-partitioned, same values: %+v", d)
+	}
+	b := diffSide{snap: mk(10, map[int32]bool{1: true, 2: true, 3: true}, false)}
+	d := diff(a, b, "")
+	cmp := restore.Compare(a.snap, b.snap, nil)
+	rows := 0
+	for _, c := range d.Connectors {
+		rows += len(c.Rows)
+	}
+	if rows != len(cmp.Changes) || d.Unchanged != cmp.Unchanged || d.Counts[Stray] != 1 || d.Counts[Vanished] != 1 || len(d.Counts) != 2 {
+		t.Errorf("page %+v (counts %v), restore.Compare %+v", d.Connectors, d.Counts, cmp)
+	}
+}
