@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -70,6 +71,10 @@ type Config struct {
 	// Journal configures the continuous journal (see journal.go); it runs
 	// when Interval is positive and Daemon.Tail is set.
 	Journal JournalConfig
+	// Commands are what the restore commands the daemon prints (its log's
+	// "reset seen" lines, the page) carry: the settings of its command
+	// line, and whether a Connect URL is known.
+	Commands restore.CommandSettings
 }
 
 // Daemon takes snapshots on a schedule, applies retention after each, and

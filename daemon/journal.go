@@ -412,8 +412,9 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 		if e.Kind == snapshot.EntryEvent {
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
+			undo := j.d.Config.Commands.At(time.UnixMilli(e.Before), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
-				"undo", "offsetkeeper restore --at "+time.UnixMilli(e.Before).UTC().Format(time.RFC3339Nano)+" --connector "+e.Connector)
+				"check", undo.DryRun, "undo", undo.Run)
 		}
 	}
 	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events, "size", si.Size)

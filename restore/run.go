@@ -73,6 +73,14 @@ type Request struct {
 	NotStrimziManaged bool
 	// Via is ViaKafka (also "") or ViaConnect.
 	Via string
+	// Resets looks in Env.Store's journal for the resets of the connectors
+	// in scope that the snapshot was captured after, and opens the plan
+	// with them (Report.AfterResets): set it for a stored snapshot or a
+	// state at a moment, not for a file.
+	Resets bool
+	// Commands are what the restore commands the restore prints (to go
+	// back before a reset, to roll back) carry.
+	Commands CommandSettings
 }
 
 // Report is what [Run] did.
@@ -103,6 +111,9 @@ type Report struct {
 	Verified *Verification
 	// Stopped names the connectors stopped by StopConnectors.
 	Stopped []string
+	// AfterResets are the resets of connectors in scope that the state
+	// restored was captured after (see Request.Resets).
+	AfterResets []AfterReset
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -217,6 +228,7 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	r.report.Plan = plan
+	r.report.AfterResets = r.afterResets(ctx, plan)
 	if r.Connect != nil && (r.req.StopConnectors || r.req.Via == ViaConnect) {
 		if err := r.sameCluster(ctx, plan.ClusterID); err != nil {
 			return err
@@ -339,6 +351,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	if checkErr != nil && !errors.As(checkErr, &refused) {
 		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
 	}
+	printAfterResets(r.Out, r.report.AfterResets)
 	if err := plan.Print(r.Out); err != nil {
 		return err
 	}

@@ -108,6 +108,15 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 	}
 	var out []Event
 	for _, e := range l.Epochs {
+		// The first sink observation of an epoch is its base snapshot's, to
+		// the millisecond: a reset seen at the next one has its Before
+		// there, a little before the snapshot and so before anything
+		// restorable. The moment just after the snapshot, to the
+		// millisecond, holds the same state and is restorable.
+		var floor time.Time
+		if base, err := ParseID(e.ID); err == nil {
+			floor = base.Add(time.Microsecond).Add(time.Millisecond - 1).Truncate(time.Millisecond)
+		}
 		chain, _ := e.Chain()
 		for _, si := range chain {
 			if si.LastTime.Before(since) {
@@ -121,10 +130,14 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 				if en.Kind != EntryEvent || fromMs(en.Time).Before(since) {
 					continue
 				}
-				out = append(out, Event{
+				ev := Event{
 					Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
 					Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
-				})
+				}
+				if ev.Before.Before(floor) && floor.Before(ev.Time) {
+					ev.Before = floor
+				}
+				out = append(out, ev)
 			}
 		}
 	}

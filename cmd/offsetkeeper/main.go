@@ -161,6 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	err = describeParseError(fs, err)
 	if err == nil {
+		e.g.noteCmdLine(fs)
 		var ignored []string
 		ignored, err = applyEnv(fs, os.LookupEnv)
 		for _, name := range ignored {

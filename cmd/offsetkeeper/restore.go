@@ -180,6 +180,8 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		StopTimeout:       c.stopTimeout,
 		NotStrimziManaged: c.notStrimzi,
 		Via:               c.via,
+		Resets:            c.fromFile == "",
+		Commands:          c.g.commandSettings(),
 	}
 	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()
