@@ -88,4 +88,3 @@ func stateName(id string) string {
 	}
 	return "snapshot " + id
 }
-
