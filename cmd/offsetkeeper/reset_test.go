@@ -203,3 +203,21 @@ func TestEventsNoJournal(t *testing.T) {
 		t.Errorf("events on a store without a journal: exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
 	}
 }
+
+// A refusal to translate offers the flag that fixes it, --connector to
+// narrow, and --force only when no flag fixes it, saying what it turns off.
+func TestUntranslatedAdvice(t *testing.T) {
+	tr := &restore.Translation{Offsets: []restore.TranslatedOffset{
+		{Connector: "a", Topic: "t", Untranslated: true, Fix: "--topic-prefix x."},
+		{Connector: "b", Topic: "u"},
+		{Connector: "c", Topic: "v", Untranslated: true},
+	}}
+	got := untranslatedAdvice(tr, tr.Untranslated()[:1])
+	if want := " (to translate them, restore with --topic-prefix x.; to restore only the connectors that translate: --connector b --connector c)"; got != want {
+		t.Errorf("with a fix:\n%s\nwant\n%s", got, want)
+	}
+	got = untranslatedAdvice(tr, tr.Untranslated())
+	if !strings.Contains(got, "--connector b)") && !strings.Contains(got, "--connector b;") || !strings.Contains(got, "--force restores the others and leaves these as they are on the target, but it also turns off every safety check") {
+		t.Errorf("without a fix: %s", got)
+	}
+}
