@@ -393,7 +393,10 @@ type report struct {
 	kept     int
 	removed  int
 	backward int
-	stack    []byte
+	// sources counts the source offsets the journal saw reset since the
+	// previous run (nil without a journal): tombstoned and rewound.
+	sources *sourceResets
+	stack   []byte
 }
 
 // run performs one run and records it: metrics, status and one summary
@@ -436,10 +439,14 @@ func (d *Daemon) run(base, lctx context.Context, epoch uint64) {
 			slog.Int("sink_groups", rep.info.SinkGroups),
 			slog.Int64("size", rep.info.Size),
 			slog.Int("warnings", len(rep.snap.Warnings)),
-			slog.Int("moved_backwards", rep.backward),
+			slog.Int("moved_backwards", rep.backward+rep.sources.total()),
+			slog.Int("sink_moved_backwards", rep.backward),
 			slog.Int("kept", rep.kept),
 			slog.Int("removed", rep.removed),
 		)
+		if rep.sources != nil {
+			attrs = append(attrs, slog.Int("source_tombstoned", rep.sources.tombstoned), slog.Int("source_rewound", rep.sources.rewound))
+		}
 	}
 	level := slog.LevelInfo
 	switch rep.result {
@@ -526,6 +533,10 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		rep.backward += n
 	}
 	d.m.observeBackwards(counts)
+	if d.jr != nil {
+		rep.sources = sourceResetsOf(d.jr.takeResets())
+		d.m.observeSourceResets(snap, rep.sources)
+	}
 	d.prev, d.prevEpoch = cur, epoch
 	if d.jr != nil && len(snap.Scope) == 0 {
 		d.jr.stored(info)

@@ -221,3 +221,45 @@ func TestUntranslatedAdvice(t *testing.T) {
 		t.Errorf("without a fix: %s", got)
 	}
 }
+
+// The daemon's snapshot run line and metrics count the source offsets the
+// journal saw tombstoned or rewound since the previous run, as well as the
+// sink offsets that moved back.
+func TestDaemonRunCountsSourceResets(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	c.stopAll()
+	addr := freeAddr(t)
+	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1s", "--listen", addr)
+	c.waitJournal(time.Now(), logs)
+	c.badReset()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var found map[string]any
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "snapshot run" {
+				if n, _ := m["source_tombstoned"].(float64); n > 0 {
+					found = m
+				}
+			}
+		}
+		if found != nil {
+			// badReset tombstones 2 keys of one connector and rewinds 3 (of
+			// three connectors, the eos one in its own offsets topic).
+			if found["source_tombstoned"] != 2.0 || found["source_rewound"].(float64) < 1 ||
+				found["moved_backwards"].(float64) < found["sink_moved_backwards"].(float64)+2 {
+				t.Errorf("snapshot run line: %v", found)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot run line counts the source reset:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, metrics, err := httpGet("http://" + addr + "/metrics")
+	if err != nil || !strings.Contains(metrics, `offsetkeeper_source_offsets_moved_backwards{connector="`+connectdemo.ConnMongo+`",kind="source-tombstoned"}`) {
+		t.Errorf("/metrics lacks the source gauge: %v\n%s", err, metrics)
+	}
+}
