@@ -13,6 +13,9 @@ import (
 // CommandSettings are what a printed restore command carries so that it
 // runs as printed in the shell the printing command ran in.
 type CommandSettings struct {
+	// Program is how the commands name the program, as shell text (a path
+	// as it was run, "go run ./cmd/offsetkeeper"); default "offsetkeeper".
+	Program string
 	// Flags are the settings the printing command was given on its own
 	// command line, as arguments ("--store", "file:///x", "--tls=true"):
 	// every command printed repeats them. Settings that came from the
@@ -26,7 +29,9 @@ type CommandSettings struct {
 }
 
 // Commands are one restore in its two forms, each ready to paste: DryRun
-// prints the plan and writes nothing; Run restores.
+// prints the plan and writes nothing (the same restore with --dry-run, so
+// that with --stop-connectors it shows what stopping first resolves); Run
+// restores.
 type Commands struct {
 	DryRun string `json:"dry_run"`
 	Run    string `json:"run"`
@@ -45,17 +50,20 @@ func (s CommandSettings) Snapshot(id string, connectors ...string) Commands {
 }
 
 func (s CommandSettings) commands(what, connectors []string) Commands {
-	args := append([]string{"offsetkeeper", "restore"}, what...)
+	args := append([]string{"restore"}, what...)
 	for _, c := range connectors {
 		args = append(args, "--connector", c)
 	}
 	args = append(args, s.Flags...)
-	base := quoteArgs(args)
-	run := base
 	if s.ConnectURL {
-		run += " --stop-connectors --resume"
+		args = append(args, "--stop-connectors", "--resume")
 	}
-	return Commands{DryRun: base + " --dry-run", Run: run}
+	program := s.Program
+	if program == "" {
+		program = "offsetkeeper"
+	}
+	run := program + " " + quoteArgs(args)
+	return Commands{DryRun: run + " --dry-run", Run: run}
 }
 
 // FormatMoment writes a moment as the printed commands give it to --at:

@@ -75,7 +75,7 @@ func printAfterResets(w io.Writer, resets []AfterReset) {
 			group = " (group " + x.Group + ")"
 		}
 		fmt.Fprintf(w, "WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s): this restores the state AFTER the reset.\n",
-			x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime))
+			x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)))
 		fmt.Fprintf(w, "  to go back to just before the reset (%s) instead:\n    check: %s\n    undo:  %s\n", FormatMoment(x.Before), x.Undo.DryRun, x.Undo.Run)
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
+// programName is how printed commands name the program: as it was run
+// (main sets it), "offsetkeeper" in tests.
+var programName = "offsetkeeper"
+
 // secretFlags are never repeated in a printed command: it would put the
 // secret on the screen and in the shell's history. The command says to
 // give them again (or set their environment twin).
@@ -25,7 +29,7 @@ var restoreFlags = sync.OnceValue(func() *flag.FlagSet {
 // on this command line, in the order of the flag set, and whether a
 // Connect URL is known.
 func (g *globals) commandSettings() restore.CommandSettings {
-	s := restore.CommandSettings{ConnectURL: g.connect.given()}
+	s := restore.CommandSettings{Program: programName, ConnectURL: g.connect.given()}
 	if g.fs == nil {
 		return s
 	}

@@ -102,6 +102,9 @@ func main() {
 		os.Exit(exitError)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if programName = demoProgram(os.Args[0]); programName == os.Args[0] {
+		programName = restore.ShellQuote(programName)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	stopProfile()

@@ -162,10 +162,10 @@ func TestPrintedCommandsRepeatSettings(t *testing.T) {
 			dry: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --brokers k:9092 --store file:///tmp/s --tls=true --worker-config /etc/w.properties --dry-run",
 			run: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --brokers k:9092 --store file:///tmp/s --tls=true --worker-config /etc/w.properties"},
 		{name: "env", env: map[string]string{"OFFSETKEEPER_STORE": "file:///tmp/s", "OFFSETKEEPER_CONNECT_URL": "http://c:8083"},
-			dry: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --dry-run",
+			dry: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --stop-connectors --resume --dry-run",
 			run: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --stop-connectors --resume"},
 		{name: "connect-url", args: []string{"--connect-url", "http://c:8083", "--since", "-1h"},
-			dry: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --connect-url http://c:8083 --dry-run",
+			dry: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --connect-url http://c:8083 --stop-connectors --resume --dry-run",
 			run: "offsetkeeper restore --at 2026-12-02T03:10:53.122Z --connector 'my conn' --connect-url http://c:8083 --stop-connectors --resume"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
