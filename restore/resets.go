@@ -8,8 +8,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // resetLookback is how far before the state restored the journal's resets
@@ -34,6 +37,10 @@ type AfterReset struct {
 	StateTime time.Time `json:"state_time"`
 	// Undo is the restore that goes back to just before the reset.
 	Undo Commands `json:"undo"`
+	// RestoredSince is the undo snapshot of a restore of the connector
+	// that ran between the reset and the state restored, when there is
+	// one: that restore may have undone the reset.
+	RestoredSince string `json:"restored_since,omitempty"`
 }
 
 // afterResets returns the resets the journal of Env.Store saw, of the
@@ -56,14 +63,34 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 		inPlan[cp.Name] = true
 	}
 	var out []AfterReset
+	var infos []snapshot.Info
 	for _, ev := range evs {
 		if !inPlan[ev.Connector] || !state.After(ev.Before) {
 			continue
 		}
+		if infos == nil {
+			infos, _ = r.Store.List(ctx) // for restoredSince; none when it fails
+			if infos == nil {
+				infos = []snapshot.Info{}
+			}
+		}
 		out = append(out, AfterReset{Connector: ev.Connector, Group: ev.Group, Kind: ev.Kind, Count: ev.Count, Time: ev.Time, Before: ev.Before,
-			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.At(ev.Before, ev.Connector)})
+			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.At(ev.Before, ev.Connector),
+			RestoredSince: restoredSince(infos, ev.Connector, ev.Time, state)})
 	}
 	return out
+}
+
+// restoredSince returns the newest undo snapshot holding connector taken
+// after from and before to: a restore of it ran then.
+func restoredSince(infos []snapshot.Info, connector string, from, to time.Time) string {
+	id := ""
+	for _, i := range infos {
+		if i.Kind == snapshot.KindUndo && i.CreatedAt.After(from) && i.CreatedAt.Before(to) && slices.Contains(i.Scope, connector) {
+			id = i.ID
+		}
+	}
+	return id
 }
 
 // printAfterResets opens the plan with the resets whose damage the state
@@ -74,8 +101,13 @@ func printAfterResets(w io.Writer, resets []AfterReset) {
 		if x.Group != "" && x.Group != x.Connector {
 			group = " (group " + x.Group + ")"
 		}
-		fmt.Fprintf(w, "WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s): this restores the state AFTER the reset.\n",
-			x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)))
+		if x.RestoredSince != "" {
+			fmt.Fprintf(w, "note: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s), after a restore of it (undo snapshot %s): check that the restore undid the reset.\n",
+				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)), x.RestoredSince)
+		} else {
+			fmt.Fprintf(w, "WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s): this restores the state AFTER the reset.\n",
+				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)))
+		}
 		fmt.Fprintf(w, "  to go back to just before the reset (%s) instead:\n    check: %s\n    undo:  %s\n", FormatMoment(x.Before), x.Undo.DryRun, x.Undo.Run)
 	}
 }

@@ -131,6 +131,13 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 		out, _ = c.mustRun(0, "diff", "--at", at, "--live", "--connector", conn, "--exit-code")
 		t.Logf("diff --at %s --live --connector %s:\n%s", at, conn, out)
 	}
+	// A snapshot taken after the undo is not called the damage: it says a
+	// restore ran since.
+	c.snapshot()
+	out, _ := c.mustRun(0, "restore", "latest", "--connector", source, "--dry-run")
+	if !strings.Contains(out, "after a restore of it (undo snapshot ") || strings.Contains(out, "WARNING: connector") {
+		t.Errorf("restore latest after the undo:\n%s", out)
+	}
 	now := c.capture()
 	diffMaps(t, "source after the undo", sourceState(now.Filter([]string{source})), sourceState(before.Filter([]string{source})))
 	sinkOffsets := func(s *snapshot.Snapshot) []string {
