@@ -112,3 +112,58 @@ func smallSnapshot(t *testing.T, cl *kgo.Client) *snapshot.Snapshot {
 			Key: key, Value: []byte(`{"pos":1}`), Connector: "c1"}},
 	}
 }
+
+// TestPartialWriteAdvice: a restore that committed its offsets topic and
+// then failed on a sink group says exactly what it wrote and prints the
+// restore of its undo snapshot, in both forms, with the settings given.
+func TestPartialWriteAdvice(t *testing.T) {
+	ctx := context.Background()
+	kc, err := connectdemo.NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	snap := smallSnapshot(t, cl)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	snap.Connectors = append(snap.Connectors, snapshot.Connector{Name: "s1", Type: snapshot.TypeSink, Tasks: -1})
+	snap.SinkGroups = []snapshot.SinkGroup{{Group: "connect-s1", Connector: "s1", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 5, LeaderEpoch: -1}}}}
+	kc.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		r := req.(*kmsg.OffsetCommitRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.UnknownServerError.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	settings := restore.CommandSettings{Flags: []string{"--store", "s3://b/p"}}
+	rep, err := restore.Run(ctx, restore.Env{Client: cl, Store: store}, restore.Request{Snapshot: snap, Commands: settings})
+	if err == nil || rep.Undo == "" {
+		t.Fatalf("Run: %v, undo %q", err, rep.Undo)
+	}
+	undo := settings.Snapshot(rep.Undo)
+	want := "this restore wrote topic " + snapshot.DefaultOffsetsTopic + " (1 records); to roll back what it wrote: " + undo.Run + " (check first: " + undo.DryRun + ")"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("Run: %v\nwant %q", err, want)
+	}
+}
