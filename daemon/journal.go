@@ -416,7 +416,7 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.At(time.UnixMilli(e.Before), e.Connector)
+			undo := j.d.Config.Commands.At(snapshot.UndoMoment(j.epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
 				"check", undo.DryRun, "undo", undo.Run)
 		}

@@ -108,15 +108,6 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 	}
 	var out []Event
 	for _, e := range l.Epochs {
-		// The first sink observation of an epoch is its base snapshot's, to
-		// the millisecond: a reset seen at the next one has its Before
-		// there, a little before the snapshot and so before anything
-		// restorable. The moment just after the snapshot, to the
-		// millisecond, holds the same state and is restorable.
-		var floor time.Time
-		if base, err := ParseID(e.ID); err == nil {
-			floor = base.Add(time.Microsecond).Add(time.Millisecond - 1).Truncate(time.Millisecond)
-		}
 		chain, _ := e.Chain()
 		for _, si := range chain {
 			if si.LastTime.Before(since) {
@@ -134,9 +125,7 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 					Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
 					Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
 				}
-				if ev.Before.Before(floor) && floor.Before(ev.Time) {
-					ev.Before = floor
-				}
+				ev.Before = UndoMoment(e.ID, ev.Before, ev.Time)
 				out = append(out, ev)
 			}
 		}
@@ -158,4 +147,23 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 		}
 	}
 	return dedup, nil
+}
+
+// UndoMoment is the moment a restore --at goes back to for an event of
+// epoch recorded with before and at: before, or, when before is earlier
+// than the epoch's base snapshot, the first millisecond after the
+// snapshot. The first sink observation of an epoch is its base snapshot's,
+// to the millisecond, so a reset seen at the next one has its before a
+// little before the snapshot, before anything restorable; the millisecond
+// after the snapshot holds the same state and is restorable.
+func UndoMoment(epoch string, before, at time.Time) time.Time {
+	base, err := ParseID(epoch)
+	if err != nil {
+		return before
+	}
+	floor := base.Add(time.Microsecond).Add(time.Millisecond - 1).Truncate(time.Millisecond)
+	if before.Before(floor) && floor.Before(at) {
+		return floor
+	}
+	return before
 }
