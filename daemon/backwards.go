@@ -63,3 +63,43 @@ func movedBackwards(prev, cur *sinkState) map[string]int {
 	}
 	return counts
 }
+
+// sourceResets are the source offsets the journal saw reset between two
+// snapshot runs: a snapshot holds no source history to compare (a
+// streamed one holds no source offsets at all), the journal sees every
+// record.
+type sourceResets struct {
+	tombstoned, rewound int
+	// byConnector counts per connector, then kind (snapshot.EventSource*).
+	byConnector map[string]map[string]int
+}
+
+// sourceResetsOf keeps the source kinds of the journal's reset counts.
+func sourceResetsOf(counts map[string]map[string]int) *sourceResets {
+	r := &sourceResets{byConnector: map[string]map[string]int{}}
+	for conn, kinds := range counts {
+		for kind, n := range kinds {
+			switch kind {
+			case snapshot.EventSourceTombstoned:
+				r.tombstoned += n
+			case snapshot.EventSourceRewound:
+				r.rewound += n
+			default:
+				continue
+			}
+			if r.byConnector[conn] == nil {
+				r.byConnector[conn] = map[string]int{}
+			}
+			r.byConnector[conn][kind] += n
+		}
+	}
+	return r
+}
+
+// total is every source offset reset; 0 for nil.
+func (r *sourceResets) total() int {
+	if r == nil {
+		return 0
+	}
+	return r.tombstoned + r.rewound
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -70,6 +71,10 @@ type Config struct {
 	// Journal configures the continuous journal (see journal.go); it runs
 	// when Interval is positive and Daemon.Tail is set.
 	Journal JournalConfig
+	// Commands are what the restore commands the daemon prints (its log's
+	// "reset seen" lines, the page) carry: the settings of its command
+	// line, and whether a Connect URL is known.
+	Commands restore.CommandSettings
 }
 
 // Daemon takes snapshots on a schedule, applies retention after each, and
@@ -388,7 +393,10 @@ type report struct {
 	kept     int
 	removed  int
 	backward int
-	stack    []byte
+	// sources counts the source offsets the journal saw reset since the
+	// previous run (nil without a journal): tombstoned and rewound.
+	sources *sourceResets
+	stack   []byte
 }
 
 // run performs one run and records it: metrics, status and one summary
@@ -431,10 +439,14 @@ func (d *Daemon) run(base, lctx context.Context, epoch uint64) {
 			slog.Int("sink_groups", rep.info.SinkGroups),
 			slog.Int64("size", rep.info.Size),
 			slog.Int("warnings", len(rep.snap.Warnings)),
-			slog.Int("moved_backwards", rep.backward),
+			slog.Int("moved_backwards", rep.backward+rep.sources.total()),
+			slog.Int("sink_moved_backwards", rep.backward),
 			slog.Int("kept", rep.kept),
 			slog.Int("removed", rep.removed),
 		)
+		if rep.sources != nil {
+			attrs = append(attrs, slog.Int("source_tombstoned", rep.sources.tombstoned), slog.Int("source_rewound", rep.sources.rewound))
+		}
 	}
 	level := slog.LevelInfo
 	switch rep.result {
@@ -521,6 +533,10 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		rep.backward += n
 	}
 	d.m.observeBackwards(counts)
+	if d.jr != nil {
+		rep.sources = sourceResetsOf(d.jr.takeResets())
+		d.m.observeSourceResets(snap, rep.sources)
+	}
 	d.prev, d.prevEpoch = cur, epoch
 	if d.jr != nil && len(snap.Scope) == 0 {
 		d.jr.stored(info)

@@ -64,7 +64,7 @@ func (d *Daemon) Handler() http.Handler {
 	d.init()
 	mux := http.NewServeMux()
 	if d.Store != nil {
-		src := web.Source{Store: d.Store, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
+		src := web.Source{Store: d.Store, Commands: d.Config.Commands, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
 		if d.Kafka != nil {
 			src.LogEnd = web.LogEnds(d.Kafka, probeTimeout)

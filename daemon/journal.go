@@ -80,6 +80,9 @@ type journal struct {
 
 	mu      sync.Mutex
 	covered time.Time // the journal is in the store up to here
+	// resets counts the offsets of the resets written since the last
+	// snapshot run took them (takeResets): by connector, then kind.
+	resets map[string]map[string]int
 }
 
 func newJournal(d *Daemon) *journal {
@@ -412,11 +415,36 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 		if e.Kind == snapshot.EntryEvent {
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
+			j.noteReset(e.Connector, e.Reason, int(e.Count))
+			undo := j.d.Config.Commands.At(snapshot.UndoMoment(j.epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
-				"undo", "offsetkeeper restore --at "+time.UnixMilli(e.Before).UTC().Format(time.RFC3339Nano)+" --connector "+e.Connector)
+				"check", undo.DryRun, "undo", undo.Run)
 		}
 	}
 	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events, "size", si.Size)
+}
+
+// noteReset counts a reset written, for the next snapshot run's line.
+func (j *journal) noteReset(connector, kind string, n int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.resets == nil {
+		j.resets = map[string]map[string]int{}
+	}
+	if j.resets[connector] == nil {
+		j.resets[connector] = map[string]int{}
+	}
+	j.resets[connector][kind] += n
+}
+
+// takeResets returns the resets counted since the last call, by connector
+// then kind, and starts counting again.
+func (j *journal) takeResets() map[string]map[string]int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.resets
+	j.resets = nil
+	return r
 }
 
 func (j *journal) setCovered(t time.Time) {

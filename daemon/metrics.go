@@ -27,7 +27,9 @@ type metrics struct {
 	sink        *prometheus.GaugeVec
 	deletions   prometheus.Counter
 	backwards   *prometheus.GaugeVec
-	leader      prometheus.Gauge
+	// sourceBack counts source offsets reset between runs (journal on).
+	sourceBack *prometheus.GaugeVec
+	leader     prometheus.Gauge
 
 	journalFlush  prometheus.Gauge
 	journalBytes  prometheus.Counter
@@ -73,6 +75,10 @@ func newMetrics() *metrics {
 			Name: "offsetkeeper_sink_offsets_moved_backwards",
 			Help: "Sink offsets (same group, topic and partition) that decreased or vanished between the previous snapshot and the last one, per connector.",
 		}, []string{"connector"}),
+		sourceBack: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "offsetkeeper_source_offsets_moved_backwards",
+			Help: "Source offsets the journal saw tombstoned (kind source-tombstoned) or rewritten to a position behind (kind source-rewound) between the previous snapshot and the last one, per connector; absent while the journal is off.",
+		}, []string{"connector", "kind"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetkeeper_leader",
 			Help: "1 while this daemon is the leader that takes snapshots, 0 while it stands by.",
@@ -110,7 +116,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.runs, m.lastSuccess, m.duration, m.size, m.source, m.sink, m.deletions, m.backwards, m.leader,
+		m.runs, m.lastSuccess, m.duration, m.size, m.source, m.sink, m.deletions, m.backwards, m.sourceBack, m.leader,
 	)
 	// Every result series exists from the start, so rate() and absent()
 	// alerts work before the first failure.
@@ -147,5 +153,22 @@ func (m *metrics) observeBackwards(counts map[string]int) {
 	m.backwards.Reset()
 	for c, n := range counts {
 		m.backwards.WithLabelValues(c).Set(float64(n))
+	}
+}
+
+// observeSourceResets replaces the source moved-backwards gauges: every
+// source connector of snap and every kind, 0 unless r counts some.
+func (m *metrics) observeSourceResets(snap *snapshot.Snapshot, r *sourceResets) {
+	m.sourceBack.Reset()
+	for _, c := range snap.Connectors {
+		if c.Type == snapshot.TypeSource {
+			m.sourceBack.WithLabelValues(c.Name, snapshot.EventSourceTombstoned).Set(0)
+			m.sourceBack.WithLabelValues(c.Name, snapshot.EventSourceRewound).Set(0)
+		}
+	}
+	for conn, kinds := range r.byConnector {
+		for kind, n := range kinds {
+			m.sourceBack.WithLabelValues(conn, kind).Set(float64(n))
+		}
 	}
 }

@@ -32,6 +32,7 @@ var metrics = map[string]bool{
 	"offsetkeeper_sink_partitions":                   true,
 	"offsetkeeper_retention_deletions_total":         true,
 	"offsetkeeper_sink_offsets_moved_backwards":      true,
+	"offsetkeeper_source_offsets_moved_backwards":    true,
 	"offsetkeeper_leader":                            true,
 	"offsetkeeper_build_info":                        true,
 	"offsetkeeper_snapshot_warnings":                 true,

@@ -31,8 +31,30 @@ type Result struct {
 	// transaction, in the order written.
 	Topics []TopicResult
 	// Groups are the consumer groups written, in the order written.
-	Groups   []string
-	Duration time.Duration
+	Groups []string
+	// PartlyWritten names the group whose write failed part way: some of
+	// its offsets may be committed.
+	PartlyWritten []string
+	Duration      time.Duration
+}
+
+// Written names what a failed Apply committed ("topic T (N records)",
+// "group G", "group G (in part)"); empty when nothing was.
+func (res *Result) Written() []string {
+	if res == nil {
+		return nil
+	}
+	var parts []string
+	for _, t := range res.Topics {
+		parts = append(parts, fmt.Sprintf("topic %s (%s)", t.Topic, plural(t.Records, "record", "records")))
+	}
+	for _, g := range res.Groups {
+		parts = append(parts, "group "+g)
+	}
+	for _, g := range res.PartlyWritten {
+		parts = append(parts, "group "+g+" (in part)")
+	}
+	return parts
 }
 
 // TopicResult is one offsets topic written.
@@ -63,13 +85,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	res := &Result{}
 	var unreadable []error
 	done := func() string {
-		var parts []string
-		for _, t := range res.Topics {
-			parts = append(parts, fmt.Sprintf("topic %s (%s)", t.Topic, plural(t.Records, "record", "records")))
-		}
-		for _, g := range res.Groups {
-			parts = append(parts, "group "+g)
-		}
+		parts := res.Written()
 		if len(parts) == 0 {
 			return "nothing was written"
 		}
@@ -153,6 +169,9 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		}
 		if err := writeGroup(ctx, adm, sp, commits, deletes); err != nil {
 			res.Duration = time.Since(began)
+			if !errors.Is(err, errNothingCommitted) {
+				res.PartlyWritten = append(res.PartlyWritten, sp.Group)
+			}
 			return res, fmt.Errorf("%w: restore offsets of group %q (connector %q): %w (%s)", ErrApply, sp.Group, cp.Name, err, done())
 		}
 		res.SinkCommits += nc
@@ -207,6 +226,16 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		return nil, fmt.Errorf("create transactional producer: %w", err)
 	}
 	defer pcl.Close()
+	txnID := TransactionalIDPrefix + topic
+	// The producer id and epoch this restore holds the transactional id
+	// with, to tell later whether another restore took it over.
+	pid, epoch, err := pcl.ProducerID(ctx)
+	if err != nil {
+		if fenced(err) {
+			return nil, fencedError(topic, err)
+		}
+		return nil, fmt.Errorf("initialize transactional producer %q: %w", txnID, err)
+	}
 	if err := pcl.BeginTransaction(); err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
@@ -270,14 +299,19 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		return nil, fencedError(topic, fenceErr)
 	}
 	if perr != nil {
+		if tookOver(ctx, cl, txnID, pid, epoch) {
+			abort(ctx, pcl)
+			return nil, fencedError(topic, perr)
+		}
 		abort(ctx, pcl)
 		return nil, perr
 	}
 	if err := pcl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		abort(ctx, pcl)
-		if fenced(err) {
+		if fenced(err) || tookOver(ctx, cl, txnID, pid, epoch) {
+			abort(ctx, pcl)
 			return nil, fencedError(topic, err)
 		}
+		abort(ctx, pcl)
 		return nil, fmt.Errorf("commit transaction: %w", err)
 	}
 	return last, nil
@@ -392,8 +426,33 @@ func FenceOpenRestores(ctx context.Context, cl *kgo.Client) ([]string, error) {
 
 // fenced reports whether err says a newer producer with the same
 // transactional id, another restore of the same topic, fenced this one.
+//
+// INVALID_TXN_STATE says so too: the other restore's producer, with the
+// same transactional id, moved the transaction on (aborted this one's and
+// began its own) between this one's requests.
 func fenced(err error) bool {
-	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced)
+	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidTxnState)
+}
+
+// tookOver reports whether another producer holds transactional id txnID
+// now: its producer id differs from pid or its epoch is newer than epoch.
+// It is how a restore tells it lost to another whatever the broker
+// answered it.
+func tookOver(ctx context.Context, cl *kgo.Client, txnID string, pid int64, epoch int16) bool {
+	if pid < 0 {
+		return false
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	described, err := kadm.NewClient(cl).DescribeTransactions(dctx, txnID)
+	if err != nil {
+		return false
+	}
+	d, ok := described[txnID]
+	if !ok || d.Err != nil {
+		return false
+	}
+	return d.ProducerID != pid || d.ProducerEpoch > epoch
 }
 
 // fencedError explains a fenced restore producer, once, instead of the
@@ -417,10 +476,11 @@ func abort(ctx context.Context, pcl *kgo.Client) {
 func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kadm.Offsets, deletes kadm.TopicsSet) error {
 	var failed []string
 	members := false
+	committed := 0 // partitions committed or deleted
 	if len(commits) > 0 {
 		resp, err := adm.CommitOffsets(ctx, sp.Group, commits)
 		if err != nil {
-			return fmt.Errorf("commit offsets: %w", err)
+			return fmt.Errorf("commit offsets: %w (%w)", err, errNothingCommitted)
 		}
 		commits.Each(func(o kadm.Offset) {
 			r, ok := resp.Lookup(o.Topic, o.Partition)
@@ -432,12 +492,17 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 					members = true
 				}
 				failed = append(failed, fmt.Sprintf("commit %s/%d: %v", o.Topic, o.Partition, r.Err))
+			default:
+				committed++
 			}
 		})
 	}
 	if len(deletes) > 0 && len(failed) == 0 {
 		resp, err := adm.DeleteOffsets(ctx, sp.Group, deletes)
 		if err != nil {
+			if committed == 0 {
+				return fmt.Errorf("delete offsets: %w (%w)", err, errNothingCommitted)
+			}
 			return fmt.Errorf("delete offsets: %w", err)
 		}
 		for _, tp := range deletes.Sorted() {
@@ -451,6 +516,8 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 						members = true
 					}
 					failed = append(failed, fmt.Sprintf("delete %s/%d: %v", tp.Topic, part, perr))
+				default:
+					committed++
 				}
 			}
 		}
@@ -463,8 +530,16 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 	if members {
 		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
 	}
-	return fmt.Errorf("%s failed: %s%s", plural(len(failed), "partition", "partitions"), strings.Join(failed, "; "), hint)
+	err := fmt.Errorf("%s failed: %s%s", plural(len(failed), "partition", "partitions"), strings.Join(failed, "; "), hint)
+	if committed == 0 {
+		return fmt.Errorf("%w (%w)", err, errNothingCommitted)
+	}
+	return err
 }
+
+// errNothingCommitted marks a group write that failed before anything of
+// it was committed or deleted.
+var errNothingCommitted = errors.New("nothing of this group was written")
 
 // changeRange is changes[lo:hi] of a SourcePlan, all of one topic.
 type changeRange struct {

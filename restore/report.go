@@ -36,6 +36,10 @@ type Document struct {
 	// Error is why the restore failed or was refused, as the text output
 	// says it; absent on success.
 	Error string `json:"error,omitempty"`
+	// AfterResets are the resets the journal saw of connectors in scope
+	// that the state restored was captured after: it holds the damage.
+	// Each gives the restore back to just before it ([] when none).
+	AfterResets []AfterReset `json:"after_resets"`
 	// Plan is null when the restore failed before it had a plan.
 	Plan *PlanDocument `json:"plan"`
 	// Refusals are the safety checks' reasons to refuse ([] when none);
@@ -183,7 +187,7 @@ func (r *Report) Document(err error) *Document {
 	d := &Document{
 		Snapshot: r.Snapshot, DryRun: r.DryRun, Forced: r.Forced, Outcome: r.Outcome,
 		Refusals: nonNil(r.Refusals), Stopped: nonNil(r.Stopped), Fenced: nonNil(r.Fenced),
-		UndoSnapshot: r.Undo, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned),
+		UndoSnapshot: r.Undo, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned), AfterResets: nonNil(r.AfterResets),
 	}
 	if err != nil {
 		d.Error = err.Error()

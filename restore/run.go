@@ -79,6 +79,14 @@ type Request struct {
 	// Resume then resumes them once verified. A connector it has with
 	// another config is reported, never overwritten.
 	CreateConnectors bool
+	// Resets looks in Env.Store's journal for the resets of the connectors
+	// in scope that the snapshot was captured after, and opens the plan
+	// with them (Report.AfterResets): set it for a stored snapshot or a
+	// state at a moment, not for a file.
+	Resets bool
+	// Commands are what the restore commands the restore prints (to go
+	// back before a reset, to roll back) carry.
+	Commands CommandSettings
 }
 
 // Report is what [Run] did.
@@ -113,6 +121,9 @@ type Report struct {
 	Created []Creation
 	// Unowned are the keys no connector owns, compared (IncludeUnowned).
 	Unowned []UnownedChange
+	// AfterResets are the resets of connectors in scope that the state
+	// restored was captured after (see Request.Resets).
+	AfterResets []AfterReset
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -229,6 +240,7 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	r.report.Plan = plan
+	r.report.AfterResets = r.afterResets(ctx, plan)
 	if r.Connect != nil && (r.req.StopConnectors || r.req.CreateConnectors || r.req.Via == ViaConnect) {
 		if err := r.sameCluster(ctx, plan.ClusterID); err != nil {
 			return err
@@ -405,6 +417,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	if checkErr != nil && !errors.As(checkErr, &refused) {
 		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
 	}
+	printAfterResets(r.Out, r.report.AfterResets)
 	if err := plan.Print(r.Out); err != nil {
 		return err
 	}
@@ -618,13 +631,16 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", err, undo)
+		if len(results) == 0 {
+			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", err, undo)
+		}
+		return fmt.Errorf("%w; %s", err, r.rollBack(connectWritten(results)))
 	}
 	r.Progress.SetStage(snapshot.PhaseVerify)
 	v, err := VerifyConnect(ctx, r.Connect, reqs)
 	r.report.Verified = v
 	if err != nil {
-		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
+		return fmt.Errorf("%w; %s", err, r.rollBack(connectWritten(results)))
 	}
 	fmt.Fprintf(r.Out, "verified through Connect: %s the restored offsets (GET /connectors/NAME/offsets)\n", plural(v.Connectors, "connector shows", "connectors show"))
 	r.Log.Info("restore done through Connect", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", len(reqs),
@@ -645,19 +661,22 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	if err != nil {
-		if errors.Is(err, ErrFenced) && len(res.Topics) == 0 && len(res.Groups) == 0 {
+		written := res.Written()
+		switch {
+		case errors.Is(err, ErrFenced) && len(written) == 0:
 			// Regression: this said "to roll back: offsetkeeper restore
 			// <undo>" although nothing was written, and doing so would
 			// have undone the other restore.
-			return fmt.Errorf("%w; nothing of this restore was written: do not restore its undo snapshot %s", err, undo)
-		}
-		if errors.Is(err, ErrFenced) {
+			return fmt.Errorf("%w; another restore took over; nothing of this restore was written; do not restore its undo snapshot %s: it would undo the other restore", err, undo)
+		case errors.Is(err, ErrFenced):
 			// Part of this restore was committed, then another restore took
 			// over: it writes after this one's undo snapshot was taken, so
 			// rolling back to it would undo the other restore too.
-			return fmt.Errorf("%w; do not restore its undo snapshot %s: the other restore wrote after it was taken, and rolling back to it would undo that too", err, undo)
+			return fmt.Errorf("%w; another restore took over; do not restore its undo snapshot %s: the other restore wrote after it was taken, and rolling back to it would undo that too", err, undo)
+		case len(written) == 0:
+			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", kafkaconf.DescribeError(err), undo)
 		}
-		return fmt.Errorf("%w; to roll back what was written: offsetkeeper restore %s", kafkaconf.DescribeError(err), undo)
+		return fmt.Errorf("%w; %s", kafkaconf.DescribeError(err), r.rollBack(written))
 	}
 	fmt.Fprintf(r.Out, "applied: %s and %s in %s, %s and %s in %s (%s)\n",
 		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
@@ -667,7 +686,7 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {
-		return fmt.Errorf("%w; to roll back: offsetkeeper restore %s", err, undo)
+		return fmt.Errorf("%w; %s", err, r.rollBack(res.Written()))
 	}
 	except := ""
 	if len(plan.NotRestored()) > 0 {
@@ -678,6 +697,22 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
 		"duration", r.since())
 	return nil
+}
+
+// rollBack is the advice after a restore that committed written and then
+// failed: what it wrote, and the restore of its undo snapshot.
+func (r *run) rollBack(written []string) string {
+	cmds := r.req.Commands.Snapshot(r.report.Undo)
+	return fmt.Sprintf("this restore wrote %s; to roll back what it wrote: %s (check first: %s)", strings.Join(written, ", "), cmds.Run, cmds.DryRun)
+}
+
+// connectWritten names the connectors whose offsets Connect altered.
+func connectWritten(results []ConnectResult) []string {
+	out := make([]string, len(results))
+	for i, x := range results {
+		out[i] = "connector " + x.Connector + " (through Connect)"
+	}
+	return out
 }
 
 func planNames(cps []ConnectorPlan) []string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -95,6 +96,9 @@ type TranslatedOffset struct {
 	Why string
 	// Untranslated: nothing is written for this partition.
 	Untranslated bool
+	// Fix, when set, is the restore flag that translates it
+	// ("--topic-prefix a.", "--map-topic SRC=DST").
+	Fix string
 }
 
 // Translation is what Translate did.
@@ -835,13 +839,61 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 	if err != nil {
 		return err
 	}
+	var copies map[string][]string // topic -> the target's topics named <prefix>.<topic>
 	for _, p := range ps {
-		if !p.res.Untranslated && !exist[p.res.NewTopic] {
-			p.res.Untranslated = true
-			p.res.Why = fmt.Sprintf("topic %q does not exist on the target", p.res.NewTopic)
+		if p.res.Untranslated || exist[p.res.NewTopic] {
+			continue
+		}
+		p.res.Untranslated = true
+		p.res.Why = fmt.Sprintf("topic %q does not exist on the target", p.res.NewTopic)
+		if copies == nil {
+			if copies, err = t.copiesOf(ctx); err != nil {
+				return err
+			}
+		}
+		_, mapped := t.opts.MapTopics[p.res.Topic]
+		switch c := copies[p.res.Topic]; {
+		case len(c) == 1 && !mapped:
+			prefix := strings.TrimSuffix(c[0], p.res.Topic)
+			p.res.Fix = "--topic-prefix " + ShellQuote(prefix)
+			p.res.Why += fmt.Sprintf("; the target holds %q: restore with --topic-prefix %s (or --map-topic %s=%s)", c[0], ShellQuote(prefix), p.res.Topic, c[0])
+		case len(c) > 0:
+			p.res.Fix = "--map-topic " + ShellQuote(p.res.Topic+"="+c[0])
+			p.res.Why += fmt.Sprintf("; the target holds %s: name the copy with --map-topic %s=<copy>", quoteList(c), p.res.Topic)
+		default:
+			p.res.Why += fmt.Sprintf("; if the target has it under another name, name it with --map-topic %s=<topic> (or --topic-prefix P for P<topic>)", p.res.Topic)
 		}
 	}
 	return nil
+}
+
+// copiesOf lists the target's topics by the topic they may be a copy of:
+// a.orders under orders (MirrorMaker 2's <alias>.<topic>).
+func (t *translator) copiesOf(ctx context.Context) (map[string][]string, error) {
+	listed, err := t.adm.ListTopics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the target's topics: %w", err)
+	}
+	out := map[string][]string{}
+	for _, name := range listed.Names() {
+		for i := 0; i < len(name)-1; i++ {
+			if name[i] == '.' {
+				out[name[i+1:]] = append(out[name[i+1:]], name)
+			}
+		}
+	}
+	for _, c := range out {
+		slices.Sort(c)
+	}
+	return out, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // apply writes the translated offsets into out's groups. A partition not

@@ -121,10 +121,12 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 				if en.Kind != EntryEvent || fromMs(en.Time).Before(since) {
 					continue
 				}
-				out = append(out, Event{
+				ev := Event{
 					Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
 					Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
-				})
+				}
+				ev.Before = UndoMoment(e.ID, ev.Before, ev.Time)
+				out = append(out, ev)
 			}
 		}
 	}
@@ -145,4 +147,23 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 		}
 	}
 	return dedup, nil
+}
+
+// UndoMoment is the moment a restore --at goes back to for an event of
+// epoch recorded with before and at: before, or, when before is earlier
+// than the epoch's base snapshot, the first millisecond after the
+// snapshot. The first sink observation of an epoch is its base snapshot's,
+// to the millisecond, so a reset seen at the next one has its before a
+// little before the snapshot, before anything restorable; the millisecond
+// after the snapshot holds the same state and is restorable.
+func UndoMoment(epoch string, before, at time.Time) time.Time {
+	base, err := ParseID(epoch)
+	if err != nil {
+		return before
+	}
+	floor := base.Add(time.Microsecond).Add(time.Millisecond - 1).Truncate(time.Millisecond)
+	if before.Before(floor) && floor.Before(at) {
+		return floor
+	}
+	return before
 }

@@ -169,6 +169,7 @@ func (c *daemonCmd) config(policy snapshot.Policy, kopts []kgo.Opt) daemon.Confi
 			SessionTimeout: c.leaderSession,
 			ClientOpts:     kopts,
 		},
-		Journal: daemon.JournalConfig{Interval: c.journalInterval, KeepWithin: time.Duration(c.journalKeepWithin)},
+		Journal:  daemon.JournalConfig{Interval: c.journalInterval, KeepWithin: time.Duration(c.journalKeepWithin)},
+		Commands: c.g.commandSettings(),
 	}
 }

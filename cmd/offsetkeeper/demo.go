@@ -187,29 +187,28 @@ Look around, from another terminal in this directory:
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
-A bad reset, then the restore:
+A bad reset, then the restore (start the daemon above first: its journal catches the reset):
   1. The mistake: %[3]s is stopped, its offsets deleted, and it is started again,
      so it would re-read its whole source:
        curl -s -X PUT %[5]s/connectors/%[3]s/stop
        curl -s -X DELETE %[5]s/connectors/%[3]s/offsets
        curl -s -X PUT %[5]s/connectors/%[3]s/resume
        curl -s %[5]s/connectors/%[3]s/offsets
-  2. What the reset lost, against the snapshot:
+  2. The reset as the journal caught it, with the restore back to just before it:
+       %[1]s events%[4]s%[7]s --connector %[3]s
+     Paste its "check:" line (the plan, nothing written), then its "undo:" line (it stops the
+     connector through Connect, writes its offsets from just before the reset, verifies, resumes it).
+  3. Back where it was just before the reset:
+       curl -s %[5]s/connectors/%[3]s/offsets
+       %[1]s diff --at <"just before" from events> --live%[4]s --connector %[3]s
+  4. Second choice, without the daemon: the newest snapshot. Taken after the reset it holds the
+     damage: its plan then opens with a WARNING naming the reset and the commands of step 2.
        %[1]s diff latest --live%[4]s --connector %[3]s
-  3. The plan, writing nothing and stopping nothing:
        %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume --dry-run
-  4. The restore: stop the connector through Connect, write its offsets, verify, resume it:
        %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume
      or, after another reset (step 1), write through Connect's own offsets API
      (PATCH /connectors/%[3]s/offsets):
        %[1]s restore latest --connector %[3]s%[4]s%[7]s --stop-connectors --resume --via connect
-  5. Back where the snapshot was:
-       curl -s %[5]s/connectors/%[3]s/offsets
-       %[1]s diff latest --live%[4]s --connector %[3]s
-  6. With the daemon running, any moment, not only a snapshot: after another reset (step 1) it
-     lists the reset with the command that undoes it (restore --at just before it):
-       %[1]s events%[2]s --connector %[3]s
-       %[1]s restore --at <TIME from events>%[4]s --connector %[3]s%[7]s --stop-connectors --resume --dry-run
      (--at also takes a duration back from now, such as -30s; show --at and diff --at read the same state)
 
 Ctrl-C stops the demo.

@@ -88,10 +88,15 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	guide := out.String()
+	if e, l := strings.Index(guide, " events --brokers "), strings.Index(guide, " restore latest "); e < 0 || l < e {
+		t.Errorf("the walk-through does not teach events before restore latest:\n%s", guide)
+	}
 	connectURL := "http://127.0.0.1:" + strconv.Itoa(cport)
 	brokers := "127.0.0.1:" + strconv.Itoa(kport)
 	for _, want := range []string{connectURL, "--stop-connectors --resume", "--via connect", "curl -s -X DELETE " + connectURL + "/connectors/inventory-connector/offsets",
-		"go run ./cmd/offsetkeeper restore latest --connector inventory-connector --brokers " + brokers} {
+		"go run ./cmd/offsetkeeper restore latest --connector inventory-connector --brokers " + brokers,
+		// events and its commands first, restore latest second.
+		"2. The reset as the journal caught it, with the restore back to just before it:\n       go run ./cmd/offsetkeeper events --brokers " + brokers} {
 		if !strings.Contains(guide, want) {
 			t.Errorf("the walk-through lacks %q:\n%s", want, guide)
 		}

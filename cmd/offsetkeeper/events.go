@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -22,10 +22,20 @@ Lists, oldest first, the resets the journal recorded: source keys
 tombstoned (source-tombstoned), source offsets rewritten to a position
 behind (source-rewound), sink group offsets deleted or the group deleted
 (sink-deleted), sink offsets moved backwards (sink-rewound), connectors
-deleted (connector-deleted). Each line gives the time, connector, kind and
-how many offsets it touched, and the command that puts that connector back
-as it was just before: offsetkeeper restore --at <moment> --connector NAME.
-TIME is RFC 3339 or a negative duration from now (-24h); default -24h.`,
+deleted (connector-deleted). Each gives the time, connector, kind and how
+many offsets it touched, the moment just before it (the last instant
+before its first record) and the restore that puts that connector back
+as it was then, in two forms that run as printed: "check" (--dry-run,
+writes nothing) and "undo" (with a Connect URL in the settings it stops
+the connector first and resumes it: --stop-connectors --resume). The
+commands repeat the settings given to events on its command line (--store,
+--brokers, --worker-config, ...), not those from the environment nor
+secrets. TIME is RFC 3339 or a negative duration from now (-24h); default
+-24h.
+
+Resets are caught only while 'offsetkeeper daemon' runs with
+--journal-interval above 0: on a store without a journal, events says so
+and exits 1.`,
 	noKafka: true,
 	new:     func(e *env) command { return &eventsCmd{env: e} },
 }
@@ -43,11 +53,16 @@ func (c *eventsCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
 }
 
-// eventJSON is one event as --output json prints it.
+// eventJSON is one event as --output json prints it: Undo is the real
+// restore, UndoDryRun its dry run (Commands.Run and DryRun).
 type eventJSON struct {
 	snapshot.Event
-	Undo string `json:"undo"`
+	Undo       string `json:"undo"`
+	UndoDryRun string `json:"undo_dry_run"`
 }
+
+// errNoJournal is events' answer on a store without a journal.
+var errNoJournal = errors.New("resets are caught only while 'offsetkeeper daemon' runs with --journal-interval above 0 (--journal-interval 1s, say); start it so, and events lists the resets from then on")
 
 func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {
@@ -69,14 +84,25 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(evs) == 0 {
+		l, err := store.ListJournal(ctx)
+		if err != nil {
+			return err
+		}
+		if len(l.Epochs) == 0 {
+			return fmt.Errorf("list resets: store %s holds no journal: %w", c.g.store, errNoJournal)
+		}
+	}
 	keep := map[string]bool{}
 	for _, n := range c.connectors {
 		keep[n] = true
 	}
+	settings := c.g.commandSettings()
 	out := []eventJSON{}
 	for _, e := range evs {
 		if len(keep) == 0 || keep[e.Connector] {
-			out = append(out, eventJSON{Event: e, Undo: undoCommand(e)})
+			cmds := undoCommands(settings, e)
+			out = append(out, eventJSON{Event: e, Undo: cmds.Run, UndoDryRun: cmds.DryRun})
 		}
 	}
 	if c.output == "json" {
@@ -89,26 +115,24 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "no resets since %s\n", since.UTC().Format(time.RFC3339))
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tCONNECTOR\tKIND\tCOUNT\tUNDO")
 	for _, e := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Time.UTC().Format(time.RFC3339Nano), e.Connector, e.Kind, e.Count, e.Undo)
-	}
-	return tw.Flush()
-}
-
-// undoCommand is the restore that puts e's connector back as it was just
-// before e.
-func undoCommand(e snapshot.Event) string {
-	return fmt.Sprintf("offsetkeeper restore --at %s --connector %s", e.Before.UTC().Format(time.RFC3339Nano), shellQuote(e.Connector))
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		group := ""
+		if e.Group != "" && e.Group != e.Connector {
+			group = " (group " + e.Group + ")"
 		}
+		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
+		fmt.Fprintf(c.stdout, "  just before: %s\n", restore.FormatMoment(e.Before))
+		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
+		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
 	}
-	return s
+	if !settings.ConnectURL {
+		fmt.Fprintln(c.stdout, "Stop the connector before the undo (PUT /connectors/NAME/stop), or give --connect-url and the undo stops and resumes it.")
+	}
+	return nil
+}
+
+// undoCommands is the restore that puts e's connector back as it was just
+// before e.
+func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
+	return s.At(e.Before, e.Connector)
 }

@@ -54,6 +54,9 @@ type globals struct {
 	// connectUnused is set when the command does not register the
 	// connect flags itself: they are accepted and ignored.
 	connectUnused bool
+	// cmdLine names the flags given on the command line (not from the
+	// environment): the restore commands printed repeat those settings.
+	cmdLine map[string]bool
 }
 
 // register adds the shared flags to fs: every command accepts them, and

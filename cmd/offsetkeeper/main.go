@@ -105,6 +105,9 @@ func main() {
 		os.Exit(exitError)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if programName = demoProgram(os.Args[0]); programName == os.Args[0] {
+		programName = restore.ShellQuote(programName)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	stopProfile()
@@ -167,6 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	err = describeParseError(fs, err)
 	if err == nil {
+		e.g.noteCmdLine(fs)
 		var ignored []string
 		ignored, err = applyEnv(fs, os.LookupEnv)
 		for _, name := range ignored {

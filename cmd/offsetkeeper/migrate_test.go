@@ -155,6 +155,12 @@ func TestMigrateTimestamp(t *testing.T) {
 	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(errOut, `group archive-loader clicks/0 cannot be translated: topic "clicks" does not exist on the target`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	// Regression: the refusal offered --force, which turns off every
+	// safety check, where --topic-prefix a. is the fix.
+	if !strings.Contains(errOut, `the target holds "a.clicks": restore with --topic-prefix a.`) ||
+		!strings.Contains(errOut, "(to translate them, restore with --topic-prefix a.") || strings.Contains(errOut, "--force") {
+		t.Errorf("the refusal does not name --topic-prefix a. alone:\n%s", errOut)
+	}
 	// With --output json, stdout is the document of the refused restore
 	// and the translation goes to stderr.
 	code, out, errOut = b.run("restore", id, "--allow-other-cluster", "--translate", "timestamp", "--output", "json", "--dry-run")

@@ -89,6 +89,13 @@ Java serialization magic AC ED 00 05; its exact key and value bytes); the
 partitions it names get its offsets (null removes one), the others stay.
 See docs/connect-rest.md.
 
+When the daemon's journal saw a reset of a connector in scope (in the 24
+hours before the state restored) and the snapshot or moment restored was
+captured after it, the plan opens with a WARNING naming the reset (time,
+kind, count), the snapshot or moment that holds the state after it, and the
+restore back to just before it, as events prints it (--output json:
+after_resets).
+
 --at TIME restores the state at a moment from the daemon's journal: TIME is
 RFC 3339 (2026-12-01T09:14:03.250Z) or a negative duration from now (-15m);
 the plan first says how the state was made and how exact each part is. A
@@ -200,6 +207,8 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		NotStrimziManaged: c.notStrimzi,
 		Via:               c.via,
 		CreateConnectors:  c.createConnectors,
+		Resets:            c.fromFile == "",
+		Commands:          c.g.commandSettings(),
 	}
 	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()

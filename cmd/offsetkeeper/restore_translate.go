@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,7 +147,53 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	if c.dryRun {
 		fmt.Fprintln(c.progress(), "dry run: nothing written; the restore would be refused (see below)")
 	}
-	return nil, fmt.Errorf("%w (--force restores the others and leaves these alone)", refusal)
+	return nil, fmt.Errorf("%w%s", refusal, untranslatedAdvice(tr, bad))
+}
+
+// forceTurnsOff is what --force turns off, for advice that offers it.
+const forceTurnsOff = "every safety check of the restore (connector running, sink group members, open transactions, offsets topic cleanup.policy, another restore running)"
+
+// untranslatedAdvice says how to go ahead when sink partitions cannot be
+// translated: the flag that translates them when there is one, --connector
+// to restore only the connectors that translate, and --force only when no
+// flag fixes them, saying what it turns off.
+func untranslatedAdvice(tr *restore.Translation, bad []restore.TranslatedOffset) string {
+	var fixes []string
+	noFix := false
+	badConn := map[string]bool{}
+	for _, o := range bad {
+		badConn[o.Connector] = true
+		switch {
+		case o.Fix == "":
+			noFix = true
+		case !slices.Contains(fixes, o.Fix):
+			fixes = append(fixes, o.Fix)
+		}
+	}
+	var good []string
+	for _, o := range tr.Offsets {
+		if !badConn[o.Connector] && !slices.Contains(good, o.Connector) {
+			good = append(good, o.Connector)
+		}
+	}
+	var parts []string
+	if len(fixes) > 0 {
+		parts = append(parts, "to translate them, restore with "+strings.Join(fixes, " "))
+	}
+	if len(good) > 0 {
+		narrow := make([]string, len(good))
+		for i, g := range good {
+			narrow[i] = "--connector " + restore.ShellQuote(g)
+		}
+		parts = append(parts, "to restore only the connectors that translate: "+strings.Join(narrow, " "))
+	}
+	if noFix {
+		parts = append(parts, "--force restores the others and leaves these as they are on the target, but it also turns off "+forceTurnsOff)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // failedBeforeRun reports an error met before restore.Run (a translation

@@ -54,7 +54,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	src := web.Source{Store: store, Refresh: c.refresh, Window: c.window, Logger: c.log, Links: []string{"/healthz", "/api/snapshots"}}
+	src := web.Source{Store: store, Commands: c.g.commandSettings(), Refresh: c.refresh, Window: c.window, Logger: c.log, Links: []string{"/healthz", "/api/snapshots"}}
 	if c.g.explicit("brokers") {
 		cl, opts, err := c.g.kafkaClient(ctx)
 		if err != nil {

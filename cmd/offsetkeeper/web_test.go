@@ -250,7 +250,8 @@ func checkTwins(t *testing.T, base string, before time.Time) {
 		Plan   struct{ Command string }
 	}
 	getJSON(t, base+"/api/timeline?at="+url.QueryEscape(before.UTC().Format(time.RFC3339Nano))+"&connector="+connectdemo.ConnSinkS3, &tl)
-	if len(tl.Events) < 4 || !strings.Contains(tl.Plan.Command, "--connector "+connectdemo.ConnSinkS3+" --dry-run") {
+	if len(tl.Events) < 4 || !strings.Contains(tl.Plan.Command, "--connector "+connectdemo.ConnSinkS3+" ") ||
+		!strings.HasSuffix(tl.Plan.Command, " --dry-run") || !strings.Contains(tl.Plan.Command, " --store ") {
 		t.Errorf("/api/timeline: %d events, plan %q", len(tl.Events), tl.Plan.Command)
 	}
 	var d struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
@@ -198,9 +199,9 @@ func markers(b *strings.Builder, sc scale, pp PartitionPlot) {
 func flag(b *strings.Builder, sc scale, ev snapshot.Event) {
 	x := sc.x(ev.Time)
 	fmt.Fprintf(b, `<g class="flag %s" data-kind="%s" data-t="%s"><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`+
-		`<path d="M%.1f %.1fh9l-3 4 3 4h-9z"/><title>%s %s: %s (restore --at %s puts them back)</title></g>`,
+		`<path d="M%.1f %.1fh9l-3 4 3 4h-9z"/><title>%s %s: %s; just before: %s (click to plan the restore that puts them back)</title></g>`,
 		eventStatusClass(ev.Kind), ev.Kind, ev.Time.Format(time.RFC3339), x, x, sc.y0, sc.y0+sc.h, x, sc.y0,
-		html.EscapeString(ev.Kind), ev.Time.Format("15:04:05"), english.Count(ev.Count, "offset", "offsets"), ev.Before.Format(time.RFC3339Nano))
+		html.EscapeString(ev.Kind), ev.Time.Format("15:04:05"), english.Count(ev.Count, "offset", "offsets"), restore.FormatMoment(ev.Before))
 }
 
 func eventStatusClass(kind string) string { return strings.ToLower(eventStatus(kind)) }

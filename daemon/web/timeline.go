@@ -2,9 +2,9 @@ package web
 
 import (
 	"context"
-	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -26,8 +26,14 @@ type Timeline struct {
 type Plan struct {
 	At        time.Time `json:"at"`
 	Connector string    `json:"connector,omitempty"`
-	Command   string    `json:"command"`
-	Diff      *Diff     `json:"diff,omitempty"`
+	// Command is Commands.DryRun; Commands are the restore in its two
+	// forms, as the CLI prints them (restore.CommandSettings).
+	Command  string           `json:"command"`
+	Commands restore.Commands `json:"commands"`
+	// StopsConnectors says that Commands.Run stops and resumes the
+	// connectors (a Connect URL is known); else stop them first.
+	StopsConnectors bool  `json:"stops_connectors"`
+	Diff            *Diff `json:"diff,omitempty"`
 	// Precision and Notes say how exact the state at At is.
 	Precision []string `json:"precision,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
@@ -53,38 +59,16 @@ func (s *Server) timeline(w *world) *Timeline {
 	return t
 }
 
-// restoreCommand is the CLI command whose dry run the plan shows.
-func restoreCommand(at time.Time, connector string) string {
-	var b strings.Builder
-	b.WriteString("offsetkeeper restore --at ")
-	b.WriteString(at.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
-	if connector != "" {
-		b.WriteString(" --connector ")
-		b.WriteString(shellQuote(connector))
-	}
-	b.WriteString(" --dry-run")
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' || r == ',' ||
-			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')) {
-			safe = false
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // plan computes the restore plan for at: the newest state against the
 // state at at, limited to connector when set.
 func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan {
-	p := &Plan{At: at, Connector: connector, Command: restoreCommand(at, connector)}
+	var cmds restore.Commands
+	if connector != "" {
+		cmds = s.src.Commands.At(at, connector)
+	} else {
+		cmds = s.src.Commands.At(at)
+	}
+	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL}
 	now, err := s.resolve(ctx, "live")
 	if err != nil {
 		p.Error = err.Error()

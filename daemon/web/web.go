@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -54,6 +55,10 @@ type Source struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Commands are what the restore commands the page prints carry, as
+	// the CLI prints them: the settings of the daemon's (or serve's)
+	// command line and whether a Connect URL is known.
+	Commands restore.CommandSettings
 }
 
 // Server serves the page.

@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -182,4 +183,48 @@ func seededCluster(t *testing.T) *kgo.Client {
 	}
 	t.Cleanup(exp.Stop)
 	return cl
+}
+
+// The page prints the restore commands the CLI prints (one function builds
+// them): the dry run and the real form, with the settings of the daemon's
+// command line and, with a Connect URL known, stopping and resuming.
+func TestPlanCommands(t *testing.T) {
+	ctx := context.Background()
+	cl := seededCluster(t)
+	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := store.Put(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := restore.CommandSettings{Flags: []string{"--store", "s3://b/p", "--brokers", "k:9092"}, ConnectURL: true}
+	s, err := New(Source{Store: store, Commands: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	at := info.CreatedAt.Add(time.Millisecond)
+	path := "/api/timeline?at=" + at.Format(time.RFC3339Nano) + "&connector=" + connectdemo.ConnSinkS3
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	var tl Timeline
+	if err := json.Unmarshal(rec.Body.Bytes(), &tl); err != nil || tl.Plan == nil {
+		t.Fatalf("GET %s: %v %s", path, err, rec.Body)
+	}
+	want := settings.At(at, connectdemo.ConnSinkS3)
+	if tl.Plan.Commands != want || tl.Plan.Command != want.DryRun || !tl.Plan.StopsConnectors ||
+		!strings.HasSuffix(want.Run, " --store s3://b/p --brokers k:9092 --stop-connectors --resume") {
+		t.Errorf("plan commands %+v (command %q), want %+v", tl.Plan.Commands, tl.Plan.Command, want)
+	}
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", strings.Replace(path, "/api/", "/", 1), nil))
+	for _, c := range []string{want.DryRun, want.Run} {
+		if !strings.Contains(rec.Body.String(), ">"+c+"</pre>") {
+			t.Errorf("the page does not print %q:\n%s", c, rec.Body)
+		}
+	}
 }

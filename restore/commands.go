@@ -1,0 +1,101 @@
+package restore
+
+// This file builds the restore commands offsetkeeper prints for a person
+// to paste: events, the page (daemon/web), the plan's header about a reset
+// and the advice after a failed restore all print theirs with it, so that
+// they are the same and run as printed.
+
+import (
+	"strings"
+	"time"
+)
+
+// CommandSettings are what a printed restore command carries so that it
+// runs as printed in the shell the printing command ran in.
+type CommandSettings struct {
+	// Program is how the commands name the program, as shell text (a path
+	// as it was run, "go run ./cmd/offsetkeeper"); default "offsetkeeper".
+	Program string
+	// Flags are the settings the printing command was given on its own
+	// command line, as arguments ("--store", "file:///x", "--tls=true"):
+	// every command printed repeats them. Settings that came from the
+	// environment are not repeated (the shell still has them), nor are
+	// secrets.
+	Flags []string
+	// ConnectURL tells that the settings know a Connect REST URL (from a
+	// flag or the environment): the real form then stops the connectors
+	// first and resumes them once verified (--stop-connectors --resume).
+	ConnectURL bool
+}
+
+// Commands are one restore in its two forms, each ready to paste: DryRun
+// prints the plan and writes nothing (the same restore with --dry-run, so
+// that with --stop-connectors it shows what stopping first resolves); Run
+// restores.
+type Commands struct {
+	DryRun string `json:"dry_run"`
+	Run    string `json:"run"`
+}
+
+// At is the restore of the state at the moment at (restore --at), limited
+// to connectors when any are named.
+func (s CommandSettings) At(at time.Time, connectors ...string) Commands {
+	return s.commands([]string{"--at", FormatMoment(at)}, connectors)
+}
+
+// Snapshot is the restore of snapshot id, limited to connectors when any
+// are named.
+func (s CommandSettings) Snapshot(id string, connectors ...string) Commands {
+	return s.commands([]string{id}, connectors)
+}
+
+func (s CommandSettings) commands(what, connectors []string) Commands {
+	args := append([]string{"restore"}, what...)
+	for _, c := range connectors {
+		args = append(args, "--connector", c)
+	}
+	args = append(args, s.Flags...)
+	if s.ConnectURL {
+		args = append(args, "--stop-connectors", "--resume")
+	}
+	program := s.Program
+	if program == "" {
+		program = "offsetkeeper"
+	}
+	run := program + " " + quoteArgs(args)
+	return Commands{DryRun: run + " --dry-run", Run: run}
+}
+
+// FormatMoment writes a moment as the printed commands give it to --at:
+// RFC 3339 in UTC, with milliseconds (the journal's precision), or every
+// digit when the moment has more.
+func FormatMoment(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()%int(time.Millisecond) == 0 {
+		return t.Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' || r == ',' || r == '+' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')) {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
