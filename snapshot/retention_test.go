@@ -298,10 +298,10 @@ var policyCases = []struct {
 	{
 		// The journal stopped two days ago: the newest epoch's base stays
 		// with its epoch although keep-within would remove it.
-		name:   "epoch-base",
-		policy: Policy{Within: time.Hour},
-		now:    at("2026-03-10T12:00:00Z"),
-		snaps:  series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 9),
+		name:    "epoch-base",
+		policy:  Policy{Within: time.Hour},
+		now:     at("2026-03-10T12:00:00Z"),
+		snaps:   series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 9),
 		journal: journalOf(series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 5), at("2026-03-08T00:30:00Z")),
 	},
 	{
