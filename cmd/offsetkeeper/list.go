@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,7 +43,7 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	infos, err := store.List(ctx)
+	infos, err := store.ListPinned(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,14 +58,39 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	// The journal's coverage is in list_journal.go (text only: the JSON
 	// array of snapshots stays as it is).
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
+	fmt.Fprintln(tw, "ID\tTIME\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE\tPIN")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", i.ID, i.CreatedAt.UTC().Format(time.RFC3339), i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size, pinText(i))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printPinNotes(c.stdout, infos)
 	return c.coverage(ctx, store)
+}
+
+// pinText is the PIN column of a snapshot: "pinned" or "-".
+func pinText(i snapshot.Info) string {
+	if i.Pin == nil {
+		return "-"
+	}
+	return "pinned"
+}
+
+// printPinNotes prints, after the table, the note of every pinned
+// snapshot that has one (kept out of the table to keep it narrow).
+func printPinNotes(w io.Writer, infos []snapshot.Info) {
+	first := true
+	for _, i := range infos {
+		if i.Pin == nil || i.Pin.Note == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nPinned:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n", i.ID, i.Pin.PinnedAt.UTC().Format(time.RFC3339), i.Pin.Note)
+	}
 }
 
 // scopeText is the SCOPE column of a snapshot: "all" for a full snapshot,

@@ -70,11 +70,13 @@ var commands = commandTable(
 	eventsCommand,
 	listCommand,
 	manCommand,
+	pinCommand,
 	pruneCommand,
 	restoreCommand,
 	serveCommand,
 	showCommand,
 	snapshotCommand,
+	unpinCommand,
 	verifyCommand,
 	versionCommand,
 )
@@ -305,6 +307,7 @@ var perRun = map[string]bool{
 	"translate-margin": true, "map-topic": true, "topic-prefix": true, "rename-connector": true,
 	"migration": true,
 	"progress":  true, "not-strimzi-managed": true,
+	"pin": true, "note": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.
