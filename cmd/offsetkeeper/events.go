@@ -92,7 +92,11 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tCONNECTOR\tKIND\tCOUNT\tUNDO")
 	for _, e := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Time.UTC().Format(time.RFC3339Nano), e.Connector, e.Kind, e.Count, e.Undo)
+		undo := e.Undo
+		if e.UndoGone != "" {
+			undo = "no longer possible: " + e.UndoGone
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Time.UTC().Format(time.RFC3339Nano), e.Connector, e.Kind, e.Count, undo)
 	}
 	return tw.Flush()
 }
