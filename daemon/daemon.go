@@ -565,4 +565,3 @@ func (d *Daemon) previous(ctx context.Context, epoch uint64) *sinkState {
 	}
 	return sinkStateOf(snap)
 }
-
