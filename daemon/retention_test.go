@@ -53,3 +53,59 @@ func TestDaemonKeepsPinnedAndManual(t *testing.T) {
 		}
 	}
 }
+
+// TestRetainEpochKeepsRawSegmentsOfAReset: --journal-keep-within thins
+// an old epoch's raw segments, except in an epoch a young reset keeps, so
+// that restore --at the moment before the reset stays exact.
+func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
+	ctx := context.Background()
+	for _, held := range []bool{false, true} {
+		store := memStore(t)
+		base := time.Now().Add(-10 * 24 * time.Hour).Truncate(time.Hour)
+		info, err := store.Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonScheduled, CreatedAt: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutEpoch(ctx, &snapshot.Epoch{ID: info.ID, Reason: snapshot.EpochSnapshot, StartedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+		prev, last := "", base
+		for seq := uint64(1); seq <= 4; seq++ {
+			next := last.Add(20 * time.Second)
+			seg := &snapshot.Segment{Epoch: info.ID, FirstSeq: seq, LastSeq: seq, FirstTime: last, LastTime: next, PrevDigest: prev}
+			if seq == 2 {
+				seg.Entries = []snapshot.Entry{{Kind: snapshot.EntryEvent, Time: next.Add(-time.Second).UnixMilli(), Before: next.Add(-time.Second).UnixMilli() - 1,
+					Connector: "inventory-connector", Reason: snapshot.EventSourceTombstoned, Count: 1}}
+			}
+			if _, err := store.PutSegment(ctx, seg); err != nil {
+				t.Fatal(err)
+			}
+			prev, last = seg.LastDigest, next
+		}
+		l, err := store.ListJournal(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.CompactEpoch(ctx, l.Epochs[0], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		l, _ = store.ListJournal(ctx)
+		d := &Daemon{Config: Config{Journal: JournalConfig{KeepWithin: time.Hour}}, Store: store}
+		if held {
+			d.ret.resetEpochs = map[string]bool{info.ID: true}
+		}
+		if err := d.retainEpoch(ctx, l.Epochs[0], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		l, _ = store.ListJournal(ctx)
+		raw := 0
+		for _, si := range l.Epochs[0].Segments {
+			if si.Level == snapshot.LevelRaw {
+				raw++
+			}
+		}
+		if held && raw != 4 || !held && raw == 4 {
+			t.Errorf("held by a reset %v: %d raw segments left of 4", held, raw)
+		}
+	}
+}

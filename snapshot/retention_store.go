@@ -5,6 +5,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -86,6 +87,9 @@ func (s *Store) epochEvents(ctx context.Context, e *EpochInfo, since time.Time, 
 			seg, err := s.ReadSegment(ctx, si)
 			if errors.Is(err, ErrJournalBroken) {
 				continue // deleted since listed (compaction); verify reports damage
+			}
+			if errors.Is(err, ErrEncrypted) {
+				return nil, fmt.Errorf("%w: retention needs the key to read the resets of epoch %s (or keep-reset-within 0)", err, e.ID)
 			}
 			if err != nil {
 				return nil, err
