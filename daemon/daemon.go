@@ -128,6 +128,9 @@ type Daemon struct {
 	// overlap. prevEpoch is the leadership term it was read in.
 	prev      *sinkState
 	prevEpoch uint64
+
+	// ret is what retention remembers between runs (retention.go).
+	ret retention
 }
 
 // runStatus is what /readyz says about runs.
@@ -591,38 +594,4 @@ func (d *Daemon) previous(ctx context.Context, epoch uint64) *sinkState {
 		return nil
 	}
 	return sinkStateOf(snap)
-}
-
-// retain applies the policy to the store, never removing keepID (the
-// snapshot just stored, even if clock skew made it look old). A snapshot
-// another replica already removed counts as removed.
-func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, err error) {
-	infos, err := d.Store.List(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("list snapshots: %w", err)
-	}
-	keep, remove, reasons := snapshot.ApplyPolicy(infos, d.Config.Policy, time.Now())
-	kept = len(keep)
-	for _, s := range keep {
-		d.log().Debug("snapshot kept by retention", "snapshot_id", s.ID, "kind", s.Kind, "created_at", s.CreatedAt, "why", strings.Join(reasons[s.ID], ", "))
-	}
-	var errs []error
-	for _, s := range remove {
-		if s.ID == keepID {
-			kept++
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", s.ID, err))
-			break
-		}
-		if err := d.Store.Delete(ctx, s.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", s.ID, err))
-			continue
-		}
-		removed++
-		d.m.deletions.Inc()
-		d.log().Info("snapshot removed by retention", "snapshot_id", s.ID, "kind", s.Kind, "created_at", s.CreatedAt, "why", strings.Join(reasons[s.ID], ", "))
-	}
-	return kept, removed, errors.Join(errs...)
 }

@@ -492,7 +492,9 @@ func (d *Daemon) retainJournal(ctx context.Context) error {
 // no restore within it reads (see snapshot.Store.ThinMinutes).
 func (d *Daemon) retainEpoch(ctx context.Context, e snapshot.EpochInfo, now time.Time) error {
 	keep := d.Config.Journal.KeepWithin
-	if keep <= 0 {
+	if keep <= 0 || d.ret.resetHeld(e.ID) {
+		// An epoch kept for a young reset keeps its raw segments:
+		// restore --at the moment before the reset stays exact.
 		return nil
 	}
 	n, err := d.Store.DropRaw(ctx, e, keep, now)

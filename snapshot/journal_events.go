@@ -97,6 +97,9 @@ type Event struct {
 	Before  time.Time `json:"before"`
 	Epoch   string    `json:"epoch"`
 	Segment uint64    `json:"segment"`
+	// UndoGone, when set, says why restore --at Before is no longer
+	// possible: retention removed what it reads (see UndoGone).
+	UndoGone string `json:"undo_gone,omitempty"`
 }
 
 // Events returns the events the journal holds at or after since, oldest
@@ -106,6 +109,12 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	infos, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cov := coverageOf(infos, l)
+	now := time.Now()
 	var out []Event
 	for _, e := range l.Epochs {
 		chain, _ := e.Chain()
@@ -143,6 +152,7 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 		k := key{ev.Connector, ev.Group, ev.Kind, ev.Before}
 		if !seen[k] {
 			seen[k] = true
+			ev.UndoGone = UndoGone(ev.Before, infos, cov, now)
 			dedup = append(dedup, ev)
 		}
 	}

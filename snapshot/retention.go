@@ -13,24 +13,39 @@ import (
 // unless told otherwise (Policy.UndoWithin): 30 days.
 const DefaultUndoWithin = 30 * 24 * time.Hour
 
+// DefaultManualWithin is how long retention keeps manual full snapshots
+// (Policy.ManualWithin) unless told otherwise: 30 days.
+const DefaultManualWithin = 30 * 24 * time.Hour
+
+// DefaultResetWithin is how long retention keeps what undoing a reset the
+// journal caught needs (Policy.ResetWithin) unless told otherwise: 30 days.
+const DefaultResetWithin = 30 * 24 * time.Hour
+
 // Policy says which snapshots retention keeps. A snapshot kept by any rule
 // stays. The zero Policy has no rules and keeps everything.
 //
-// The count and age rules (Last, Hourly, Daily, Weekly, Monthly, Within)
-// judge full snapshots only (KindFull): a scoped or undo snapshot holds some
-// connectors, not the cluster, and must never stand in for a backup of the
-// whole cluster nor push one out. Scoped and undo snapshots follow
-// UndoWithin alone.
+// The count rules (Last, Hourly, Daily, Weekly, Monthly) count scheduled
+// full snapshots only (KindFull, not ReasonManual): a scoped or undo
+// snapshot holds some connectors, not the cluster, and must never stand in
+// for a backup of the whole cluster nor push one out, and a manual full
+// snapshot (taken before an incident, by hand) must not push a scheduled
+// one out either. Manual full snapshots follow ManualWithin, scoped and
+// undo snapshots UndoWithin. Within keeps every full snapshot.
+//
+// Whatever the rules, retention keeps a pinned snapshot (Info.Pin), the
+// base of the newest journal epoch (the one a daemon writes), and for
+// every reset the journal caught less than ResetWithin ago the snapshot
+// that restore --at the moment before it starts from (see Journal).
 //
 // The count rules are 0 when unset and negative for "unlimited". Hourly to
 // Monthly keep the newest full snapshot of each of the N most recent UTC
 // hours, days, ISO 8601 weeks and months that have one.
 type Policy struct {
-	// Last keeps the N newest full snapshots.
+	// Last keeps the N newest scheduled full snapshots.
 	Last int
-	// Hourly, Daily, Weekly and Monthly keep the newest full snapshot in
-	// each of the N most recent UTC hours, days, ISO 8601 weeks and months
-	// that hold one.
+	// Hourly, Daily, Weekly and Monthly keep the newest scheduled full
+	// snapshot in each of the N most recent UTC hours, days, ISO 8601
+	// weeks and months that hold one.
 	Hourly, Daily, Weekly, Monthly int
 	// Within keeps every full snapshot created less than Within before
 	// now. Zero disables the rule.
@@ -39,6 +54,23 @@ type Policy struct {
 	// UndoWithin before now; older ones are removed. Zero keeps none (when
 	// the policy has another rule). The CLI's default is DefaultUndoWithin.
 	UndoWithin time.Duration
+	// ManualWithin keeps every manual full snapshot created less than
+	// ManualWithin before now; older ones are removed unless another rule
+	// keeps them. The CLI's default is DefaultManualWithin.
+	ManualWithin time.Duration
+	// ResetWithin keeps, for every reset in Journal.Resets that happened
+	// less than ResetWithin before now, what restore --at its moment
+	// before reads. The CLI's default is DefaultResetWithin.
+	ResetWithin time.Duration
+}
+
+// Journal is what retention knows of the store's journal: the epochs'
+// coverage, oldest first (as Store.JournalCoverage gives it), and the
+// resets the journal caught (Store.Events). The zero Journal is a store
+// without a journal.
+type Journal struct {
+	Coverage []Coverage
+	Resets   []Event
 }
 
 // fullRules reports whether p has a rule for full snapshots.
@@ -67,8 +99,13 @@ func (p Policy) String() string {
 	if p.Within > 0 {
 		parts = append(parts, "within "+FormatDuration(p.Within))
 	}
-	if p.UndoWithin > 0 {
-		parts = append(parts, "undo within "+FormatDuration(p.UndoWithin))
+	for _, r := range []struct {
+		name string
+		d    time.Duration
+	}{{"undo", p.UndoWithin}, {"manual", p.ManualWithin}, {"reset", p.ResetWithin}} {
+		if r.d > 0 {
+			parts = append(parts, r.name+" within "+FormatDuration(r.d))
+		}
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -78,29 +115,35 @@ func (p Policy) String() string {
 
 // Reasons given by ApplyPolicy.
 const (
-	reasonNoPolicy     = "no retention policy"
-	reasonNewestFull   = "newest full snapshot"
-	reasonNoFull       = "newest snapshot, and the cluster has no full one"
-	reasonNoFullRule   = "no rule for full snapshots"
-	reasonNoRule       = "no rule keeps it"
-	reasonUndoDisabled = "scoped and undo snapshots are not kept (keep-undo-within 0)"
+	reasonNoPolicy       = "no retention policy"
+	reasonNewestFull     = "newest full snapshot"
+	reasonNoFull         = "newest snapshot, and the cluster has no full one"
+	reasonNoFullRule     = "no rule for full snapshots"
+	reasonNoRule         = "no rule keeps it"
+	reasonUndoDisabled   = "scoped and undo snapshots are not kept (keep-undo-within 0)"
+	reasonManualDisabled = "manual full snapshots are not kept (keep-manual-within 0)"
+	reasonPinned         = "pinned"
+	reasonEpochBase      = "base of the newest journal epoch"
 )
 
 // ApplyPolicy decides which snapshots p keeps and which it removes, as of
-// now. It is a pure function: it reads nothing but its arguments and
-// changes none of them. A snapshot's kind is its Info.Kind, or, when that
-// is empty, what its Reason and Scope say (see Info.Kind).
+// now, given what j says of the journal. It is a pure function: it reads
+// nothing but its arguments and changes none of them. A snapshot's kind is
+// its Info.Kind, or, when that is empty, what its Reason and Scope say
+// (see Info.Kind); it is pinned when Info.Pin is set (see ListPinned).
 //
 // Snapshots are judged per ClusterID, as if each cluster had a store of its
 // own: the rules of one cluster never remove another's snapshots. Within a
 // cluster the newest full snapshot is always kept, whatever p says, so
 // retention never leaves a cluster without a backup of all of it; a
-// cluster that has no full snapshot keeps its newest snapshot.
+// cluster that has no full snapshot keeps its newest snapshot. Pins, the
+// newest journal epoch's base and young resets keep snapshots of any
+// cluster (see Policy).
 //
 // keep and remove are sorted oldest first, like [Store.List];
 // reasons maps every snapshot ID, kept or removed, to why. With an empty
 // Policy everything is kept.
-func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, reasons map[string][]string) {
+func ApplyPolicy(snaps []Info, j Journal, p Policy, now time.Time) (keep, remove []Info, reasons map[string][]string) {
 	sorted := slices.Clone(snaps)
 	slices.SortStableFunc(sorted, func(a, b Info) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
@@ -115,6 +158,7 @@ func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, re
 		}
 		return sorted, nil, reasons
 	}
+	held := heldReasons(sorted, j, p, now)
 
 	// Newest first, per cluster.
 	byCluster := map[string][]int{}
@@ -131,6 +175,13 @@ func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, re
 		applyCluster(sorted, byCluster[c], p, now, kept, reasons)
 	}
 	for i, s := range sorted {
+		if why := held[s.ID]; len(why) > 0 {
+			if !kept[i] {
+				reasons[s.ID] = nil
+			}
+			kept[i] = true
+			reasons[s.ID] = append(why, reasons[s.ID]...)
+		}
 		if kept[i] {
 			keep = append(keep, s)
 		} else {
@@ -138,6 +189,113 @@ func ApplyPolicy(snaps []Info, p Policy, now time.Time) (keep, remove []Info, re
 		}
 	}
 	return keep, remove, reasons
+}
+
+// heldReasons returns, by snapshot ID, the rules that keep a snapshot
+// whatever its age and the count rules: its pin, being the base of the
+// newest journal epoch, and being what undoing a young reset needs.
+func heldReasons(sorted []Info, j Journal, p Policy, now time.Time) map[string][]string {
+	held := map[string][]string{}
+	add := func(id, why string) {
+		if !slices.Contains(held[id], why) {
+			held[id] = append(held[id], why)
+		}
+	}
+	for _, s := range sorted {
+		if s.Pin != nil {
+			why := reasonPinned
+			if s.Pin.Note != "" {
+				why += " (" + s.Pin.Note + ")"
+			}
+			add(s.ID, why)
+		}
+	}
+	byID := make(map[string]bool, len(sorted))
+	for _, s := range sorted {
+		byID[s.ID] = true
+	}
+	if n := len(j.Coverage); n > 0 && byID[j.Coverage[n-1].Epoch] {
+		// PruneJournal never removes the newest epoch (a daemon may be
+		// writing it): its base stays with it.
+		add(j.Coverage[n-1].Epoch, reasonEpochBase)
+	}
+	if p.ResetWithin <= 0 {
+		return held
+	}
+	for _, ev := range j.Resets {
+		if now.Sub(ev.Time) >= p.ResetWithin {
+			continue
+		}
+		why := "before a reset of " + ev.Connector
+		if ev.Group != "" && ev.Group != ev.Connector {
+			why += " (group " + ev.Group + ")"
+		}
+		why += " at " + fmtTime(ev.Time)
+		if id, _ := undoBase(ev.Before, sorted, j.Coverage, now); id != "" {
+			add(id, why)
+		}
+		// The epoch that recorded the reset, so that events still lists it.
+		if byID[ev.Epoch] {
+			add(ev.Epoch, why)
+		}
+	}
+	return held
+}
+
+// undoBase returns the snapshot a state at moment at starts from, as
+// Store.StateAt picks it from snaps and cov: the base of the newest epoch
+// whose base is stored and whose journal covers at (exact is then true),
+// else the newest full snapshot at or before at; "" when there is none.
+func undoBase(at time.Time, snaps []Info, cov []Coverage, now time.Time) (id string, exact bool) {
+	byID := make(map[string]Info, len(snaps))
+	for _, s := range snaps {
+		byID[s.ID] = s
+	}
+	for i := len(cov) - 1; i >= 0; i-- {
+		c := cov[i]
+		base, ok := byID[c.Epoch]
+		if !ok || base.CreatedAt.After(at) {
+			continue
+		}
+		to := c.To
+		if i == len(cov)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
+			to = now // the newest epoch, still being written
+		}
+		if !at.After(to) {
+			return c.Epoch, true
+		}
+	}
+	for i := len(snaps) - 1; i >= 0; i-- {
+		if s := snaps[i]; s.kind() == KindFull && !s.CreatedAt.After(at) {
+			return s.ID, false
+		}
+	}
+	return "", false
+}
+
+// UndoGone says why restore --at moment at is no longer possible with
+// the snapshots snaps and the journal coverage cov (snaps sorted oldest
+// first, as List gives them), or "" when it is: a journal epoch whose base
+// is stored covers at, or at is before every such epoch and a full
+// snapshot at or before it is stored (restore --at then falls back to it).
+func UndoGone(at time.Time, snaps []Info, cov []Coverage, now time.Time) string {
+	id, exact := undoBase(at, snaps, cov, now)
+	if exact {
+		return ""
+	}
+	byID := make(map[string]bool, len(snaps))
+	for _, s := range snaps {
+		byID[s.ID] = true
+	}
+	for _, c := range cov {
+		if byID[c.Epoch] && c.From.Before(at) {
+			return "the journal no longer covers " + fmtTime(at) + " (its snapshot and epoch were removed)"
+		}
+	}
+	if id == "" {
+		return "no full snapshot at or before " + fmtTime(at) + " is stored"
+	}
+	return ""
 }
 
 // bucket is one counting rule: it keeps the newest full snapshot of each
@@ -171,24 +329,34 @@ func fullBuckets(p Policy) []bucket {
 	}
 }
 
+// manual reports whether s is a manual full snapshot: taken by the
+// snapshot command, not by the daemon's schedule.
+func (i Info) manual() bool { return i.kind() == KindFull && i.Reason == ReasonManual }
+
 // applyCluster applies p to the snapshots sorted[idx...], given newest
-// first: the full ones through the count and age rules, the scoped and
-// undo ones through UndoWithin.
+// first: the scheduled full ones through the count and age rules, the
+// manual full ones through ManualWithin and Within, the scoped and undo
+// ones through UndoWithin.
 func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
 	buckets := fullBuckets(p)
 	hasFull := slices.ContainsFunc(idx, func(i int) bool { return sorted[i].kind() == KindFull })
-	full := 0 // full snapshots seen so far, newest first
+	full, scheduled := 0, 0 // full and scheduled full snapshots seen so far, newest first
 	for n, i := range idx {
 		s := sorted[i]
 		var why []string
-		if s.kind() != KindFull {
+		switch {
+		case s.kind() != KindFull:
 			why = undoReasons(s, p, now)
 			if n == 0 && !hasFull {
 				why = append([]string{reasonNoFull}, why...)
 			}
-		} else {
-			why = fullReasons(s, p, now, buckets, full)
+		case s.manual():
+			why = manualReasons(s, p, now, full)
 			full++
+		default:
+			why = fullReasons(s, p, now, buckets, full, scheduled)
+			full++
+			scheduled++
 		}
 		if len(why) > 0 {
 			kept[i] = true
@@ -199,11 +367,12 @@ func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool
 	}
 }
 
-// fullReasons returns why the full snapshot s, the n-th newest full one of
-// its cluster, is kept; none when it is not. It advances the buckets.
-func fullReasons(s Info, p Policy, now time.Time, buckets []bucket, n int) []string {
+// fullReasons returns why the scheduled full snapshot s, the full-th
+// newest full one and the n-th newest scheduled one of its cluster, is
+// kept; none when it is not. It advances the buckets.
+func fullReasons(s Info, p Policy, now time.Time, buckets []bucket, full, n int) []string {
 	var why []string
-	if n == 0 {
+	if full == 0 {
 		why = append(why, reasonNewestFull)
 	}
 	if !p.fullRules() {
@@ -231,6 +400,26 @@ func fullReasons(s Info, p Policy, now time.Time, buckets []bucket, n int) []str
 	return why
 }
 
+// manualReasons returns why the manual full snapshot s, the full-th
+// newest full one of its cluster, is kept; none when it is not. It takes
+// no slot of a count rule.
+func manualReasons(s Info, p Policy, now time.Time, full int) []string {
+	var why []string
+	if full == 0 {
+		why = append(why, reasonNewestFull)
+	}
+	if !p.fullRules() {
+		return append(why, reasonNoFullRule)
+	}
+	if p.ManualWithin > 0 && now.Sub(s.CreatedAt) < p.ManualWithin {
+		why = append(why, "manual within "+FormatDuration(p.ManualWithin))
+	}
+	if p.Within > 0 && now.Sub(s.CreatedAt) < p.Within {
+		why = append(why, "within "+FormatDuration(p.Within))
+	}
+	return why
+}
+
 // undoReasons returns why the scoped or undo snapshot s is kept; none when
 // it is not.
 func undoReasons(s Info, p Policy, now time.Time) []string {
@@ -242,10 +431,14 @@ func undoReasons(s Info, p Policy, now time.Time) []string {
 
 // removeReason says why s is removed.
 func removeReason(s Info, p Policy) string {
-	if s.kind() == KindFull {
+	switch {
+	case s.manual() && p.ManualWithin <= 0:
+		return reasonManualDisabled
+	case s.manual():
+		return "manual older than " + FormatDuration(p.ManualWithin) + " (keep-manual-within)"
+	case s.kind() == KindFull:
 		return reasonNoRule
-	}
-	if p.UndoWithin <= 0 {
+	case p.UndoWithin <= 0:
 		return reasonUndoDisabled
 	}
 	return s.kind() + " older than " + FormatDuration(p.UndoWithin) + " (keep-undo-within)"

@@ -60,10 +60,11 @@ const (
 
 // policyCases are the golden cases: each writes testdata/retention/<name>.golden.
 var policyCases = []struct {
-	name   string
-	policy Policy
-	now    time.Time
-	snaps  []Info
+	name    string
+	policy  Policy
+	now     time.Time
+	snaps   []Info
+	journal Journal
 }{
 	{
 		name:   "empty-policy-keeps-all",
@@ -166,8 +167,9 @@ var policyCases = []struct {
 		snaps:  series("c1", sched, at("2026-03-08T00:00:00Z"), 8*time.Hour, 12),
 	},
 	{
-		// Input out of order, two snapshots in the same second, and manual
-		// snapshots counted like scheduled ones.
+		// Input out of order, two snapshots in the same second, and a
+		// manual snapshot that takes no slot (keep-manual-within 0: only
+		// the count rules keep anything).
 		name:   "unsorted-and-ties",
 		policy: Policy{Last: 2, Hourly: 2},
 		now:    at("2026-03-10T12:00:00Z"),
@@ -238,6 +240,136 @@ var policyCases = []struct {
 		now:    at("2026-03-02T00:00:00Z"),
 		snaps:  series("c1", sched, at("2026-01-02T03:00:00Z"), 6*time.Hour, 236),
 	},
+	{
+		// Pinned snapshots stay whatever their age and kind; the others
+		// follow the rules as if the pinned ones were not there.
+		name:   "pins",
+		policy: Policy{Last: 2, UndoWithin: time.Hour},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: concat(
+			pinned(series("c1", sched, at("2026-03-10T04:00:00Z"), time.Hour, 8), map[int]string{0: "before the upgrade", 3: ""}),
+			pinned([]Info{scoped("c1", undo, at("2026-03-01T10:00:00Z"), "orders")}, map[int]string{0: "undo of INC-4211"}),
+			[]Info{scoped("c1", undo, at("2026-03-02T10:00:00Z"), "orders")},
+		),
+	},
+	{
+		// Manual full snapshots take no --keep-last or bucket slot: the
+		// two newest scheduled ones are kept beside them; young manual
+		// ones follow keep-manual-within, old ones go.
+		name:   "manual-not-counted",
+		policy: Policy{Last: 2, Daily: 2, ManualWithin: 2 * 24 * time.Hour, UndoWithin: DefaultUndoWithin},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: concat(
+			series("c1", sched, at("2026-03-07T06:00:00Z"), 12*time.Hour, 7),
+			[]Info{
+				info("c1", man, at("2026-03-07T08:00:00Z")),
+				info("c1", man, at("2026-03-09T08:00:00Z")),
+				info("c1", man, at("2026-03-10T10:30:00Z")),
+				info("c1", man, at("2026-03-10T11:30:00Z")),
+			},
+		),
+	},
+	{
+		// The newest full snapshot is manual: it is kept as the newest,
+		// and the scheduled ones still fill keep-last.
+		name:   "manual-newest-within-0",
+		policy: Policy{Last: 1},
+		now:    at("2026-03-10T12:00:00Z"),
+		snaps: concat(
+			series("c1", sched, at("2026-03-10T08:00:00Z"), time.Hour, 3),
+			[]Info{info("c1", man, at("2026-03-10T09:30:00Z")), info("c1", man, at("2026-03-10T11:00:00Z"))},
+		),
+	},
+	{
+		// Every scheduled snapshot starts a journal epoch. A reset a day
+		// ago keeps its epoch's base; one at an epoch's first instant was
+		// recorded by the next epoch, whose base is kept too (events lists
+		// it); one older than keep-reset-within keeps nothing.
+		name:   "resets",
+		policy: Policy{Last: 2, ResetWithin: 7 * 24 * time.Hour},
+		now:    at("2026-03-20T12:00:00Z"),
+		snaps:  series("c1", sched, at("2026-03-09T00:00:00Z"), 12*time.Hour, 24),
+		journal: journalOf(series("c1", sched, at("2026-03-09T00:00:00Z"), 12*time.Hour, 24), at("2026-03-20T11:59:00Z"),
+			reset("inventory-connector", at("2026-03-19T09:14:03.120Z"), 0),
+			reset("orders-sink", at("2026-03-15T00:00:00.300Z"), time.Second),
+			reset("billing", at("2026-03-10T03:00:00Z"), 0),
+		),
+	},
+	{
+		// The journal stopped two days ago: the newest epoch's base stays
+		// with its epoch although keep-within would remove it.
+		name:    "epoch-base",
+		policy:  Policy{Within: time.Hour},
+		now:     at("2026-03-10T12:00:00Z"),
+		snaps:   series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 9),
+		journal: journalOf(series("c1", sched, at("2026-03-06T00:00:00Z"), 12*time.Hour, 5), at("2026-03-08T00:30:00Z")),
+	},
+	{
+		// The incident of issue 23, as retention sees it: a daemon with
+		// @every 5s and --keep-last 2; a pinned snapshot, a manual one, a
+		// reset, then 10 scheduled snapshots. The pin, the manual snapshot
+		// and the base of the reset's epoch stay.
+		name:   "incident",
+		policy: Policy{Last: 2, ManualWithin: DefaultManualWithin, ResetWithin: DefaultResetWithin, UndoWithin: DefaultUndoWithin},
+		now:    at("2026-12-02T06:02:00Z"),
+		snaps:  incident(),
+		journal: journalOf(scheduledOf(incident()), at("2026-12-02T06:01:59Z"),
+			reset("inventory-connector", at("2026-12-02T06:01:03.500Z"), 0)),
+	},
+}
+
+// pinned returns snaps with the ones at the given indexes pinned, with
+// the note given.
+func pinned(snaps []Info, notes map[int]string) []Info {
+	out := slices.Clone(snaps)
+	for i, note := range notes {
+		out[i].Pin = &Pin{PinnedAt: out[i].CreatedAt.Add(time.Minute), Note: note}
+	}
+	return out
+}
+
+// incident is the store of the "incident" case: scheduled snapshots every
+// 5 s, the one at 06:00:40 pinned, a manual one at 06:00:57, a reset at
+// 06:01:03.5 and 10 scheduled snapshots after it.
+func incident() []Info {
+	snaps := series("c1", sched, at("2026-12-02T06:00:00Z"), 5*time.Second, 23)
+	snaps[8].Pin = &Pin{PinnedAt: at("2026-12-02T06:00:50Z"), Note: "before the migration"}
+	return append(snaps, info("c1", man, at("2026-12-02T06:00:57Z")))
+}
+
+func scheduledOf(snaps []Info) []Info {
+	return slices.DeleteFunc(slices.Clone(snaps), func(i Info) bool { return i.Reason != sched })
+}
+
+// journalOf is the journal of a daemon that starts an epoch from each of
+// bases (sorted), each covering up to the next base plus a last flush, the
+// newest up to last, and caught the resets given.
+func journalOf(bases []Info, last time.Time, resets ...Event) Journal {
+	var j Journal
+	for i, b := range bases {
+		to := last
+		if i+1 < len(bases) {
+			to = bases[i+1].CreatedAt.Add(500 * time.Millisecond)
+		}
+		j.Coverage = append(j.Coverage, Coverage{Epoch: b.ID, From: b.CreatedAt, To: to, BaseExists: true})
+	}
+	for _, r := range resets {
+		// The epoch whose span holds the reset's time records it.
+		for i := len(j.Coverage) - 1; i >= 0; i-- {
+			if !j.Coverage[i].From.After(r.Time) {
+				r.Epoch = j.Coverage[i].Epoch
+				break
+			}
+		}
+		j.Resets = append(j.Resets, r)
+	}
+	return j
+}
+
+// reset is a reset of connector at t whose first record came early before
+// t (the moment before it lies that long before its time).
+func reset(connector string, t time.Time, early time.Duration) Event {
+	return Event{Time: t, Connector: connector, Kind: EventSourceTombstoned, Count: 3, Before: t.Add(-early - time.Millisecond)}
 }
 
 // mixedStore is a store as the demo leaves it after a few days: daily
@@ -286,8 +418,11 @@ func formatDecision(p Policy, now time.Time, snaps, keep, remove []Info, reasons
 func TestApplyPolicyGolden(t *testing.T) {
 	for _, tc := range policyCases {
 		t.Run(tc.name, func(t *testing.T) {
-			keep, remove, reasons := ApplyPolicy(tc.snaps, tc.policy, tc.now)
+			keep, remove, reasons := ApplyPolicy(tc.snaps, tc.journal, tc.policy, tc.now)
 			got := formatDecision(tc.policy, tc.now, tc.snaps, keep, remove, reasons)
+			for _, r := range tc.journal.Resets {
+				got += fmt.Sprintf("# reset of %s at %s (before %s, epoch %s)\n", r.Connector, r.Time.UTC().Format(time.RFC3339Nano), r.Before.UTC().Format(time.RFC3339Nano), r.Epoch)
+			}
 			path := filepath.Join("testdata", "retention", tc.name+".golden")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -325,6 +460,9 @@ func TestApplyPolicyInvariants(t *testing.T) {
 				s.Scope = []string{"orders"}
 			}
 			s.ID += fmt.Sprintf("-%d", len(snaps))
+			if rng.IntN(8) == 0 {
+				s.Pin = &Pin{PinnedAt: s.CreatedAt}
+			}
 			snaps = append(snaps, s)
 		}
 		n := func() int { return rng.IntN(6) - 1 }
@@ -335,9 +473,12 @@ func TestApplyPolicyInvariants(t *testing.T) {
 		if rng.IntN(3) != 0 {
 			p.UndoWithin = time.Duration(rng.Int64N(int64(60 * 24 * time.Hour)))
 		}
+		if rng.IntN(2) == 0 {
+			p.ManualWithin = time.Duration(rng.Int64N(int64(60 * 24 * time.Hour)))
+		}
 		before := slices.Clone(snaps)
 
-		keep, remove, reasons := ApplyPolicy(snaps, p, now)
+		keep, remove, reasons := ApplyPolicy(snaps, Journal{}, p, now)
 
 		if !reflect.DeepEqual(snaps, before) {
 			t.Fatalf("iter %d: ApplyPolicy changed its input", iter)
@@ -380,8 +521,29 @@ func TestApplyPolicyInvariants(t *testing.T) {
 		}
 		for _, s := range snaps {
 			young := p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin
-			if !p.Empty() && s.kind() != KindFull && !young && kept[s.ID] && newest[s.ClusterID].ID != s.ID {
+			if !p.Empty() && s.kind() != KindFull && !young && kept[s.ID] && newest[s.ClusterID].ID != s.ID && s.Pin == nil {
 				t.Fatalf("iter %d: %s snapshot %s older than %s kept: %v", iter, s.kind(), s.ID, p.UndoWithin, reasons[s.ID])
+			}
+		}
+		for _, s := range snaps {
+			if s.Pin != nil && !kept[s.ID] {
+				t.Fatalf("iter %d: pinned snapshot %s removed: %v", iter, s.ID, reasons[s.ID])
+			}
+		}
+		// Manual full snapshots never push a scheduled one out: without
+		// them (and with the newest full kept anyway), the scheduled ones
+		// kept are the same.
+		if !p.Empty() {
+			noManual := slices.DeleteFunc(slices.Clone(snaps), func(s Info) bool { return s.manual() })
+			keep2, _, _ := ApplyPolicy(noManual, Journal{}, p, now)
+			kept2 := map[string]bool{}
+			for _, s := range keep2 {
+				kept2[s.ID] = true
+			}
+			for _, s := range noManual {
+				if s.kind() == KindFull && kept2[s.ID] && !kept[s.ID] {
+					t.Fatalf("iter %d: manual snapshots pushed scheduled snapshot %s out (policy %s)", iter, s.ID, p)
+				}
 			}
 		}
 		for c, s := range newest {
@@ -393,6 +555,32 @@ func TestApplyPolicyInvariants(t *testing.T) {
 			if keep[i].CreatedAt.Before(keep[i-1].CreatedAt) {
 				t.Fatalf("iter %d: keep not sorted oldest first", iter)
 			}
+		}
+	}
+}
+
+// TestUndoGone checks when restore --at a moment is still possible: a
+// stored epoch base whose journal covers it, or a full snapshot before
+// every epoch; not inside the span of an epoch whose base is gone.
+func TestUndoGone(t *testing.T) {
+	now := at("2026-03-10T12:00:00Z")
+	bases := series("c1", sched, at("2026-03-10T08:00:00Z"), time.Hour, 4)
+	j := journalOf(bases, at("2026-03-10T11:59:30Z"))
+	for _, tc := range []struct {
+		name  string
+		at    time.Time
+		snaps []Info
+		gone  bool
+	}{
+		{"covered", at("2026-03-10T09:30:00Z"), bases, false},
+		{"newest epoch, live", at("2026-03-10T11:59:50Z"), bases, false},
+		{"base removed", at("2026-03-10T09:30:00Z"), slices.Delete(slices.Clone(bases), 1, 2), true},
+		{"before every epoch, older full snapshot", at("2026-03-10T07:00:00Z"), append([]Info{info("c1", man, at("2026-03-10T06:00:00Z"))}, bases...), false},
+		{"before every snapshot", at("2026-03-10T07:00:00Z"), bases, true},
+	} {
+		got := UndoGone(tc.at, tc.snaps, j.Coverage, now)
+		if (got != "") != tc.gone {
+			t.Errorf("%s: UndoGone = %q, want gone %v", tc.name, got, tc.gone)
 		}
 	}
 }

@@ -182,7 +182,7 @@ Look around, from another terminal in this directory:
   %[1]s show latest%[2]s
   %[1]s show latest --connector %[3]s --output connect-rest%[2]s
   %[1]s verify%[2]s
-  %[1]s daemon%[4]s --schedule "@every 1m" --keep-last 5 --journal-interval 1s --listen 127.0.0.1:9464
+  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen 127.0.0.1:9464
      (the daemon: snapshots, a journal of every change for restore --at, the page at http://127.0.0.1:9464/)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'

@@ -122,6 +122,10 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
 		fmt.Fprintf(c.stdout, "  just before: %s\n", restore.FormatMoment(e.Before))
+		if e.UndoGone != "" {
+			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
+			continue
+		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -40,7 +42,7 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	infos, err := store.List(ctx)
+	infos, err := store.ListPinned(ctx)
 	if err != nil {
 		return err
 	}
@@ -58,14 +60,39 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	// No TIME column: the ID is the UTC time the snapshot was taken, to
 	// the microsecond (created_at in --output json), and the line fits
 	// 120 columns.
-	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE")
+	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE\tPIN")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size, pinText(i))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printPinNotes(c.stdout, infos)
 	return c.coverage(ctx, store)
+}
+
+// pinText is the PIN column of a snapshot: "pinned" or "-".
+func pinText(i snapshot.Info) string {
+	if i.Pin == nil {
+		return "-"
+	}
+	return "pinned"
+}
+
+// printPinNotes prints, after the table, the note of every pinned
+// snapshot that has one (kept out of the table to keep it narrow).
+func printPinNotes(w io.Writer, infos []snapshot.Info) {
+	first := true
+	for _, i := range infos {
+		if i.Pin == nil || i.Pin.Note == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nPinned:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n", i.ID, i.Pin.PinnedAt.UTC().Format(time.RFC3339), i.Pin.Note)
+	}
 }
 
 // scopeText is the SCOPE column of a snapshot: "all" for a full snapshot,

@@ -73,11 +73,13 @@ var commands = commandTable(
 	eventsCommand,
 	listCommand,
 	manCommand,
+	pinCommand,
 	pruneCommand,
 	restoreCommand,
 	serveCommand,
 	showCommand,
 	snapshotCommand,
+	unpinCommand,
 	verifyCommand,
 	versionCommand,
 )
@@ -336,6 +338,7 @@ var perRun = map[string]bool{
 	"progress":  true, "not-strimzi-managed": true,
 	// connector configs (show.go, restore/create.go)
 	"show-secrets": true, "create-connectors": true, "include-unowned": true,
+	"pin": true, "note": true,
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

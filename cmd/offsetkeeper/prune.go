@@ -18,7 +18,15 @@ import (
 var pruneCommand = commandInfo{
 	name:    "prune",
 	summary: "remove the snapshots a retention policy does not keep (the daemon applies the same policy after each run)",
-	usage:   "[--dry-run] --keep-last N | --keep-hourly N | --keep-daily N | --keep-weekly N | --keep-monthly N | --keep-within DURATION ...",
+	usage: `[--dry-run] --keep-last N | --keep-hourly N | --keep-daily N | --keep-weekly N | --keep-monthly N | --keep-within DURATION ...
+
+The --keep-last to --keep-monthly rules count scheduled full snapshots (the
+daemon's). Whatever the rules, prune keeps pinned snapshots (pin), manual
+full snapshots younger than --keep-manual-within, for every reset the
+journal caught younger than --keep-reset-within the snapshot (and its
+journal epoch) that restore --at the moment before it reads, the base of the
+newest journal epoch, and each cluster's newest full snapshot. Each line
+names the rule that kept or removes the snapshot.`,
 	noKafka: true,
 	new:     func(e *env) command { return &pruneCmd{env: e} },
 }
@@ -28,6 +36,7 @@ type policyFlags struct {
 	last, hourly, daily, weekly, monthly int
 	within                               withinFlag
 	undoWithin                           undoWithinFlag
+	manualWithin, resetWithin            undoWithinFlag
 }
 
 func (p *policyFlags) register(fs *flag.FlagSet) {
@@ -39,6 +48,10 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&p.within, "keep-within", "keep every full snapshot younger than `DURATION` (36h, 7d, 2w, 1d12h)")
 	p.undoWithin.d = snapshot.DefaultUndoWithin
 	fs.Var(&p.undoWithin, "keep-undo-within", "keep scoped (snapshot --connector) and undo snapshots younger than `DURATION`, remove older ones; 0 keeps none. They never count for the other --keep rules, and the newest full snapshot is always kept")
+	p.manualWithin.d = snapshot.DefaultManualWithin
+	fs.Var(&p.manualWithin, "keep-manual-within", "keep manual full snapshots (taken by the snapshot command) younger than `DURATION`; they never take a --keep-last/-hourly/-daily/-weekly/-monthly slot; 0 keeps none by this rule")
+	p.resetWithin.d = snapshot.DefaultResetWithin
+	fs.Var(&p.resetWithin, "keep-reset-within", "for every reset the journal caught younger than `DURATION`, keep the snapshot and journal that restore --at the moment before it needs (and the reset in events); 0 turns the rule off")
 }
 
 // policy checks the flags and returns the policy they describe. Without a
@@ -56,6 +69,7 @@ func (p *policyFlags) policy() (snapshot.Policy, error) {
 	pol := snapshot.Policy{
 		Last: p.last, Hourly: p.hourly, Daily: p.daily, Weekly: p.weekly, Monthly: p.monthly,
 		Within: time.Duration(p.within), UndoWithin: p.undoWithin.d,
+		ManualWithin: p.manualWithin.d, ResetWithin: p.resetWithin.d,
 	}
 	// The default --keep-undo-within alone is no policy: a daemon without
 	// --keep-* flags removes nothing.
@@ -160,11 +174,16 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	infos, err := store.List(ctx)
+	infos, err := store.ListPinned(ctx)
 	if err != nil {
 		return err
 	}
-	keep, remove, reasons := snapshot.ApplyPolicy(infos, p, time.Now())
+	now := time.Now()
+	jr, err := store.RetentionJournal(ctx, infos, p, now, nil)
+	if err != nil {
+		return fmt.Errorf("read the journal's resets for retention: %w", err)
+	}
+	keep, remove, reasons := snapshot.ApplyPolicy(infos, jr, p, now)
 	res := pruneResult{DryRun: c.dryRun, Policy: p.String(), Kept: len(keep)}
 	removing := map[string]bool{}
 	for _, s := range remove {
@@ -214,6 +233,18 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 	for i := range res.Snapshots {
 		d := &res.Snapshots[i]
 		if d.Action != "remove" {
+			continue
+		}
+		// A pin written since the listing still keeps the snapshot.
+		if pinned, err := store.Pinned(ctx, d.ID); err != nil || pinned {
+			if err != nil {
+				errs = append(errs, err)
+				d.Error = err.Error()
+				res.Failed++
+				continue
+			}
+			d.Action, d.Why = "keep", []string{"pinned"}
+			res.Kept++
 			continue
 		}
 		if err := store.Delete(ctx, d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {

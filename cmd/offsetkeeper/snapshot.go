@@ -26,6 +26,8 @@ type snapshotCmd struct {
 	timeout    time.Duration
 	output     string
 	progress   progressFlag
+	pin        bool
+	note       string
 }
 
 // snapshotResult is snapshot --output json: the stored snapshot's Info
@@ -39,11 +41,28 @@ type snapshotResult struct {
 	Warnings []string `json:"warnings"`
 }
 
+// pinStored pins the snapshot just stored (snapshot --pin). A pin that
+// fails leaves the snapshot stored: the error says how to pin it again.
+func (c *snapshotCmd) pinStored(ctx context.Context, store *snapshot.Store, info *snapshot.Info) error {
+	if !c.pin {
+		return nil
+	}
+	_, p, err := store.Pin(ctx, info.ID, c.note, time.Now())
+	if err != nil {
+		return fmt.Errorf("snapshot %s stored, but not pinned: %w; pin it with: offsetkeeper pin %s", info.ID, err, info.ID)
+	}
+	info.Pin = &p
+	c.log.Info("snapshot pinned", "snapshot_id", info.ID, "note", c.note)
+	return nil
+}
+
 func (c *snapshotCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "capture only this connector; repeatable (default all)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up the whole snapshot after this long; nothing is stored then")
 	fs.StringVar(&c.output, "output", "text", "output format: text (counts, then the ID as the last line) or json (see docs/json-output.md)")
 	c.progress.register(fs)
+	fs.BoolVar(&c.pin, "pin", false, "pin the snapshot: the daemon's retention and prune never remove it (see pin, unpin)")
+	fs.StringVar(&c.note, "note", "", "with --pin: why it is pinned, shown by list")
 }
 
 func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
@@ -52,6 +71,12 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
+	}
+	if c.note != "" && !c.pin {
+		return usagef("--note goes with --pin")
+	}
+	if len(c.note) > snapshot.MaxPinNote {
+		return usagef("--note: %d bytes, at most %d", len(c.note), snapshot.MaxPinNote)
 	}
 	// A capture's heap is its views, pointer-free: collecting it more
 	// often is cheap (see internal/memlimit).
@@ -109,11 +134,17 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),
 		"capture", captured.Sub(began).Round(time.Millisecond), "store", time.Since(captured).Round(time.Millisecond))
+	if err := c.pinStored(ctx, store, &info); err != nil {
+		return err
+	}
 	if c.output == "json" {
 		return writeJSON(c.stdout, snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...)})
 	}
 	fmt.Fprintf(c.stdout, "kind: %s, connectors: %d, source keys: %d (unparsed %d), sink groups: %d, size: %d bytes\n",
 		info.Kind, info.Connectors, info.SourceKeys, snap.Unparsed(), info.SinkGroups, info.Size)
+	if info.Pin != nil {
+		fmt.Fprintf(c.stdout, "pinned%s\n", noteText(info.Pin.Note))
+	}
 	fmt.Fprintln(c.stdout, info.ID)
 	return nil
 }

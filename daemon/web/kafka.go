@@ -53,7 +53,7 @@ func SnapshotList(store *snapshot.Store) http.HandlerFunc {
 			json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
 			return
 		}
-		infos, err := store.List(r.Context())
+		infos, err := store.ListPinned(r.Context())
 		if err != nil {
 			w.WriteHeader(http.StatusBadGateway)
 			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})

@@ -47,7 +47,7 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	now := s.now()
 	w := &world{now: now, from: now.Add(-s.window())}
 	var err error
-	if w.infos, err = s.src.Store.List(ctx); err != nil {
+	if w.infos, err = s.src.Store.ListPinned(ctx); err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	if w.coverage, err = s.src.Store.JournalCoverage(ctx); err != nil {

@@ -281,9 +281,16 @@ func timelineSVG(t *Timeline) template.HTML {
 	lane(94, "resets")
 	for _, s := range t.Snapshots {
 		x := sc.x(s.CreatedAt)
+		cls, pin := s.Kind, ""
+		if s.Pin != nil {
+			cls, pin = cls+" pinned", ", pinned"
+			if s.Pin.Note != "" {
+				pin += ": " + s.Pin.Note
+			}
+		}
 		fmt.Fprintf(&b, `<a href="/timeline?at=%s"><g class="snap %s" data-id="%s"><line x1="%.1f" x2="%.1f" y1="20" y2="40"/><circle cx="%.1f" cy="30" r="4"/>`+
-			`<title>%s snapshot %s, %s (%s)</title></g></a>`,
-			url.QueryEscape(s.CreatedAt.Format(time.RFC3339Nano)), s.Kind, s.ID, x, x, x, s.Kind, s.ID, s.Reason, english.Count(s.Connectors, "connector", "connectors"))
+			`<title>%s snapshot %s, %s (%s)%s</title></g></a>`,
+			url.QueryEscape(s.CreatedAt.Format(time.RFC3339Nano)), cls, s.ID, x, x, x, s.Kind, s.ID, s.Reason, english.Count(s.Connectors, "connector", "connectors"), html.EscapeString(pin))
 	}
 	for _, e := range t.Epochs {
 		x1, x2 := sc.x(e.From), sc.x(e.To)
