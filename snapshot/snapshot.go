@@ -221,9 +221,10 @@ type Connector struct {
 }
 
 // Stopped reports whether the worker considers the connector stopped: no
-// config at all, or target state STOPPED with zero tasks.
+// config at all, or target state STOPPED with zero tasks or no task commit
+// ever (a connector created with "initial_state": "STOPPED").
 func (c Connector) Stopped() bool {
-	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks == 0)
+	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks <= 0)
 }
 
 // SourceOffset is one live key of an offsets topic: the last write of that
