@@ -134,6 +134,7 @@ type Server struct {
 	timeouts  int
 	lag       map[string]*lagged
 	failed    map[string]string
+	hidden    map[string]bool
 	members   map[string]func()
 	leaving   sync.WaitGroup
 	requests  []string
@@ -172,7 +173,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecttest: create producer: %w", err)
 	}
-	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, members: map[string]func(){}}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
@@ -586,6 +587,16 @@ func (s *Server) statusOf(c connector) statusJSON {
 	return st
 }
 
+// HideStatus makes a connector's status unknown (404, and left out of GET
+// /connectors?expand=status, as Connect leaves it) while GET
+// /connectors/{name} still answers, as a worker does for a connector
+// created a moment ago; false undoes it.
+func (s *Server) HideStatus(connector string, hide bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hidden[connector] = hide
+}
+
 // FailTasks makes the tasks of connector report FAILED with trace while
 // its target state is STARTED; "" undoes it.
 func (s *Server) FailTasks(connector, trace string) {
@@ -633,6 +644,9 @@ func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
 	}
 	out := map[string]map[string]any{}
 	for _, n := range names {
+		if withStatus && s.hidden[n] {
+			continue // Connect leaves out a connector it has no status for
+		}
 		e := map[string]any{}
 		if withStatus {
 			e["status"] = s.statusOf(all[n])
@@ -730,7 +744,7 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 		return 0, nil, err
 	}
 	c, ok := all[name]
-	if !ok {
+	if !ok || s.hidden[name] {
 		return 0, nil, apiError(http.StatusNotFound, "No status found for connector %s", name)
 	}
 	return http.StatusOK, s.statusOf(c), nil
