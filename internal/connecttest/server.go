@@ -33,14 +33,19 @@
 // worker topic as secondary store). Sink offsets go through the group
 // admin API, as a non-member, so the broker refuses them while the group
 // has members. Unlike a real worker it writes without transactions, runs
-// no connector code and elects no leader.
+// no connector code (but for the FileStreamSource's own offset checks,
+// answered 500 as Connect answers a connector's exception) and elects no
+// leader. TestRESTTable holds it to a real worker, exchange by exchange.
 //
 // Knobs for failure paths: InjectConflicts (409 during a rebalance),
 // InjectTimeouts (500 "Request timed out"), SetVersion, Options.StopLag
 // (the status topic lags behind a stop), Options.SinkMembers (a running
-// sink keeps a consumer in its group, which leaves some time after a stop)
-// and Options.FrameworkOnly (a connector whose alterOffsets hook does not
-// confirm). Requests lists what was asked.
+// sink keeps a consumer in its group, which leaves some time after a stop),
+// Options.FrameworkOnly (a connector whose alterOffsets hook does not
+// confirm), Options.ResumeLag (a resumed connector RUNNING before its
+// tasks), FailTasks (tasks that FAILED, with a trace) and HideStatus (a
+// connector just created, with no status yet). Requests lists what was
+// asked.
 package connecttest
 
 import (
