@@ -162,10 +162,7 @@ func badResetRestoreViaConnect(p *pipeline, _, _ string) {
 // running all along, is left alone.
 func stopConnectorsResume(p *pipeline, _, _ string) {
 	id := p.snapshot()
-	p.rest.Stop(sinkName)
-	if r := p.rest.DeleteOffsets(sinkName); r.Code != 200 {
-		p.t.Fatalf("DELETE offsets of %s: %s", sinkName, r)
-	}
+	p.badReset(sinkName)
 	p.rest.Resume(sinkName)
 	realconnect.Eventually(p.t, "the sink's task fails without offsets", func() (bool, string) {
 		st, _ := p.rest.Status(sinkName)
