@@ -241,7 +241,7 @@ func firstLine(s string) string {
 // environment), puts the connector back.
 func journalUndo(p *pipeline, _, _ string) {
 	logs := daemon(p.t, p.env(), "--journal-interval", "1s")
-	journalCovers(p, time.Now(), logs.String)
+	journalCovers(p, time.Now(), logs)
 	want := canonicalOffsets(p.t, p.rest.Offsets(srcName))
 	p.badReset(srcName)
 	var undo string
