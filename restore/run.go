@@ -508,10 +508,27 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 		cp := &plan.Connectors[i]
 		st, known := states[cp.Name]
 		cp.REST = connectrest.StateOf(states, cp.Name)
+		isListed := false
+		if cp.Live.HasConfig && !known {
+			// Connect leaves a connector it has no status for out of its
+			// list; it may only have been created a moment ago.
+			if isListed, err = r.Connect.Known(ctx, cp.Name); err != nil {
+				return nil, fmt.Errorf("read connector %q from the Connect REST API: %w", cp.Name, err)
+			}
+			if isListed {
+				cp.REST = "no status yet"
+			}
+		}
 		if !cp.Writes() {
 			continue // left alone
 		}
 		switch {
+		case cp.Live.HasConfig && !known && isListed && cp.Live.Stopped():
+			// Just created STOPPED: the worker writes its first status a
+			// moment later, and a connector that never had a task commit
+			// runs no task anywhere.
+		case cp.Live.HasConfig && !known && isListed:
+			add(cp.Name, "Connect has its config but no status for it yet (just created, or being assigned to a worker): try again in a moment")
 		case cp.Live.HasConfig && !known:
 			add(cp.Name, "has a config in the config topic, but the Connect REST API does not know it: check that --connect-url and --config-topic name the same Connect cluster")
 		case cp.Live.HasConfig && !st.Stopped():

@@ -529,3 +529,24 @@ func TestConnectorFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreConnectorWithoutStatusYet: a connector Connect has a config
+// for but no status yet (created a moment ago: a real worker leaves it out
+// of GET /connectors?expand=status) is written when the config topic has
+// it stopped with no tasks, and refused, saying to try again, when not.
+func TestRestoreConnectorWithoutStatusYet(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	id := c.snapshot()
+	c.badReset()
+	srv := c.startConnect(connecttest.Options{})
+	if err := restClient(t, srv).Stop(context.Background(), connectdemo.ConnMySQL); err != nil {
+		t.Fatal(err)
+	}
+	srv.HideStatus(connectdemo.ConnMySQL, true)
+	srv.HideStatus(connectdemo.ConnJDBC, true)
+	_, stderr := c.mustRun(3, "restore", id, "--connector", connectdemo.ConnJDBC, "--connect-url", srv.URL)
+	wantLines(t, "stderr", stderr, `connector "jdbc-orders-source": Connect has its config but no status for it yet (just created, or being assigned to a worker): try again in a moment`)
+	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--connect-url", srv.URL)
+	wantLines(t, "stdout", out, "connector inventory-connector (source, STOPPED; REST no status yet)", "verified: 1 connector matches the snapshot")
+}

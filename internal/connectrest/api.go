@@ -380,3 +380,14 @@ func (c *Client) RequireInitialState(ctx context.Context) (ServerInfo, error) {
 	}
 	return si, nil
 }
+
+// Known reports whether Connect has a config for the connector (GET
+// /connectors/{name}: 200, or 404). Unlike its status, which the worker
+// running it writes, the config is there as soon as it is created.
+func (c *Client) Known(ctx context.Context, name string) (bool, error) {
+	_, _, err := c.do(ctx, request{method: http.MethodGet, path: pathOf("connectors", name)})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -33,14 +33,19 @@
 // worker topic as secondary store). Sink offsets go through the group
 // admin API, as a non-member, so the broker refuses them while the group
 // has members. Unlike a real worker it writes without transactions, runs
-// no connector code and elects no leader.
+// no connector code (but for the FileStreamSource's own offset checks,
+// answered 500 as Connect answers a connector's exception) and elects no
+// leader. TestRESTTable holds it to a real worker, exchange by exchange.
 //
 // Knobs for failure paths: InjectConflicts (409 during a rebalance),
 // InjectTimeouts (500 "Request timed out"), SetVersion, Options.StopLag
 // (the status topic lags behind a stop), Options.SinkMembers (a running
-// sink keeps a consumer in its group, which leaves some time after a stop)
-// and Options.FrameworkOnly (a connector whose alterOffsets hook does not
-// confirm). Requests lists what was asked.
+// sink keeps a consumer in its group, which leaves some time after a stop),
+// Options.FrameworkOnly (a connector whose alterOffsets hook does not
+// confirm), Options.ResumeLag (a resumed connector RUNNING before its
+// tasks), FailTasks (tasks that FAILED, with a trace) and HideStatus (a
+// connector just created, with no status yet). Requests lists what was
+// asked.
 package connecttest
 
 import (
@@ -134,6 +139,7 @@ type Server struct {
 	timeouts  int
 	lag       map[string]*lagged
 	failed    map[string]string
+	hidden    map[string]bool
 	members   map[string]func()
 	leaving   sync.WaitGroup
 	requests  []string
@@ -172,7 +178,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecttest: create producer: %w", err)
 	}
-	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, members: map[string]func(){}}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
@@ -586,6 +592,16 @@ func (s *Server) statusOf(c connector) statusJSON {
 	return st
 }
 
+// HideStatus makes a connector's status unknown (404, and left out of GET
+// /connectors?expand=status, as Connect leaves it) while GET
+// /connectors/{name} still answers, as a worker does for a connector
+// created a moment ago; false undoes it.
+func (s *Server) HideStatus(connector string, hide bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hidden[connector] = hide
+}
+
 // FailTasks makes the tasks of connector report FAILED with trace while
 // its target state is STARTED; "" undoes it.
 func (s *Server) FailTasks(connector, trace string) {
@@ -633,6 +649,9 @@ func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
 	}
 	out := map[string]map[string]any{}
 	for _, n := range names {
+		if withStatus && s.hidden[n] {
+			continue // Connect leaves out a connector it has no status for
+		}
 		e := map[string]any{}
 		if withStatus {
 			e["status"] = s.statusOf(all[n])
@@ -730,7 +749,7 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 		return 0, nil, err
 	}
 	c, ok := all[name]
-	if !ok {
+	if !ok || s.hidden[name] {
 		return 0, nil, apiError(http.StatusNotFound, "No status found for connector %s", name)
 	}
 	return http.StatusOK, s.statusOf(c), nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -155,8 +156,13 @@ func runTable(t *testing.T, rest *realconnect.REST) {
 		if ex.code >= 400 && r.ErrorCode() != ex.code {
 			t.Errorf("%s: error_code %d, want %d: %s", ex.name, r.ErrorCode(), ex.code, r)
 		}
-		if ex.code == http.StatusCreated && r.Header.Get("Location") == "" {
-			t.Errorf("%s: 201 without a Location", ex.name)
+		if ex.code == http.StatusCreated {
+			var info struct{ Name, Type string }
+			json.Unmarshal(r.Body, &info)
+			want := map[string]string{tblSrc: "source", tblSink: "sink"}
+			if r.Header.Get("Location") == "" || want[info.Name] == "" || info.Type != want[info.Name] {
+				t.Errorf("%s: 201 with Location %q and body %s, want a Location and the connector's name and type", ex.name, r.Header.Get("Location"), r.Body)
+			}
 		}
 		if ex.offsets != "" {
 			if got, want := sortedOffsets(t, r.Body), sortedOffsets(t, []byte(ex.offsets)); got != want {
@@ -173,23 +179,12 @@ func runTable(t *testing.T, rest *realconnect.REST) {
 			name := strings.Split(ex.path, "/")[2]
 			var state string
 			var tasks int
-			if _, err := fmtSscan(ex.state, &state, &tasks); err != nil {
+			if _, err := fmt.Sscan(ex.state, &state, &tasks); err != nil {
 				t.Fatal(err)
 			}
 			rest.WaitState(name, state, tasks)
 		}
 	}
-}
-
-func fmtSscan(s string, state *string, tasks *int) (int, error) {
-	f := strings.Fields(s)
-	*state = f[0]
-	n := 0
-	for _, c := range f[1] {
-		n = n*10 + int(c-'0')
-	}
-	*tasks = n
-	return 2, nil
 }
 
 // sortedOffsets is an offsets body with its entries sorted, keys sorted.

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,7 +217,12 @@ func Start(t testing.TB, c *Cluster, opts Options) *Worker {
 		t.Fatalf("start connect worker %s: %v", cmd.Path, err)
 	}
 	ready, joined := make(chan struct{}), make(chan struct{})
-	go w.scan(pr, logf, kind, ready, joined)
+	var readyOnce sync.Once
+	markReady := func() { readyOnce.Do(func() { close(ready) }) }
+	go w.scan(pr, logf, markReady, joined)
+	if kind == Distribution {
+		go w.pollReady(markReady) // its log lines are no contract: ask the API
+	}
 	go func() {
 		err := cmd.Wait()
 		w.mu.Lock()
@@ -255,25 +261,45 @@ func (w *Worker) await(t testing.TB, ready, joined chan struct{}) {
 	}
 }
 
-// scan copies the worker's output to its log, closing ready when the REST
-// API listens and joined at the first group join.
-func (w *Worker) scan(r io.Reader, logf *os.File, kind Kind, ready, joined chan struct{}) {
+// scan copies the worker's output to its log, calling ready when the REST
+// API listens and closing joined at the first group join.
+func (w *Worker) scan(r io.Reader, logf *os.File, ready func(), joined chan struct{}) {
 	defer logf.Close()
-	var readyOnce, joinedOnce sync.Once
+	var joinedOnce sync.Once
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(logf, line)
 		switch {
-		case strings.Contains(line, "JVMCONNECT READY"),
-			kind == Distribution && strings.Contains(line, "REST resources initialized"):
-			readyOnce.Do(func() { close(ready) })
+		case strings.Contains(line, "JVMCONNECT READY"):
+			ready()
 		case strings.Contains(line, "Joined group at generation"):
 			joinedOnce.Do(func() { close(joined) })
 		}
 	}
 	io.Copy(io.Discard, r)
+}
+
+// pollReady calls ready once GET / answers 200, or gives up when the
+// worker exits.
+func (w *Worker) pollReady(ready func()) {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		resp, err := hc.Get(w.URL + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				ready()
+				return
+			}
+		}
+	}
 }
 
 func (w *Worker) exitErr() error {

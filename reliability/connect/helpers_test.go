@@ -181,8 +181,9 @@ func mapString(m map[string]int64) string {
 	return strings.TrimSpace(b.String())
 }
 
-// daemon runs `offsetkeeper daemon` with environ until the test ends.
-func daemon(t testing.TB, environ []string, args ...string) *bytes.Buffer {
+// daemon runs `offsetkeeper daemon` with environ until the test ends, and
+// returns what it has logged so far.
+func daemon(t testing.TB, environ []string, args ...string) func() string {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"daemon", "--leader-election=false", "--listen", ""}, args...)...)
 	cmd.Env = environ
@@ -208,7 +209,11 @@ func daemon(t testing.TB, environ []string, args ...string) *bytes.Buffer {
 			mu.Unlock()
 		}
 	})
-	return &logs
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.String()
+	}
 }
 
 type lockedWriter struct {

@@ -238,9 +238,15 @@ func (p *pipeline) badReset(names ...string) {
 	p.t.Helper()
 	for _, n := range names {
 		p.rest.Stop(n)
-		if r := p.rest.DeleteOffsets(n); r.Code != 200 {
-			p.t.Fatalf("DELETE offsets of %s: %s", n, r)
-		}
+		// A sink's tasks may still be leaving its group when the status
+		// says STOPPED: Connect then says the request can be retried.
+		realconnect.Eventually(p.t, "DELETE offsets of "+n, func() (bool, string) {
+			r := p.rest.DeleteOffsets(n)
+			if r.Code != 200 && !strings.Contains(r.Message(), "can be safely retried") && !strings.Contains(r.Message(), "haven't stopped completely yet") {
+				p.t.Fatalf("DELETE offsets of %s: %s", n, r)
+			}
+			return r.Code == 200, r.String()
+		})
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -43,6 +45,7 @@ func TestRealWorker(t *testing.T) {
 		{"BadResetRestoreIntoKafka", badResetRestoreIntoKafka},
 		{"BadResetRestoreViaConnect", badResetRestoreViaConnect},
 		{"StopConnectorsResume", stopConnectorsResume},
+		{"ResumeReportsFailedTask", resumeReportsFailedTask},
 		{"JournalUndo", journalUndo},
 		{"DisasterRecovery", disasterRecovery},
 	}
@@ -123,10 +126,14 @@ func badResetRestoreIntoKafka(p *pipeline, _, _ string) {
 
 // javaConsumerResumes: a plain Java KafkaConsumer in the sink's group,
 // started while the sink is stopped, reads events from the offsets the
-// restore committed, and commits nothing.
+// restore committed (the 3 events of each partition fed since: it stops
+// once it has them all), and commits nothing.
 func javaConsumerResumes(p *pipeline, at [eventsN]int) {
 	out := realconnect.Consumer(p.t, "consume", "--bootstrap", p.c.Brokers, "--group", sinkGroup, "--topic", eventsT,
-		"--no-commit", "--reset", "none", "--max", strconv.Itoa(3*eventsN), "--idle-ms", "3000")
+		"--no-commit", "--reset", "none", "--max", strconv.Itoa(3*eventsN), "--idle-ms", "120000")
+	if !strings.Contains(out, fmt.Sprintf("CONSUMED %d\n", 3*eventsN)) {
+		p.t.Errorf("the Java consumer did not read the %d events fed since the snapshot:\n%s", 3*eventsN, out)
+	}
 	for part := 0; part < eventsN; part++ {
 		want := fmt.Sprintf("RESUMED %s %d %d", eventsT, part, at[part])
 		if !strings.Contains(out, want+"\n") {
@@ -155,10 +162,7 @@ func badResetRestoreViaConnect(p *pipeline, _, _ string) {
 // running all along, is left alone.
 func stopConnectorsResume(p *pipeline, _, _ string) {
 	id := p.snapshot()
-	p.rest.Stop(sinkName)
-	if r := p.rest.DeleteOffsets(sinkName); r.Code != 200 {
-		p.t.Fatalf("DELETE offsets of %s: %s", sinkName, r)
-	}
+	p.badReset(sinkName)
 	p.rest.Resume(sinkName)
 	realconnect.Eventually(p.t, "the sink's task fails without offsets", func() (bool, string) {
 		st, _ := p.rest.Status(sinkName)
@@ -178,12 +182,66 @@ func stopConnectorsResume(p *pipeline, _, _ string) {
 	p.settle()
 }
 
+// A resumed connector whose task fails is not reported resumed: restore
+// --stop-connectors --resume exits 1 with the task's trace, after the
+// offsets were written and verified. The sink's task failed before the
+// stop too (no offsets), with another trace: that stale status is not
+// taken for the new failure.
+func resumeReportsFailedTask(p *pipeline, _, _ string) {
+	const doomed = "doomed-sink"
+	dir := p.t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	var offs kadm.Offsets
+	for i := int32(0); i < eventsN; i++ {
+		offs.Add(kadm.Offset{Topic: eventsT, Partition: i, At: 0, LeaderEpoch: -1})
+	}
+	if err := p.adm.CommitAllOffsets(context.Background(), "connect-"+doomed, offs); err != nil {
+		p.t.Fatal(err)
+	}
+	p.rest.Create(doomed, realconnect.FileSink(out, eventsT, "consumer.override.auto.offset.reset=none"), "")
+	p.rest.WaitState(doomed, "RUNNING", 1)
+	realconnect.Eventually(p.t, doomed+" commits the ends of events", func() (bool, string) {
+		got, want := realconnect.SinkOffsets(p.t, p.rest.Offsets(doomed)), ends(p.t, p.adm, eventsT)
+		return mapString(got) == mapString(want), mapString(got)
+	})
+	id := p.snapshot()
+	p.badReset(doomed)
+	p.rest.Resume(doomed)
+	var before string
+	realconnect.Eventually(p.t, doomed+"'s task fails without offsets", func() (bool, string) {
+		st, _ := p.rest.Status(doomed)
+		if len(st.Tasks) == 1 && st.Tasks[0].State == "FAILED" {
+			before = st.Tasks[0].Trace
+			return true, ""
+		}
+		return false, st.String()
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		p.t.Fatal(err)
+	}
+	r := run(p.t, p.env(), "restore", id, "--connector", doomed, "--stop-connectors", "--resume")
+	if r.code != 1 || !strings.Contains(r.stdout, "verified: ") || !strings.Contains(r.stderr, `connector "`+doomed+`" task 0 FAILED after the resume`) ||
+		!strings.Contains(r.stderr, out) || strings.Contains(r.stdout, "resumed: connector "+doomed) {
+		p.t.Errorf("restore --resume of a connector whose task fails: want exit 1 with the task's trace (naming %s), got %s", out, r)
+	}
+	if strings.Contains(r.stderr, firstLine(before)) {
+		p.t.Errorf("the error carries the failure from before the stop (%q):\n%s", firstLine(before), r.stderr)
+	}
+	p.rest.Delete(doomed)
+	p.rest.WaitGone(doomed)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
 // The daemon's journal catches a reset made through the worker, and the
 // command `events` prints for it, run as printed (with the settings in the
 // environment), puts the connector back.
 func journalUndo(p *pipeline, _, _ string) {
 	logs := daemon(p.t, p.env(), "--journal-interval", "1s")
-	journalCovers(p, time.Now(), logs.String)
+	journalCovers(p, time.Now(), logs)
 	want := canonicalOffsets(p.t, p.rest.Offsets(srcName))
 	p.badReset(srcName)
 	var undo string
@@ -229,22 +287,23 @@ func journalCovers(p *pipeline, at time.Time, logs func() string) {
 	})
 }
 
-// Disaster recovery: the source's offsets restored into a second Kafka
-// cluster with --allow-other-cluster; a fresh worker there, with the
-// source connector recreated, produces only the lines that came after the
-// snapshot.
+// Disaster recovery: a fresh worker on a second Kafka cluster, the source
+// connector recreated there stopped ("initial_state": "STOPPED": it never
+// had tasks), its offsets restored with --allow-other-cluster, resumed: it
+// produces only the lines that came after the snapshot.
 func disasterRecovery(p *pipeline, _, _ string) {
 	id := p.snapshot()
 	done := p.lines
 	dr := realconnect.NewCluster(p.t, kfake.ClusterID("offsetkeeper-dr-cluster"))
 	drp := newPipelineOn(p.t, dr, realconnect.Options{}, p.store)
 	drp.in = p.in
+	drp.createSource("STOPPED")
 	r := drp.bin(0, "restore", id, "--connector", srcName, "--source-only", "--allow-other-cluster")
 	if !strings.Contains(r.stdout, "verified") {
 		p.t.Errorf("restore into the other cluster:\n%s", r)
 	}
 	p.feed(4)
-	drp.createSource("")
+	drp.resume(srcName)
 	drp.settleSource()
 	var want []string
 	for i := done + 1; i <= p.lines; i++ {
