@@ -26,6 +26,8 @@ type globals struct {
 	logLevel  string
 	logFormat string
 	store     string
+	// storeTimeout bounds each store call without progress.
+	storeTimeout time.Duration
 	// encryptKey is a secret when it is a base64key:// URL: never print it.
 	encryptKey string
 
@@ -61,6 +63,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
+	fs.DurationVar(&g.storeTimeout, "store-timeout", snapshot.DefaultStoreTimeout, "give up a store call (a read, a write, a listing page) that makes no progress for this long")
 	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
 	fs.StringVar(&g.brokers, "brokers", "localhost:9092", "Kafka bootstrap brokers, comma-separated")
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
@@ -225,7 +228,13 @@ func (g *globals) createStore(ctx context.Context) (*snapshot.Store, error) {
 }
 
 func (g *globals) keyStore(ctx context.Context, open func(context.Context, string) (*snapshot.Store, error)) (*snapshot.Store, error) {
+	if g.storeTimeout < 0 {
+		return nil, usagef("--store-timeout must be positive")
+	}
 	store, err := open(ctx, g.store)
+	if err == nil {
+		store.SetTimeout(g.storeTimeout)
+	}
 	if err != nil || g.encryptKey == "" {
 		return store, err
 	}
@@ -249,7 +258,7 @@ func splitList(s string) []string {
 }
 
 // sharedOnly are the shared flags that are not about Kafka.
-var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store": true, "encrypt-key": true}
+var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store": true, "store-timeout": true, "encrypt-key": true}
 
 // kafkaFlag reports whether name is one of the shared Kafka flags
 // (connection and security), which a command that does not use Kafka
