@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -202,7 +203,10 @@ func (s *Store) describe(err error) error {
 	}
 	backend := s.backend()
 	status, code, msg := apiError(err)
-	var opErr *net.OpError
+	var (
+		opErr  *net.OpError
+		urlErr *url.Error
+	)
 	switch {
 	case missingBucket(code, msg, status, gcerrors.Code(err)):
 		return &bucketError{err: err, missing: true, msg: fmt.Sprintf("store %s: the %s does not exist (%s): %s", s.name(), backend.bucket, summary(status, code, msg), backend.missingHelp)}
@@ -212,6 +216,8 @@ func (s *Store) describe(err error) error {
 		return &bucketError{err: err, msg: fmt.Sprintf("store %s refused the credentials (%s): %s", s.name(), summary(status, code, msg), backend.credsHelp)}
 	case errors.As(err, &opErr) && (opErr.Op == "dial" || opErr.Op == "read" || opErr.Op == "write"):
 		return &bucketError{err: err, msg: fmt.Sprintf("cannot reach store %s (%s, after the SDK's retries): %s", s.name(), rootCause(opErr), backend.reachHelp)}
+	case status == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &urlErr)):
+		return &bucketError{err: err, msg: fmt.Sprintf("cannot reach store %s (the connection broke: %s): %s", s.name(), rootCause(err), backend.reachHelp)}
 	case status != 0:
 		return &bucketError{err: err, msg: fmt.Sprintf("store %s: %s", s.name(), summary(status, code, msg))}
 	}

@@ -164,7 +164,7 @@ func (s *Store) readAll(ctx context.Context, key string) (data []byte, err error
 		n, rerr := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		w.kick()
-		if errors.Is(rerr, io.EOF) {
+		if rerr == io.EOF {
 			return buf, nil
 		}
 		if rerr != nil {
@@ -196,7 +196,7 @@ func (r *watchedReader) Read(p []byte) (n int, err error) {
 	defer r.s.recovered(&err, "read")
 	n, err = r.r.Read(p)
 	r.w.kick()
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && err != io.EOF {
 		err = r.w.err(r.s, r.s.describe(err))
 	}
 	return n, err
@@ -243,7 +243,7 @@ func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(
 	for {
 		obj, err := it.Next(w.ctx)
 		w.kick()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF {
 			return nil
 		}
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"strings"
@@ -270,4 +271,19 @@ func kafkaFlag(name string) bool {
 	probe := flag.NewFlagSet("", flag.ContinueOnError)
 	(&globals{}).register(probe)
 	return probe.Lookup(name) != nil
+}
+
+// routeLibraryLog sends what libraries print with the standard log package
+// (the AWS transfer manager does, on a refused multipart upload) to l at
+// debug level, not to stderr: the error the command reports says it.
+func routeLibraryLog(l *slog.Logger) {
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{l})
+}
+
+type libraryLog struct{ l *slog.Logger }
+
+func (w libraryLog) Write(p []byte) (int, error) {
+	w.l.Debug(strings.TrimSpace(string(p)), "component", "sdk")
+	return len(p), nil
 }

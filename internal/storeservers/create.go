@@ -29,11 +29,12 @@ func CreateS3Bucket(env map[string]string, endpoint, bucket string) error {
 	return err
 }
 
-// MultipartUploads counts the multipart uploads in progress in bucket.
-func MultipartUploads(env map[string]string, endpoint, bucket string) (int, error) {
+// MultipartUploads counts the multipart uploads in progress in bucket
+// under prefix.
+func MultipartUploads(env map[string]string, endpoint, bucket, prefix string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := S3Client(env, endpoint).ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	out, err := S3Client(env, endpoint).ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	if err != nil {
 		return 0, err
 	}
