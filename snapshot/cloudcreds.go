@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -208,7 +209,7 @@ func (s *Store) describe(err error) error {
 		urlErr *url.Error
 	)
 	switch {
-	case missingBucket(code, msg, status, gcerrors.Code(err)):
+	case missingBucket(code, msg, status, gcerrors.Code(err)) || errors.Is(err, storage.ErrBucketNotExist):
 		return &bucketError{err: err, missing: true, msg: fmt.Sprintf("store %s: the %s does not exist (%s): %s", s.name(), backend.bucket, summary(status, code, msg), backend.missingHelp)}
 	case gcerrors.Code(err) == gcerrors.NotFound || gcerrors.Code(err) == gcerrors.FailedPrecondition || gcerrors.Code(err) == gcerrors.Canceled:
 		return err
@@ -222,6 +223,14 @@ func (s *Store) describe(err error) error {
 		return &bucketError{err: err, msg: fmt.Sprintf("store %s: %s", s.name(), summary(status, code, msg))}
 	}
 	return err
+}
+
+// bucketMissing is err, a NotFound where no object can be missing, told
+// as the missing bucket it is.
+func (s *Store) bucketMissing(err error) error {
+	b := s.backend()
+	status, code, msg := apiError(err)
+	return &bucketError{err: err, missing: true, msg: fmt.Sprintf("store %s: the %s does not exist (%s): %s", s.name(), b.bucket, summary(status, code, msg), b.missingHelp)}
 }
 
 // backendHelp is what to check, per backend.

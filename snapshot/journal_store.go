@@ -922,6 +922,13 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
 			cp.Err = err
 			continue
 		}
+		if ok, err := s.exists(ctx, objectKey(e.ID)); err != nil || !ok {
+			cp.Err = err
+			if err == nil {
+				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, ErrJournalBroken, e.ID)
+			}
+			continue
+		}
 		_, hole := e.Chain()
 		cp.Err = s.verifyLevels(ctx, e, cp)
 		if cp.Err == nil {

@@ -276,6 +276,10 @@ func (s *Store) put(ctx context.Context, key string, opts *blob.WriterOptions, b
 	}
 	w.kick()
 	if err := bw.Close(); err != nil {
+		if notFound(err) {
+			// A write finds no object missing: its bucket is.
+			return s.bucketMissing(err)
+		}
 		return w.err(s, s.describe(err))
 	}
 	return nil

@@ -130,7 +130,7 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	}
 	storeFlag := ""
 	if c.g.store != defaultStore {
-		storeFlag = " --store " + c.g.store
+		storeFlag = " --store " + shellQuote(c.g.store)
 	}
 	fmt.Fprintf(c.stdout, `offsetkeeper demo
   Kafka (kfake, 3 brokers): %s   cluster id %s

@@ -97,13 +97,19 @@ func (s *Server) Use(t testing.TB) {
 	}
 }
 
-// Stop stops the server (SIGKILL: a server that dies).
+// Stop stops the server: SIGTERM, then SIGKILL if it has not exited
+// within 10 s (Azurite keeps its metadata in memory until it stops).
 func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.exited
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
 	s.cmd = nil
 }
 

@@ -455,15 +455,21 @@ func testWrongCredentials(t *testing.T, b *backend) {
 	if b.wrongEnv == nil {
 		t.Skipf("%s takes any credentials", b.name)
 	}
+	// A process of its own: gocloud's default openers read the
+	// environment once per process.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), listEnv+"="+b.url)
 	for k, v := range b.wrongEnv {
-		t.Setenv(k, v)
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	s, err := snapshot.OpenStore(t.Context(), b.url)
+	out, err := cmd.CombinedOutput()
 	if err == nil {
-		defer s.Close()
-		_, err = s.List(t.Context())
+		t.Fatalf("list with wrong credentials succeeded: %s", out)
 	}
-	oneLine(t, "list with wrong credentials", err, "credentials")
+	msg := strings.TrimSpace(string(out))
+	if strings.Contains(msg, "\n") || strings.Contains(msg, "panic") || !strings.Contains(msg, "credentials") || !strings.Contains(msg, "store unavailable") {
+		t.Fatalf("list with wrong credentials: %q; want one line naming the credentials", msg)
+	}
 }
 
 func testMissingBucket(t *testing.T, b *backend) {
@@ -555,7 +561,25 @@ func endpointOf(t *testing.T, raw string) string {
 // childEnv names the store URL a child process uploads to (see TestMain).
 const childEnv = "OFFSETKEEPER_STORETEST_UPLOAD"
 
+// listEnv names a store URL a child process lists, printing the error
+// and whether it is a store error.
+const listEnv = "OFFSETKEEPER_STORETEST_LIST"
+
 func TestMain(m *testing.M) {
+	if raw := os.Getenv(listEnv); raw != "" {
+		s, err := snapshot.OpenStore(context.Background(), raw)
+		if err == nil {
+			_, err = s.List(context.Background())
+		}
+		if err != nil {
+			if errors.Is(err, snapshot.ErrStore) {
+				err = fmt.Errorf("%w (%v)", err, snapshot.ErrStore)
+			}
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if raw := os.Getenv(childEnv); raw != "" {
 		s, err := snapshot.OpenStore(context.Background(), raw)
 		if err != nil {
