@@ -280,6 +280,9 @@ func rawSegment(seq uint64, prev string, ts time.Time, value string) *snapshot.S
 
 func putEpoch(t *testing.T, s *snapshot.Store) {
 	t.Helper()
+	if _, err := s.Put(t.Context(), &snapshot.Snapshot{ID: epochID, ClusterID: "conformance", Reason: "base"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.PutEpoch(t.Context(), &snapshot.Epoch{ID: epochID, Reason: snapshot.EpochFirstRun, StartedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
