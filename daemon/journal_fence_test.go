@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -230,4 +231,32 @@ func TestJournalAzuriteDown(t *testing.T) {
 		t.Fatalf("the journal did not recover once Azurite was back:\n%s", w.log.String())
 	}
 	verifyJournal(t, store, int(w.j.seq))
+}
+
+// A journal that stopped says so: a moment past its last flush plus two
+// intervals is not covered yet, naming the last flush; a flush that wrote
+// nothing (nothing changed) but its mark keeps the moments after it
+// covered.
+func TestJournalStoppedNotCovered(t *testing.T) {
+	store, base, topics := journalWorld(t, "file://"+t.TempDir())
+	ctx := t.Context()
+	w := newWriter(t, store, base, topics)
+	at := base.CreatedAt
+	for i := int64(0); i < 3; i++ {
+		at = at.Add(10 * time.Second)
+		w.flush(ctx, record(i, at), at)
+	}
+	if _, _, err := store.StateAt(ctx, at); err != nil {
+		t.Fatalf("state at the last flush: %v", err)
+	}
+	_, _, err := store.StateAt(ctx, time.Now())
+	if !errors.Is(err, snapshot.ErrNotRestorable) || !strings.Contains(err.Error(), "not covered yet: the journal's last flush was at "+at.UTC().Format("2006-01-02T15:04:05.000Z")) {
+		t.Fatalf("state now, an hour after the journal stopped: %v", err)
+	}
+	// The daemon flushes, nothing changed: no segment, a mark.
+	now := time.Now()
+	w.j.write(ctx, nil, now)
+	if _, _, err := store.StateAt(ctx, now); err != nil {
+		t.Fatalf("state at a flush that wrote nothing: %v", err)
+	}
 }
