@@ -148,7 +148,7 @@ var cases = []conformanceCase{
 	{name: "MissingBucket", run: testMissingBucket},
 	{name: "ManyObjects", run: testManyObjects},
 	{name: "AbortedUpload", run: testAbortedUpload, network: true, server: false},
-	{name: "SIGKILLUpload", run: testSIGKILLUpload, network: true, server: true},
+	{name: "SIGKILLUpload", run: testSIGKILLUpload, network: true},
 }
 
 var prefixes atomic.Int64
