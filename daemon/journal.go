@@ -70,6 +70,16 @@ type journal struct {
 	wantedAt time.Time
 	// quiet makes want record the reason only (a snapshot is coming).
 	quiet bool
+	// pending is a segment whose write failed: the next flush writes it
+	// again, the same bytes under the same name, before anything new (a
+	// write whose reply was lost may be stored: see Store.PutSegment).
+	pending        *snapshot.Segment
+	pendingChanged bool
+	// fenced is the lead term in which another writer was found writing
+	// the epoch: the journal writes nothing more in it.
+	fenced uint64
+	// brokenc gets the epochs the compaction loop found broken.
+	brokenc chan string
 
 	// changes counts the segments written that hold changes (not only
 	// positions: a heartbeat), for the compaction loop.
@@ -86,7 +96,7 @@ type journal struct {
 }
 
 func newJournal(d *Daemon) *journal {
-	return &journal{d: d, based: make(chan snapshot.Info, 1)}
+	return &journal{d: d, based: make(chan snapshot.Info, 1), brokenc: make(chan string, 1)}
 }
 
 // stored hands a snapshot just stored to the journal (lossy: the newest wins).
@@ -116,7 +126,12 @@ func (j *journal) run(ctx context.Context) {
 			return
 		case <-t.C:
 			j.tick(ctx)
+		case id := <-j.brokenc:
+			j.epochBroken(id)
 		case info := <-j.based:
+			if j.fenced != 0 && j.d.lead.holds(j.fenced) {
+				continue // another writer journals: this daemon starts no epoch
+			}
 			// The epoch going on ends with a last flush (one continued
 			// from the store covers the time the daemon was down); then
 			// the snapshot starts the next.
@@ -164,7 +179,13 @@ func (j *journal) tick(ctx context.Context) {
 	if j.tail != nil && j.term != term {
 		j.drop() // a new term: continue from the store, not from memory
 	}
+	if j.fenced == term {
+		return // another writer journals in this term
+	}
 	j.term = term
+	if j.pending != nil && !j.flushPending(ctx) {
+		return
+	}
 	if j.tail == nil && !j.wanted {
 		j.resume(ctx)
 	}
@@ -218,8 +239,22 @@ func (j *journal) flushBeforeEpoch(ctx context.Context) {
 	}
 }
 
-// drop forgets the tail; the next tick continues from the store.
-func (j *journal) drop() { j.tail = nil }
+// drop forgets the tail (and a segment not written); the next tick
+// continues from the store.
+func (j *journal) drop() { j.tail, j.pending = nil, nil }
+
+// epochBroken handles an epoch the compaction loop found broken: when it
+// is the one being written, the journal ends it and a full snapshot starts
+// the next at once.
+func (j *journal) epochBroken(id string) {
+	if id != j.epoch || j.tail == nil {
+		return
+	}
+	j.drop()
+	j.d.m.journalErrors.Inc()
+	j.log().Error("journal epoch broken: a full snapshot starts a new epoch now", "epoch", id)
+	j.want(snapshot.EpochBroken)
+}
 
 // broken handles a Poll error: a break ends the epoch and asks for a
 // snapshot; anything else (a broker or group read failing) keeps the tail,
@@ -267,6 +302,20 @@ func (j *journal) resume(ctx context.Context) {
 		return
 	}
 	head, err := j.d.Store.JournalHead(ctx, newest.ID)
+	if err != nil && stopped(ctx) {
+		return
+	}
+	if errors.Is(err, snapshot.ErrJournalBroken) {
+		j.d.m.journalErrors.Inc()
+		j.log().Error("journal epoch broken: a full snapshot starts a new epoch now", "epoch", newest.ID, "error", err)
+		j.want(snapshot.EpochBroken)
+		return
+	}
+	if errors.Is(err, snapshot.ErrStore) {
+		j.d.m.journalErrors.Inc()
+		j.log().Error("continue the journal from the store; the next flush retries", "epoch", newest.ID, "error", err)
+		return
+	}
 	if err != nil {
 		j.log().Warn("cannot continue the journal from the store: a full snapshot starts a new epoch", "epoch", newest.ID, "error", err)
 		j.want(snapshot.EpochNoContinue)
@@ -368,6 +417,10 @@ func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, reason str
 func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
+		// For readers to tell a journal that flushes from one that stopped.
+		if err := j.d.Store.PutFlushMark(ctx, j.epoch, j.seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
+			j.log().Warn("write journal flush mark", "epoch", j.epoch, "error", err)
+		}
 		return
 	}
 	if !j.gapFrom.IsZero() {
@@ -380,36 +433,12 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 	}
 	seg := &snapshot.Segment{
 		Epoch: j.epoch, FirstSeq: j.seq + 1, LastSeq: j.seq + 1, FirstTime: first, LastTime: last,
-		PrevDigest: j.digest, Entries: append(entries, j.tail.Positions()...),
+		PrevDigest: j.digest, Entries: append(entries, j.tail.Positions()...), Interval: j.d.Config.Journal.Interval,
 	}
-	si, err := j.d.Store.PutSegment(ctx, seg)
-	if err != nil {
-		if errors.Is(err, snapshot.ErrExists) {
-			j.drop()
-			j.log().Warn("journal segment already written: another daemon writes this epoch; continuing from the store", "epoch", j.epoch, "seq", seg.FirstSeq)
-			return
-		}
-		// Nothing was stored: the next flush writes these entries too.
-		if j.gapFrom.IsZero() {
-			j.tail.Requeue(entries)
-		} else {
-			j.tail.Requeue(entries[1:]) // the gap marker is made again
-		}
-		if stopped(ctx) {
-			j.log().Info("journal segment not written: the daemon is stopping or lost the lead; the next flush writes it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
-			return
-		}
-		j.d.m.journalErrors.Inc()
-		j.log().Error("write journal segment; the next flush retries", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+	if !j.put(ctx, seg, len(entries) > 0) {
 		return
 	}
-	j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, last, j.clock(), time.Time{}
-	if len(entries) > 0 {
-		j.changes.Add(1)
-	}
 	j.setCovered(observed)
-	j.d.m.journalFlush.Set(float64(time.Now().UnixNano()) / 1e9)
-	j.d.m.journalBytes.Add(float64(si.Size))
 	events := 0
 	for _, e := range entries {
 		if e.Kind == snapshot.EntryEvent {
@@ -421,7 +450,64 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 				"check", undo.DryRun, "undo", undo.Run)
 		}
 	}
-	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events, "size", si.Size)
+	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events)
+}
+
+// put writes seg, the next segment, and reports whether it is stored. A
+// write that failed stays pending (see flushPending); a sequence number
+// another writer claimed stops the journal (fenced) or, when that write
+// never finished, ends the epoch.
+func (j *journal) put(ctx context.Context, seg *snapshot.Segment, changed bool) bool {
+	si, err := j.d.Store.PutSegment(ctx, seg)
+	var fe *snapshot.FencedError
+	switch {
+	case err == nil:
+		j.pending = nil
+		j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, seg.LastTime, j.clock(), time.Time{}
+		if changed {
+			j.changes.Add(1)
+		}
+		j.d.m.journalFlush.Set(float64(time.Now().UnixNano()) / 1e9)
+		j.d.m.journalBytes.Add(float64(si.Size))
+		return true
+	case errors.As(err, &fe) && fe.Stored:
+		j.drop()
+		j.fenced = j.term
+		j.d.m.journalErrors.Inc()
+		j.log().Error("journal stopped: another writer writes this epoch; this daemon journals again once it leads a new term (check leader election: two daemons must not both lead)", "epoch", fe.Epoch, "seq", fe.Seq, "error", err)
+		return false
+	case errors.As(err, &fe):
+		j.drop()
+		j.d.m.journalErrors.Inc()
+		j.log().Error("journal epoch cannot go on: a full snapshot starts a new epoch now", "epoch", fe.Epoch, "seq", fe.Seq, "error", err)
+		j.want(snapshot.EpochNoContinue)
+		return false
+	case errors.Is(err, snapshot.ErrExists):
+		j.drop()
+		j.log().Warn("journal segment already written: another daemon writes this epoch; continuing from the store", "epoch", j.epoch, "seq", seg.FirstSeq)
+		return false
+	}
+	// Perhaps stored, perhaps not: the next flush writes the same segment
+	// again, and finds it if it was.
+	j.pending, j.pendingChanged = seg, changed
+	if stopped(ctx) {
+		j.log().Info("journal segment not written: the daemon is stopping or lost the lead; the next flush writes it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+		return false
+	}
+	j.d.m.journalErrors.Inc()
+	j.log().Error("write journal segment; the next flush retries it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+	return false
+}
+
+// flushPending writes the pending segment again; it reports whether the
+// flush goes on.
+func (j *journal) flushPending(ctx context.Context) bool {
+	seg := j.pending
+	if !j.put(ctx, seg, j.pendingChanged) {
+		return false
+	}
+	j.setCovered(seg.LastTime)
+	return true
 }
 
 // noteReset counts a reset written, for the next snapshot run's line.
@@ -584,6 +670,7 @@ func (j *journal) compact(ctx context.Context, now time.Time) bool {
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
+	var failed string
 	l, err := j.d.Store.ListJournal(ctx)
 	if err == nil {
 		for _, e := range l.Epochs {
@@ -591,6 +678,7 @@ func (j *journal) compact(ctx context.Context, now time.Time) bool {
 				continue
 			}
 			var segs []snapshot.SegmentInfo
+			failed = e.ID
 			if segs, err = j.d.Store.CompactEpoch(ctx, e, now); err != nil {
 				break
 			}
@@ -610,6 +698,14 @@ func (j *journal) compact(ctx context.Context, now time.Time) bool {
 	if err != nil {
 		j.d.m.journalErrors.Inc()
 		j.log().Error("compact journal", "error", err)
+		if errors.Is(err, snapshot.ErrJournalBroken) && len(l.Epochs) > 0 {
+			// The epoch compacted last when it failed: the journal ends it if
+			// it is the one being written.
+			select {
+			case j.brokenc <- failed:
+			default:
+			}
+		}
 		return false
 	}
 	return true

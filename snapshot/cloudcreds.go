@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -11,11 +12,17 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
+	"gocloud.dev/gcerrors"
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2/google"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 )
 
@@ -40,6 +47,14 @@ func openCloudBucket(ctx context.Context, storeURL string) (*blob.Bucket, error)
 		if err := checkAWSCredentials(ctx, u); err != nil {
 			return nil, err
 		}
+		// Every object's SHA-256 is checked on reading; the SDK's own
+		// check of a response's checksum, on by default, cannot check a
+		// multipart object and prints a warning on stderr for each.
+		if q := u.Query(); !q.Has("response_checksum_validation") {
+			q.Set("response_checksum_validation", "when_required")
+			u.RawQuery = q.Encode()
+		}
+		return blob.OpenBucket(ctx, u.String())
 	case gcsblob.Scheme:
 		return openGCS(ctx, u)
 	}
@@ -154,23 +169,163 @@ func rootCause(err error) string {
 // bucketError is an error from a cloud bucket told in one short line; it
 // unwraps to the SDK's error.
 type bucketError struct {
-	msg string
-	err error
+	msg     string
+	err     error
+	missing bool // the bucket or container does not exist
 }
 
 func (e *bucketError) Error() string { return e.msg }
 
 func (e *bucketError) Unwrap() error { return e.err }
 
-// describeBucketError shortens what a cloud SDK says after its retries
-// when the store's endpoint cannot be reached ("operation error S3:
-// ListObjectsV2, exceeded maximum number of attempts, 3, https response
-// error StatusCode: 0, ..., dial tcp ...") to the failed connection and
-// what to check. Other errors are returned as they are.
-func describeBucketError(err error) error {
-	var opErr *net.OpError
-	if err == nil || !errors.As(err, &opErr) || opErr.Op != "dial" {
+func (e *bucketError) Is(target error) bool {
+	return target == ErrStore || (e.missing && target == ErrStoreNotFound)
+}
+
+// describeBucketError is (&Store{}).describe, for callers without a Store.
+func describeBucketError(err error) error { return (&Store{}).describe(err) }
+
+// describe tells a failed call to a cloud bucket in one or two lines: what
+// the server said (its status and error code, not its XML or JSON body), or
+// the connection that failed, and what to check for this backend. An
+// object that is not there, a conditional write refused and a context that
+// ended are returned as they are, for the callers to tell.
+func (s *Store) describe(err error) error {
+	if err == nil || s.dir != "" {
 		return err
 	}
-	return &bucketError{err: err, msg: fmt.Sprintf("cannot reach the store (%s, after the SDK's retries): check the bucket's region or endpoint= in --store, and the network or proxy", rootCause(opErr))}
+	var (
+		be *bucketError
+		st *storeTimeout
+		dp *driverPanic
+	)
+	if errors.As(err, &be) || errors.As(err, &st) || errors.As(err, &dp) {
+		return err
+	}
+	backend := s.backend()
+	status, code, msg := apiError(err)
+	var (
+		opErr  *net.OpError
+		urlErr *url.Error
+	)
+	switch {
+	case missingBucket(code, msg, status, gcerrors.Code(err)) || errors.Is(err, storage.ErrBucketNotExist):
+		return &bucketError{err: err, missing: true, msg: fmt.Sprintf("store %s: the %s does not exist (%s): %s", s.name(), backend.bucket, summary(status, code, msg), backend.missingHelp)}
+	case gcerrors.Code(err) == gcerrors.NotFound || gcerrors.Code(err) == gcerrors.FailedPrecondition || gcerrors.Code(err) == gcerrors.Canceled:
+		return err
+	case gcerrors.Code(err) == gcerrors.PermissionDenied || status == 401 || status == 403:
+		return &bucketError{err: err, msg: fmt.Sprintf("store %s refused the credentials (%s): %s", s.name(), summary(status, code, msg), backend.credsHelp)}
+	case errors.As(err, &opErr) && (opErr.Op == "dial" || opErr.Op == "read" || opErr.Op == "write"):
+		return &bucketError{err: err, msg: fmt.Sprintf("cannot reach store %s (%s, after the SDK's retries): %s", s.name(), rootCause(opErr), backend.reachHelp)}
+	case status == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &urlErr)):
+		return &bucketError{err: err, msg: fmt.Sprintf("cannot reach store %s (the connection broke: %s): %s", s.name(), rootCause(err), backend.reachHelp)}
+	case status != 0:
+		return &bucketError{err: err, msg: fmt.Sprintf("store %s: %s", s.name(), summary(status, code, msg))}
+	}
+	return err
+}
+
+// bucketMissing is err, a NotFound where no object can be missing, told
+// as the missing bucket it is.
+func (s *Store) bucketMissing(err error) error {
+	b := s.backend()
+	status, code, msg := apiError(err)
+	return &bucketError{err: err, missing: true, msg: fmt.Sprintf("store %s: the %s does not exist (%s): %s", s.name(), b.bucket, summary(status, code, msg), b.missingHelp)}
+}
+
+// backendHelp is what to check, per backend.
+type backendHelp struct {
+	bucket                            string // what the backend calls a bucket
+	credsHelp, missingHelp, reachHelp string
+}
+
+func (s *Store) backend() backendHelp {
+	scheme, _, _ := strings.Cut(s.where, "://")
+	switch strings.ToLower(scheme) {
+	case "s3":
+		return backendHelp{
+			bucket:      "bucket",
+			credsHelp:   "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, the IAM role) and region= in --store",
+			missingHelp: "check the bucket name in --store (s3://BUCKET/...) and region=; an S3-compatible server (MinIO, SeaweedFS, Ceph) needs endpoint=...&use_path_style=true",
+			reachHelp:   "check endpoint= and region= in --store (an S3-compatible server also needs use_path_style=true), and the network or proxy",
+		}
+	case "azblob":
+		return backendHelp{
+			bucket:      "container",
+			credsHelp:   "check AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN (or the managed identity's role on the container)",
+			missingHelp: "check the container name in --store (azblob://CONTAINER/...) and AZURE_STORAGE_ACCOUNT; create the container first",
+			reachHelp:   "check AZURE_STORAGE_ACCOUNT and domain= / protocol= in --store (a local emulator such as Azurite needs protocol=http&localemu=true), and the network or proxy",
+		}
+	case "gs":
+		return backendHelp{
+			bucket:      "bucket",
+			credsHelp:   "check the service account and its role on the bucket: " + gcpCredentialsHelp,
+			missingHelp: "check the bucket name in --store (gs://BUCKET/...)",
+			reachHelp:   "check the network or proxy to storage.googleapis.com (or STORAGE_EMULATOR_HOST for an emulator)",
+		}
+	}
+	return backendHelp{bucket: "bucket", credsHelp: "check the store's credentials", missingHelp: "check --store / OFFSETKEEPER_STORE", reachHelp: "check --store and the network"}
+}
+
+// apiError returns what a cloud server answered: its HTTP status, error
+// code and message, each cut to one line.
+func apiError(err error) (status int, code, msg string) {
+	var (
+		az   *azcore.ResponseError
+		api  smithy.APIError
+		rsp  *smithyhttp.ResponseError
+		gapi *googleapi.Error
+	)
+	if errors.As(err, &az) {
+		return az.StatusCode, az.ErrorCode, ""
+	}
+	if errors.As(err, &rsp) {
+		status = rsp.HTTPStatusCode()
+	}
+	if errors.As(err, &api) {
+		return status, api.ErrorCode(), oneLine(api.ErrorMessage())
+	}
+	if errors.As(err, &gapi) {
+		return gapi.Code, "", oneLine(gapi.Message)
+	}
+	return status, "", ""
+}
+
+func missingBucket(code, msg string, status int, c gcerrors.ErrorCode) bool {
+	switch code {
+	case "NoSuchBucket", "ContainerNotFound":
+		return true
+	}
+	return (status == 404 || c == gcerrors.NotFound) && strings.Contains(strings.ToLower(msg), "bucket") && !strings.Contains(strings.ToLower(msg), "object")
+}
+
+func summary(status int, code, msg string) string {
+	var parts []string
+	if status != 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", status))
+	}
+	if code != "" {
+		parts = append(parts, code)
+	}
+	if msg != "" {
+		parts = append(parts, msg)
+	}
+	if len(parts) == 0 {
+		return "no details"
+	}
+	return strings.Join(parts, " ")
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}
+
+// notFound reports whether err is an object that is not there (not a
+// bucket that is not there).
+func notFound(err error) bool {
+	return gcerrors.Code(err) == gcerrors.NotFound && !errors.Is(err, ErrStoreNotFound)
 }

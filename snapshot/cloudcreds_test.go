@@ -135,7 +135,7 @@ func TestCloudStoreUnreachable(t *testing.T) {
 		t.Fatal("List succeeded")
 	}
 	msg := err.Error()
-	for _, w := range []string{"list snapshots in store s3://backups", "cannot reach the store", dead, "connection refused", "endpoint="} {
+	for _, w := range []string{"list snapshots: cannot reach store s3://backups", "use_path_style=true", dead, "connection refused", "endpoint="} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("error %q lacks %q", msg, w)
 		}

@@ -4,6 +4,7 @@ package snapshot
 // snapshot and the journal after it (Store.StateAt).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,8 +159,15 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 			continue
 		}
 		c := coverageOf(infos, &JournalListing{Epochs: []EpochInfo{e}})[0]
-		if !at.After(c.To) || (c.Broken == "" && now.Sub(c.To) <= JournalLive && s.newestEpoch(ctx, infos[i+1:])) {
-			return s.replay(ctx, at, &e, c) // covered, or the newest epoch, still being written
+		if !at.After(c.To) {
+			return s.replay(ctx, at, &e, c) // covered
+		}
+		if c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) {
+			// The newest epoch, still being written if it flushed lately.
+			if err := s.flushedLately(ctx, &e, c, at, now); err != nil {
+				return nil, nil, err
+			}
+			return s.replay(ctx, at, &e, c)
 		}
 		break
 	}
@@ -174,8 +182,13 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 			continue
 		}
 		to := c.To
-		if i == len(cov)-1 && c.Broken == "" && now.Sub(c.To) <= JournalLive {
-			to = now // the newest epoch, still being written
+		if i == len(cov)-1 && c.Broken == "" && at.After(to) {
+			// The newest epoch, still being written if it flushed lately.
+			e, _ := l.Epoch(c.Epoch)
+			if err := s.flushedLately(ctx, e, c, at, now); err != nil {
+				return nil, nil, err
+			}
+			to = now
 		}
 		if !at.After(to) {
 			pick = i
@@ -188,6 +201,27 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 	return s.fallback(ctx, at, infos, cov)
 }
 
+// flushedLately checks that the journal of the newest epoch e, which ends
+// before at, is still being written: its last flush (see journalFlushed)
+// is at most two intervals before at. A journal that stopped (the daemon
+// killed, the store unreachable) is ErrNotRestorable: the moment is not
+// covered yet. A journal that did not record its interval is taken as
+// running while its last segment is younger than JournalLive.
+func (s *Store) flushedLately(ctx context.Context, e *EpochInfo, c Coverage, at, now time.Time) error {
+	last, interval, err := s.journalFlushed(ctx, e, c)
+	if err != nil {
+		return err
+	}
+	if interval > 0 && !at.After(last.Add(2*interval)) {
+		return nil
+	}
+	if interval <= 0 && now.Sub(c.To) <= JournalLive {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not covered yet: the journal's last flush was at %s (epoch %s, segment %d) and it flushes every %v; is the daemon journaling (running, leading, reaching the store)? Pick a moment at or before %s, or restore a snapshot by ID",
+		ErrNotRestorable, fmtTime(at), fmtTime(last), e.ID, c.LastSeq, cmp.Or(interval, JournalHeartbeat), fmtTime(last))
+}
+
 // newestEpoch reports whether none of the snapshots newer than an
 // epoch's base (a few undo or hand-taken ones at most) starts an epoch:
 // then that epoch is the newest, the one the daemon still writes.
@@ -196,7 +230,7 @@ func (s *Store) newestEpoch(ctx context.Context, newer []Info) bool {
 		return false // the whole listing decides
 	}
 	for _, i := range newer {
-		if ok, err := s.bucket.Exists(ctx, journalPrefix+i.ID+"/"+epochFile); err != nil || ok {
+		if ok, err := s.exists(ctx, journalPrefix+i.ID+"/"+epochFile); err != nil || ok {
 			return false
 		}
 	}

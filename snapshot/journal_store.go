@@ -11,6 +11,7 @@ package snapshot
 // docs/journal.md and docs/format.md.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -54,7 +55,69 @@ const (
 	EpochTopicDeleted = "topic deleted"
 	EpochPartitions   = "partition count changed"
 	EpochNoContinue   = "new leader could not continue"
+	EpochBroken       = "journal broken"
 )
+
+// ErrFenced: a journal segment's sequence number was claimed by another
+// writer (see FencedError).
+var ErrFenced = errors.New("journal sequence claimed by another writer")
+
+// FencedError is a raw segment refused because its sequence number is
+// claimed by another write: Stored says the other write's segment is
+// stored (another writer goes on with the epoch), else it never finished
+// (a writer that stopped between its claim and its segment).
+type FencedError struct {
+	Epoch  string
+	Seq    uint64
+	Other  string // the key of the segment that claimed Seq
+	Stored bool
+}
+
+func (e *FencedError) Error() string {
+	if e.Stored {
+		return fmt.Sprintf("write journal segment %d of epoch %s: %v: another writer stored %s; two daemons write this epoch (leader election off, or two leaders)", e.Seq, e.Epoch, ErrFenced, e.Other)
+	}
+	return fmt.Sprintf("write journal segment %d of epoch %s: %v: a write of %s claimed it and never finished; the epoch cannot go on", e.Seq, e.Epoch, ErrFenced, e.Other)
+}
+
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// claimSuffix ends the name of a claim object:
+//
+//	journal/<epoch>/0/<seq:016x>.claim
+//
+// A raw segment's name holds its last moment, which differs between two
+// writers of one sequence number; the claim's name is the epoch and the
+// sequence number alone. A writer stores the claim with IfNotExist before
+// the segment, its body the segment's key and SHA-256, so the store
+// itself lets exactly one writer have each sequence number: a second one
+// loses its IfNotExist. Readers ignore claims.
+const claimSuffix = ".claim"
+
+// claimKey is the key of the claim of seq in epoch.
+func claimKey(epoch string, seq uint64) string {
+	return fmt.Sprintf("%s%s/%d/%016x%s", journalPrefix, epoch, LevelRaw, seq, claimSuffix)
+}
+
+// parseClaimKey returns the epoch of a claim's key, or false.
+func parseClaimKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, journalPrefix)
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[1] != strconv.Itoa(LevelRaw) {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(parts[2], claimSuffix)
+	if _, err := strconv.ParseUint(name, 16, 64); !ok || err != nil || len(name) != 16 {
+		return "", false
+	}
+	if _, err := ParseID(parts[0]); err != nil {
+		return "", false
+	}
+	return parts[0], true
+}
 
 // Epoch is a run of the journal that starts from one full snapshot, its
 // base, and goes on without a gap. It is stored as journal/<ID>/epoch.json,
@@ -116,6 +179,13 @@ type Segment struct {
 	// raw segment it holds.
 	PrevDigest, LastDigest string
 	Entries                []Entry
+	// Interval is the writer's flush interval (--journal-interval), stored
+	// in the header for readers to tell a stopped journal; 0 if unknown.
+	Interval time.Duration
+
+	// key and obj are the object PutSegment writes, kept for its retries.
+	key string
+	obj []byte
 }
 
 // segmentHeader is the first line of a segment object.
@@ -136,6 +206,7 @@ type segmentHeader struct {
 	KeyID       string `json:"key_id,omitempty"`
 	SHA256      string `json:"sha256"`
 	BodySize    int64  `json:"body_size"`
+	IntervalMs  int64  `json:"interval_ms,omitempty"`
 }
 
 // SegmentKey is the object name of a segment.
@@ -180,6 +251,8 @@ type EpochInfo struct {
 	// HasFile says whether epoch.json is stored.
 	HasFile  bool
 	Segments []SegmentInfo // by FirstSeq, then level (higher first)
+	// Claims are the keys of the epoch's claim objects (see claimKey).
+	Claims []string
 }
 
 // JournalListing is every epoch in the store, oldest first.
@@ -201,32 +274,33 @@ func (l *JournalListing) Epoch(id string) (*EpochInfo, bool) {
 // are not epoch files or segment names are ignored.
 func (s *Store) ListJournal(ctx context.Context) (*JournalListing, error) {
 	byID := map[string]*EpochInfo{}
-	it := s.bucket.List(&blob.ListOptions{Prefix: journalPrefix})
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list journal%s: %w", s.in(), err)
-		}
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: journalPrefix}, func(obj *blob.ListObject) error {
 		if obj.IsDir {
-			continue
+			return nil
 		}
 		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journalPrefix), "/"+epochFile); ok {
 			if _, err := ParseID(id); err == nil {
 				e := epochEntry(byID, id)
 				e.HasFile = true
 			}
-			continue
+			return nil
+		}
+		if c, ok := parseClaimKey(obj.Key); ok {
+			e := epochEntry(byID, c)
+			e.Claims = append(e.Claims, obj.Key)
+			return nil
 		}
 		si, ok := parseSegmentKey(obj.Key)
 		if !ok {
-			continue
+			return nil
 		}
 		si.Size = obj.Size
 		e := epochEntry(byID, si.Epoch)
 		e.Segments = append(e.Segments, si)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list journal: %w", err)
 	}
 	out := &JournalListing{}
 	for _, e := range byID {
@@ -272,12 +346,12 @@ func (s *Store) PutEpoch(ctx context.Context, e *Epoch) error {
 
 // GetEpoch reads the epoch with that ID; a missing one is ErrNotFound.
 func (s *Store) GetEpoch(ctx context.Context, id string) (*Epoch, error) {
-	data, err := s.bucket.ReadAll(ctx, journalPrefix+id+"/"+epochFile)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	data, err := s.readAll(ctx, journalPrefix+id+"/"+epochFile)
+	if notFound(err) {
 		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, ErrNotFound, s.in())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read journal epoch %s%s: %w", id, s.in(), err)
+		return nil, fmt.Errorf("read journal epoch %s: %w", id, err)
 	}
 	var e Epoch
 	if err := json.Unmarshal(data, &e); err != nil || e.Format != epochFormat {
@@ -292,24 +366,18 @@ func (s *Store) GetEpoch(ctx context.Context, id string) (*Epoch, error) {
 	return &e, nil
 }
 
-// putOnce writes one object with IfNotExist.
+// putOnce writes one object with IfNotExist; one already stored is
+// ErrExists.
 func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{IfNotExist: true, ContentType: ctype})
+	err := s.put(ctx, key, &blob.WriterOptions{IfNotExist: true, ContentType: ctype}, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, nil)
+	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return fmt.Errorf("write %s%s: %w", key, s.in(), ErrExists)
+	}
 	if err != nil {
-		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
-	}
-	if _, err := w.Write(data); err != nil {
-		cancel()
-		_ = w.Close()
-		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
-	}
-	if err := w.Close(); err != nil {
-		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-			return fmt.Errorf("write %s%s: %w", key, s.in(), ErrExists)
-		}
-		return fmt.Errorf("write %s%s: %w", key, s.in(), err)
+		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
 }
@@ -320,7 +388,67 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 // computed here. With a Keeper the body is encrypted, the object name
 // bound in the additional data, so a segment cannot be passed off as
 // another.
+//
+// A raw segment first claims its sequence number (see claimSuffix): a
+// number another writer claimed is a *FencedError. A PutSegment that
+// failed may be called again with the same seg: it writes the same bytes
+// under the same name, and a claim or segment an earlier try stored (the
+// reply lost) is found and taken as written.
 func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, error) {
+	if seg.obj == nil {
+		if err := s.encodeSegment(ctx, seg); err != nil {
+			return SegmentInfo{}, err
+		}
+	}
+	key, obj := seg.key, seg.obj
+	if seg.Level == LevelRaw {
+		if err := s.claim(ctx, seg); err != nil {
+			return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+		}
+	}
+	err := s.putOnce(ctx, key, segmentType, obj)
+	if errors.Is(err, ErrExists) {
+		// An earlier try stored it (the reply was lost): the same bytes are
+		// this write.
+		if stored, rerr := s.readAll(ctx, key); rerr == nil && bytes.Equal(stored, obj) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+	}
+	si, _ := parseSegmentKey(key)
+	si.Size = int64(len(obj))
+	return si, nil
+}
+
+// claim stores the claim of seg's sequence number, or finds it stored by
+// an earlier try of this write.
+func (s *Store) claim(ctx context.Context, seg *Segment) error {
+	sum := sha256.Sum256(seg.obj)
+	body := []byte(seg.key + " " + hex.EncodeToString(sum[:]) + "\n")
+	ck := claimKey(seg.Epoch, seg.FirstSeq)
+	err := s.putOnce(ctx, ck, "text/plain", body)
+	if !errors.Is(err, ErrExists) {
+		return err
+	}
+	got, err := s.readAll(ctx, ck)
+	if err != nil {
+		return fmt.Errorf("read journal claim %s: %w", ck, err)
+	}
+	if bytes.Equal(got, body) {
+		return nil
+	}
+	other, _, _ := strings.Cut(string(got), " ")
+	stored, err := s.exists(ctx, other)
+	if err != nil {
+		return fmt.Errorf("read journal claim %s: %w", ck, err)
+	}
+	return &FencedError{Epoch: seg.Epoch, Seq: seg.FirstSeq, Other: other, Stored: stored}
+}
+
+// encodeSegment sets seg's key and stored bytes.
+func (s *Store) encodeSegment(ctx context.Context, seg *Segment) error {
 	plain := EncodeEntries(seg.Entries)
 	if seg.Level == 0 {
 		sum := sha256.Sum256(plain)
@@ -329,7 +457,7 @@ func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, erro
 	key := SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
 	zw, err := zstdEncoder()
 	if err != nil {
-		return SegmentInfo{}, err
+		return err
 	}
 	body := zw.EncodeAll(plain, nil)
 	zstdEncoders.Put(zw)
@@ -337,10 +465,11 @@ func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, erro
 		Format: segmentFormat, Version: JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
 		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: ms(seg.FirstTime), LastTimeMs: ms(seg.LastTime),
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
+		IntervalMs: seg.Interval.Milliseconds(),
 	}
 	if s.keeper != nil {
 		if body, err = s.sealSegment(ctx, key, body); err != nil {
-			return SegmentInfo{}, fmt.Errorf("put journal segment %s: %w", key, err)
+			return fmt.Errorf("put journal segment %s: %w", key, err)
 		}
 		h.Encryption, h.KeyID = encryptionBound, s.keeper.id
 	}
@@ -348,15 +477,80 @@ func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, erro
 	h.SHA256, h.BodySize = hex.EncodeToString(sum[:]), int64(len(body))
 	head, err := json.Marshal(h)
 	if err != nil {
-		return SegmentInfo{}, fmt.Errorf("put journal segment %s: %w", key, err)
+		return fmt.Errorf("put journal segment %s: %w", key, err)
 	}
-	obj := append(append(head, '\n'), body...)
-	if err := s.putOnce(ctx, key, segmentType, obj); err != nil {
-		return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+	seg.key, seg.obj = key, append(append(head, '\n'), body...)
+	return nil
+}
+
+// flushFile is journal/<epoch>/flushed.json, the journal's last flush
+// that wrote no segment (nothing changed), overwritten at each: with the
+// interval the segments record, it tells a reader whether the journal is
+// still flushing (see Store.StateAt).
+const flushFile = "flushed.json"
+
+// flushMark is the body of flushFile.
+type flushMark struct {
+	Epoch      string `json:"epoch"`
+	Seq        uint64 `json:"seq"`
+	TimeMs     int64  `json:"time_ms"`
+	IntervalMs int64  `json:"interval_ms"`
+}
+
+// PutFlushMark records a flush of epoch that wrote no segment: the journal
+// is complete to seq and to t, and flushes every interval.
+func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
+	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: ms(t), IntervalMs: interval.Milliseconds()})
+	if err != nil {
+		return err
 	}
-	si, _ := parseSegmentKey(key)
-	si.Size = int64(len(obj))
-	return si, nil
+	key := journalPrefix + epoch + "/" + flushFile
+	err = s.put(ctx, key, &blob.WriterOptions{ContentType: "application/json"}, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+// journalFlushed returns when the journal of e last flushed, as far as the
+// store tells (the last segment of c's chain, or a later flush mark that
+// follows it), and the interval it flushes at (0: not recorded, a journal
+// written before intervals were).
+func (s *Store) journalFlushed(ctx context.Context, e *EpochInfo, c Coverage) (time.Time, time.Duration, error) {
+	last, interval := c.To, time.Duration(0)
+	data, err := s.readAll(ctx, journalPrefix+e.ID+"/"+flushFile)
+	if err != nil && !notFound(err) {
+		return last, 0, fmt.Errorf("read journal epoch %s: %w", e.ID, err)
+	}
+	var m flushMark
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Epoch == e.ID && m.Seq >= c.LastSeq {
+		if t := fromMs(m.TimeMs); t.After(last) {
+			last = t
+		}
+		interval = time.Duration(m.IntervalMs) * time.Millisecond
+	}
+	if interval > 0 || c.LastSeq == 0 {
+		return last, interval, nil
+	}
+	chain, _ := e.Chain()
+	if len(chain) == 0 {
+		return last, 0, nil
+	}
+	// The header of the last segment records the interval.
+	r, err := s.newReader(ctx, chain[len(chain)-1].Key)
+	if err != nil {
+		return last, 0, fmt.Errorf("read journal segment %s: %w", chain[len(chain)-1].Key, err)
+	}
+	defer r.Close()
+	line, _ := bufio.NewReader(io.LimitReader(r, maxHeaderSize)).ReadSlice('\n')
+	var h segmentHeader
+	if json.Unmarshal(line, &h) == nil {
+		interval = time.Duration(h.IntervalMs) * time.Millisecond
+	}
+	return last, interval, nil
 }
 
 // sealSegment encrypts a segment body as snapshots are (see encrypt.go),
@@ -395,12 +589,12 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, ErrJournalBroken, fmt.Sprintf(format, args...))
 	}
-	data, err := s.bucket.ReadAll(ctx, si.Key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	data, err := s.readAll(ctx, si.Key)
+	if notFound(err) {
 		return nil, bad("the object is missing (deleted since listed)")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read journal segment %s%s: %w", si.Key, s.in(), err)
+		return nil, fmt.Errorf("read journal segment %s: %w", si.Key, err)
 	}
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
@@ -479,9 +673,16 @@ func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
 	if !strings.HasPrefix(key, journalPrefix) {
 		return fmt.Errorf("delete journal object %q: not under %s", key, journalPrefix)
 	}
-	err := s.bucket.Delete(ctx, key)
-	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return fmt.Errorf("delete journal object %s%s: %w", key, s.in(), err)
+	err := s.deleteKey(ctx, key)
+	if err != nil && !notFound(err) {
+		return fmt.Errorf("delete journal object %s: %w", key, err)
+	}
+	// A raw segment's claim goes with it.
+	if si, ok := parseSegmentKey(key); ok && si.Level == LevelRaw {
+		err := s.deleteKey(ctx, claimKey(si.Epoch, si.FirstSeq))
+		if err != nil && !notFound(err) {
+			return fmt.Errorf("delete journal object %s: %w", claimKey(si.Epoch, si.FirstSeq), err)
+		}
 	}
 	return nil
 }
@@ -492,6 +693,14 @@ func (s *Store) DeleteEpoch(ctx context.Context, e EpochInfo) error {
 		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
 			return err
 		}
+	}
+	for _, k := range e.Claims {
+		if err := s.DeleteJournalObject(ctx, k); err != nil {
+			return err
+		}
+	}
+	if err := s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+flushFile); err != nil {
+		return err
 	}
 	return s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+epochFile)
 }
@@ -517,6 +726,17 @@ func sortSegments(segs []SegmentInfo) {
 // is missing (the sequence does not continue).
 func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
 	starts, maxSeq := e.byFirst()
+	if seq, ok := e.twice(); ok {
+		// Two writers wrote this sequence number (before claims fenced
+		// them): the chain ends before it.
+		maxSeq = seq - 1
+		defer func() {
+			chain = slices.DeleteFunc(chain, func(si SegmentInfo) bool { return si.LastSeq >= seq })
+			if hole == nil {
+				hole = fmt.Errorf("%w: epoch %s: two raw segments for seq %d (two daemons wrote the epoch): restorable up to seq %d", ErrJournalBroken, e.ID, seq, seq-1)
+			}
+		}()
+	}
 	// reach[n]: the sequence goes on from n to the end.
 	reach := map[uint64]bool{maxSeq + 1: true}
 	for i := len(e.Segments) - 1; i >= 0; i-- {
@@ -540,6 +760,22 @@ func (e *EpochInfo) Chain() (chain []SegmentInfo, hole error) {
 		next = pick.LastSeq + 1
 	}
 	return chain, nil
+}
+
+// twice returns the first sequence number two raw segments of e hold.
+func (e *EpochInfo) twice() (uint64, bool) {
+	seen := map[uint64]bool{}
+	var first uint64
+	for _, si := range e.Segments {
+		if si.Level != LevelRaw {
+			continue
+		}
+		if seen[si.FirstSeq] && (first == 0 || si.FirstSeq < first) {
+			first = si.FirstSeq
+		}
+		seen[si.FirstSeq] = true
+	}
+	return first, first != 0
 }
 
 // byFirst returns e's segments by first seq (each in listing order), and
@@ -690,6 +926,13 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
 			cp.Err = err
 			continue
 		}
+		if ok, err := s.exists(ctx, objectKey(e.ID)); err != nil || !ok {
+			cp.Err = err
+			if err == nil {
+				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, ErrJournalBroken, e.ID)
+			}
+			continue
+		}
 		_, hole := e.Chain()
 		cp.Err = s.verifyLevels(ctx, e, cp)
 		if cp.Err == nil {
@@ -815,9 +1058,9 @@ const rawBlock = 256
 func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInfo, error) {
 	e := EpochInfo{ID: id}
 	dir := journalPrefix + id + "/"
-	ok, err := s.bucket.Exists(ctx, dir+epochFile)
+	ok, err := s.exists(ctx, dir+epochFile)
 	if err != nil {
-		return e, fmt.Errorf("read journal epoch %s%s: %w", id, s.in(), err)
+		return e, fmt.Errorf("read journal epoch %s: %w", id, err)
 	}
 	e.HasFile = ok
 	if !ok {
@@ -876,15 +1119,12 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInf
 
 // listKeys calls fn with every object a LIST with opts returns.
 func (s *Store) listKeys(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
-	it := s.bucket.List(opts)
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("list journal%s: %w", s.in(), err)
-		}
+	err := s.eachObject(ctx, opts, func(obj *blob.ListObject) error {
 		fn(obj)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list journal: %w", err)
 	}
+	return nil
 }

@@ -50,9 +50,9 @@ func (s *Store) withScope(ctx context.Context, info Info) (Info, error) {
 // headScope reads the "scope" of the snapshot with ID id from the start of
 // its document, decompressing no further than the first field after it.
 func (s *Store) headScope(ctx context.Context, id string) ([]string, error) {
-	r, err := s.bucket.NewReader(ctx, objectKey(id), nil)
+	r, err := s.newReader(ctx, objectKey(id))
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), err)
+		return nil, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	defer r.Close()
 	br := bufio.NewReader(io.LimitReader(r, maxDocumentSize))

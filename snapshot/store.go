@@ -143,6 +143,8 @@ type Store struct {
 	dir string
 	// pieceSizes cut the documents Put writes (zero: the defaults).
 	pieceSizes pieceSizes
+	// timeout bounds each store call without progress (see SetTimeout).
+	timeout time.Duration
 	// clock is the last CreatedAt Put assigned (see nextCreatedAt).
 	clock struct {
 		sync.Mutex
@@ -192,7 +194,7 @@ func openStore(ctx context.Context, storeURL string, create bool) (*Store, error
 		}
 		return openDir(ctx, dir, query, create)
 	}
-	b, err := openCloudBucket(ctx, storeURL)
+	b, err := openBucketGuarded(ctx, storeURL)
 	if errors.Is(err, ErrNoCredentials) {
 		return nil, fmt.Errorf("open store %q: %w", where, scrubError(err, storeURL))
 	}
@@ -200,6 +202,17 @@ func openStore(ctx context.Context, storeURL string, create bool) (*Store, error
 		return fail(err)
 	}
 	return &Store{bucket: b, where: where}, nil
+}
+
+// openBucketGuarded is openCloudBucket under the store timeout's default
+// and a recover.
+func openBucketGuarded(ctx context.Context, storeURL string) (b *blob.Bucket, err error) {
+	s := &Store{where: redactURL(storeURL)}
+	w := s.watch(ctx)
+	defer w.done()
+	defer s.recovered(&err, "open store")
+	b, err = openCloudBucket(w.ctx, storeURL)
+	return b, w.err(s, err)
 }
 
 // openDir opens the local directory dir, with the fileblob query
@@ -307,31 +320,16 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 		return Info{}, fmt.Errorf("put snapshot %s: %w", snap.ID, err)
 	}
 
-	// Cancelling wctx before Close aborts the write: gocloud commits on
-	// Close only, and not at all if the writer's context is done.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, objectKey(snap.ID), &blob.WriterOptions{
+	err = s.put(ctx, objectKey(snap.ID), &blob.WriterOptions{
 		IfNotExist:  true,
 		ContentType: contentType,
 		Metadata:    info.metadata(),
-	})
+	}, obj.writeTo, s.testHookBeforeClose)
+	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), ErrExists)
+	}
 	if err != nil {
-		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
-	}
-	if err := obj.writeTo(w); err != nil {
-		cancel()
-		_ = w.Close()
-		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), err)
-	}
-	if s.testHookBeforeClose != nil {
-		s.testHookBeforeClose()
-	}
-	if err := w.Close(); err != nil {
-		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-			return Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), ErrExists)
-		}
-		return Info{}, fmt.Errorf("write snapshot %s%s: %w", snap.ID, s.in(), describeBucketError(err))
+		return Info{}, fmt.Errorf("write snapshot %s: %w", snap.ID, err)
 	}
 	return info, nil
 }
@@ -383,12 +381,12 @@ const (
 
 // getAs is get, decoding the source offsets into what to says.
 func (s *Store) getAs(ctx context.Context, id string, to sourcesTo) (*Snapshot, Info, error) {
-	data, err := s.bucket.ReadAll(ctx, objectKey(id))
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	data, err := s.readAll(ctx, objectKey(id))
+	if notFound(err) {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
 	}
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("read snapshot %s%s: %w", id, s.in(), describeBucketError(err))
+		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	data, sealed, err := s.unseal(ctx, id, data)
 	if err != nil {
@@ -417,12 +415,12 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	g.SetLimit(listConcurrency)
 	for i, id := range ids {
 		g.Go(func() error {
-			attrs, err := s.bucket.Attributes(gctx, objectKey(id))
-			if gcerrors.Code(err) == gcerrors.NotFound {
+			attrs, err := s.attributes(gctx, objectKey(id))
+			if notFound(err) {
 				return nil // deleted since listed
 			}
 			if err != nil {
-				return fmt.Errorf("list snapshots%s: read attributes of %s: %w", s.in(), id, err)
+				return fmt.Errorf("list snapshots: read attributes of %s: %w", id, err)
 			}
 			info, ok := infoFromMetadata(id, attrs.Metadata)
 			if ok && info.Kind == "" {
@@ -461,7 +459,7 @@ func (s *Store) list(ctx context.Context) ([]string, error) {
 		// fileblob lists by reading the directory and then looking at each
 		// file: one deleted in between (another process's retention) fails
 		// the listing with NotFound. Listing again sees it gone.
-		if err == nil || gcerrors.Code(err) != gcerrors.NotFound || attempt == 10 || ctx.Err() != nil {
+		if err == nil || !notFound(err) || attempt == 10 || ctx.Err() != nil {
 			return ids, err
 		}
 		select {
@@ -493,18 +491,14 @@ func (s *Store) listOnce(ctx context.Context) ([]string, error) {
 		slices.Sort(ids)
 		return ids, nil
 	}
-	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix, Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list snapshots%s: %w", s.in(), describeBucketError(err))
-		}
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: keyPrefix, Delimiter: "/"}, func(obj *blob.ListObject) error {
 		if id, ok := idOf(strings.TrimPrefix(obj.Key, keyPrefix)); ok && !obj.IsDir {
 			ids = append(ids, id)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	slices.Sort(ids)
 	return ids, nil
@@ -530,12 +524,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if _, err := ParseID(id); err != nil {
 		return fmt.Errorf("delete snapshot: %w; give the full ID as list shows it", err)
 	}
-	err := s.bucket.Delete(ctx, objectKey(id))
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	err := s.deleteKey(ctx, objectKey(id))
+	if notFound(err) {
 		return fmt.Errorf("delete snapshot %s: %w%s", id, ErrNotFound, s.in())
 	}
 	if err != nil {
-		return fmt.Errorf("delete snapshot %s%s: %w", id, s.in(), err)
+		return fmt.Errorf("delete snapshot %s: %w", id, err)
 	}
 	return nil
 }
@@ -560,9 +554,9 @@ func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string)
 		return "", errors.New("resolve snapshot: empty reference: give an ID, a unique ID prefix or latest")
 	}
 	if _, err := ParseID(ref); err == nil {
-		ok, err := s.bucket.Exists(ctx, objectKey(ref))
+		ok, err := s.exists(ctx, objectKey(ref))
 		if err != nil {
-			return "", fmt.Errorf("resolve snapshot %s%s: %w", ref, s.in(), err)
+			return "", fmt.Errorf("resolve snapshot %s: %w", ref, err)
 		}
 		if !ok {
 			return "", fmt.Errorf("resolve snapshot %s: %w%s", ref, ErrNotFound, s.in())

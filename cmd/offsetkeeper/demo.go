@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -142,7 +143,7 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	}
 	storeFlag := ""
 	if c.g.store != defaultStore {
-		storeFlag = " --store " + c.g.store
+		storeFlag = " --store " + restore.ShellQuote(c.g.store)
 	}
 	fmt.Fprintf(c.stdout, `offsetkeeper demo
   Kafka (kfake, 3 brokers): %s   cluster id %s

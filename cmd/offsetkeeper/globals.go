@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"strings"
@@ -28,6 +29,8 @@ type globals struct {
 	logLevel  string
 	logFormat string
 	store     string
+	// storeTimeout bounds each store call without progress.
+	storeTimeout time.Duration
 	// encryptKey is a secret when it is a base64key:// URL: never print it.
 	encryptKey string
 
@@ -66,6 +69,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn: a command prints its result on stdout, and only warnings and errors on stderr; info for daemon, serve and demo)")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
+	fs.DurationVar(&g.storeTimeout, "store-timeout", snapshot.DefaultStoreTimeout, "give up a store call (a read, a write, a listing page) that makes no progress for this long")
 	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
 	fs.StringVar(&g.brokers, "brokers", "localhost:9092", "Kafka bootstrap brokers, comma-separated")
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
@@ -244,7 +248,13 @@ func (g *globals) createStore(ctx context.Context) (*snapshot.Store, error) {
 }
 
 func (g *globals) keyStore(ctx context.Context, open func(context.Context, string) (*snapshot.Store, error)) (*snapshot.Store, error) {
+	if g.storeTimeout < 0 {
+		return nil, usagef("--store-timeout must be positive")
+	}
 	store, err := open(ctx, g.store)
+	if err == nil {
+		store.SetTimeout(g.storeTimeout)
+	}
 	if err != nil || g.encryptKey == "" {
 		return store, err
 	}
@@ -268,7 +278,7 @@ func splitList(s string) []string {
 }
 
 // sharedOnly are the shared flags that are not about Kafka.
-var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store": true, "encrypt-key": true}
+var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store": true, "store-timeout": true, "encrypt-key": true}
 
 // kafkaFlag reports whether name is one of the shared Kafka flags
 // (connection and security), which a command that does not use Kafka
@@ -280,4 +290,19 @@ func kafkaFlag(name string) bool {
 	probe := flag.NewFlagSet("", flag.ContinueOnError)
 	(&globals{}).register(probe)
 	return probe.Lookup(name) != nil
+}
+
+// routeLibraryLog sends what libraries print with the standard log package
+// (the AWS transfer manager does, on a refused multipart upload) to l at
+// debug level, not to stderr: the error the command reports says it.
+func routeLibraryLog(l *slog.Logger) {
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{l})
+}
+
+type libraryLog struct{ l *slog.Logger }
+
+func (w libraryLog) Write(p []byte) (int, error) {
+	w.l.Debug(strings.TrimSpace(string(p)), "component", "sdk")
+	return len(p), nil
 }

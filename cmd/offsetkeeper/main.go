@@ -182,6 +182,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		e.log, err = e.g.logger(stderr)
 	}
+	if err == nil {
+		routeLibraryLog(e.log)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", info.name, err, info.name)
 		return exitUsage

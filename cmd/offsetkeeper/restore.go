@@ -322,6 +322,9 @@ func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connect
 		if errors.Is(err, snapshot.ErrNotFound) {
 			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", id, err)
 		}
+		if errors.Is(err, snapshot.ErrStore) {
+			return nil, fmt.Errorf("read snapshot %q: %w; nothing was written", id, err)
+		}
 		return nil, fmt.Errorf("read snapshot %q: %w; do not restore it; nothing was written", id, err)
 	}
 	return snap, nil

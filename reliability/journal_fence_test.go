@@ -1,0 +1,152 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/daemon"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// journalDaemon is a journaling daemon of c on its own Store of dir, as a
+// second process would open it, leader election off.
+func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Daemon, *snapshot.Store, *syncLog) {
+	t.Helper()
+	store, err := snapshot.OpenStore(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	log := &syncLog{}
+	capt := snapshot.NewCapturer(c.cl, snapshot.Options{Incremental: true})
+	d := &daemon.Daemon{
+		Config: daemon.Config{Schedule: "@every 1h", SkipImmediately: skip, Journal: daemon.JournalConfig{Interval: 100 * time.Millisecond}},
+		Store:  store,
+		Logger: slog.New(slog.NewTextHandler(log, nil)),
+		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
+			return capt.Capture(ctx)
+		},
+		Tail: &daemon.Tailer{
+			New: func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
+				return snapshot.NewTail(c.cl, snapshot.Options{}, state, positions, observed)
+			},
+			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
+				return snapshot.EpochTopicsOf(ctx, c.cl, snapshot.Options{}, snap)
+			},
+		},
+	}
+	return d, store, log
+}
+
+// TestJournalTwoDaemonsFenced: two daemons with leader election off
+// journal one epoch of one store (the second starts without a snapshot of
+// its own, so it continues the first one's epoch). The store fences them:
+// one keeps writing, the other stops with an ERROR naming the epoch, and
+// the journal verifies, its chain whole.
+func TestJournalTwoDaemonsFenced(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	c.stopAll()
+	dir := t.TempDir()
+	a, store, logA := journalDaemon(t, c, dir, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = a.Run(ctx) }()
+	covered := func(at time.Time) func() bool {
+		return func() bool {
+			cov, err := store.JournalCoverage(context.Background())
+			return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at)
+		}
+	}
+	eventually(t, 60*time.Second, "the first daemon's journal", covered(time.Now()))
+	b, _, logB := journalDaemon(t, c, dir, true)
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = b.Run(ctx) }()
+
+	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
+	stoppedLog := func() string {
+		for _, l := range []string{logA.String(), logB.String()} {
+			if strings.Contains(l, "journal stopped: another writer writes this epoch") {
+				return l
+			}
+		}
+		return ""
+	}
+	for i := 0; stoppedLog() == ""; i++ {
+		if i > 3000 {
+			t.Fatalf("neither daemon was fenced:\nA:\n%s\nB:\n%s", logA.String(), logB.String())
+		}
+		c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: fmt.Appendf(nil, `{"incrementing":%d}`, i)})
+		time.Sleep(20 * time.Millisecond)
+	}
+	l, err := store.ListJournal(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := l.Epochs[len(l.Epochs)-1].ID
+	if log := stoppedLog(); !strings.Contains(log, "level=ERROR") || !strings.Contains(log, "epoch="+epoch) {
+		t.Fatalf("the fenced daemon's log does not name epoch %s in an ERROR:\n%s", epoch, log)
+	}
+	// The other keeps writing.
+	at := time.Now()
+	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":999999}`)})
+	eventually(t, 60*time.Second, "the journal after the fence", covered(at))
+	cancel()
+	wg.Wait()
+	checks, err := store.VerifyJournal(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range checks {
+		if ch.Err != nil {
+			t.Errorf("verify epoch %s: %v", ch.Epoch, ch.Err)
+		}
+	}
+	l, err = store.ListJournal(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Epochs {
+		if _, hole := e.Chain(); hole != nil {
+			t.Errorf("epoch %s: %v", e.ID, hole)
+		}
+	}
+	cov, _ := store.JournalCoverage(context.Background())
+	st, _, err := store.StateAt(context.Background(), cov[len(cov)-1].To)
+	if err != nil {
+		t.Fatalf("state now: %v", err)
+	}
+	for _, o := range st.SourceOffsets {
+		if string(o.Key) == string(jdbc) && string(o.Value) != `{"incrementing":999999}` {
+			t.Errorf("state now has %s for the JDBC key", o.Value)
+		}
+	}
+}
