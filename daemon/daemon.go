@@ -574,7 +574,8 @@ func (d *Daemon) topicGone(ctx context.Context, err error) error {
 	if lerr != nil {
 		return err
 	}
-	return snapshot.Gone(err, snapshot.LatestFull(infos), "")
+	latest := snapshot.LatestFull(infos)
+	return snapshot.Gone(err, latest, snapshot.HistoryTopics(ctx, d.Store, latest), "")
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

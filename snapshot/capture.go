@@ -68,14 +68,33 @@ func LatestFull(infos []Info) *Info {
 	return out
 }
 
-// Gone explains err when it holds a *MissingTopicError and latest, the
-// newest full snapshot of a store, holds offsets (so the worker topics
-// existed when it was taken): the topic was deleted, or the brokers given
-// are another cluster, and a restore brings it back. clusterID is the
-// cluster read now ("" if unknown). Any other err is returned as it is.
-func Gone(err error, latest *Info, clusterID string) error {
+// HistoryTopics are the names of the topics the snapshot info in store
+// read (nil when info is nil or cannot be read), for Gone.
+func HistoryTopics(ctx context.Context, store *Store, info *Info) []string {
+	if info == nil {
+		return nil
+	}
+	snap, _, err := store.Get(ctx, info.ID)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(snap.Topics))
+	for _, t := range snap.Topics {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// Gone explains err when it holds a *MissingTopicError for a topic that
+// latest, the newest full snapshot of a store, read (topics are the names
+// of its Topics) and latest holds offsets: the topic was deleted, or the
+// brokers given are another cluster, and a restore brings it back.
+// clusterID is the cluster read now ("" if unknown). Any other err, and a
+// topic the snapshot never read (a mistyped --offsets-topic, say), is
+// returned as it is.
+func Gone(err error, latest *Info, topics []string, clusterID string) error {
 	var mt *MissingTopicError
-	if err == nil || latest == nil || !errors.As(err, &mt) || latest.SourceKeys == 0 && latest.SinkGroups == 0 {
+	if err == nil || latest == nil || !errors.As(err, &mt) || latest.SourceKeys == 0 && latest.SinkGroups == 0 || !slices.Contains(topics, mt.Topic) {
 		return err
 	}
 	where := "it was deleted, or these brokers are another cluster"

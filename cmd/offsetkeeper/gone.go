@@ -25,5 +25,6 @@ func topicGone(ctx context.Context, store *snapshot.Store, cl *kgo.Client, err e
 	if md, merr := kadm.NewClient(cl).BrokerMetadata(ctx); merr == nil {
 		cluster = md.Cluster
 	}
-	return snapshot.Gone(err, snapshot.LatestFull(infos), cluster)
+	latest := snapshot.LatestFull(infos)
+	return snapshot.Gone(err, latest, snapshot.HistoryTopics(ctx, store, latest), cluster)
 }
