@@ -89,13 +89,15 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 		w.close()
 		return nil, fmt.Errorf("connect to embedded Kafka: %w", err)
 	}
-	w.spec.LiveSinkMember = true
 	if w.exp, err = connectdemo.Seed(ctx, w.cl, w.spec); err != nil {
 		w.close()
 		return nil, fmt.Errorf("seed embedded Kafka: %w", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort))
-	if w.connect, err = connecttest.Start(w.cl, connecttest.Options{Addr: addr}); err != nil {
+	// Connect keeps a member in the group of each sink whose tasks run and
+	// lets it leave once the connector is stopped, as a worker's tasks do:
+	// a sink's offsets can then be reset and restored through it.
+	if w.connect, err = connecttest.Start(w.cl, connecttest.Options{Addr: addr, SinkMembers: true}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --rest-port", addr, err)
 	}
@@ -164,7 +166,11 @@ First snapshot: %s (%d source keys, %d sink groups) in %s
 		fmt.Fprintf(c.stdout, "demo: %s\n", msg)
 		c.log.Info("demo: " + msg)
 	}
-	err = connectdemo.ChurnWith(ctx, w.cl, w.spec, c.churn, connectdemo.ChurnOptions{Leave: w.connect.Changed, Notify: notify})
+	// The group with a member (Connect's, above) is not committed to by
+	// the churner, as LiveSinkMember says.
+	churn := w.spec
+	churn.LiveSinkMember = true
+	err = connectdemo.ChurnWith(ctx, w.cl, churn, c.churn, connectdemo.ChurnOptions{Leave: w.connect.Changed, Notify: notify})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("keep demo connectors busy: %w", err)
 	}

@@ -167,6 +167,49 @@ func TestDemo(t *testing.T) {
 			t.Errorf("after restore --via %s the demo moved the offsets again:\n%s", via, later)
 		}
 	}
+	first, _, _ := strings.Cut(strings.TrimSpace(strings.SplitAfter(guide, "First snapshot: ")[1]), " ")
+	demoSinkReset(t, rest, first, append(restore[2:2], "--brokers", brokers, "--connect-url", connectURL, "--stop-connectors", "--resume", "--kafka-timeout", "10s"))
+}
+
+// demoSinkReset resets the demo's running sink through its REST API as
+// Connect allows it (stopped, its tasks gone from the group), then restores
+// it from first, the demo's first snapshot (the demo never moves that
+// group's offsets): they come back.
+func demoSinkReset(t *testing.T, rest func(method, path string) (int, string), first string, flags []string) {
+	t.Helper()
+	const sink = "/connectors/es-sink-orders"
+	_, before := rest("GET", sink+"/offsets")
+	if offsetSet(t, before) == "" {
+		t.Fatalf("es-sink-orders has no offsets to reset: %s", before)
+	}
+	if code, body := rest("PUT", sink+"/stop"); code >= 300 {
+		t.Fatalf("PUT stop: %d %s", code, body)
+	}
+	// As on a real worker, the reset is refused until the stopped tasks
+	// have left the group; the demo's Connect lets them leave.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, body := rest("DELETE", sink+"/offsets")
+		if code < 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("DELETE offsets of the stopped sink: still %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := rest("PUT", sink+"/resume"); code >= 300 {
+		t.Fatalf("PUT resume: %d %s", code, body)
+	}
+	if _, after := rest("GET", sink+"/offsets"); offsetSet(t, after) != "" {
+		t.Fatalf("the sink reset left offsets: %s", after)
+	}
+	args := append([]string{"restore", first, "--connector", "es-sink-orders"}, flags...)
+	if code, rout, rerr := runCLI(t, args...); code != exitOK {
+		t.Fatalf("restore of the sink: exit %d\n%s\n%s", code, rout, rerr)
+	}
+	if _, after := rest("GET", sink+"/offsets"); offsetSet(t, after) != offsetSet(t, before) {
+		t.Errorf("after the restore es-sink-orders has offsets\n%s\nwant\n%s", offsetSet(t, after), offsetSet(t, before))
+	}
 }
 
 // offsetSet is a Connect REST offsets body in a canonical order.
