@@ -42,6 +42,10 @@ func (r Refusal) String() string {
 // wraps ErrRefused.
 type RefusedError struct {
 	Refusals []Refusal
+	// Scoped, ConnectURL and Stopping say what the restore was given
+	// already (--connector, a Connect URL, --stop-connectors), so the
+	// hint offers only the ways it was not.
+	Scoped, ConnectURL, Stopping bool
 }
 
 func (e *RefusedError) Error() string {
@@ -92,8 +96,22 @@ func (e *RefusedError) hint() string {
 	if len(names) == 1 {
 		them = "it"
 	}
-	return fmt.Sprintf("The restore would write %s %s: stop %s first, restore the other connectors alone with --connector NAME, or let the restore stop and resume %s with --connect-url URL --stop-connectors --resume.",
-		plural(len(names), "connector", "connectors"), strings.Join(names, ", "), them, them)
+	ways := []string{"stop " + them + " first"}
+	if !e.Scoped {
+		ways = append(ways, "restore the other connectors alone with --connector NAME")
+	}
+	switch {
+	case !e.ConnectURL:
+		ways = append(ways, "let the restore stop and resume "+them+" with --connect-url URL --stop-connectors --resume")
+	case !e.Stopping:
+		ways = append(ways, "let the restore stop and resume "+them+" with --stop-connectors --resume")
+	}
+	last := len(ways) - 1
+	text := ways[last]
+	if last > 0 {
+		text = strings.Join(ways[:last], ", ") + ", or " + ways[last]
+	}
+	return fmt.Sprintf("The restore would write %s %s: %s.", plural(len(names), "connector", "connectors"), strings.Join(names, ", "), text)
 }
 
 // Unwrap returns ErrRefused.

@@ -217,3 +217,25 @@ func seededDemo(t *testing.T, spec connectdemo.Spec) (*kfake.Cluster, *kgo.Clien
 	}
 	return kc, cl
 }
+
+// The hint offers only the ways the restore was not given already.
+// Regression: a restore given --connector and --connect-url was told to
+// narrow with --connector NAME or to give --connect-url URL.
+func TestRefusedHintOffersWhatWasNotGiven(t *testing.T) {
+	running := []Refusal{{Connector: "a", Check: CheckRunning, Reason: "runs"}}
+	for _, c := range []struct {
+		e    RefusedError
+		want string
+	}{
+		{RefusedError{}, "stop it first, restore the other connectors alone with --connector NAME, or let the restore stop and resume it with --connect-url URL --stop-connectors --resume."},
+		{RefusedError{Scoped: true}, "stop it first, or let the restore stop and resume it with --connect-url URL --stop-connectors --resume."},
+		{RefusedError{Scoped: true, ConnectURL: true}, "stop it first, or let the restore stop and resume it with --stop-connectors --resume."},
+		{RefusedError{Scoped: true, ConnectURL: true, Stopping: true}, "1 connector a: stop it first."},
+		{RefusedError{ConnectURL: true, Stopping: true}, "stop it first, or restore the other connectors alone with --connector NAME."},
+	} {
+		c.e.Refusals = running
+		if got := c.e.hint(); !strings.HasSuffix(got, c.want) {
+			t.Errorf("%+v: hint %q, want it to end %q", c.e, got, c.want)
+		}
+	}
+}

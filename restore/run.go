@@ -436,6 +436,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	}
 	if refused != nil {
 		r.report.Refusals = refused.Refusals
+		refused.Scoped, refused.ConnectURL, refused.Stopping = len(r.req.Connectors) > 0, r.Connect != nil, r.req.StopConnectors
 	}
 	if r.req.Force {
 		return r.force(ctx, plan, refused)
@@ -598,7 +599,7 @@ func (r *run) blockingRefusals(ctx context.Context, plan *Plan) error {
 		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written, nothing was stopped", snap.ID, err)
 	}
 	if len(blocking) > 0 {
-		return refusal{fmt.Errorf("%w (nothing was stopped either)", &RefusedError{Refusals: blocking})}
+		return refusal{fmt.Errorf("%w (nothing was stopped either)", &RefusedError{Refusals: blocking, Scoped: len(r.req.Connectors) > 0, ConnectURL: true, Stopping: true})}
 	}
 	return nil
 }
@@ -693,7 +694,8 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		case len(written) == 0:
 			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", kafkaconf.DescribeError(err), undo)
 		}
-		return fmt.Errorf("%w; %s", kafkaconf.DescribeError(err), r.rollBack(written))
+		// Apply's error names what was written already.
+		return fmt.Errorf("%w; %s", kafkaconf.DescribeError(err), r.rollBack(nil))
 	}
 	fmt.Fprintf(r.Out, "applied: %s and %s in %s, %s and %s in %s (%s)\n",
 		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
@@ -717,10 +719,15 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 }
 
 // rollBack is the advice after a restore that committed written and then
-// failed: what it wrote, and the restore of its undo snapshot.
+// failed: what it wrote (unless written is nil: the error names it), and
+// the restore of its undo snapshot.
 func (r *run) rollBack(written []string) string {
 	cmds := r.req.Commands.Snapshot(r.report.Undo)
-	return fmt.Sprintf("this restore wrote %s; to roll back what it wrote: %s (check first: %s)", strings.Join(written, ", "), cmds.Run, cmds.DryRun)
+	what := ""
+	if len(written) > 0 {
+		what = "this restore wrote " + strings.Join(written, ", ") + "; "
+	}
+	return fmt.Sprintf("%sto roll back what it wrote: %s (check first: %s)", what, cmds.Run, cmds.DryRun)
 }
 
 // connectWritten names the connectors whose offsets Connect altered.
