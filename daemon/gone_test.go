@@ -14,7 +14,9 @@ import (
 func TestDaemonTopicGone(t *testing.T) {
 	t.Parallel()
 	store := memStore(t)
-	if _, err := store.Put(context.Background(), fakeSnapshot(map[int32]int64{0: 1})); err != nil {
+	snap := fakeSnapshot(map[int32]int64{0: 1})
+	snap.Topics = []snapshot.Topic{{Name: "connect-offsets", Role: snapshot.RoleOffsets}}
+	if _, err := store.Put(context.Background(), snap); err != nil {
 		t.Fatal(err)
 	}
 	st := make(steps)
@@ -30,5 +32,11 @@ func TestDaemonTopicGone(t *testing.T) {
 	}
 	if strings.Contains(logs, "check --offsets-topic") {
 		t.Errorf("a deleted topic blamed on configuration:\n%s", logs)
+	}
+	// A topic the store never read is a setting to check, not a deletion.
+	st <- returns(nil, &snapshot.MissingTopicError{Topic: "connect-offsetz", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
+	waitFor(t, "the second failed run", func() bool { return runs(t, d, ResultFailure) == 2 })
+	if logs := r.logs.String(); !strings.Contains(logs, `read offsets topic \"connect-offsetz\": topic does not exist: check --offsets-topic`) {
+		t.Errorf("a topic the store never read is not blamed on the setting:\n%s", logs)
 	}
 }
