@@ -194,13 +194,12 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 // of millions of keys never holds a kgo.Record for each) and does not
 // compress,
 // as Connect's own offsets producer does not (compression.type none):
-// kgo's default snappy cost the producer a fifth more CPU for no gain in
-// wall time (docs/benchmarks.md), and every reader has to decompress it.
+// kgo's default snappy costs the producer CPU for no gain in wall time,
+// and every reader has to decompress it.
 // maxBuffered is the most records a restore's producer holds at once, and
-// recordChunk how many it allocates at a time. At 400k records a restore
-// wrote as fast with 32,768 buffered as with all 200,000 (Produce waits
-// for room only while the brokers are busy with what it sent), and held
-// 50 MB less (docs/benchmarks.md).
+// recordChunk how many it allocates at a time. A restore writes as fast
+// with this many buffered as with all its records (Produce waits for room
+// only while the brokers are busy with what it sent), and holds much less.
 const (
 	maxBuffered = 32 << 10
 	recordChunk = 4 << 10

@@ -15,8 +15,8 @@ import (
 // This file is Verify's first try: it reads the offsets topics back a few
 // partitions at a time and compares each with what the plan wrote, instead
 // of making a whole new plan from a whole new live capture (the live keys,
-// a SourceOffset for each and the plan's changes again: at 800,000 keys,
-// more than the rest of the restore). It answers only "everything
+// a SourceOffset for each and the plan's changes again: for a large
+// restore, more than the rest of it). It answers only "everything
 // matches"; anything else, or anything it cannot vouch for, is left to the
 // full comparison, which then says what differs.
 

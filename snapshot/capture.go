@@ -760,7 +760,7 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 // describeAndFetch describes the groups and fetches their committed
 // offsets, at once: one round trip per coordinator less. A classic group
 // listed Empty has no members, so it is not described (a sink connector
-// stopped, or between runs: the idle journal's 2,000 groups were a
+// stopped, or between runs: an idle journal otherwise sent a
 // DescribeGroups of them all every interval), unless its fetch found no
 // commit: then it may have been deleted since the list, which a describe
 // tells (Dead).
@@ -1284,7 +1284,7 @@ func connectorProperties(value []byte) (map[string]string, bool) {
 // plainProperties reads a connector config record value as the worker
 // writes nearly all of them, {"properties":{...}} with nothing but plain
 // strings (see connectjson.PlainObjectEnd) as names and values, without
-// encoding/json: 3,000 configs cost 40 ms through it. Anything else, it
+// encoding/json, which is slow for thousands of configs. Anything else, it
 // reports false and the caller decodes the value in full; for what it
 // accepts both give the same map.
 func plainProperties(v []byte) (map[string]string, bool) {

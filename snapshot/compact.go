@@ -8,9 +8,9 @@ import (
 
 // This file is the compact form of a snapshot's source offsets that a
 // restore reads: a SourceTable. A decoded SourceOffset is 160 bytes with
-// seven pointers, next to the bytes of its key and value (at 800,000 keys,
-// 128 MB of structs beside 78 MB of bytes, and the decode held them twice
-// while it made the slice); a restore needs the topic, partition, key,
+// seven pointers, next to the bytes of its key and value (the structs
+// weigh more than the bytes, and the decode held them twice while it made
+// the slice); a restore needs the topic, partition, key,
 // value and connector of each, which a tableRec holds in 28 bytes without
 // a pointer, the bytes in one arena.
 
@@ -261,7 +261,7 @@ type RestoreRead struct {
 	// NoSinkOffsets leaves out the sink groups' committed offsets (each
 	// SinkGroup's Offsets is nil; the groups, their connectors and states
 	// stay): a restore of source offsets only never reads them, and a
-	// snapshot of 2,000 groups of 50 partitions holds 9 MB of them.
+	// snapshot of thousands of groups holds many of them.
 	NoSinkOffsets bool
 }
 

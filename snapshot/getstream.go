@@ -7,8 +7,8 @@ import (
 )
 
 // This file decodes a document while it is decompressed, so that Get never
-// holds the whole document (74 MB at 200,000 keys, 295 MB at 800,000) next
-// to the Snapshot made of it: the source offsets, nearly all of it, are
+// holds the whole decompressed document (several times the compressed
+// object) next to the Snapshot made of it: the source offsets, nearly all of it, are
 // decoded out of a window of the decompressed stream, and only the rest
 // (head, sink groups, warnings) is kept whole and decoded as decodeFast
 // decodes it. Anything unusual reports false, and the caller decodes the

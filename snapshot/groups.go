@@ -98,8 +98,8 @@ type committed struct {
 // fetchCommitted fetches the committed offsets of groups in one
 // OffsetFetch request, which the client shards per coordinator, and decodes
 // each group's answer straight into SinkOffsets in Normalize's order: no
-// kadm maps of maps (100,000 sink partitions were 0.4 s of CPU a read and
-// most of the garbage of an idle journal). A group whose offsets are all
+// kadm maps of maps (for a large number of sink partitions they were most
+// of a read's CPU and most of the garbage of an idle journal). A group whose offsets are all
 // as in prev gets prev's slice back, LastConsumed included: an idle group
 // allocates nothing that lasts.
 func fetchCommitted(ctx context.Context, cl *kgo.Client, groups []string, prev map[string]SinkGroup) map[string]committed {
@@ -203,8 +203,8 @@ func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev
 // sortFetchedPartitions sorts a topic's answered partitions by number. A
 // coordinator answers them in any order (kfake in its map's), and a group
 // commits for most partitions of its topics: when the numbers are the
-// consecutive run from the least, each is swapped to its place (pdqsort of
-// 100,000 partitions was 40% of an idle read).
+// consecutive run from the least, each is swapped to its place (a sort of
+// every partition was a large part of an idle read).
 func sortFetchedPartitions(ps []kmsg.OffsetFetchResponseGroupTopicPartition) {
 	if slices.IsSortedFunc(ps, cmpFetchedPartition) {
 		return

@@ -19,7 +19,7 @@ type Index struct {
 	conns  map[string]Connector
 	groups map[string]SinkGroup
 	// offsets holds the positions of each connector's source offsets, nil
-	// until offsetsOf first needs them.
+	// until indexOffsets fills it (on the first Positions or SourceOffsetsOf).
 	offsets map[string][]int32
 }
 

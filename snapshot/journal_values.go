@@ -24,8 +24,8 @@ import (
 // zero: the bytes are rebuilt exactly from the name and N), is held in its
 // index word, its name numbered; any other value lies in an arena, its
 // length first. The index is a wordIndex: 16 bytes a key, and nothing
-// else for {"position":N} (a map[uint64]span took 58 bytes a key at
-// 800,000 keys, and the value 22 more in an arena). Two keys whose
+// else for {"position":N} (a map[uint64]span takes several times that, and
+// the value more in an arena). Two keys whose
 // hashes collide (about one chance in 10^9 for 200,000 keys) share a
 // value, which can only make an event be seen or missed; the journal's
 // records are the keys and values read, never these.
@@ -321,8 +321,8 @@ func (x *wordIndex) merge() {
 // lastValues of every offsets topic partition that has keys, under one
 // hash seed. Store.GetForTail decodes a snapshot's source offsets straight
 // into one, so that a new journal epoch never holds its base snapshot's
-// SourceOffsets (160 bytes a key and a copy of its bytes, 40 MB at 200,000
-// keys) beside what the tail keeps.
+// SourceOffsets (160 bytes a key and a copy of its bytes) beside what the
+// tail keeps.
 type tailSeed struct {
 	seed maphash.Seed
 	last map[string]map[int32]*lastValues

@@ -16,9 +16,7 @@ import (
 // stores, as soon as its read reached its end, while the other partitions
 // are still read; then its view goes. A fetch fills partitions in request
 // order, so the partitions of a large topic are read one group after
-// another (at 1.6M records, 12 of 25 partitions with half the read left,
-// 7 more with 12 to 21% left; see docs/benchmarks.md, "Fourth pass"):
-// their work overlaps the rest of the read, and the peak, which was at the
+// another, many of them well before the read ends: their work overlaps the rest of the read, and the peak, which was at the
 // end of the read with every view held, holds their frames instead. A
 // partition read with less than a tenth of the read left, or of less than
 // 2 MiB, goes the way of CaptureStreamed's: indexed after the read,
@@ -44,9 +42,8 @@ const earlyMinLeft = 0.1
 // earlyMinBytes is the fewest live bytes (keys and values) a partition
 // needs to be compressed as soon as it is read: a job holds 5 MiB of
 // scratch and encoder while it runs, and letting go of smaller views
-// early does not pay for it. At 400,000 records (0.75 MiB a partition)
-// early jobs took 6 MiB more peak RSS than none; at 1,600,000 (3 MiB a
-// partition) 15 to 25 MiB less.
+// early does not pay for it: with small partitions early jobs raise the
+// peak RSS, with large ones they lower it.
 const earlyMinBytes = 2 << 20
 
 // earlyKnobs are newOverlap's settings, which tests change.
@@ -75,8 +72,7 @@ type overlap struct {
 	seed     maphash.Seed
 	// scratch holds one jobScratch per job that may run at once (one a
 	// CPU): a job takes one to run and gives it back. One job at a time
-	// while the read goes on held more at 1.6M records, not less (203
-	// against 190 MiB, median of 5): views went later.
+	// while the read goes on held more memory, not less: views went later.
 	scratch chan *jobScratch
 	wg      sync.WaitGroup
 	mu      sync.Mutex

@@ -228,7 +228,8 @@ func (pv *partView) remove(key []byte) {
 	r := pv.recs.at(i)
 	pv.live -= int64(r.key.n) + int64(r.value.n)
 	// The key's bytes stay: an incremental Capturer's index (a streamed
-	// capture's keyRefs, sorted by key) may still name the record.
+	// snapshot's lazyPart.entries, keyRefs sorted by key) may still name
+	// the record.
 	r.offset, r.value = -1, span{}
 	pv.dead++
 }
@@ -241,8 +242,7 @@ func (pv *partView) footprint() int64 {
 // compactAbove is the dead arena bytes a partition view tolerates beyond
 // its live bytes before it is compacted. It bounds what a daemon under
 // steady churn holds in overwritten values: up to this much per partition
-// whose live bytes are fewer (12.5 MiB for 25 such partitions; it was
-// 4 MiB, 100 MiB for 25). Compacting copies the live bytes, at most once
+// whose live bytes are fewer. Compacting copies the live bytes, at most once
 // per this many bytes written, or per doubling of a larger arena.
 const compactAbove = 512 << 10
 
@@ -294,9 +294,8 @@ type arena struct {
 // arenaMaxChunk, so a small partition wastes little and a large one
 // allocates rarely. A slice larger than a quarter of arenaMaxChunk gets
 // a chunk of its own. Each partition's last chunk is half empty on
-// average: 64 KiB chunks instead of 256 KiB hold 2.4 MB less over 25
-// partitions, for allocations that stay rare (one per 64 KiB of keys and
-// values).
+// average: small chunks waste less over many partitions, for allocations
+// that stay rare (one per 64 KiB of keys and values).
 const (
 	arenaMinChunk = 4 << 10
 	arenaMaxChunk = 64 << 10
@@ -419,10 +418,9 @@ type bounds struct {
 // fetchMaxBytes bounds one fetch response; partMaxBytes one partition of
 // it. A partition's records are decoded all at once, so partMaxBytes bounds
 // the records in flight per broker; with 4 MiB a response still holds
-// several partitions and a read takes few round trips. At 400k records,
-// 4 MiB took the same time as 8 MiB with 15 MiB less peak RSS (the
-// responses in flight are live when the collector runs); 2 MiB was
-// slower (see docs/benchmarks.md).
+// several partitions and a read takes few round trips. A larger bound is
+// no faster and holds more memory (the responses in flight are live when
+// the collector runs); a smaller one is slower.
 const (
 	fetchMaxBytes = 4 << 20
 	partMaxBytes  = 1 << 20

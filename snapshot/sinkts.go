@@ -44,8 +44,8 @@ type sinkPos struct {
 // Capture at the same offset are reused, not fetched again.
 func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) (warnings []string) {
 	// The positions, each once (groups reading a partition at the same
-	// offset share it): a sorted slice, not a map of them all (100,000
-	// sink partitions are 3 MB of slice, and twice that in a map).
+	// offset share it): a sorted slice, not a map of them all (a map holds
+	// about twice the slice's memory).
 	var want []sinkPos
 	for _, g := range groups {
 		for _, o := range g.Offsets {

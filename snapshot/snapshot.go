@@ -1049,7 +1049,7 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 	d := offsetDecoder{b: b, i: i + 1, interned: map[string]string{}}
 	// The offsets are collected in chunks and copied once into a slice of
 	// the exact size: one slice grown by append copied every offset about
-	// five times over (a 160-byte struct; 128 MB at 800,000 keys).
+	// five times over (a 160-byte struct).
 	var chunks [][]SourceOffset
 	out := make([]SourceOffset, 0, 1024)
 	for n := 0; !d.lit("]"); n++ {
@@ -1102,7 +1102,7 @@ func (d *offsetDecoder) sourceOffset() (SourceOffset, bool) {
 	// The partition object is nearly always the key's second element
 	// byte for byte, and the offset object the value: they then share
 	// the key's and value's bytes instead of copies of their own
-	// (80 bytes a key, 66 MB of a restore's heap at 800,000 keys).
+	// (80 bytes a key, a large part of a restore's heap).
 	if d.lit(`,"source_partition":`) {
 		var within []byte
 		if n := len(o.Key); n > 0 && o.Key[n-1] == ']' {

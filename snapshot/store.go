@@ -701,9 +701,8 @@ type objectHeader struct {
 
 // zstdLevel and zstdWindow are how Put compresses documents. On snapshot
 // documents (JSON with repeated field names and key prefixes) SpeedFastest
-// with a 1 MiB window compresses as well as SpeedDefault does (4.7 MB
-// against 5.4 MB for 200,000 keys), in half the time and half the memory;
-// see docs/benchmarks.md. Readers need no setting: any level and window
+// with a 1 MiB window compresses about as well as SpeedDefault does, in
+// less time and memory. Readers need no setting: any level and window
 // decode.
 const (
 	zstdLevel  = zstd.SpeedFastest
@@ -829,8 +828,8 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 
 // object is a stored object as encodeObject makes it: the header line and
 // the body's zstd frames, written one after the other. The frames are
-// never joined into one buffer (a second copy of the body, 17 MB at
-// 800,000 keys, next to the views), but for a sealed object.
+// never joined into one buffer (a second copy of the body, next to the
+// views), but for a sealed object.
 type object struct {
 	head   []byte // the header line, with its '\n'
 	frames [][]byte
@@ -947,8 +946,8 @@ func decodeObjectAs(id string, data []byte, to sourcesTo) (*Snapshot, Info, erro
 	}
 	// A decoder of its own, dropped with the document: a zstd decoder keeps
 	// a reference to the last output it wrote, so a decoder shared by all
-	// Gets kept the last document read (295 MB at 800,000 keys, of which
-	// the Snapshot keeps nothing) alive for as long as the process ran.
+	// Gets kept the last document read (the whole decompressed body, of
+	// which the Snapshot keeps nothing) alive for as long as the process ran.
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxDocumentSize), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)

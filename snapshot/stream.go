@@ -17,9 +17,8 @@ import (
 // This file is the streamed capture: a Snapshot whose source offsets are
 // not built into SourceOffsets but encoded straight from the partition
 // views when the snapshot is encoded. A capture that is only stored (the
-// snapshot command, the daemon) then never holds 200,000 SourceOffset
-// structs (about 160 bytes each) next to the bytes they point to; see
-// docs/benchmarks.md.
+// snapshot command, the daemon) then never holds a SourceOffset struct
+// (about 160 bytes) per key next to the bytes they point to.
 
 // lazySource is the source offsets of a streamed snapshot: for every
 // partition read, its view and its kept keys in key order.

@@ -276,8 +276,8 @@ func (c *restoreCmd) storedSnapshot(ctx context.Context, store *snapshot.Store, 
 		// plan's pointer-free records and arenas: collecting them often is
 		// cheap (see internal/memlimit). A state at a moment, a
 		// translation or a file is made of SourceOffsets, whose pointers
-		// make each collection dear: --at over a day of journal took
-		// 3.6-4.5 s of CPU under the limit against 1.7-2.3 s without it.
+		// make each collection dear: under the limit --at over a day of
+		// journal took about twice the CPU it takes without it.
 		memlimit.Start()
 	}
 	return readSnapshot(ctx, store, args[0], c.connectors, how)

@@ -20,7 +20,7 @@ const masked = "********"
 // so key.converter and its settings are shown.
 var secretWords = []string{"password", "passwd", "secret", "token", "credential", "apikey", "jaasconfig", "userinfo"}
 
-// SecretKey reports whether show masks the value of the config key name.
+// secretKey reports whether show masks the value of the config key name.
 func secretKey(name string) bool {
 	n := strings.ToLower(name)
 	n = strings.NewReplacer(".", "", "_", "", "-", "", " ", "").Replace(n)

@@ -52,7 +52,7 @@ func strimziConfigMapName(connector string) string {
 	return n + "-offsets"
 }
 
-// writeStrimziConfigMap prints the ConfigMap that a KafkaConnector's (or a
+// write prints the ConfigMap that a KafkaConnector's (or a
 // KafkaMirrorMaker2 connector's) spec.alterOffsets.fromConfigMap accepts:
 // the connector's Connect REST offsets body, as show --output connect-rest
 // prints it, under the key Strimzi reads.

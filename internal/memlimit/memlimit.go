@@ -2,19 +2,17 @@
 // GOMEMLIMIT is set, the process's soft memory limit follows the heap found
 // live at each collection plus an eighth of it and 16 MiB, instead
 // of leaving the heap to grow to twice its live size (GOGC=100) before the
-// next collection. A capture holding 150 MB of keys and values otherwise
-// collects at 300 MB, and the pod needs that much for nothing.
+// next collection. A capture holding N bytes of keys and values otherwise
+// collects at 2N, and the pod needs that much for nothing.
 //
 // The large structures of a capture (arenas, record tables, key indexes)
 // hold no pointers, so a collection marks them without scanning them and
 // collecting more often costs little. The snapshot command, the daemon and
 // restore start it. Restore did not while its heap was mostly pointers
-// (every SourceOffset and a 136-byte SourceChange per key): at 800,000
-// keys its collections then took 2.5 times the CPU of GOGC=100 with a
-// fixed 32 MiB of headroom, 1.5 times with a quarter of the live heap. Its
+// (every SourceOffset and a 136-byte SourceChange per key): frequent
+// collections of a heap of pointers cost far more CPU than GOGC=100. Its
 // snapshot is now a table of 28-byte records, its plan 16-byte records,
-// without pointers, and its verify reads a few partitions at a time
-// (docs/benchmarks.md).
+// without pointers, and its verify reads a few partitions at a time.
 package memlimit
 
 import (
@@ -29,14 +27,12 @@ import (
 
 // Headroom is the least the heap may grow by past its live size (and the
 // runtime's own memory) before the next collection; the headroom is
-// Headroom plus an eighth of the live heap. It was a quarter of the live
-// heap, at least 32 MiB: at 5,000,000 keys (a live heap of about 700 MiB)
-// that is 175 MiB for garbage, where the collections it saves cost little
+// Headroom plus an eighth of the live heap. A larger share of a large heap
+// is memory held for garbage where the collections it saves cost little
 // (the heap is mostly pointer-free: marking it is cheap whatever its size,
 // and what the collector scans, the sink groups and the fetches in
-// flight, does not grow with the keys); at 200,000 keys (about 60 MiB
-// live) the 32 MiB floor was half the live heap again. See
-// docs/benchmarks.md.
+// flight, does not grow with the keys); a larger floor is a large part of
+// a small heap again.
 const Headroom = 16 << 20
 
 // names are the runtime metrics a limit is computed from.
@@ -84,9 +80,9 @@ func Release() { debug.FreeOSMemory() }
 // Trim is Release when Start started the adaptive limit, and nothing
 // otherwise: with GOMEMLIMIT set the user chose CPU over memory. A
 // daemon's journal calls it after each flush: a flush reads every sink
-// group's offsets (100,000 partitions: a few megabytes decoded each
-// time), and its garbage otherwise stayed resident up to the headroom
-// until the next run's Release (docs/benchmarks.md).
+// group's offsets (a few megabytes decoded each time for many groups),
+// and its garbage otherwise stayed resident up to the headroom until the
+// next run's Release.
 func Trim() {
 	if on.Load() {
 		Release()
