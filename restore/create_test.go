@@ -306,8 +306,13 @@ func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(renamed.SinkGroups) != 1 || renamed.SinkGroups[0].Group != "archive-loader" || !strings.Contains(strings.Join(tr.Renamed, "\n"), "sink offsets into group archive-loader") {
-		t.Fatalf("renamed sink groups %+v, %q", renamed.SinkGroups, tr.Renamed)
+	var table bytes.Buffer
+	if err := tr.Print(&table); err != nil {
+		t.Fatal(err)
+	}
+	if len(renamed.SinkGroups) != 1 || renamed.SinkGroups[0].Group != "archive-loader" ||
+		!strings.Contains(table.String(), "sink offsets into group archive-loader") || !strings.Contains(table.String(), "translation (none: offsets kept as numbers): 1 sink partition") {
+		t.Fatalf("renamed sink groups %+v:\n%s", renamed.SinkGroups, table.String())
 	}
 	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {

@@ -135,7 +135,11 @@ func (t *Translation) Print(w io.Writer) error {
 		e.printf("note: %s\n", n)
 	}
 	if len(t.Offsets) > 0 {
-		e.printf("translation (%s): %s\n", orNone(t.Method), plural(len(t.Offsets), "sink partition", "sink partitions"))
+		method := t.Method
+		if method == "" {
+			method = "none: offsets kept as numbers"
+		}
+		e.printf("translation (%s): %s\n", method, plural(len(t.Offsets), "sink partition", "sink partitions"))
 	}
 	group := ""
 	for _, o := range t.Offsets {
