@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -263,5 +264,91 @@ func checkConnectors(t *testing.T, c *connectCluster, names ...string) {
 	}
 	if strings.Join(slices.Sorted(slices.Values(got)), ",") != strings.Join(names, ",") {
 		t.Errorf("connectors %v, want %v", got, names)
+	}
+}
+
+// TestCreateConnectorsRenamedOverrideGroup: a sink whose config sets
+// consumer.override.group.id, renamed with --rename-connector and created
+// by --create-connectors, reads that group, not connect-<new name>: its
+// offsets are written there, and GET /connectors/<new>/offsets on the new
+// Connect equals the old connector's.
+func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
+	ctx := t.Context()
+	old := newConnectCluster(t, "old-cluster")
+	cfg := maps.Clone(sinkConfig)
+	cfg["name"], cfg["consumer.override.group.id"] = "archive", "archive-loader"
+	if _, err := old.rc.CreateConnector(ctx, "archive", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: int32(i % 3), Value: []byte("order")})
+	}
+	if err := old.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	commits := kadm.Offsets{}
+	commits.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 2, LeaderEpoch: -1})
+	if resp, err := kadm.NewClient(old.cl).CommitOffsets(ctx, "archive-loader", commits); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	snap, err := snapshot.Capture(ctx, old.cl, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ID = "20261202T000000.000000Z-00c0de"
+
+	dst := newConnectCluster(t, "new-cluster")
+	if err := dst.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	renamed, tr, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"archive": "archive2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := tr.Print(&table); err != nil {
+		t.Fatal(err)
+	}
+	if len(renamed.SinkGroups) != 1 || renamed.SinkGroups[0].Group != "archive-loader" ||
+		!strings.Contains(table.String(), "sink offsets into group archive-loader") || !strings.Contains(table.String(), "translation (none: offsets kept as numbers): 1 sink partition") {
+		t.Fatalf("renamed sink groups %+v:\n%s", renamed.SinkGroups, table.String())
+	}
+	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var out bytes.Buffer
+	env := restore.Env{Client: dst.cl, Store: store, Connect: dst.rc, Out: &out, Warn: &out}
+	req := restore.Request{Snapshot: renamed, Options: restore.Options{AllowOtherCluster: true}, CreateConnectors: true, Resume: true, StopTimeout: 30 * time.Second}
+	if _, err := restore.Run(ctx, env, req); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	checkConnectors(t, dst, "archive2")
+	all, err := dst.rc.Connectors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := all["archive2"].Info.Config["consumer.override.group.id"]; got != "archive-loader" {
+		t.Fatalf("archive2 created with group override %q", got)
+	}
+	was, err := old.rc.Offsets(ctx, "archive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, err := dst.rc.Offsets(ctx, "archive2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(was, is) || !bytes.Contains(is, []byte(`"kafka_offset":2`)) {
+		t.Errorf("GET /connectors/archive2/offsets: %s, the old archive's: %s", is, was)
+	}
+	stray, err := kadm.NewClient(dst.cl).FetchOffsets(ctx, "connect-archive2")
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		t.Fatal(err)
+	}
+	if len(stray.Offsets()) != 0 {
+		t.Errorf("group connect-archive2, which nothing reads, got offsets %v", stray.Offsets())
 	}
 }

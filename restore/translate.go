@@ -135,7 +135,11 @@ func (t *Translation) Print(w io.Writer) error {
 		e.printf("note: %s\n", n)
 	}
 	if len(t.Offsets) > 0 {
-		e.printf("translation (%s): %s\n", orNone(t.Method), plural(len(t.Offsets), "sink partition", "sink partitions"))
+		method := t.Method
+		if method == "" {
+			method = "none: offsets kept as numbers"
+		}
+		e.printf("translation (%s): %s\n", method, plural(len(t.Offsets), "sink partition", "sink partitions"))
 	}
 	group := ""
 	for _, o := range t.Offsets {
@@ -265,12 +269,14 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	if err != nil && !errors.Is(err, snapshot.ErrTopicMissing) {
 		return fmt.Errorf("read connector configs on the target: %w", err)
 	}
+	captured := map[string]map[string]string{} // by new name
 	for i := range out.Connectors {
 		c := &out.Connectors[i]
 		if n, ok := opts.Rename[c.Name]; ok {
 			c.Name = n
+			captured[n] = c.Config
 			if c.Group != "" || c.Type == snapshot.TypeSink {
-				c.Group = groupOf(n, configs, opts.GroupPrefix)
+				c.Group = groupOf(n, captured[n], configs, opts.GroupPrefix)
 			}
 		}
 	}
@@ -303,7 +309,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		g := &out.SinkGroups[i]
 		if n, ok := opts.Rename[g.Connector]; ok {
 			g.Connector = n
-			g.Group = groupOf(n, configs, opts.GroupPrefix)
+			g.Group = groupOf(n, captured[n], configs, opts.GroupPrefix)
 		}
 	}
 	for _, old := range olds {
@@ -319,10 +325,17 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	return nil
 }
 
-// groupOf is the sink group of connector name on the target: its config's
-// consumer.override.group.id, else <prefix><name>.
-func groupOf(name string, configs map[string]snapshot.ConnectorConfig, prefix string) string {
-	if g := configs[name].Config["consumer.override.group.id"]; g != "" {
+// groupOf is the sink group connector name reads on the target: the
+// consumer.override.group.id of its config there, else <prefix><name>.
+// A connector the target does not have yet reads the group of the config
+// it will be created with (restore --create-connectors creates it with
+// the snapshot's, captured), so the offsets go where it will look.
+func groupOf(name string, captured map[string]string, configs map[string]snapshot.ConnectorConfig, prefix string) string {
+	config := captured
+	if c, ok := configs[name]; ok {
+		config = c.Config
+	}
+	if g := config["consumer.override.group.id"]; g != "" {
 		return g
 	}
 	return prefix + name

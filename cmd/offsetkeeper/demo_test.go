@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,12 +35,20 @@ func (s *syncBuffer) String() string {
 }
 
 // freePorts returns the first of n consecutive loopback ports free now.
+// They are below the ephemeral range when it can be read: the demo binds
+// some of them only after its clients have connected, and a client's
+// local port, taken from that range, must not be one of them.
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
+	low := ephemeralLow()
 	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr := "127.0.0.1:0"
+		if low > 20000+n {
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(low-20000-n)))
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		first := ln.Addr().(*net.TCPAddr).Port
 		held := []net.Listener{ln}
@@ -58,6 +68,21 @@ func freePorts(t *testing.T, n int) int {
 	}
 	t.Fatalf("no %d consecutive free ports", n)
 	return 0
+}
+
+// ephemeralLow is the first port of Linux's ephemeral range, 0 when it
+// cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
 }
 
 // TestDemo runs the demo from an empty directory, as a new user would, and
