@@ -162,7 +162,7 @@ func TestPartialWriteAdvice(t *testing.T) {
 		t.Fatalf("Run: %v, undo %q", err, rep.Undo)
 	}
 	undo := settings.Snapshot(rep.Undo)
-	want := "this restore wrote topic " + snapshot.DefaultOffsetsTopic + " (1 records); to roll back what it wrote: " + undo.Run + " (check first: " + undo.DryRun + ")"
+	want := "this restore wrote topic " + snapshot.DefaultOffsetsTopic + " (1 record); to roll back what it wrote: " + undo.Run + " (check first: " + undo.DryRun + ")"
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("Run: %v\nwant %q", err, want)
 	}
