@@ -81,10 +81,13 @@ func TestMalformedOffsetsRecords(t *testing.T) {
 	r := c.mustBin(0, "snapshot")
 	noPanic(t, "snapshot", r)
 	id := lastLine(r.stdout)
-	for _, w := range []string{"keys are not [connector, {partition}] and were kept raw", "null key"} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("snapshot does not warn %q:\n%s", w, r.stderr)
-		}
+	// Keys kept raw are harmless (Connect keeps them too): the summary
+	// counts them instead of a warning (issue 29).
+	if !strings.Contains(r.stdout, "(unparsed ") || strings.Contains(r.stderr, "kept raw") {
+		t.Errorf("snapshot: want the raw keys counted on stdout (unparsed N), not warned:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "null key") {
+		t.Errorf("snapshot does not warn %q:\n%s", "null key", r.stderr)
 	}
 
 	// Every weird record is in the snapshot, byte for byte.
