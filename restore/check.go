@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -66,6 +67,20 @@ func (e *RefusedError) list(b *strings.Builder) {
 		b.WriteString("\n")
 		b.WriteString(hint)
 	}
+}
+
+// wrapLines wraps each line of a dry run's refusal list to the plan's 120
+// columns, an item ("  - ...") under its text.
+func wrapLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "  - "); ok {
+			lines[i] = "  - " + english.Wrap(rest, 116, "    ")
+		} else {
+			lines[i] = english.Wrap(l, 120, "  ")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Blocking names the connectors a refusal is about because they run, are

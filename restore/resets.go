@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -101,12 +102,16 @@ func printAfterResets(w io.Writer, resets []AfterReset) {
 		if x.Group != "" && x.Group != x.Connector {
 			group = " (group " + x.Group + ")"
 		}
+		// Each sentence starts a line, wrapped to the plan's 120 columns;
+		// the check and undo commands stay whole, to paste.
 		if x.RestoredSince != "" {
-			fmt.Fprintf(w, "note: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s), after a restore of it (undo snapshot %s): check that the restore undid the reset.\n",
-				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)), x.RestoredSince)
+			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("note: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s),",
+				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond))), 120, "  "))
+			fmt.Fprintln(w, "  "+english.Wrap("after a restore of it (undo snapshot "+x.RestoredSince+"): check that the restore undid the reset.", 118, "  "))
 		} else {
-			fmt.Fprintf(w, "WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s): this restores the state AFTER the reset.\n",
-				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond)))
+			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s):",
+				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond))), 120, "  "))
+			fmt.Fprintln(w, "  this restores the state AFTER the reset.")
 		}
 		fmt.Fprintf(w, "  to go back to just before the reset (%s) instead:\n    check: %s\n    undo:  %s\n", FormatMoment(x.Before), x.Undo.DryRun, x.Undo.Run)
 	}

@@ -448,7 +448,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 		var b strings.Builder
 		fmt.Fprintf(&b, "dry run: nothing written; the restore would be refused (%s):", plural(len(refused.Refusals), "problem", "problems"))
 		refused.list(&b)
-		fmt.Fprintln(r.Out, b.String())
+		fmt.Fprintln(r.Out, wrapLines(b.String()))
 		return refusal{fmt.Errorf("dry run: %w, nothing was written (%s, listed with the plan)", ErrRefused, plural(len(refused.Refusals), "problem", "problems"))}
 	}
 	return refusal{refused}

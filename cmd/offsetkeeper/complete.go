@@ -28,7 +28,7 @@ const completeCommand = "__complete"
 const completeTimeout = 2 * time.Second
 
 // idArgs are the commands taking snapshot IDs, with how many (-1: any).
-var idArgs = map[string]int{"restore": 1, "show": 1, "diff": 2, "verify": -1, "pin": 1, "unpin": 1}
+var idArgs = map[string]int{"restore": 1, "show": 1, "diff": 2, "verify": -1, "pin": -1, "unpin": -1}
 
 // runComplete is __complete. Errors print nothing: a completion never
 // writes to the terminal the user is typing in.

@@ -144,6 +144,12 @@ func TestCompletionBashFromStore(t *testing.T) {
 	if got, want := tab("offsetkeeper", "restore", ""), []string{"latest", ids[1], ids[0]}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("restore <TAB>: got %q, want %q", got, want)
 	}
+	// pin and unpin take several IDs: each of them completes.
+	for _, words := range [][]string{{"pin", ""}, {"pin", ids[0], ""}, {"pin", "--note", "x", ids[1], ""}, {"unpin", ""}} {
+		if got, want := tab(append([]string{"offsetkeeper"}, words...)...), []string{"latest", ids[1], ids[0]}; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s<TAB>: got %q, want %q", strings.Join(words, " "), got, want)
+		}
+	}
 	if got := tab("offsetkeeper", "restore", "latest", "--connector", "inv"); strings.Join(got, " ") != "inventory-connector" {
 		t.Errorf("restore latest --connector inv<TAB>: got %q", got)
 	}
@@ -184,11 +190,17 @@ func TestShortFlagsAndAmbiguousPrefix(t *testing.T) {
 		{"show", prefix},
 		{"diff", prefix, ids[1]},
 		{"verify", prefix},
+		{"pin", prefix},
+		{"unpin", prefix},
 	} {
 		code, _, errs := runCLI(t, append(args, "--store", store)...)
 		if code != exitUsage || !strings.Contains(errs, "prefix matches 2 snapshots") {
 			t.Errorf("%s with an ambiguous prefix: exit %d, want %d: %s", args[0], code, exitUsage, errs)
 		}
+	}
+	// The refused pin wrote nothing.
+	if _, out, _ := runCLI(t, "list", "--store", store, "-o", "json"); strings.Contains(out, `"pin"`) {
+		t.Errorf("pin with an ambiguous prefix pinned a snapshot:\n%s", out)
 	}
 }
 

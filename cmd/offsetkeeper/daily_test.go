@@ -57,8 +57,8 @@ func golden(t *testing.T, name, got string) {
 var testdataDir, _ = filepath.Abs("testdata")
 
 // TestDemoDailyOutput: against the demo, as its guide runs them, snapshot,
-// list, restore --dry-run, restore --at ... --dry-run and prune --dry-run
-// print their result
+// pin, list, restore --dry-run, restore --at ... --dry-run and prune
+// --dry-run print their result
 // on stdout and on stderr only a warning that is a real problem (a key in
 // two partitions of the offsets topic: which one a worker reads is
 // nondeterministic); no INFO lines, no line over 120 columns. The golden
@@ -108,6 +108,8 @@ func TestDemoDailyOutput(t *testing.T) {
 	const realWarning = "offsetkeeper snapshot: warning: key [\"inventory-connector\",{\"server\":\"server1\"}] lives in partitions 8, 11 of topic\n" +
 		"  \"connect-offsets\"; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were\n  added)\n"
 	check("snapshot", realWarning, "snapshot", "--brokers", brokers)
+	// A pin with its note: list's PIN column and the notes under the table.
+	check("pin", "", "pin", "latest", "--note", "before the demo's bad reset")
 	check("list", "", "list")
 	check("restore-dry-run", "", "restore", "latest", "--dry-run", "--brokers", brokers)
 
@@ -143,12 +145,42 @@ func TestDemoDailyOutput(t *testing.T) {
 		t.Errorf("the daemon logs no INFO lines by default:\n%s", derr.String())
 	}
 	check("restore-at-dry-run", "", "restore", "--at", time.Now().UTC().Format(time.RFC3339Nano), "--dry-run", "--brokers", brokers)
-	check("prune-dry-run", "", "prune", "--keep-last", "1", "--dry-run")
+	// --keep-manual-within 0: the other manual snapshot is removed, the
+	// pinned one kept.
+	check("prune-dry-run", "", "prune", "--keep-last", "1", "--keep-manual-within", "0", "--dry-run")
 	// --log-level info brings the INFO lines back.
 	if _, _, stderr := runCLI(t, "list", "--log-level", "info", "--store", "mem://"); stderr != "" {
 		t.Logf("list of an empty store logs: %s", stderr)
 	}
 	if _, _, stderr := runCLI(t, "restore", "latest", "--dry-run", "--brokers", brokers, "--log-level", "info"); !strings.Contains(stderr, "level=INFO") {
 		t.Errorf("restore --log-level info: no INFO line on stderr:\n%s", stderr)
+	}
+}
+
+// TestWrapLastColumn: a table line wider than its width breaks in its last
+// column, at its commas first, under the column; narrower lines are as
+// they were.
+func TestWrapLastColumn(t *testing.T) {
+	table := "ACTION  ID  WHY\n" +
+		"keep    a   short\n" +
+		"keep    bé  base of the newest journal epoch, newest full snapshot, last snapshot\n" +
+		"remove  c   manual full snapshots are not kept (keep-manual-within 0)\n"
+	want := "ACTION  ID  WHY\n" +
+		"keep    a   short\n" +
+		"keep    bé  base of the newest journal epoch,\n" +
+		"            newest full snapshot, last snapshot\n" +
+		"remove  c   manual full snapshots are not kept\n" +
+		"            (keep-manual-within 0)\n"
+	got := wrapLastColumn(table, 47)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if n := len([]rune(l)); n > 47 {
+			t.Errorf("a line of %d columns: %s", n, l)
+		}
+	}
+	if got := wrapLastColumn(table, 200); got != table {
+		t.Errorf("a table that fits changed:\n%s", got)
 	}
 }

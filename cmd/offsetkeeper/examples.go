@@ -41,6 +41,10 @@ var examples = map[string][]string{
 		"offsetkeeper man | man -l -",
 		"offsetkeeper man > /usr/local/share/man/man1/offsetkeeper.1",
 	},
+	"pin": {
+		"offsetkeeper pin latest --note 'before the Debezium 3 upgrade'",
+		"offsetkeeper pin 20261201T0914 20261201T1000      # unique prefixes of two IDs",
+	},
 	"prune": {
 		"offsetkeeper prune --keep-last 48 --keep-daily 30 -n   # what would go, and why",
 		"offsetkeeper prune --keep-within 7d --keep-undo-within 30d",
@@ -62,7 +66,11 @@ var examples = map[string][]string{
 	"snapshot": {
 		"offsetkeeper snapshot --brokers kafka:9092 --store s3://bucket/prod",
 		"offsetkeeper snapshot -c inventory-connector      # before changing one connector",
-		"offsetkeeper snapshot --worker-config connect-distributed.properties -o json",
+		"offsetkeeper snapshot --pin --note 'before the migration'   # kept until unpin",
+	},
+	"unpin": {
+		"offsetkeeper unpin 20261201T091400.123456Z-3fa9c1",
+		"offsetkeeper list | grep pinned                   # what is pinned, then unpin the ones done with",
 	},
 	"verify": {
 		"offsetkeeper verify                               # every snapshot and the journal",

@@ -59,10 +59,11 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	// No TIME column: the ID is the UTC time the snapshot was taken, to
 	// the microsecond (created_at in --output json), and the line fits
-	// 120 columns.
-	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tSIZE\tPIN")
+	// 120 columns. SIZE, the widest-varying number, is last so that it
+	// moves no other column.
+	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tPIN\tSIZE")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, i.Size, pinText(i))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, pinText(i), i.Size)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -212,9 +213,9 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	} else if c.dryRun {
-		fmt.Fprintf(c.stdout, "dry run: would keep %d and remove %s (policy: %s); nothing removed\n", len(keep), plural(len(remove), "snapshot", "snapshots"), p)
+		fmt.Fprintln(c.stdout, wrap(fmt.Sprintf("dry run: would keep %d and remove %s (policy: %s); nothing removed", len(keep), plural(len(remove), "snapshot", "snapshots"), p), lineWidth, "  "))
 	} else {
-		fmt.Fprintf(c.stdout, "kept %d, removed %s (policy: %s)\n", res.Kept, plural(res.Removed, "snapshot", "snapshots"), p)
+		fmt.Fprintln(c.stdout, wrap(fmt.Sprintf("kept %d, removed %s (policy: %s)", res.Kept, plural(res.Removed, "snapshot", "snapshots"), p), lineWidth, "  "))
 	}
 	if c.dryRun {
 		return nil
@@ -276,7 +277,8 @@ func printPrune(w io.Writer, ds []pruneDecision) error {
 	for _, d := range ds {
 		clusters[d.ClusterID] = true
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	if len(clusters) > 1 {
 		fmt.Fprintln(tw, "ACTION\tID\tKIND\tSCOPE\tREASON\tCLUSTER\tWHY")
 	} else {
@@ -289,7 +291,72 @@ func printPrune(w io.Writer, ds []pruneDecision) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, d.Kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, wrapLastColumn(table.String(), lineWidth))
+	return err
+}
+
+// wrapLastColumn breaks the lines of a table wider than width in its last
+// column (a comma-separated list such as prune's WHY) at its commas, the
+// continuation lines aligned under the column; the whole list stays in
+// --output json. A column that starts too far right is left as it is.
+func wrapLastColumn(table string, width int) string {
+	lines := strings.SplitAfter(table, "\n")
+	if len(lines) == 0 {
+		return table
+	}
+	header := strings.TrimRight(lines[0], " \n")
+	col := strings.LastIndex(header, "  ")
+	if col < 0 || width-col-2 < 20 {
+		return table
+	}
+	col += 2
+	for col < len(header) && header[col] == ' ' {
+		col++
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		r := []rune(strings.TrimSuffix(l, "\n"))
+		if len(r) <= width || len(r) <= col {
+			b.WriteString(l)
+			continue
+		}
+		b.WriteString(string(r[:col]))
+		indent := "\n" + strings.Repeat(" ", col)
+		n := col
+		for i, item := range strings.Split(string(r[col:]), ", ") {
+			w := len([]rune(item))
+			switch {
+			case i == 0:
+			case n+2+w > width:
+				b.WriteString("," + indent)
+				n = col
+			default:
+				b.WriteString(", ")
+				n += 2
+			}
+			// An item wider than the column alone breaks at its spaces,
+			// outside parentheses.
+			for j, word := range unbreakable(item) {
+				ww := len([]rune(word))
+				if j > 0 {
+					if n+1+ww > width {
+						b.WriteString(indent)
+						n = col
+					} else {
+						b.WriteByte(' ')
+						n++
+					}
+				}
+				b.WriteString(word)
+				n += ww
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // sortedByTime merges keep and remove, oldest first, as list prints them.
@@ -302,4 +369,21 @@ func sortedByTime(keep, remove []snapshot.Info) []snapshot.Info {
 		return strings.Compare(a.ID, b.ID)
 	})
 	return all
+}
+
+// unbreakable splits s at its spaces outside parentheses: "(keep-manual-within
+// 0)" stays one piece.
+func unbreakable(s string) []string {
+	var out []string
+	depth := 0
+	for _, f := range strings.Fields(s) {
+		if depth > 0 && len(out) > 0 {
+			out[len(out)-1] += " " + f
+		} else {
+			out = append(out, f)
+		}
+		depth += strings.Count(f, "(") - strings.Count(f, ")")
+		depth = max(depth, 0)
+	}
+	return out
 }

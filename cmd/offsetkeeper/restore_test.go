@@ -473,7 +473,9 @@ func TestRestoreRefusesRunning(t *testing.T) {
 
 	// The dry run: the plan, then the refusals, on stdout.
 	out, stderr := c.mustRun(3, "restore", id, "--dry-run")
-	wantLines(t, "dry run stdout", out, append(running,
+	// The dry run wraps the refusals to 120 columns: compare their words.
+	wantLines(t, "dry run stdout (words)", strings.Join(strings.Fields(out), " "), running...)
+	wantLines(t, "dry run stdout", out, append([]string{},
 		"connector es-sink-orders (sink, STOPPED): unchanged, its sink group has members, left alone\n",
 		"connector mongodb-connector (source, STOPPED)\n",
 		"dry run: nothing written; the restore would be refused (1 problem):\n  - connector \"inventory-connector\": is running")...)
