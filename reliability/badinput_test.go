@@ -391,7 +391,7 @@ func TestMissingAndMisconfiguredTopics(t *testing.T) {
 		{"snapshot of an empty cluster", empty, []string{"snapshot"}, 1,
 			[]string{"topic does not exist"}},
 		{"restore into a missing offsets topic", c, []string{"restore", id, "--offsets-topic", "no-such-offsets"}, 1,
-			[]string{`"no-such-offsets"`, "kafka-topics.sh", "nothing was written"}},
+			[]string{"no-such-offsets (the worker offsets topic)", "--topic no-such-offsets", "kafka-topics.sh", "nothing was written"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.store = c.store
