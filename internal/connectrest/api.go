@@ -131,16 +131,24 @@ func (c *Client) ServerInfo(ctx context.Context) (ServerInfo, error) {
 // later, which PATCH and DELETE /connectors/{name}/offsets need, and
 // returns the server info; an older or unreadable version is ErrUnsupported.
 func (c *Client) RequireOffsetsAPI(ctx context.Context) (ServerInfo, error) {
+	return c.requireKafka3(ctx, 6, "altering offsets through Connect needs Kafka 3.6 or later",
+		"PATCH /connectors/{name}/offsets needs 3.6 or later (KIP-875): restore --via kafka instead")
+}
+
+// requireKafka3 checks with GET / that the workers run Kafka 3.minor or
+// later; unknown ends the error when the version cannot be read, older
+// when it is older.
+func (c *Client) requireKafka3(ctx context.Context, minor int, unknown, older string) (ServerInfo, error) {
 	si, err := c.ServerInfo(ctx)
 	if err != nil {
 		return si, err
 	}
-	major, minor, ok := KafkaVersion(si.Version)
+	major, m, ok := KafkaVersion(si.Version)
 	switch {
 	case !ok:
-		return si, fmt.Errorf("%w: cannot tell the Kafka version from GET / version %q; altering offsets through Connect needs Kafka 3.6 or later", ErrUnsupported, si.Version)
-	case major < 3 || major == 3 && minor < 6:
-		return si, fmt.Errorf("%w: the workers run Kafka %d.%d (GET / version %q); PATCH /connectors/{name}/offsets needs 3.6 or later (KIP-875): restore --via kafka instead", ErrUnsupported, major, minor, si.Version)
+		return si, fmt.Errorf("%w: cannot tell the Kafka version from GET / version %q; %s", ErrUnsupported, si.Version, unknown)
+	case major < 3 || major == 3 && m < minor:
+		return si, fmt.Errorf("%w: the workers run Kafka %d.%d (GET / version %q); %s", ErrUnsupported, major, m, si.Version, older)
 	}
 	return si, nil
 }
@@ -367,18 +375,8 @@ func (c *Client) CreateConnector(ctx context.Context, name string, config map[st
 // older or unreadable version is ErrUnsupported: an older worker would
 // ignore the field and start the connector at once.
 func (c *Client) RequireInitialState(ctx context.Context) (ServerInfo, error) {
-	si, err := c.ServerInfo(ctx)
-	if err != nil {
-		return si, err
-	}
-	major, minor, ok := KafkaVersion(si.Version)
-	switch {
-	case !ok:
-		return si, fmt.Errorf("%w: cannot tell the Kafka version from GET / version %q; creating a connector STOPPED (POST /connectors with \"initial_state\") needs Kafka 3.7 or later", ErrUnsupported, si.Version)
-	case major < 3 || major == 3 && minor < 7:
-		return si, fmt.Errorf("%w: the workers run Kafka %d.%d (GET / version %q); creating a connector STOPPED (POST /connectors with \"initial_state\", KIP-980) needs 3.7 or later", ErrUnsupported, major, minor, si.Version)
-	}
-	return si, nil
+	return c.requireKafka3(ctx, 7, `creating a connector STOPPED (POST /connectors with "initial_state") needs Kafka 3.7 or later`,
+		`creating a connector STOPPED (POST /connectors with "initial_state", KIP-980) needs 3.7 or later`)
 }
 
 // Known reports whether Connect has a config for the connector (GET
