@@ -118,18 +118,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	st := capt.Stats()
 	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
 		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
-	for _, w := range snap.Warnings {
-		switch {
-		case snap.Unparsed() > 0 && strings.Contains(w, "kept raw"):
-			// Harmless: Connect keeps such keys too, a restore leaves
-			// them alone, and the summary counts them (unparsed N).
-			c.log.Info("snapshot warning", "snapshot_id", info.ID, "warning", w)
-		case c.g.logFormat == "text":
-			warn(c.stderr, "snapshot", w)
-		default:
-			c.log.Warn("snapshot warning", "snapshot_id", info.ID, "warning", w)
-		}
-	}
+	c.printWarnings(snap, info.ID)
 	c.log.Info("snapshot taken", "snapshot_id", info.ID, "cluster_id", snap.ClusterID,
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),
@@ -147,4 +136,21 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(c.stdout, info.ID)
 	return nil
+}
+
+// printWarnings prints the snapshot's warnings on stderr (or logs them with
+// --log-format json).
+func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
+	for _, w := range snap.Warnings {
+		switch {
+		case snap.Unparsed() > 0 && strings.Contains(w, "kept raw"):
+			// Harmless: Connect keeps such keys too, a restore leaves
+			// them alone, and the summary counts them (unparsed N).
+			c.log.Info("snapshot warning", "snapshot_id", id, "warning", w)
+		case c.g.logFormat == "text":
+			warn(c.stderr, "snapshot", w)
+		default:
+			c.log.Warn("snapshot warning", "snapshot_id", id, "warning", w)
+		}
+	}
 }
