@@ -185,9 +185,9 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	got = b.load(t, base+"/diff?from="+url.QueryEscape(before.UTC().Format(time.RFC3339Nano))+"&to=live", "web-diff", map[string]string{
 		"backward": `document.querySelectorAll("tr.v-backward").length`,
-		"gone":     `document.querySelectorAll("tr.v-gone").length`,
+		"vanished": `document.querySelectorAll("tr.v-vanished").length`,
 	})
-	if got["backward"] < 3 || got["gone"] < 2 {
+	if got["backward"] < 3 || got["vanished"] < 2 {
 		t.Errorf("diff: %v; want the rewound sink partitions and the tombstoned sources", got)
 	}
 }
