@@ -110,7 +110,18 @@ func main() {
 	if programName = demoProgram(os.Args[0]); programName == os.Args[0] {
 		programName = restore.ShellQuote(programName)
 	}
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stderr := os.Stderr
+	if len(os.Args) > 1 && os.Args[1] == completeCommand || !debugLogging(os.Args[1:], os.Getenv(envName("log-level"))) {
+		// Cloud SDKs log through loggers of their own straight to
+		// os.Stderr (the AWS SDK's "SDK ... WARN falling back to
+		// IMDSv1"): those lines are for --log-level debug, and never for
+		// a completion under the user's prompt. The program's own output
+		// goes to stderr, kept above.
+		if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			os.Stderr = null
+		}
+	}
+	code := run(ctx, os.Args[1:], os.Stdout, stderr)
 	stop()
 	stopProfile()
 	os.Exit(code)
@@ -134,6 +145,25 @@ func mainUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\nShort flags: -o is --output, -n --dry-run, -c --connector, -h --help.\n\n%s", exitCodesHelp)
+}
+
+// debugLogging reports whether args or env (the OFFSETKEEPER_LOG_LEVEL
+// value) ask for --log-level debug; the command line wins.
+func debugLogging(args []string, env string) bool {
+	level := env
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return level == "debug"
+		case a == "--log-level" || a == "-log-level":
+			if i+1 < len(args) {
+				level = args[i+1]
+			}
+		case strings.HasPrefix(a, "--log-level=") || strings.HasPrefix(a, "-log-level="):
+			_, level, _ = strings.Cut(a, "=")
+		}
+	}
+	return strings.EqualFold(level, "debug")
 }
 
 // run is main without the process: end-to-end tests call it as a user
