@@ -577,6 +577,16 @@ func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
 	return ix.suspects
 }
 
+// builtPart is the source offsets a Capture made of one partition, kept by
+// an incremental Capturer so that the next Capture redoes only the keys
+// written since.
+type builtPart struct {
+	offsets []SourceOffset // in key order
+	// suspects are kept keys found off their murmur2 partition (some may
+	// be gone since: duplicateWarnings checks).
+	suspects []string
+}
+
 // buildPart appends the source offsets of one partition to offs (updated
 // from what the Capturer kept, or built), and returns them with the
 // partition's suspects and how many keys did not parse.
@@ -585,7 +595,7 @@ func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic stri
 	from := len(offs)
 	if pv.built != nil {
 		offs = b.update(offs, topic, p, nparts, pv)
-		suspects = pv.built.suspects
+		suspects = pv.built.(*builtPart).suspects
 	} else {
 		offs, suspects = b.build(offs, topic, p, nparts, pv)
 		if r.keep {
@@ -915,7 +925,8 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		dirty = append(dirty, k)
 	}
 	slices.Sort(dirty)
-	old := pv.built.offsets
+	bp := pv.built.(*builtPart)
+	old := bp.offsets
 	byKey := func(o SourceOffset, k string) int { return strings.Compare(string(o.Key), k) }
 	// The usual case, keys whose values moved, is an update in place of
 	// the Capturer's copy; keys added or removed take a merge into a new one.
@@ -955,13 +966,13 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		if !kept {
 			continue
 		}
-		if PartitionFor(so.Key, nparts) != p && !slices.Contains(pv.built.suspects, k) {
-			pv.built.suspects = append(pv.built.suspects, k)
+		if PartitionFor(so.Key, nparts) != p && !slices.Contains(bp.suspects, k) {
+			bp.suspects = append(bp.suspects, k)
 		}
 		next = append(next, so)
 	}
 	next = append(next, old[i:]...)
-	pv.built.offsets = next
+	bp.offsets = next
 	clear(pv.dirty)
 	return append(out, next...)
 }
@@ -1208,7 +1219,7 @@ func newConfigState() *configState {
 	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
 }
 
-func (s *configState) apply(r *kgo.Record) {
+func (s *configState) apply(r *logRecord) {
 	s.records++
 	key := string(r.Key)
 	switch {

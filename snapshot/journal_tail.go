@@ -95,7 +95,7 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 			}
 			last[p.Partition] = lv
 		}
-		v.onRecord = func(r *kgo.Record) { t.source(v.name, last[r.Partition], r) }
+		v.onRecord = func(r *logRecord) { t.source(v.name, last[r.Partition], r) }
 		t.views[et.Name] = v
 		t.last[et.Name] = last
 	}
@@ -189,7 +189,7 @@ func (t *Tail) Start(ctx context.Context) error {
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, lv *lastValues, r *kgo.Record) {
+func (t *Tail) source(topic string, lv *lastValues, r *logRecord) {
 	if r.Key == nil || lv == nil {
 		return
 	}
@@ -228,7 +228,7 @@ func (t *Tail) source(topic string, lv *lastValues, r *kgo.Record) {
 }
 
 // config journals one config topic record that changes a connector.
-func (t *Tail) config(r *kgo.Record) {
+func (t *Tail) config(r *logRecord) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.conf.apply(r)

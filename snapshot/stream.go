@@ -380,7 +380,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 				}
 				j := jobs[i]
 				pv := j.pv
-				if ix := pv.index; keep && ix != nil && ix.nparts == j.nparts {
+				if ix, _ := pv.index.(*indexed); keep && ix != nil && ix.nparts == j.nparts {
 					updateIndex(ix, pv, scoped, inScope)
 					out[i] = ix
 					upd.Add(1)
