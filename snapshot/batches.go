@@ -60,10 +60,10 @@ type batchRec struct {
 // when it applied nothing and rp must go through kgo.ProcessFetchPartition.
 // recs is scratch, returned for the next call.
 func applyDirect(c *cursor, rp *kmsg.FetchResponseTopicPartition, dec kgo.Decompressor, recs []batchRec) (next int64, kept int, ok bool, _ []batchRec) {
-	if !directFetch || c.view.onRecord != nil || rp.ErrorCode != 0 || len(rp.AbortedTransactions) > 0 {
+	if !directFetch || c.view.OnRecord != nil || rp.ErrorCode != 0 || len(rp.AbortedTransactions) > 0 {
 		return 0, 0, false, recs
 	}
-	next = c.pv.next
+	next = c.pv.Next
 	applied := false
 	in := rp.RecordBatches
 	for len(in) > batchMagic+1 {
@@ -102,7 +102,7 @@ func applyDirect(c *cursor, rp *kmsg.FetchResponseTopicPartition, dec kgo.Decomp
 			}
 			kept++
 			if r.offset < c.end {
-				c.view.applyKV(c.pv, spanOf(raw, r.key), spanOf(raw, r.value), r.offset)
+				c.view.ApplyKV(c.pv, spanOf(raw, r.key), spanOf(raw, r.value), r.offset)
 			}
 		}
 		next = max(next, last+1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,16 +18,16 @@ import (
 // offset, and the null keys counted.
 type viewContent map[int32]map[string]string
 
-func contentOf(v *topicView) viewContent {
+func contentOf(v *keyview.TopicView) viewContent {
 	out := make(viewContent)
-	for p, pv := range v.parts {
+	for p, pv := range v.Parts {
 		m := make(map[string]string)
-		for k, i := range pv.all() {
-			r := pv.record(i)
-			m[k] = fmt.Sprintf("%q@%d", r.value, r.offset)
+		for k, i := range pv.All() {
+			r := pv.Record(i)
+			m[k] = fmt.Sprintf("%q@%d", r.Value, r.Offset)
 		}
-		m["\x00nulls"] = fmt.Sprint(pv.nulls)
-		m["\x00next"] = fmt.Sprint(pv.next)
+		m["\x00nulls"] = fmt.Sprint(pv.Nulls)
+		m["\x00next"] = fmt.Sprint(pv.Next)
 		out[p] = m
 	}
 	return out
@@ -116,16 +117,16 @@ func readWith(t *testing.T, cl *kgo.Client, adm *kadm.Client, direct bool, topic
 	if err != nil || len(missing) > 0 {
 		t.Fatalf("list bounds: %v (missing %v)", err, missing)
 	}
-	var views []*topicView
+	var views []*keyview.TopicView
 	for _, name := range topics {
-		views = append(views, newTopicView(name))
+		views = append(views, keyview.NewTopicView(name))
 	}
 	if _, err := readTopics(ctx, cl, adm, views, ends); err != nil {
 		t.Fatal(err)
 	}
 	out := make(map[string]viewContent)
 	for _, v := range views {
-		out[v.name] = contentOf(v)
+		out[v.Name] = contentOf(v)
 	}
 	return out
 }
@@ -165,8 +166,8 @@ func TestApplyDirectTakesWhatItCan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"plain", "txn"} {
-		v := newTopicView(topic)
-		c := &cursor{view: v, part: 0, pv: newPartView(0), end: ends[topic][0].end}
+		v := keyview.NewTopicView(topic)
+		c := &cursor{view: v, part: 0, pv: keyview.NewPartView(0), end: ends[topic][0].end}
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = -1, fetchMaxBytes, 1, -1
 		rt := kmsg.NewFetchRequestTopic()
@@ -192,15 +193,15 @@ func TestApplyDirectTakesWhatItCan(t *testing.T) {
 		next, kept, ok, _ := applyDirect(c, part, kgo.DefaultDecompressor(), nil)
 		switch topic {
 		case "plain":
-			if !ok || next != c.end || kept == 0 || c.pv.len() == 0 {
-				t.Errorf("plain: ok %v, next %d of %d, %d kept, %d keys", ok, next, c.end, kept, c.pv.len())
+			if !ok || next != c.end || kept == 0 || c.pv.Len() == 0 {
+				t.Errorf("plain: ok %v, next %d of %d, %d kept, %d keys", ok, next, c.end, kept, c.pv.Len())
 			}
 		case "txn":
 			if len(part.AbortedTransactions) == 0 {
 				t.Fatalf("txn: the fetch has no aborted transaction")
 			}
-			if ok || c.pv.len() != 0 {
-				t.Errorf("txn: taken with aborted transactions (ok %v, %d keys)", ok, c.pv.len())
+			if ok || c.pv.Len() != 0 {
+				t.Errorf("txn: taken with aborted transactions (ok %v, %d keys)", ok, c.pv.Len())
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
@@ -165,9 +166,9 @@ type Capturer struct {
 	cl    *kgo.Client
 	adm   *kadm.Client
 	opts  Options
-	views map[string]*topicView
+	views map[string]*keyview.TopicView
 	conf  *configState
-	// Stats of the last Capture.
+	// stats of the last Capture.
 	stats CaptureStats
 	// gen counts Captures, so that a streamed snapshot can tell that the
 	// views it reads from moved on (ErrStale).
@@ -202,7 +203,7 @@ type CaptureStats struct {
 // configured to consume; the Capturer issues its own fetches.
 func NewCapturer(cl *kgo.Client, opts Options) *Capturer {
 	opts.defaults()
-	return &Capturer{cl: cl, adm: kadm.NewClient(cl), opts: opts, views: make(map[string]*topicView)}
+	return &Capturer{cl: cl, adm: kadm.NewClient(cl), opts: opts, views: make(map[string]*keyview.TopicView)}
 }
 
 // Stats returns the figures of the last Capture.
@@ -266,7 +267,7 @@ type captureRun struct {
 	connectors map[string]*Connector
 	warnings   []string
 	// views are the offsets topics read, offBounds their bounds.
-	views     []*topicView
+	views     []*keyview.TopicView
 	offBounds map[string]map[int32]bounds
 	snap      *Snapshot
 	// early does the work of a once capture on each partition as it is
@@ -297,7 +298,7 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 	c.stats = CaptureStats{}
 	r := &captureRun{c: c, captureMode: mode, gen: c.gen.Add(1)}
 	if !c.opts.Incremental {
-		c.views = make(map[string]*topicView)
+		c.views = make(map[string]*keyview.TopicView)
 		c.conf = nil
 	}
 
@@ -378,7 +379,7 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 	if !r.keep {
 		// Nothing read is kept for the next Capture: let the views go now
 		// (the snapshot holds what it needs of their arenas).
-		c.views, c.conf = make(map[string]*topicView), nil
+		c.views, c.conf = make(map[string]*keyview.TopicView), nil
 	}
 	c.stats.Duration = time.Since(began)
 	return snap, nil
@@ -416,24 +417,24 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		}
 		v := c.views[t]
 		if v == nil {
-			v = newTopicView(t)
+			v = keyview.NewTopicView(t)
 			c.views[t] = v
 		}
 		// Partitions that no longer exist are dropped from the view.
-		for p := range v.parts {
+		for p := range v.Parts {
 			if _, ok := offBounds[t][p]; !ok {
-				delete(v.parts, p)
+				delete(v.Parts, p)
 			}
 		}
-		v.progress = c.opts.Progress.topic(t)
+		v.Progress = c.opts.Progress.topic(t)
 		r.views = append(r.views, v)
 	}
 	positions := positionsOf(r.views)
-	var onDone func(*topicView, int32, *partView, float64)
+	var onDone func(*keyview.TopicView, int32, *keyview.PartView, float64)
 	if r.once {
 		nparts := make(map[string]int32, len(r.views))
 		for _, v := range r.views {
-			nparts[v.name] = int32(len(offBounds[v.name]))
+			nparts[v.Name] = int32(len(offBounds[v.Name]))
 		}
 		k := earlyKnobs{minKeys: earlyMinKeys, minLeft: earlyMinLeft, minBytes: earlyMinBytes}
 		if c.early != nil {
@@ -451,7 +452,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 	if errors.Is(err, errTopicChanged) {
 		// Recreated under us: forget it and read it whole once more.
 		for _, v := range r.views {
-			delete(c.views, v.name)
+			delete(c.views, v.Name)
 		}
 		return fmt.Errorf("read offsets topics: %w; run the snapshot again", err)
 	}
@@ -482,7 +483,7 @@ func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds ma
 		snap.Topics = append(snap.Topics, topicOf(opts.ConfigTopic, RoleConfig, confBounds[opts.ConfigTopic]))
 	}
 	for _, v := range r.views {
-		snap.Topics = append(snap.Topics, topicOf(v.name, RoleOffsets, r.offBounds[v.name]))
+		snap.Topics = append(snap.Topics, topicOf(v.Name, RoleOffsets, r.offBounds[v.Name]))
 	}
 	r.snap = snap
 }
@@ -496,8 +497,8 @@ func (r *captureRun) buildSource() {
 	r.early.wait() // a once capture's jobs still running write views
 	n := 0
 	for _, v := range r.views {
-		for _, pv := range v.parts {
-			n += pv.len()
+		for _, pv := range v.Parts {
+			n += pv.Len()
 		}
 	}
 	b := offsetBuilder{scoped: len(r.scope) > 0, inScope: r.inScope, connectors: r.connectors, names: make(map[string]string)}
@@ -520,22 +521,22 @@ func (r *captureRun) buildSource() {
 	if lazy != nil {
 		var jobs []indexJob
 		for _, v := range r.views {
-			for _, p := range sortedPartitions(v.parts) {
-				if r.early.indexed(v.parts[p]) == nil {
-					jobs = append(jobs, indexJob{topic: v.name, part: p, nparts: int32(len(r.offBounds[v.name])), pv: v.parts[p]})
+			for _, p := range sortedPartitions(v.Parts) {
+				if r.early.indexed(v.Parts[p]) == nil {
+					jobs = append(jobs, indexJob{topic: v.Name, part: p, nparts: int32(len(r.offBounds[v.Name])), pv: v.Parts[p]})
 				}
 			}
 		}
 		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, r.inScope, r.keep)
 	}
 	for _, v := range r.views {
-		nparts := int32(len(r.offBounds[v.name]))
+		nparts := int32(len(r.offBounds[v.Name]))
 		// Keys off their murmur2 partition: the only ones that can be
 		// live in two partitions.
 		var suspects []string
-		for _, p := range sortedPartitions(v.parts) {
-			pv := v.parts[p]
-			nulls += pv.nulls
+		for _, p := range sortedPartitions(v.Parts) {
+			pv := v.Parts[p]
+			nulls += pv.Nulls
 			if lazy != nil {
 				ix := r.early.indexed(pv)
 				if ix == nil {
@@ -546,7 +547,7 @@ func (r *captureRun) buildSource() {
 			}
 			var sus []string
 			var un int
-			snap.SourceOffsets, sus, un = r.buildPart(&b, snap.SourceOffsets, v.name, p, nparts, pv)
+			snap.SourceOffsets, sus, un = r.buildPart(&b, snap.SourceOffsets, v.Name, p, nparts, pv)
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
@@ -590,18 +591,18 @@ type builtPart struct {
 // buildPart appends the source offsets of one partition to offs (updated
 // from what the Capturer kept, or built), and returns them with the
 // partition's suspects and how many keys did not parse.
-func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic string, p, nparts int32, pv *partView) (_ []SourceOffset, suspects []string, unparsed int) {
-	pv.index = nil // built state, not an index, is kept below
+func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) (_ []SourceOffset, suspects []string, unparsed int) {
+	pv.Index = nil // built state, not an index, is kept below
 	from := len(offs)
-	if pv.built != nil {
+	if pv.Built != nil {
 		offs = b.update(offs, topic, p, nparts, pv)
-		suspects = pv.built.(*builtPart).suspects
+		suspects = pv.Built.(*builtPart).suspects
 	} else {
 		offs, suspects = b.build(offs, topic, p, nparts, pv)
 		if r.keep {
 			// The Capturer's own copy: callers may change theirs.
-			pv.built = &builtPart{offsets: slices.Clone(offs[from:]), suspects: suspects}
-			pv.dirty = make(map[string]struct{})
+			pv.Built = &builtPart{offsets: slices.Clone(offs[from:]), suspects: suspects}
+			pv.Dirty = make(map[string]struct{})
 		}
 	}
 	for i := from; i < len(offs); i++ {
@@ -650,25 +651,25 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 	cv := c.views[c.opts.ConfigTopic]
 	if cv == nil || c.conf == nil {
 		c.conf = newConfigState()
-		cv = newTopicView(c.opts.ConfigTopic)
-		cv.onRecord = c.conf.apply
+		cv = keyview.NewTopicView(c.opts.ConfigTopic)
+		cv.OnRecord = c.conf.apply
 		c.views[c.opts.ConfigTopic] = cv
 	}
-	cv.progress = c.opts.Progress.topic(c.opts.ConfigTopic)
+	cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 	before := c.conf.records
-	resets, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds)
+	resets, err := readTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds)
 	if err != nil {
 		return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 	}
 	if len(resets) > 0 {
 		// The config log moved under us: replay it whole.
 		c.conf = newConfigState()
-		cv = newTopicView(c.opts.ConfigTopic)
-		cv.onRecord = c.conf.apply
-		cv.progress = c.opts.Progress.topic(c.opts.ConfigTopic)
+		cv = keyview.NewTopicView(c.opts.ConfigTopic)
+		cv.OnRecord = c.conf.apply
+		cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 		c.views[c.opts.ConfigTopic] = cv
 		before = 0
-		if _, err := readTopics(ctx, c.cl, c.adm, []*topicView{cv}, confBounds); err != nil {
+		if _, err := readTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds); err != nil {
 			return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 		}
 		c.stats.Resets = append(c.stats.Resets, resets...)
@@ -860,9 +861,9 @@ type offsetBuilder struct {
 // make returns the SourceOffset of the live key k of partition p of topic,
 // and whether the capture keeps it (a scoped capture keeps only the keys of
 // its connectors).
-func (b *offsetBuilder) make(topic string, p int32, k string, r record) (SourceOffset, bool) {
-	kb := stringBytes(k)
-	so := SourceOffset{Topic: topic, Partition: p, Offset: r.offset, Key: Bytes(kb), Value: Bytes(r.value)}
+func (b *offsetBuilder) make(topic string, p int32, k string, r keyview.Record) (SourceOffset, bool) {
+	kb := keyview.StringBytes(k)
+	so := SourceOffset{Topic: topic, Partition: p, Offset: r.Offset, Key: Bytes(kb), Value: Bytes(r.Value)}
 	name, raw, perr := parseSourceKey(kb, b.names)
 	if perr != nil {
 		if b.scoped {
@@ -876,8 +877,8 @@ func (b *offsetBuilder) make(topic string, p int32, k string, r record) (SourceO
 	}
 	so.Connector = name
 	so.SourcePartition = json.RawMessage(raw)
-	if len(r.value) > 0 && r.value[0] == '{' && validJSON(r.value) {
-		so.SourceOffset = json.RawMessage(r.value)
+	if len(r.Value) > 0 && r.Value[0] == '{' && validJSON(r.Value) {
+		so.SourceOffset = json.RawMessage(r.Value)
 	}
 	return so, true
 }
@@ -895,15 +896,15 @@ func (b *offsetBuilder) register(name string) {
 
 // build appends the source offsets of partition p of topic to out, in key
 // order, and returns the kept keys that are off their murmur2 partition.
-func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *partView) ([]SourceOffset, []string) {
+func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) ([]SourceOffset, []string) {
 	b.entries = b.entries[:0]
-	for k, i := range pv.all() {
+	for k, i := range pv.All() {
 		b.entries = append(b.entries, keyEntry{key: k, rec: i})
 	}
 	sortKeyEntries(b.entries, 0)
 	var suspects []string
 	for _, e := range b.entries {
-		so, kept := b.make(topic, p, e.key, pv.record(e.rec))
+		so, kept := b.make(topic, p, e.key, pv.Record(e.rec))
 		if !kept {
 			continue
 		}
@@ -919,13 +920,13 @@ func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32,
 // build would, from what the last Capture built and the keys written since
 // (pv.dirty), and keeps the result for the next Capture. Its cost is a copy
 // of the partition's offsets plus the work of the keys written.
-func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32, pv *partView) []SourceOffset {
-	dirty := make([]string, 0, len(pv.dirty))
-	for k := range pv.dirty {
+func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) []SourceOffset {
+	dirty := make([]string, 0, len(pv.Dirty))
+	for k := range pv.Dirty {
 		dirty = append(dirty, k)
 	}
 	slices.Sort(dirty)
-	bp := pv.built.(*builtPart)
+	bp := pv.Built.(*builtPart)
 	old := bp.offsets
 	byKey := func(o SourceOffset, k string) int { return strings.Compare(string(o.Key), k) }
 	// The usual case, keys whose values moved, is an update in place of
@@ -933,7 +934,7 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 	inPlace := true
 	for _, k := range dirty {
 		_, found := slices.BinarySearchFunc(old, k, byKey)
-		_, live := pv.lookup(stringBytes(k))
+		_, live := pv.Lookup(keyview.StringBytes(k))
 		if !found || !live {
 			inPlace = false
 			break
@@ -942,11 +943,11 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 	if inPlace {
 		for _, k := range dirty {
 			j, _ := slices.BinarySearchFunc(old, k, byKey)
-			i, _ := pv.lookup(stringBytes(k))          // live: checked above
-			so, _ := b.make(topic, p, k, pv.record(i)) // kept: its key was
+			i, _ := pv.Lookup(keyview.StringBytes(k))  // live: checked above
+			so, _ := b.make(topic, p, k, pv.Record(i)) // kept: its key was
 			old[j] = so
 		}
-		clear(pv.dirty)
+		clear(pv.Dirty)
 		return append(out, old...)
 	}
 	next := make([]SourceOffset, 0, len(old)+len(dirty))
@@ -958,11 +959,11 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		if found {
 			i++ // replaced or removed
 		}
-		idx, live := pv.lookup(stringBytes(k))
+		idx, live := pv.Lookup(keyview.StringBytes(k))
 		if !live {
 			continue
 		}
-		so, kept := b.make(topic, p, k, pv.record(idx))
+		so, kept := b.make(topic, p, k, pv.Record(idx))
 		if !kept {
 			continue
 		}
@@ -973,7 +974,7 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 	}
 	next = append(next, old[i:]...)
 	bp.offsets = next
-	clear(pv.dirty)
+	clear(pv.Dirty)
 	return append(out, next...)
 }
 
@@ -1091,7 +1092,7 @@ func sortKeyEntries(es []keyEntry, depth int) {
 	}
 }
 
-func sortedPartitions(parts map[int32]*partView) []int32 {
+func sortedPartitions(parts map[int32]*keyview.PartView) []int32 {
 	ps := make([]int32, 0, len(parts))
 	for p := range parts {
 		ps = append(ps, p)
@@ -1105,17 +1106,17 @@ func sortedPartitions(parts map[int32]*partView) []int32 {
 // A key that every partition holds on its murmur2 partition only cannot be
 // live twice, so only suspects need looking at. Whether a key is kept
 // depends on its bytes alone, so every copy of a kept key is kept too.
-func duplicateWarnings(v *topicView, suspects []string) []string {
+func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
 	return duplicateWarningsIn(v, suspects, nil)
 }
 
 // duplicateWarningsIn is duplicateWarnings for a capture whose early work
 // let go of some partitions' views (nil when none): those are asked
 // through early.
-func duplicateWarningsIn(v *topicView, suspects []string, early *overlap) []string {
+func duplicateWarningsIn(v *keyview.TopicView, suspects []string, early *overlap) []string {
 	var out []string
 	done := make(map[string]bool, len(suspects))
-	ps := sortedPartitions(v.parts)
+	ps := sortedPartitions(v.Parts)
 	for _, k := range suspects {
 		if done[k] {
 			continue
@@ -1123,12 +1124,12 @@ func duplicateWarningsIn(v *topicView, suspects []string, early *overlap) []stri
 		done[k] = true
 		var parts []string
 		for _, p := range ps {
-			if early.liveIn(v, p, v.parts[p], k) {
+			if early.liveIn(v, p, v.Parts[p], k) {
 				parts = append(parts, fmt.Sprint(p))
 			}
 		}
 		if len(parts) > 1 {
-			out = append(out, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", k, strings.Join(parts, ", "), v.name))
+			out = append(out, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", k, strings.Join(parts, ", "), v.Name))
 		}
 	}
 	return out
@@ -1180,22 +1181,22 @@ func topicOf(name, role string, bs map[int32]bounds) Topic {
 	return t
 }
 
-func positionsOf(views []*topicView) map[*partView]int64 {
-	m := make(map[*partView]int64)
+func positionsOf(views []*keyview.TopicView) map[*keyview.PartView]int64 {
+	m := make(map[*keyview.PartView]int64)
 	for _, v := range views {
-		for _, pv := range v.parts {
-			m[pv] = pv.next
+		for _, pv := range v.Parts {
+			m[pv] = pv.Next
 		}
 	}
 	return m
 }
 
 // recordsBetween estimates records read as the offsets advanced.
-func recordsBetween(before map[*partView]int64, views []*topicView) int64 {
+func recordsBetween(before map[*keyview.PartView]int64, views []*keyview.TopicView) int64 {
 	var n int64
 	for _, v := range views {
-		for _, pv := range v.parts {
-			n += pv.next - before[pv] // a new view starts from 0 in before
+		for _, pv := range v.Parts {
+			n += pv.Next - before[pv] // a new view starts from 0 in before
 		}
 	}
 	return n
@@ -1219,7 +1220,7 @@ func newConfigState() *configState {
 	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
 }
 
-func (s *configState) apply(r *logRecord) {
+func (s *configState) apply(r *keyview.LogRecord) {
 	s.records++
 	key := string(r.Key)
 	switch {

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"unsafe"
 )
 
@@ -27,7 +28,7 @@ type SourceTable struct {
 	recs [][]tableRec
 	n    int
 	// arena holds the keys and values of recs.
-	arena arena
+	arena keyview.Arena
 	// topic and conn number the names recs refer to; conn.names[0] is "".
 	topic, conn numbered
 	// unparsed counts the offsets without a connector.
@@ -89,7 +90,7 @@ func (t *SourceTable) Key(i int32) []byte {
 	if r.flags&nilKey != 0 {
 		return nil
 	}
-	return t.arena.bytes(span{chunk: r.chunk, off: r.off, n: r.klen})
+	return t.arena.Bytes(keyview.Span{Chunk: r.chunk, Off: r.off, N: r.klen})
 }
 
 // Value is the value of source offset i.
@@ -101,7 +102,7 @@ func (t *SourceTable) Value(i int32) []byte {
 	if r.flags&nilValue != 0 {
 		return nil
 	}
-	return t.arena.bytes(span{chunk: r.chunk, off: r.off + r.klen, n: r.vlen})
+	return t.arena.Bytes(keyview.Span{Chunk: r.chunk, Off: r.off + r.klen, N: r.vlen})
 }
 
 // Connector is the connector of source offset i, "" for a key that is not
@@ -123,7 +124,7 @@ func (t *SourceTable) Footprint() int64 {
 	for _, c := range t.recs {
 		n += int64(cap(c)) * int64(unsafe.Sizeof(tableRec{}))
 	}
-	return n + t.arena.held()
+	return n + t.arena.Held()
 }
 
 // SourceTable returns the snapshot's source offsets as a table: the one a
@@ -191,8 +192,8 @@ func (t *SourceTable) add(o *SourceOffset) bool {
 	}
 	// The key and the value in one copy, so that one span holds both.
 	t.scratch = append(append(t.scratch[:0], o.Key...), o.Value...)
-	sp := t.arena.put(t.scratch)
-	r.chunk, r.off, r.klen, r.vlen = sp.chunk, sp.off, uint32(len(o.Key)), uint32(len(o.Value))
+	sp := t.arena.Put(t.scratch)
+	r.chunk, r.off, r.klen, r.vlen = sp.Chunk, sp.Off, uint32(len(o.Key)), uint32(len(o.Value))
 	t.push(r)
 	return true
 }
@@ -206,8 +207,8 @@ func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) bool {
 	if !k.t.add(o) {
 		return false
 	}
-	if d.arena.size > 1<<20 {
-		d.arena = arena{}
+	if d.arena.Size > 1<<20 {
+		d.arena = keyview.Arena{}
 	}
 	return true
 }

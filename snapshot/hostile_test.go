@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -64,29 +65,29 @@ func TestViewMemoryHostileShapes(t *testing.T) {
 	defer runtime.GC()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pv := newPartView(0)
-			v := &topicView{name: "connect-offsets"}
+			pv := keyview.NewPartView(0)
+			v := &keyview.TopicView{Name: "connect-offsets"}
 			var offset int64
 			var peak, most int64 // past 2 × the most live bytes; the most
 			c.feed(func(key, value []byte) {
-				pv.next = offset + 1
-				v.apply(pv, &kgo.Record{Key: key, Value: value, Offset: offset})
+				pv.Next = offset + 1
+				apply(v, pv, &kgo.Record{Key: key, Value: value, Offset: offset})
 				offset++
 				if offset%4096 == 0 { // a fetched batch
-					pv.maybeCompact()
-					most = max(most, pv.live)
-					peak = max(peak, pv.footprint()-2*most)
+					pv.MaybeCompact()
+					most = max(most, pv.Live)
+					peak = max(peak, pv.Footprint()-2*most)
 				}
 			})
-			pv.maybeCompact()
+			pv.MaybeCompact()
 			ix, _ := indexPart("connect-offsets", 0, 1, pv, false, func(string) bool { return true }, nil)
-			held := pv.footprint() + int64(cap(ix.part.entries))*int64(unsafe.Sizeof(keyRef(0)))
-			t.Logf("live %d bytes in %d keys; view %d bytes, with the index %d; worst view past 2 × the most live during the read %d", pv.live, pv.len(), pv.footprint(), held, peak)
-			if cap := 2*pv.live + 64*mib; held > cap {
+			held := pv.Footprint() + int64(cap(ix.part.entries))*int64(unsafe.Sizeof(keyRef(0)))
+			t.Logf("live %d bytes in %d keys; view %d bytes, with the index %d; worst view past 2 × the most live during the read %d", pv.Live, pv.Len(), pv.Footprint(), held, peak)
+			if cap := 2*pv.Live + 64*mib; held > cap {
 				t.Errorf("view and index hold %d bytes, more than 2 × live + 64 MiB = %d", held, cap)
 			}
-			if over := pv.footprint() - 2*pv.live; over > c.slack {
-				t.Errorf("view holds %d bytes past 2 × live (%d bytes), more than %d", over, pv.live, c.slack)
+			if over := pv.Footprint() - 2*pv.Live; over > c.slack {
+				t.Errorf("view holds %d bytes past 2 × live (%d bytes), more than %d", over, pv.Live, c.slack)
 			}
 			if peak > 64*mib {
 				t.Errorf("during the read the view held %d bytes past 2 × its most live bytes, more than 64 MiB", peak)

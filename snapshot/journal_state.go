@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"maps"
 	"math"
 	"slices"
@@ -419,7 +420,7 @@ func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *EpochInfo
 
 // replayState is the state being rebuilt.
 type replayState struct {
-	views   map[string]*topicView
+	views   map[string]*keyview.TopicView
 	nparts  map[string]int32
 	ends    map[string]map[int32]int64
 	cut     map[string]map[int32]bool
@@ -463,7 +464,7 @@ type sinkTP struct {
 
 func newReplayState(base *Snapshot) *replayState {
 	st := &replayState{
-		views: map[string]*topicView{}, nparts: map[string]int32{}, ends: map[string]map[int32]int64{},
+		views: map[string]*keyview.TopicView{}, nparts: map[string]int32{}, ends: map[string]map[int32]int64{},
 		cut: map[string]map[int32]bool{}, groups: map[string]*SinkGroup{}, sinks: map[string]map[sinkTP]SinkOffset{},
 		conns: map[string]Connector{},
 	}
@@ -471,20 +472,20 @@ func newReplayState(base *Snapshot) *replayState {
 		if t.Role != RoleOffsets {
 			continue
 		}
-		v := newTopicView(t.Name)
+		v := keyview.NewTopicView(t.Name)
 		st.views[t.Name] = v
 		st.nparts[t.Name] = int32(len(t.Partitions))
 		st.ends[t.Name] = map[int32]int64{}
 		st.cut[t.Name] = map[int32]bool{}
 		for _, p := range t.Partitions {
-			v.parts[p.Partition] = newPartView(p.StartOffset)
-			v.parts[p.Partition].next = p.EndOffset
+			v.Parts[p.Partition] = keyview.NewPartView(p.StartOffset)
+			v.Parts[p.Partition].Next = p.EndOffset
 			st.ends[t.Name][p.Partition] = p.EndOffset
 		}
 	}
 	for _, o := range base.SourceOffsets {
-		if v := st.views[o.Topic]; v != nil && v.parts[o.Partition] != nil {
-			v.parts[o.Partition].set(o.Key, o.Value, o.Offset)
+		if v := st.views[o.Topic]; v != nil && v.Parts[o.Partition] != nil {
+			v.Parts[o.Partition].Set(o.Key, o.Value, o.Offset)
 		}
 	}
 	for _, g := range base.SinkGroups {
@@ -514,8 +515,8 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 			if v == nil {
 				continue
 			}
-			pv := v.parts[e.Partition]
-			if pv == nil || st.cut[e.Topic][e.Partition] || e.Offset < pv.next {
+			pv := v.Parts[e.Partition]
+			if pv == nil || st.cut[e.Topic][e.Partition] || e.Offset < pv.Next {
 				continue
 			}
 			if e.Time > atMs {
@@ -523,11 +524,11 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 				continue
 			}
 			if e.Value == nil {
-				pv.remove(e.Key)
+				pv.Remove(e.Key)
 			} else {
-				pv.set(e.Key, e.Value, e.Offset)
+				pv.Set(e.Key, e.Value, e.Offset)
 			}
-			pv.next = e.Offset + 1
+			pv.Next = e.Offset + 1
 			si.Records++
 		case EntrySink:
 			if e.Time > atMs {
@@ -597,8 +598,8 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		t2 := Topic{Name: t.Name, Role: t.Role, Partitions: slices.Clone(t.Partitions)}
 		if v := st.views[t.Name]; v != nil {
 			for i := range t2.Partitions {
-				if pv := v.parts[t2.Partitions[i].Partition]; pv != nil {
-					t2.Partitions[i].EndOffset = pv.next
+				if pv := v.Parts[t2.Partitions[i].Partition]; pv != nil {
+					t2.Partitions[i].EndOffset = pv.Next
 				}
 			}
 		}
@@ -618,10 +619,10 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		}
 		v := st.views[name]
 		var suspects []string
-		for _, p := range sortedPartitions(v.parts) {
+		for _, p := range sortedPartitions(v.Parts) {
 			from := len(snap.SourceOffsets)
 			var sus []string
-			snap.SourceOffsets, sus = b.build(snap.SourceOffsets, name, p, st.nparts[name], v.parts[p])
+			snap.SourceOffsets, sus = b.build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
 			suspects = append(suspects, sus...)
 			for i := from; i < len(snap.SourceOffsets); i++ {
 				if o := &snap.SourceOffsets[i]; o.ParseError != "" {

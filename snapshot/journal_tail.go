@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -42,11 +43,11 @@ type Tail struct {
 	topics []EpochTopic
 	// views are the offsets topics read, for their positions: they keep
 	// no keys (onRecord); last keeps what event detection needs of them.
-	views   map[string]*topicView
+	views   map[string]*keyview.TopicView
 	last    map[string]map[int32]*lastValues
 	nparts  map[string]int
 	conf    *configState
-	confV   *topicView
+	confV   *keyview.TopicView
 	pending []Entry
 	// rewound counts, per connector, source keys rewritten backwards and
 	// tombstoned in the records read since the last Poll, with the time
@@ -76,7 +77,7 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 	opts.defaults()
 	seed := seedOf(state)
 	t := &Tail{
-		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*topicView{}, last: map[string]map[int32]*lastValues{},
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,
 	}
 	for _, et := range positions {
@@ -84,18 +85,18 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 		if et.Role != RoleOffsets {
 			continue
 		}
-		v := newTopicView(et.Name)
-		v.id = topicIDOf(et.TopicID)
+		v := keyview.NewTopicView(et.Name)
+		v.Id = topicIDOf(et.TopicID)
 		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
-			v.parts[p.Partition] = newPartView(p.Next)
+			v.Parts[p.Partition] = keyview.NewPartView(p.Next)
 			lv := seed.last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
 			if lv == nil {
 				lv = newLastValues(seed.seed)
 			}
 			last[p.Partition] = lv
 		}
-		v.onRecord = func(r *logRecord) { t.source(v.name, last[r.Partition], r) }
+		v.OnRecord = func(r *keyview.LogRecord) { t.source(v.Name, last[r.Partition], r) }
 		t.views[et.Name] = v
 		t.last[et.Name] = last
 	}
@@ -156,9 +157,9 @@ func (t *Tail) Start(ctx context.Context) error {
 	if ct == nil {
 		return nil // no config topic (a new cluster): every connector has no config
 	}
-	v := newTopicView(ct.Name)
-	v.id = topicIDOf(ct.TopicID)
-	v.onRecord = t.conf.apply
+	v := keyview.NewTopicView(ct.Name)
+	v.Id = topicIDOf(ct.TopicID)
+	v.OnRecord = t.conf.apply
 	bs, missing, err := listBounds(ctx, t.capt.adm, []string{ct.Name})
 	if err != nil {
 		return err
@@ -174,22 +175,22 @@ func (t *Tail) Start(ctx context.Context) error {
 	if b.end < pos {
 		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.end, pos)}
 	}
-	if _, err := readTopics(ctx, t.capt.cl, t.capt.adm, []*topicView{v}, map[string]map[int32]bounds{ct.Name: {0: {start: b.start, end: pos}}}); err != nil {
+	if _, err := readTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]bounds{ct.Name: {0: {start: b.start, end: pos}}}); err != nil {
 		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
 	}
-	if v.parts[0] != nil && v.parts[0].next != pos && pos > b.start {
+	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.start {
 		return &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
 	}
-	v.onRecord = t.config
-	if v.parts[0] == nil {
-		v.parts[0] = newPartView(pos)
+	v.OnRecord = t.config
+	if v.Parts[0] == nil {
+		v.Parts[0] = keyview.NewPartView(pos)
 	}
 	t.confV = v
 	return nil
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, lv *lastValues, r *logRecord) {
+func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 	if r.Key == nil || lv == nil {
 		return
 	}
@@ -228,7 +229,7 @@ func (t *Tail) source(topic string, lv *lastValues, r *logRecord) {
 }
 
 // config journals one config topic record that changes a connector.
-func (t *Tail) config(r *logRecord) {
+func (t *Tail) config(r *keyview.LogRecord) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.conf.apply(r)
@@ -288,18 +289,18 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 		views = append(views, t.confV)
 	}
 	for _, v := range views {
-		if len(bs[v.name]) != t.nparts[v.name] {
-			return nil, time.Time{}, &TailBreak{Reason: EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.name, len(bs[v.name]), t.nparts[v.name])}
+		if len(bs[v.Name]) != t.nparts[v.Name] {
+			return nil, time.Time{}, &TailBreak{Reason: EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
 		}
-		for p, pv := range v.parts {
-			b := bs[v.name][p]
+		for p, pv := range v.Parts {
+			b := bs[v.Name][p]
 			switch {
-			case b.start > pv.next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.name, p, b.start, pv.next)}
-			case b.end < pv.next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.name, p, b.end, pv.next)}
+			case b.start > pv.Next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.start, pv.Next)}
+			case b.end < pv.Next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.end, pv.Next)}
 			}
-			pv.start = pv.next // checked above; readTopics must not start over
+			pv.Start = pv.Next // checked above; readTopics must not start over
 		}
 	}
 	// On an error, what was read stays pending, with the positions it
@@ -340,10 +341,10 @@ func (t *Tail) Positions() []Entry {
 	if t.confV != nil {
 		views = append(views, t.confV)
 	}
-	sort.Slice(views, func(i, j int) bool { return views[i].name < views[j].name })
+	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
-		for _, p := range sortedPartitions(v.parts) {
-			out = append(out, Entry{Kind: EntryPosition, Topic: v.name, Partition: p, Offset: v.parts[p].next})
+		for _, p := range sortedPartitions(v.Parts) {
+			out = append(out, Entry{Kind: EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
 		}
 	}
 	return out

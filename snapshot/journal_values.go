@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -32,7 +33,7 @@ import (
 type lastValues struct {
 	seed  maphash.Seed
 	index wordIndex // key hash -> an inline value or where it lies in arena
-	arena arena
+	arena keyview.Arena
 	live  int64 // bytes of the values in arena, their lengths included
 	// names are the field names of the inline values, numbered by no.
 	names   []string
@@ -74,7 +75,7 @@ func (lv *lastValues) get(key []byte) ([]byte, bool) {
 
 // stored returns the value an arena word refers to (non-nil).
 func (lv *lastValues) stored(w uint64) []byte {
-	c := lv.arena.chunks[w>>32]
+	c := lv.arena.Chunks[w>>32]
 	off := uint32(w)
 	n, k := binary.Uvarint(c[off:])
 	return c[off+uint32(k) : off+uint32(k)+uint32(n) : off+uint32(k)+uint32(n)]
@@ -114,11 +115,11 @@ func (lv *lastValues) set(key, value []byte) {
 // put copies value, its length first, into the arena, and returns its word.
 func (lv *lastValues) put(value []byte) uint64 {
 	lv.scratch = append(binary.AppendUvarint(lv.scratch[:0], uint64(len(value))), value...)
-	s := lv.arena.put(lv.scratch)
+	s := lv.arena.Put(lv.scratch)
 	if cap(lv.scratch) > 4<<10 {
 		lv.scratch = nil // a large value's copy is not kept
 	}
-	return uint64(s.chunk)<<32 | uint64(s.off)
+	return uint64(s.Chunk)<<32 | uint64(s.Off)
 }
 
 // inline returns the index word of value when it is {"name":N} as get
@@ -179,19 +180,19 @@ func (lv *lastValues) remove(key []byte) {
 // compactAbove: under steady rewrites the arena stays within about twice
 // the live values, at a cost linear in them once per doubling.
 func (lv *lastValues) maybeCompact() {
-	if lv.arena.size-lv.live <= max(lv.live, compactAbove) {
+	if lv.arena.Size-lv.live <= max(lv.live, keyview.CompactAbove) {
 		return
 	}
-	var a arena
-	a.reserve(lv.live)
+	var a keyview.Arena
+	a.Reserve(lv.live)
 	lv.index.update(func(w uint64) uint64 {
 		if w&inlineBit != 0 {
 			return w
 		}
 		n := lv.storedLen(w)
-		c := lv.arena.chunks[w>>32]
-		s := a.put(c[uint32(w) : uint32(w)+uint32(n)])
-		return uint64(s.chunk)<<32 | uint64(s.off)
+		c := lv.arena.Chunks[w>>32]
+		s := a.Put(c[uint32(w) : uint32(w)+uint32(n)])
+		return uint64(s.Chunk)<<32 | uint64(s.Off)
 	})
 	lv.arena = a
 }
@@ -400,8 +401,8 @@ type seedSink struct{ s *tailSeed }
 // it is large: nothing else keeps what it holds.
 func (k *seedSink) add(o *SourceOffset, d *offsetDecoder) bool {
 	k.s.set(o.Topic, o.Partition, o.Key, o.Value)
-	if d.arena.size > 1<<20 {
-		d.arena = arena{}
+	if d.arena.Size > 1<<20 {
+		d.arena = keyview.Arena{}
 	}
 	return true
 }

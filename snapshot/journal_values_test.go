@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"hash/maphash"
 	"math/rand/v2"
 	"reflect"
@@ -56,8 +57,8 @@ func TestLastValues(t *testing.T) {
 	if want := keys - (keys+2)/3; lv.len() != want {
 		t.Fatalf("%d keys held, want %d", lv.len(), want)
 	}
-	if lv.arena.size > 2*lv.live+compactAbove+64 || lv.live == 0 {
-		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.size, lv.live)
+	if lv.arena.Size > 2*lv.live+keyview.CompactAbove+64 || lv.live == 0 {
+		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.Size, lv.live)
 	}
 }
 
@@ -182,8 +183,8 @@ func sameSeed(state *Snapshot, got, want map[string]map[int32]*lastValues) strin
 			if g == nil {
 				return fmt.Sprintf("%s/%d: no last values", topic, p)
 			}
-			if g.len() != w.len() || g.live != w.live || g.arena.size != w.arena.size {
-				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.len(), g.live, g.arena.size, w.len(), w.live, w.arena.size)
+			if g.len() != w.len() || g.live != w.live || g.arena.Size != w.arena.Size {
+				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.len(), g.live, g.arena.Size, w.len(), w.live, w.arena.Size)
 			}
 		}
 	}
@@ -417,8 +418,8 @@ func TestTailSeedFootprint(t *testing.T) {
 		seed := seedOf(s)
 		n := 0
 		for _, lv := range seed.last["connect-offsets"] {
-			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.size != 0 || lv.index.loading {
-				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size)
+			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.Size != 0 || lv.index.loading {
+				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size)
 			}
 			n += lv.len()
 		}
@@ -444,8 +445,8 @@ func TestLastValuesHostile(t *testing.T) {
 		t.Fatalf("a value of 1 MiB: %d bytes back, scratch of %d", len(got), cap(lv.scratch))
 	}
 	lv.set([]byte("big"), []byte(`{"position":1}`))
-	if lv.arena.size > compactAbove || lv.live != 0 {
-		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.size, lv.live)
+	if lv.arena.Size > keyview.CompactAbove || lv.live != 0 {
+		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.Size, lv.live)
 	}
 
 	lv = newLastValues(maphash.MakeSeed())
@@ -454,13 +455,13 @@ func TestLastValuesHostile(t *testing.T) {
 		lv.set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
 	}
 	lv.index.merge()
-	if lv.len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.size > 2*lv.live+compactAbove {
-		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.size, lv.live)
+	if lv.len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.Size > 2*lv.live+keyview.CompactAbove {
+		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size, lv.live)
 	}
 	for i := range tiny {
 		lv.remove(strconv.AppendInt(nil, int64(i), 36))
 	}
-	if lv.len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.size > compactAbove || lv.live != 0 {
-		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.len(), cap(lv.index.hs), lv.arena.size, lv.live)
+	if lv.len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.Size > keyview.CompactAbove || lv.live != 0 {
+		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.len(), cap(lv.index.hs), lv.arena.Size, lv.live)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file is the overlapped capture of CaptureStreamedOnce: each offsets
@@ -76,7 +77,7 @@ type overlap struct {
 	scratch chan *jobScratch
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	parts   map[*partView]*earlyPart
+	parts   map[*keyview.PartView]*earlyPart
 }
 
 // earlyPart is what overlap made of one partition.
@@ -96,7 +97,7 @@ func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32,
 	o := &overlap{
 		scoped: scoped, inScope: inScope, nparts: nparts,
 		z: k.z.orDefault(), minKeys: k.minKeys, minLeft: k.minLeft, minBytes: k.minBytes,
-		seed: maphash.MakeSeed(), parts: make(map[*partView]*earlyPart),
+		seed: maphash.MakeSeed(), parts: make(map[*keyview.PartView]*earlyPart),
 	}
 	o.scratch = make(chan *jobScratch, max(1, runtime.GOMAXPROCS(0)))
 	for range cap(o.scratch) {
@@ -121,8 +122,8 @@ type jobScratch struct {
 // read is left (nothing is left to overlap) or the partition holds fewer
 // than o.minBytes: then the partition is indexed after the read and
 // compressed by Put, its view let go as Put goes, as CaptureStreamed's.
-func (o *overlap) partDone(v *topicView, p int32, pv *partView, left float64) {
-	if o == nil || v.onRecord != nil || left < o.minLeft || pv.live < o.minBytes {
+func (o *overlap) partDone(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64) {
+	if o == nil || v.OnRecord != nil || left < o.minLeft || pv.Live < o.minBytes {
 		return
 	}
 	o.wg.Add(1)
@@ -130,7 +131,7 @@ func (o *overlap) partDone(v *topicView, p int32, pv *partView, left float64) {
 		defer o.wg.Done()
 		sc := <-o.scratch
 		defer func() { o.scratch <- sc }()
-		ep := o.run(v.name, p, pv, sc)
+		ep := o.run(v.Name, p, pv, sc)
 		o.mu.Lock()
 		o.parts[pv] = ep
 		o.mu.Unlock()
@@ -154,7 +155,7 @@ func (o *overlap) wait() {
 }
 
 // indexed returns what a job made of pv, or nil.
-func (o *overlap) indexed(pv *partView) *indexed {
+func (o *overlap) indexed(pv *keyview.PartView) *indexed {
 	if o == nil || o.parts[pv] == nil {
 		return nil
 	}
@@ -163,7 +164,7 @@ func (o *overlap) indexed(pv *partView) *indexed {
 
 // run indexes partition p of topic and, when it keeps enough keys,
 // compresses its source offsets and lets its keys and values go.
-func (o *overlap) run(topic string, p int32, pv *partView, sc *jobScratch) *earlyPart {
+func (o *overlap) run(topic string, p int32, pv *keyview.PartView, sc *jobScratch) *earlyPart {
 	var ix *indexed
 	ix, sc.es = indexPart(topic, p, o.nparts[topic], pv, o.scoped, o.inScope, sc.es)
 	ep := &earlyPart{ix: ix}
@@ -175,14 +176,14 @@ func (o *overlap) run(topic string, p int32, pv *partView, sc *jobScratch) *earl
 	lp.early, lp.kept = true, len(lp.entries)
 	ep.hashes = make([]uint64, len(lp.entries))
 	for i, e := range lp.entries {
-		ep.hashes[i] = maphash.Bytes(o.seed, pv.keyAt(e.rec()))
+		ep.hashes[i] = maphash.Bytes(o.seed, pv.KeyAt(e.rec()))
 	}
 	// The suspects are strings over the arena that goes now.
 	for i, k := range ix.suspects {
 		ix.suspects[i] = strings.Clone(k)
 	}
 	lp.pv, lp.entries = nil, nil
-	pv.keys, pv.recs, pv.arena = keyIndex{}, recTable{}, arena{}
+	pv.Keys, pv.Recs, pv.Arena = keyview.KeyIndex{}, keyview.RecTable{}, keyview.Arena{}
 	ep.freed = true
 	return ep
 }
@@ -227,7 +228,7 @@ func (o *overlap) has(ep *earlyPart, key string, p, nparts int32) bool {
 	if _, ok := ep.suspects[key]; ok {
 		return true
 	}
-	if PartitionFor(stringBytes(key), nparts) != p {
+	if PartitionFor(keyview.StringBytes(key), nparts) != p {
 		return false
 	}
 	if !ep.sorted {
@@ -239,13 +240,13 @@ func (o *overlap) has(ep *earlyPart, key string, p, nparts int32) bool {
 }
 
 // liveIn reports whether key is live in partition p (view pv) of v.
-func (o *overlap) liveIn(v *topicView, p int32, pv *partView, key string) bool {
+func (o *overlap) liveIn(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool {
 	if o != nil {
 		if ep := o.parts[pv]; ep != nil && ep.freed {
-			return o.has(ep, key, p, o.nparts[v.name])
+			return o.has(ep, key, p, o.nparts[v.Name])
 		}
 	}
-	_, ok := pv.lookup(stringBytes(key))
+	_, ok := pv.Lookup(keyview.StringBytes(key))
 	return ok
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file reads an offsets topic a few partitions at a time, for a
@@ -23,27 +24,27 @@ import (
 type PartitionKeys struct {
 	Topic     string
 	Partition int32
-	pv        *partView
+	pv        *keyview.PartView
 }
 
 // Len is the number of live keys.
-func (k *PartitionKeys) Len() int { return k.pv.len() }
+func (k *PartitionKeys) Len() int { return k.pv.Len() }
 
 // Lookup returns the live value of key.
 func (k *PartitionKeys) Lookup(key []byte) ([]byte, bool) {
-	i, ok := k.pv.lookup(key)
+	i, ok := k.pv.Lookup(key)
 	if !ok {
 		return nil, false
 	}
-	return k.pv.record(i).value, true
+	return k.pv.Record(i).Value, true
 }
 
 // All yields every live key and its value, in no particular order. The
 // bytes are valid until the callback of ReadPartitions returns.
 func (k *PartitionKeys) All() iter.Seq2[[]byte, []byte] {
 	return func(yield func(key, value []byte) bool) {
-		for _, i := range k.pv.all() {
-			if !yield(k.pv.keyAt(i), k.pv.record(i).value) {
+		for _, i := range k.pv.All() {
+			if !yield(k.pv.KeyAt(i), k.pv.Record(i).Value) {
 				return
 			}
 		}
@@ -74,18 +75,18 @@ func ReadPartitions(ctx context.Context, cl *kgo.Client, topic string, batch int
 	batch = max(batch, 1)
 	for lo := 0; lo < len(parts); lo += batch {
 		hi := min(lo+batch, len(parts))
-		v := newTopicView(topic)
+		v := keyview.NewTopicView(topic)
 		some := make(map[int32]bounds, hi-lo)
 		for _, p := range parts[lo:hi] {
 			some[p] = all[p]
 		}
-		if _, err := readTopics(ctx, cl, adm, []*topicView{v}, map[string]map[int32]bounds{topic: some}); err != nil {
+		if _, err := readTopics(ctx, cl, adm, []*keyview.TopicView{v}, map[string]map[int32]bounds{topic: some}); err != nil {
 			return 0, fmt.Errorf("read offsets topic %q: %w", topic, err)
 		}
 		for _, p := range parts[lo:hi] {
-			pv := v.parts[p]
+			pv := v.Parts[p]
 			if pv == nil {
-				pv = newPartView(all[p].start)
+				pv = keyview.NewPartView(all[p].start)
 			}
 			if err := fn(&PartitionKeys{Topic: topic, Partition: p, pv: pv}); err != nil {
 				return 0, err

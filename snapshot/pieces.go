@@ -1,6 +1,9 @@
 package snapshot
 
-import "github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+import (
+	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+)
 
 // A document is encoded as a list of pieces that encode independently of
 // each other: the head (everything before the source offsets), ranges of
@@ -157,12 +160,12 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 			if i > 0 || p.comma {
 				dst = append(dst, ',')
 			}
-			key, r := lp.pv.keyAt(en.rec()), lp.pv.record(en.rec())
-			if en.plain() && len(r.value) > 0 && connectjson.PlainObjectEnd(r.value, 0) == len(r.value) {
+			key, r := lp.pv.KeyAt(en.rec()), lp.pv.Record(en.rec())
+			if en.plain() && len(r.Value) > 0 && connectjson.PlainObjectEnd(r.Value, 0) == len(r.Value) {
 				dst = appendPlain(dst, lp, key, r)
 				continue
 			}
-			so, _ := b.make(lp.topic, lp.part, arenaString(key), r)
+			so, _ := b.make(lp.topic, lp.part, keyview.ArenaString(key), r)
 			if dst, err = so.appendJSON(dst); err != nil {
 				return dst, err
 			}

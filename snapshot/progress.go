@@ -46,8 +46,8 @@ type TopicProgress struct {
 	records, bytes atomic.Int64
 }
 
-// add counts one fetched batch of n records in size bytes; nil does nothing.
-func (t *TopicProgress) add(n, size int) {
+// Add counts one fetched batch of n records in size bytes; nil does nothing.
+func (t *TopicProgress) Add(n, size int) {
 	if t == nil {
 		return
 	}

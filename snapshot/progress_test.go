@@ -21,7 +21,7 @@ func TestProgressWatch(t *testing.T) {
 	stop := p.Watch(2*time.Second, ticks, now, func(st ProgressState, done bool) { calls <- call{st, done} })
 
 	p.SetPhase(PhaseOffsets)
-	p.topic("connect-offsets").add(10, 1000)
+	p.topic("connect-offsets").Add(10, 1000)
 	elapsed.Add(int64(time.Second))
 	ticks <- now() // before the threshold: nothing
 	elapsed.Add(int64(1500 * time.Millisecond))
@@ -49,7 +49,7 @@ func TestProgressWatchShortRun(t *testing.T) {
 	var p *Progress
 	p.SetPhase(PhaseOffsets)
 	p.Written(1)
-	p.topic("x").add(1, 1)
+	p.topic("x").Add(1, 1)
 	clock := time.Unix(0, 0)
 	stop := p.Watch(2*time.Second, nil, func() time.Time { return clock }, func(ProgressState, bool) { t.Error("reported") })
 	clock = clock.Add(time.Second)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,9 +28,9 @@ import (
 
 // cursor is one partition still to be read up to end.
 type cursor struct {
-	view *topicView
+	view *keyview.TopicView
 	part int32
-	pv   *partView
+	pv   *keyview.PartView
 	end  int64
 	// notified: onDone was called for it (see readTopicsNotify).
 	notified bool
@@ -56,7 +57,7 @@ const (
 // partition to the leader broker; it is refreshed on leadership errors.
 // A view whose partition moved under it (log start past its position, or
 // end before it) is reset and read from the start, and reported.
-func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds) (resets []string, err error) {
+func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]bounds) (resets []string, err error) {
 	return readTopicsNotify(ctx, cl, adm, views, ends, nil)
 }
 
@@ -67,19 +68,19 @@ func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 // goroutine reading the partition's leader, which waits meanwhile: it must
 // return soon. It is called for every such partition of a read that
 // succeeds, never twice for one.
-func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*topicView, ends map[string]map[int32]bounds, onDone func(v *topicView, p int32, pv *partView, left float64)) (resets []string, err error) {
-	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*topicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
+func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]bounds, onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)) (resets []string, err error) {
+	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*keyview.TopicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
 	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
-		r.topicNames = append(r.topicNames, v.name)
-		r.byName[v.name] = v
+		r.topicNames = append(r.topicNames, v.Name)
+		r.byName[v.Name] = v
 	}
 	if err := r.refresh(ctx); err != nil {
 		return r.resets, err
 	}
 	pending := r.cursors(views, ends)
 	for _, c := range pending {
-		r.total += c.end - c.pv.next
+		r.total += c.end - c.pv.Next
 	}
 
 	// lastRetry is the last error retried: when time runs out, it is what
@@ -117,7 +118,7 @@ func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, vie
 		}
 		next := pending[:0]
 		for _, c := range pending {
-			if c.pv.next < c.end {
+			if c.pv.Next < c.end {
 				next = append(next, c)
 			} else {
 				r.notify(c) // read by a fetch that also asked for a retry
@@ -133,14 +134,14 @@ type topicReader struct {
 	cl           *kgo.Client
 	adm          *kadm.Client
 	topicNames   []string
-	byName       map[string]*topicView
+	byName       map[string]*keyview.TopicView
 	decompressor kgo.Decompressor
 	// leaders maps topic and partition to the leader broker.
 	leaders map[string]map[int32]int32
 	// first is set until the first refresh is done.
 	first  bool
 	resets []string
-	onDone func(v *topicView, p int32, pv *partView, left float64)
+	onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)
 	// total is the offsets to read, read those read so far.
 	total int64
 	read  atomic.Int64
@@ -160,15 +161,15 @@ func (r *topicReader) refresh(ctx context.Context) error {
 			return fmt.Errorf("read metadata of topic %q: %w", t.Topic, t.Err)
 		}
 		if v := r.byName[t.Topic]; v != nil {
-			if v.id != ([16]byte{}) && t.ID != (kadm.TopicID{}) && kadm.TopicID(v.id) != t.ID {
+			if v.Id != ([16]byte{}) && t.ID != (kadm.TopicID{}) && kadm.TopicID(v.Id) != t.ID {
 				if !r.first {
 					return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
 				}
 				// Recreated since the last run: nothing kept is valid.
-				v.parts = make(map[int32]*partView)
+				v.Parts = make(map[int32]*keyview.PartView)
 				r.resets = append(r.resets, fmt.Sprintf("%s: topic was recreated", t.Topic))
 			}
-			v.id = t.ID
+			v.Id = t.ID
 		}
 		r.leaders[t.Topic] = make(map[int32]int32)
 		for p, d := range t.Partitions {
@@ -180,24 +181,24 @@ func (r *topicReader) refresh(ctx context.Context) error {
 
 // cursors returns a cursor for every partition with records to read,
 // resetting the partitions whose log moved.
-func (r *topicReader) cursors(views []*topicView, ends map[string]map[int32]bounds) []*cursor {
+func (r *topicReader) cursors(views []*keyview.TopicView, ends map[string]map[int32]bounds) []*cursor {
 	var pending []*cursor
 	for _, v := range views {
-		for p, b := range ends[v.name] {
-			pv := v.parts[p]
+		for p, b := range ends[v.Name] {
+			pv := v.Parts[p]
 			// Records below a log start that moved are gone, and so are
 			// the keys they held: only a read from the new start is exact.
-			if pv == nil || b.start > pv.start || pv.next > b.end {
+			if pv == nil || b.start > pv.Start || pv.Next > b.end {
 				if pv != nil {
-					r.resets = append(r.resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.name, p, pv.start, pv.next, b.start, b.end))
+					r.resets = append(r.resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.Name, p, pv.Start, pv.Next, b.start, b.end))
 				}
-				pv = newPartView(b.start)
-				v.parts[p] = pv
+				pv = keyview.NewPartView(b.start)
+				v.Parts[p] = pv
 			}
 			// What was read before this read may have been handed out:
 			// only values written from here on are overwritten in place.
-			pv.from = pv.next
-			if pv.next < b.end {
+			pv.From = pv.Next
+			if pv.Next < b.end {
 				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
 			}
 		}
@@ -211,7 +212,7 @@ func (r *topicReader) cursors(views []*topicView, ends map[string]map[int32]boun
 func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstErr, retryErr error) {
 	byLeader := make(map[int32][]*cursor)
 	for _, c := range pending {
-		byLeader[r.leaders[c.view.name][c.part]] = append(byLeader[r.leaders[c.view.name][c.part]], c)
+		byLeader[r.leaders[c.view.Name][c.part]] = append(byLeader[r.leaders[c.view.Name][c.part]], c)
 	}
 	var (
 		mu sync.Mutex
@@ -243,7 +244,7 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 				}
 				cs = slices.DeleteFunc(cs, func(c *cursor) bool {
 					r.notify(c)
-					return c.pv.next >= c.end
+					return c.pv.Next >= c.end
 				})
 			}
 		}(leader, cs)
@@ -257,7 +258,7 @@ var errTopicChanged = errors.New("topic changed")
 // notify calls onDone for c once, when it is read to its end. Only the
 // goroutine reading c calls it.
 func (r *topicReader) notify(c *cursor) {
-	if r.onDone != nil && !c.notified && c.pv.next >= c.end {
+	if r.onDone != nil && !c.notified && c.pv.Next >= c.end {
 		c.notified = true
 		left := 0.0
 		if r.total > 0 {
@@ -272,7 +273,7 @@ func (r *topicReader) notify(c *cursor) {
 func positionSum(cs []*cursor) int64 {
 	var n int64
 	for _, c := range cs {
-		n += c.pv.next
+		n += c.pv.Next
 	}
 	return n
 }
@@ -336,19 +337,19 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 	index := make(map[key]*cursor, len(cs))
 	topics := make(map[string]int)
 	for _, c := range cs {
-		index[key{c.view.name, c.part}] = c
-		i, ok := topics[c.view.name]
+		index[key{c.view.Name, c.part}] = c
+		i, ok := topics[c.view.Name]
 		if !ok {
 			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = c.view.name
-			rt.TopicID = c.view.id
+			rt.Topic = c.view.Name
+			rt.TopicID = c.view.Id
 			req.Topics = append(req.Topics, rt)
 			i = len(req.Topics) - 1
-			topics[c.view.name] = i
+			topics[c.view.Name] = i
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = c.part
-		rp.FetchOffset = c.pv.next
+		rp.FetchOffset = c.pv.Next
 		rp.PartitionMaxBytes = partMaxBytes
 		rp.CurrentLeaderEpoch = -1
 		rp.LogStartOffset = -1
@@ -372,7 +373,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 	var recs []batchRec
 	byID := make(map[[16]byte]string)
 	for _, c := range cs {
-		byID[c.view.id] = c.view.name
+		byID[c.view.Id] = c.view.Name
 	}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
@@ -390,12 +391,12 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 			var ok bool
 			var kept int
 			if next, kept, ok, recs = applyDirect(c, rp, dec, recs); ok {
-				c.view.count(kept, len(rp.RecordBatches))
+				c.view.Count(kept, len(rp.RecordBatches))
 				c.advance(next)
 				continue
 			}
 			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-				Offset:         c.pv.next,
+				Offset:         c.pv.Next,
 				IsolationLevel: kgo.ReadCommitted(),
 				Topic:          name,
 				Partition:      rp.Partition,
@@ -406,23 +407,23 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 				case errors.Is(fp.Err, kerr.OffsetOutOfRange):
 					// The log start moved past us (retention or
 					// DeleteRecords): nothing below it exists any more.
-					if rp.LogStartOffset > c.pv.next {
+					if rp.LogStartOffset > c.pv.Next {
 						// What was read below it may be gone too: start over.
-						*c.pv = *newPartView(rp.LogStartOffset)
+						*c.pv = *keyview.NewPartView(rp.LogStartOffset)
 						continue
 					}
-					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.next, fp.Err)
+					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.Next, fp.Err)
 				case kerr.IsRetriable(fp.Err):
 					retry = fmt.Errorf("fetch %s/%d: %w", name, rp.Partition, fp.Err)
 					continue
 				default:
-					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.next, fp.Err)
+					return nil, fmt.Errorf("fetch %s/%d at offset %d: %w", name, rp.Partition, c.pv.Next, fp.Err)
 				}
 			}
-			c.view.count(len(fp.Records), len(rp.RecordBatches))
+			c.view.Count(len(fp.Records), len(rp.RecordBatches))
 			for _, r := range fp.Records {
 				if r.Offset < c.end {
-					c.view.apply(c.pv, r)
+					apply(c.view, c.pv, r)
 				}
 				r.Recycle() // apply keeps nothing of r
 			}
@@ -434,35 +435,21 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 
 // advance moves c past what a fetch applied, up to next.
 func (c *cursor) advance(next int64) {
-	if next > c.pv.next {
-		c.pv.next = min(next, c.end)
+	if next > c.pv.Next {
+		c.pv.Next = min(next, c.end)
 	}
-	if c.view.onRecord == nil {
-		c.pv.maybeCompact()
+	if c.view.OnRecord == nil {
+		c.pv.MaybeCompact()
 	}
 }
 
-// apply applies one committed record in log order.
-func (v *topicView) apply(pv *partView, r *kgo.Record) {
-	if v.onRecord != nil {
-		v.onRecord(&logRecord{Key: r.Key, Value: r.Value, Offset: r.Offset, Partition: r.Partition, Timestamp: r.Timestamp})
+// apply applies one committed record to v in log order.
+func apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
+	if v.OnRecord != nil {
+		v.OnRecord(&keyview.LogRecord{Key: r.Key, Value: r.Value, Offset: r.Offset, Partition: r.Partition, Timestamp: r.Timestamp})
 		return
 	}
-	v.applyKV(pv, r.Key, r.Value, r.Offset)
-}
-
-// applyKV applies one committed record, of key and value (nil for null),
-// in log order.
-func (v *topicView) applyKV(pv *partView, key, value []byte, offset int64) {
-	if key == nil {
-		pv.nulls++
-		return
-	}
-	if value == nil {
-		pv.remove(key)
-		return
-	}
-	pv.set(key, value, offset)
+	v.ApplyKV(pv, r.Key, r.Value, r.Offset)
 }
 
 // listBounds returns, for each existing topic, its partitions' log start and

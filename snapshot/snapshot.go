@@ -44,6 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // Format versions this build reads; it writes Version.
@@ -1132,7 +1133,7 @@ func (d *offsetDecoder) sourceOffset() (SourceOffset, bool) {
 type offsetDecoder struct {
 	b        []byte
 	i        int
-	arena    arena // keys, values and raw messages
+	arena    keyview.Arena // keys, values and raw messages
 	scratch  []byte
 	interned map[string]string
 }
@@ -1366,7 +1367,7 @@ func (d *offsetDecoder) bytes() (Bytes, bool) {
 	if len(b) == 0 {
 		return Bytes{}, true
 	}
-	return d.arena.copy(b), true
+	return d.arena.Copy(b), true
 }
 
 // raw reads a json.RawMessage holding an object, as it stands.
@@ -1390,7 +1391,7 @@ func (d *offsetDecoder) raw(same []byte, suffix bool) (json.RawMessage, bool) {
 	if bytes.Equal(same, obj) {
 		return json.RawMessage(same[:len(same):len(same)]), true
 	}
-	return d.arena.copy(obj), true
+	return d.arena.Copy(obj), true
 }
 
 func skipSpace(b []byte, i int) int {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -77,15 +78,15 @@ func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string) (*Statuses,
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("read status topic %q: %w: check --status-topic (status.storage.topic of the worker)", topic, ErrTopicMissing)
 	}
-	v := newTopicView(topic)
-	if _, err := readTopics(ctx, cl, adm, []*topicView{v}, ends); err != nil {
+	v := keyview.NewTopicView(topic)
+	if _, err := readTopics(ctx, cl, adm, []*keyview.TopicView{v}, ends); err != nil {
 		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
 	}
 	st := &Statuses{Connectors: map[string]*ConnectorStatus{}}
-	for _, p := range sortedPartitions(v.parts) {
-		pv := v.parts[p]
-		for key, i := range pv.all() {
-			st.add(strings.Clone(key), pv.record(i).value)
+	for _, p := range sortedPartitions(v.Parts) {
+		pv := v.Parts[p]
+		for key, i := range pv.All() {
+			st.add(strings.Clone(key), pv.Record(i).Value)
 		}
 	}
 	for _, c := range st.Connectors {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file is the streamed capture: a Snapshot whose source offsets are
@@ -70,7 +71,7 @@ func (k keyRef) plain() bool { return k&plainRef != 0 }
 type lazyPart struct {
 	topic   string
 	part    int32
-	pv      *partView
+	pv      *keyview.PartView
 	entries []keyRef // kept keys, sorted by key bytes
 	// prefix is how each of its source offsets starts in the document:
 	// {"topic":...,"partition":...,"offset":
@@ -94,7 +95,7 @@ func (lp *lazyPart) keys() int {
 }
 
 // key returns the key of entry e as a string over the view's arena.
-func (lp *lazyPart) key(e keyRef) string { return arenaString(lp.pv.keyAt(e.rec())) }
+func (lp *lazyPart) key(e keyRef) string { return keyview.ArenaString(lp.pv.KeyAt(e.rec())) }
 
 // stale reports ErrStale when the views of ls changed since the capture,
 // and errSpent once an EncodeOnce snapshot was stored.
@@ -242,9 +243,9 @@ func (ix *indexed) count(c keyClass, key string, n int) {
 // The sort works on a scratch of 32 bytes a key of this partition, es
 // (reused when large enough; the grown scratch is returned); what is kept
 // is 4 bytes a key.
-func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope func(string) bool, es []keyEntry) (*indexed, []keyEntry) {
+func indexPart(topic string, p, nparts int32, pv *keyview.PartView, scoped bool, inScope func(string) bool, es []keyEntry) (*indexed, []keyEntry) {
 	es = es[:0]
-	for k, i := range pv.all() {
+	for k, i := range pv.All() {
 		es = append(es, keyEntry{key: k, rec: i})
 	}
 	sortKeyEntries(es, 0)
@@ -256,7 +257,7 @@ func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope
 	)
 	kept := make([]keyRef, 0, len(es))
 	for _, e := range es {
-		c := classify(stringBytes(e.key), p, nparts, scoped, inScope, names)
+		c := classify(keyview.StringBytes(e.key), p, nparts, scoped, inScope, names)
 		if !c.kept {
 			continue
 		}
@@ -299,9 +300,9 @@ func indexPart(topic string, p, nparts int32, pv *partView, scoped bool, inScope
 // value changed keeps its entry (its record is updated in place); keys
 // added or removed take a merge into new entries, so that a streamed
 // snapshot made from the old ones is never changed under it.
-func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bool) {
-	dirty := make([]string, 0, len(pv.dirty))
-	for k := range pv.dirty {
+func updateIndex(ix *indexed, pv *keyview.PartView, scoped bool, inScope func(string) bool) {
+	dirty := make([]string, 0, len(pv.Dirty))
+	for k := range pv.Dirty {
 		dirty = append(dirty, k)
 	}
 	slices.Sort(dirty)
@@ -326,7 +327,7 @@ func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bo
 		// so es stays sorted by the keys of its records.
 		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyRef, k string) int { return strings.Compare(lp.key(e), k) })
 		j += i
-		rec, live := pv.lookup(stringBytes(k))
+		rec, live := pv.Lookup(keyview.StringBytes(k))
 		switch {
 		case found && live && es[j].rec() == rec:
 			// Rewritten: its record changed in place.
@@ -336,12 +337,12 @@ func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bo
 			out = append(out, refOf(rec, es[j].plain()))
 			i++
 		case found:
-			c := classify(stringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
+			c := classify(keyview.StringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
 			change(j)
 			i++ // dropped
 			ix.count(c, lp.key(es[j]), -1)
 		case live:
-			c := classify(stringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
+			c := classify(keyview.StringBytes(k), lp.part, ix.nparts, scoped, inScope, names)
 			if !c.kept {
 				continue
 			}
@@ -354,7 +355,7 @@ func updateIndex(ix *indexed, pv *partView, scoped bool, inScope func(string) bo
 		out = append(out, es[i:]...)
 		lp.entries = out
 	}
-	clear(pv.dirty)
+	clear(pv.Dirty)
 }
 
 // indexParts runs indexPart (or updateIndex, for a partition whose view
@@ -380,16 +381,16 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 				}
 				j := jobs[i]
 				pv := j.pv
-				if ix, _ := pv.index.(*indexed); keep && ix != nil && ix.nparts == j.nparts {
+				if ix, _ := pv.Index.(*indexed); keep && ix != nil && ix.nparts == j.nparts {
 					updateIndex(ix, pv, scoped, inScope)
 					out[i] = ix
 					upd.Add(1)
 					continue
 				}
 				out[i], scratch = indexPart(j.topic, j.part, j.nparts, pv, scoped, inScope, scratch)
-				pv.built, pv.index, pv.dirty = nil, nil, nil
+				pv.Built, pv.Index, pv.Dirty = nil, nil, nil
 				if keep {
-					pv.index, pv.dirty = out[i], make(map[string]struct{})
+					pv.Index, pv.Dirty = out[i], make(map[string]struct{})
 				}
 			}
 		}()
@@ -402,7 +403,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 type indexJob struct {
 	topic        string
 	part, nparts int32
-	pv           *partView
+	pv           *keyview.PartView
 }
 
 // SourceKeys is the number of source offsets: len(SourceOffsets), or for a
@@ -464,20 +465,20 @@ func (c *Capturer) CaptureStreamed(ctx context.Context) (*Snapshot, error) {
 // without '\\' then, so as JSON strings only their '"' are escaped, and
 // both are already compact JSON objects. The key is ["name",{...}]: the
 // name ends at its first '"' after the opening one.
-func appendPlain(dst []byte, lp *lazyPart, key []byte, r record) []byte {
+func appendPlain(dst []byte, lp *lazyPart, key []byte, r keyview.Record) []byte {
 	nameEnd := 2 + bytes.IndexByte(key[2:], '"')
 	dst = append(dst, lp.prefix...)
-	dst = strconv.AppendInt(dst, r.offset, 10)
+	dst = strconv.AppendInt(dst, r.Offset, 10)
 	dst = append(dst, `,"key":"`...)
 	dst = appendQuotes(dst, key)
 	dst = append(dst, `","value":"`...)
-	dst = appendQuotes(dst, r.value)
+	dst = appendQuotes(dst, r.Value)
 	dst = append(dst, `","connector":"`...)
 	dst = append(dst, key[2:nameEnd]...)
 	dst = append(dst, `","source_partition":`...)
 	dst = append(dst, key[nameEnd+2:len(key)-1]...)
 	dst = append(dst, `,"source_offset":`...)
-	dst = append(dst, r.value...)
+	dst = append(dst, r.Value...)
 	return append(dst, '}')
 }
 

@@ -1,11 +1,11 @@
-package snapshot
+package keyview
 
 import (
 	"bytes"
 	"hash/maphash"
 )
 
-// keyIndex finds a partition view's records by key: open addressing with
+// KeyIndex finds a partition view's records by key: open addressing with
 // linear probing over 8-byte slots, each holding 32 bits of the key's hash
 // and the record's number plus one (0 is an empty slot). It holds no
 // pointers, so the garbage collector never scans it, and costs 8 to 16
@@ -13,7 +13,7 @@ import (
 // per key, the map's buckets and their slack). The keys themselves are in
 // the view's arena; a lookup compares a candidate's bytes only when its
 // 32 hash bits match.
-type keyIndex struct {
+type KeyIndex struct {
 	slots []uint64
 	n     int // keys held
 }
@@ -32,7 +32,7 @@ func slotRec(s uint64) int32            { return int32(uint32(s) - 1) }
 
 // find returns the slot of key, or the empty slot where it would go.
 // keyOf gives the key bytes of a record.
-func (ix *keyIndex) find(key []byte, h uint32, keyOf func(int32) []byte) (int, bool) {
+func (ix *KeyIndex) find(key []byte, h uint32, keyOf func(int32) []byte) (int, bool) {
 	mask := len(ix.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := ix.slots[i]
@@ -46,7 +46,7 @@ func (ix *keyIndex) find(key []byte, h uint32, keyOf func(int32) []byte) (int, b
 }
 
 // lookup returns the record of key.
-func (ix *keyIndex) lookup(key []byte, keyOf func(int32) []byte) (int32, bool) {
+func (ix *KeyIndex) lookup(key []byte, keyOf func(int32) []byte) (int32, bool) {
 	if ix.n == 0 {
 		return 0, false
 	}
@@ -58,7 +58,7 @@ func (ix *keyIndex) lookup(key []byte, keyOf func(int32) []byte) (int32, bool) {
 }
 
 // insert adds key, which is not in the index, as record rec.
-func (ix *keyIndex) insert(key []byte, rec int32, keyOf func(int32) []byte) {
+func (ix *KeyIndex) insert(key []byte, rec int32, keyOf func(int32) []byte) {
 	if (ix.n+1)*4 > len(ix.slots)*3 {
 		ix.grow()
 	}
@@ -70,7 +70,7 @@ func (ix *keyIndex) insert(key []byte, rec int32, keyOf func(int32) []byte) {
 
 // grow doubles the slots (16 at first), placing every key again from the
 // hash bits its slot keeps: no key is read.
-func (ix *keyIndex) grow() {
+func (ix *KeyIndex) grow() {
 	old := ix.slots
 	ix.slots = make([]uint64, max(16, 2*len(old)))
 	mask := len(ix.slots) - 1
@@ -89,7 +89,7 @@ func (ix *keyIndex) grow() {
 // remove takes key out of the index and returns its record. The slots
 // after it move back (backward shift deletion), so no tombstone is left
 // and lookups never slow down under churn.
-func (ix *keyIndex) remove(key []byte, keyOf func(int32) []byte) (int32, bool) {
+func (ix *KeyIndex) remove(key []byte, keyOf func(int32) []byte) (int32, bool) {
 	if ix.n == 0 {
 		return 0, false
 	}
@@ -117,7 +117,7 @@ func (ix *keyIndex) remove(key []byte, keyOf func(int32) []byte) (int32, bool) {
 // compaction of the records), and fits the slots to the keys left (a
 // partition whose keys were mostly removed gives its slots back). The
 // keys are placed again from the hash bits their slots keep: none is read.
-func (ix *keyIndex) renumber(to []int32) {
+func (ix *KeyIndex) renumber(to []int32) {
 	size := 0
 	if ix.n > 0 {
 		size = 16
@@ -148,4 +148,4 @@ func (ix *keyIndex) renumber(to []int32) {
 }
 
 // bytes is the memory the index holds.
-func (ix *keyIndex) bytes() int64 { return int64(len(ix.slots)) * 8 }
+func (ix *KeyIndex) bytes() int64 { return int64(len(ix.slots)) * 8 }
