@@ -22,6 +22,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
@@ -268,7 +269,7 @@ type captureRun struct {
 	warnings   []string
 	// views are the offsets topics read, offBounds their bounds.
 	views     []*keyview.TopicView
-	offBounds map[string]map[int32]bounds
+	offBounds map[string]map[int32]kread.Bounds
 	snap      *Snapshot
 	// early does the work of a once capture on each partition as it is
 	// read; nil otherwise.
@@ -400,7 +401,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		}
 	}
 	sort.Strings(offsetTopics)
-	offBounds, missing, err := listBounds(ctx, c.adm, offsetTopics)
+	offBounds, missing, err := kread.ListBounds(ctx, c.adm, offsetTopics)
 	if err != nil {
 		return err
 	}
@@ -444,12 +445,12 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		onDone = r.early.partDone
 	}
 	phase := time.Now()
-	resets, err := readTopicsNotify(ctx, c.cl, c.adm, r.views, offBounds, onDone)
+	resets, err := kread.ReadTopicsNotify(ctx, c.cl, c.adm, r.views, offBounds, onDone)
 	c.stats.OffsetsRead = time.Since(phase)
 	if err != nil {
 		r.early.wait() // its jobs read the views
 	}
-	if errors.Is(err, errTopicChanged) {
+	if errors.Is(err, kread.ErrTopicChanged) {
 		// Recreated under us: forget it and read it whole once more.
 		for _, v := range r.views {
 			delete(c.views, v.Name)
@@ -465,7 +466,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 }
 
 // newSnapshot starts the snapshot: its header and topics.
-func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds map[string]map[int32]bounds) {
+func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds map[string]map[int32]kread.Bounds) {
 	opts := r.c.opts
 	snap := &Snapshot{
 		Version:        Version,
@@ -635,8 +636,8 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 // readConfig brings the config state machine up to the topic's end. It
 // reports a missing topic when Options.ConfigTopicOptional allows one, and
 // leaves the state empty then.
-func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds, bool, error) {
-	confBounds, missing, err := listBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
+func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.Bounds, bool, error) {
+	confBounds, missing, err := kread.ListBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
 	if err != nil {
 		return nil, false, err
 	}
@@ -657,7 +658,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 	}
 	cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 	before := c.conf.records
-	resets, err := readTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds)
+	resets, err := kread.ReadTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds)
 	if err != nil {
 		return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 	}
@@ -669,7 +670,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]bounds,
 		cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 		c.views[c.opts.ConfigTopic] = cv
 		before = 0
-		if _, err := readTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds); err != nil {
+		if _, err := kread.ReadTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds); err != nil {
 			return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 		}
 		c.stats.Resets = append(c.stats.Resets, resets...)
@@ -1172,10 +1173,10 @@ func validJSON(b []byte) bool {
 	return json.Valid(b)
 }
 
-func topicOf(name, role string, bs map[int32]bounds) Topic {
+func topicOf(name, role string, bs map[int32]kread.Bounds) Topic {
 	t := Topic{Name: name, Role: role}
 	for p, b := range bs {
-		t.Partitions = append(t.Partitions, TopicPartition{Partition: p, StartOffset: b.start, EndOffset: b.end})
+		t.Partitions = append(t.Partitions, TopicPartition{Partition: p, StartOffset: b.Start, EndOffset: b.End})
 	}
 	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
 	return t

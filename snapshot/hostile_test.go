@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -71,7 +72,7 @@ func TestViewMemoryHostileShapes(t *testing.T) {
 			var peak, most int64 // past 2 × the most live bytes; the most
 			c.feed(func(key, value []byte) {
 				pv.Next = offset + 1
-				apply(v, pv, &kgo.Record{Key: key, Value: value, Offset: offset})
+				kread.Apply(v, pv, &kgo.Record{Key: key, Value: value, Offset: offset})
 				offset++
 				if offset%4096 == 0 { // a fetched batch
 					pv.MaybeCompact()

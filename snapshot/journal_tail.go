@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -160,7 +161,7 @@ func (t *Tail) Start(ctx context.Context) error {
 	v := keyview.NewTopicView(ct.Name)
 	v.Id = topicIDOf(ct.TopicID)
 	v.OnRecord = t.conf.apply
-	bs, missing, err := listBounds(ctx, t.capt.adm, []string{ct.Name})
+	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, []string{ct.Name})
 	if err != nil {
 		return err
 	}
@@ -172,13 +173,13 @@ func (t *Tail) Start(ctx context.Context) error {
 		pos = ct.Start[0].Next
 	}
 	b := bs[ct.Name][0]
-	if b.end < pos {
-		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.end, pos)}
+	if b.End < pos {
+		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
 	}
-	if _, err := readTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]bounds{ct.Name: {0: {start: b.start, end: pos}}}); err != nil {
+	if _, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]kread.Bounds{ct.Name: {0: {Start: b.Start, End: pos}}}); err != nil {
 		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
 	}
-	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.start {
+	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.Start {
 		return &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
 	}
 	v.OnRecord = t.config
@@ -277,7 +278,7 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 	if err := t.checkTopics(ctx, names); err != nil {
 		return nil, time.Time{}, err
 	}
-	bs, missing, err := listBounds(ctx, t.capt.adm, names)
+	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, names)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -295,17 +296,17 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 		for p, pv := range v.Parts {
 			b := bs[v.Name][p]
 			switch {
-			case b.start > pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.start, pv.Next)}
-			case b.end < pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.end, pv.Next)}
+			case b.Start > pv.Next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
+			case b.End < pv.Next:
+				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
 			}
 			pv.Start = pv.Next // checked above; readTopics must not start over
 		}
 	}
 	// On an error, what was read stays pending, with the positions it
 	// reached: the next Poll goes on from there and returns it too.
-	resets, err := readTopics(ctx, t.capt.cl, t.capt.adm, views, bs)
+	resets, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, views, bs)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("read journal tail: %w", err)
 	}

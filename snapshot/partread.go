@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
 
 // This file reads an offsets topic a few partitions at a time, for a
@@ -59,7 +60,7 @@ func (k *PartitionKeys) All() iter.Seq2[[]byte, []byte] {
 // not exist, or with fn's error.
 func ReadPartitions(ctx context.Context, cl *kgo.Client, topic string, batch int, fn func(*PartitionKeys) error) (int32, error) {
 	adm := kadm.NewClient(cl)
-	ends, missing, err := listBounds(ctx, adm, []string{topic})
+	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
 	if err != nil {
 		return 0, err
 	}
@@ -76,17 +77,17 @@ func ReadPartitions(ctx context.Context, cl *kgo.Client, topic string, batch int
 	for lo := 0; lo < len(parts); lo += batch {
 		hi := min(lo+batch, len(parts))
 		v := keyview.NewTopicView(topic)
-		some := make(map[int32]bounds, hi-lo)
+		some := make(map[int32]kread.Bounds, hi-lo)
 		for _, p := range parts[lo:hi] {
 			some[p] = all[p]
 		}
-		if _, err := readTopics(ctx, cl, adm, []*keyview.TopicView{v}, map[string]map[int32]bounds{topic: some}); err != nil {
+		if _, err := kread.ReadTopics(ctx, cl, adm, []*keyview.TopicView{v}, map[string]map[int32]kread.Bounds{topic: some}); err != nil {
 			return 0, fmt.Errorf("read offsets topic %q: %w", topic, err)
 		}
 		for _, p := range parts[lo:hi] {
 			pv := v.Parts[p]
 			if pv == nil {
-				pv = keyview.NewPartView(all[p].start)
+				pv = keyview.NewPartView(all[p].Start)
 			}
 			if err := fn(&PartitionKeys{Topic: topic, Partition: p, pv: pv}); err != nil {
 				return 0, err

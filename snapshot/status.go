@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -71,7 +72,7 @@ type Statuses struct {
 // ErrTopicMissing.
 func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string) (*Statuses, error) {
 	adm := kadm.NewClient(cl)
-	ends, missing, err := listBounds(ctx, adm, []string{topic})
+	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
 	if err != nil {
 		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
 	}
@@ -79,7 +80,7 @@ func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string) (*Statuses,
 		return nil, fmt.Errorf("read status topic %q: %w: check --status-topic (status.storage.topic of the worker)", topic, ErrTopicMissing)
 	}
 	v := keyview.NewTopicView(topic)
-	if _, err := readTopics(ctx, cl, adm, []*keyview.TopicView{v}, ends); err != nil {
+	if _, err := kread.ReadTopics(ctx, cl, adm, []*keyview.TopicView{v}, ends); err != nil {
 		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
 	}
 	st := &Statuses{Connectors: map[string]*ConnectorStatus{}}

@@ -1,4 +1,4 @@
-package snapshot
+package kread
 
 import (
 	"context"
@@ -113,7 +113,7 @@ func readWith(t *testing.T, cl *kgo.Client, adm *kadm.Client, direct bool, topic
 	defer func() { directFetch = was }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ends, missing, err := listBounds(ctx, adm, topics)
+	ends, missing, err := ListBounds(ctx, adm, topics)
 	if err != nil || len(missing) > 0 {
 		t.Fatalf("list bounds: %v (missing %v)", err, missing)
 	}
@@ -121,7 +121,7 @@ func readWith(t *testing.T, cl *kgo.Client, adm *kadm.Client, direct bool, topic
 	for _, name := range topics {
 		views = append(views, keyview.NewTopicView(name))
 	}
-	if _, err := readTopics(ctx, cl, adm, views, ends); err != nil {
+	if _, err := ReadTopics(ctx, cl, adm, views, ends); err != nil {
 		t.Fatal(err)
 	}
 	out := make(map[string]viewContent)
@@ -161,13 +161,13 @@ func TestApplyDirectMatchesKgo(t *testing.T) {
 func TestApplyDirectTakesWhatItCan(t *testing.T) {
 	cl, adm := batchWorld(t)
 	ctx := context.Background()
-	ends, _, err := listBounds(ctx, adm, []string{"plain", "txn"})
+	ends, _, err := ListBounds(ctx, adm, []string{"plain", "txn"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"plain", "txn"} {
 		v := keyview.NewTopicView(topic)
-		c := &cursor{view: v, part: 0, pv: keyview.NewPartView(0), end: ends[topic][0].end}
+		c := &cursor{view: v, part: 0, pv: keyview.NewPartView(0), end: ends[topic][0].End}
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID, req.MaxBytes, req.IsolationLevel, req.SessionEpoch = -1, fetchMaxBytes, 1, -1
 		rt := kmsg.NewFetchRequestTopic()

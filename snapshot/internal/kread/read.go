@@ -1,4 +1,4 @@
-package snapshot
+package kread
 
 import (
 	"context"
@@ -36,10 +36,10 @@ type cursor struct {
 	notified bool
 }
 
-// bounds is the range a partition must be read over: from its log start
+// Bounds is the range a partition must be read over: from its log start
 // (used when the view has nothing yet) up to end, exclusive.
-type bounds struct {
-	start, end int64
+type Bounds struct {
+	Start, End int64
 }
 
 // fetchMaxBytes bounds one fetch response; partMaxBytes one partition of
@@ -53,22 +53,22 @@ const (
 	partMaxBytes  = 1 << 20
 )
 
-// readTopics brings every view up to the given ends. leaders maps topic and
+// ReadTopics brings every view up to the given ends. leaders maps topic and
 // partition to the leader broker; it is refreshed on leadership errors.
 // A view whose partition moved under it (log start past its position, or
 // end before it) is reset and read from the start, and reported.
-func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]bounds) (resets []string, err error) {
-	return readTopicsNotify(ctx, cl, adm, views, ends, nil)
+func ReadTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]Bounds) (resets []string, err error) {
+	return ReadTopicsNotify(ctx, cl, adm, views, ends, nil)
 }
 
-// readTopicsNotify is readTopics, calling onDone, when set, as each
+// ReadTopicsNotify is readTopics, calling onDone, when set, as each
 // partition that had records to read reached its end; the partition is not
 // read again, nor its view written, in this read. left is the share of the
 // read's offsets still to read then (0 to 1). onDone is called from the
 // goroutine reading the partition's leader, which waits meanwhile: it must
 // return soon. It is called for every such partition of a read that
 // succeeds, never twice for one.
-func readTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]bounds, onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)) (resets []string, err error) {
+func ReadTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]Bounds, onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)) (resets []string, err error) {
 	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*keyview.TopicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
 	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
@@ -163,7 +163,7 @@ func (r *topicReader) refresh(ctx context.Context) error {
 		if v := r.byName[t.Topic]; v != nil {
 			if v.Id != ([16]byte{}) && t.ID != (kadm.TopicID{}) && kadm.TopicID(v.Id) != t.ID {
 				if !r.first {
-					return fmt.Errorf("%w: topic %q was recreated during the read", errTopicChanged, t.Topic)
+					return fmt.Errorf("%w: topic %q was recreated during the read", ErrTopicChanged, t.Topic)
 				}
 				// Recreated since the last run: nothing kept is valid.
 				v.Parts = make(map[int32]*keyview.PartView)
@@ -181,25 +181,25 @@ func (r *topicReader) refresh(ctx context.Context) error {
 
 // cursors returns a cursor for every partition with records to read,
 // resetting the partitions whose log moved.
-func (r *topicReader) cursors(views []*keyview.TopicView, ends map[string]map[int32]bounds) []*cursor {
+func (r *topicReader) cursors(views []*keyview.TopicView, ends map[string]map[int32]Bounds) []*cursor {
 	var pending []*cursor
 	for _, v := range views {
 		for p, b := range ends[v.Name] {
 			pv := v.Parts[p]
 			// Records below a log start that moved are gone, and so are
 			// the keys they held: only a read from the new start is exact.
-			if pv == nil || b.start > pv.Start || pv.Next > b.end {
+			if pv == nil || b.Start > pv.Start || pv.Next > b.End {
 				if pv != nil {
-					r.resets = append(r.resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.Name, p, pv.Start, pv.Next, b.start, b.end))
+					r.resets = append(r.resets, fmt.Sprintf("%s/%d: log moved from [%d, %d) to [%d, %d)", v.Name, p, pv.Start, pv.Next, b.Start, b.End))
 				}
-				pv = keyview.NewPartView(b.start)
+				pv = keyview.NewPartView(b.Start)
 				v.Parts[p] = pv
 			}
 			// What was read before this read may have been handed out:
 			// only values written from here on are overwritten in place.
 			pv.From = pv.Next
-			if pv.Next < b.end {
-				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.end})
+			if pv.Next < b.End {
+				pending = append(pending, &cursor{view: v, part: p, pv: pv, end: b.End})
 			}
 		}
 	}
@@ -253,7 +253,7 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 	return firstErr, retryErr
 }
 
-var errTopicChanged = errors.New("topic changed")
+var ErrTopicChanged = errors.New("topic changed")
 
 // notify calls onDone for c once, when it is read to its end. Only the
 // goroutine reading c calls it.
@@ -423,7 +423,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 			c.view.Count(len(fp.Records), len(rp.RecordBatches))
 			for _, r := range fp.Records {
 				if r.Offset < c.end {
-					apply(c.view, c.pv, r)
+					Apply(c.view, c.pv, r)
 				}
 				r.Recycle() // apply keeps nothing of r
 			}
@@ -443,8 +443,8 @@ func (c *cursor) advance(next int64) {
 	}
 }
 
-// apply applies one committed record to v in log order.
-func apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
+// Apply applies one committed record to v in log order.
+func Apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
 	if v.OnRecord != nil {
 		v.OnRecord(&keyview.LogRecord{Key: r.Key, Value: r.Value, Offset: r.Offset, Partition: r.Partition, Timestamp: r.Timestamp})
 		return
@@ -452,13 +452,13 @@ func apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
 	v.ApplyKV(pv, r.Key, r.Value, r.Offset)
 }
 
-// listBounds returns, for each existing topic, its partitions' log start and
+// ListBounds returns, for each existing topic, its partitions' log start and
 // last stable offset. Missing topics are returned separately. A partition
 // that answers a retriable error (NOT_LEADER_FOR_PARTITION while a leader
 // is elected, a broker restarting) is asked again, up to 10 times over
 // about 5 seconds: kgo retries once on fresh metadata, an election can take
 // longer.
-func listBounds(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]bounds, []string, error) {
+func ListBounds(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]Bounds, []string, error) {
 	for attempt := 1; ; attempt++ {
 		out, missing, err := listBoundsOnce(ctx, adm, topics)
 		if err == nil || !kerr.IsRetriable(err) || attempt == 10 || ctx.Err() != nil {
@@ -473,7 +473,7 @@ func listBounds(ctx context.Context, adm *kadm.Client, topics []string) (map[str
 }
 
 // listBoundsOnce is one try of listBounds.
-func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]bounds, []string, error) {
+func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]Bounds, []string, error) {
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list start offsets of %v: %w", topics, err)
@@ -482,7 +482,7 @@ func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map
 	if err != nil {
 		return nil, nil, fmt.Errorf("list end offsets of %v: %w", topics, err)
 	}
-	out := make(map[string]map[int32]bounds)
+	out := make(map[string]map[int32]Bounds)
 	var missing []string
 	for _, t := range topics {
 		sp, eps := starts[t], ends[t]
@@ -490,7 +490,7 @@ func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map
 			missing = append(missing, t)
 			continue
 		}
-		m := make(map[int32]bounds, len(eps))
+		m := make(map[int32]Bounds, len(eps))
 		for p, e := range eps {
 			if e.Err != nil {
 				if errors.Is(e.Err, kerr.UnknownTopicOrPartition) {
@@ -508,7 +508,7 @@ func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map
 				}
 				return nil, nil, fmt.Errorf("list start offset of %s/%d: %w", t, p, serr)
 			}
-			m[p] = bounds{start: s.Offset, end: e.Offset}
+			m[p] = Bounds{Start: s.Offset, End: e.Offset}
 		}
 		if m != nil {
 			out[t] = m

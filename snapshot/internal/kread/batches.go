@@ -1,4 +1,4 @@
-package snapshot
+package kread
 
 import (
 	"encoding/binary"
