@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 
@@ -984,18 +985,10 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 // a connection dropped while it looks group coordinators up, which failed a
 // whole snapshot on one dropped connection (a broker restarting).
 func retryDropped(ctx context.Context, fn func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil || attempt == 4 || !kgo.IsRetryableBrokerErr(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
-		}
-	}
+	return droppedRetry.Do(ctx, kgo.IsRetryableBrokerErr, fn)
 }
+
+var droppedRetry = retry.Policy{Tries: 4, Step: 100 * time.Millisecond}
 
 // keyEntry is a live key of a partition view and its record's index.
 type keyEntry struct {

@@ -3,8 +3,9 @@ package snapshot
 import (
 	"context"
 	"errors"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"unsafe"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file is the compact form of a snapshot's source offsets that a

@@ -81,7 +81,7 @@ func TestViewMemoryHostileShapes(t *testing.T) {
 				}
 			})
 			pv.MaybeCompact()
-			ix, _ := indexPart("connect-offsets", 0, 1, pv, false, func(string) bool { return true }, nil)
+			ix, _ := indexPart("connect-offsets", 0, 1, pv, keyScope{false, func(string) bool { return true }}, nil)
 			held := pv.Footprint() + int64(cap(ix.part.entries))*int64(unsafe.Sizeof(keyRef(0)))
 			t.Logf("live %d bytes in %d keys; view %d bytes, with the index %d; worst view past 2 × the most live during the read %d", pv.Live, pv.Len(), pv.Footprint(), held, peak)
 			if cap := 2*pv.Live + 64*mib; held > cap {

@@ -8,13 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // JournalLive is how far the last segment of the newest epoch may lie

@@ -87,7 +87,7 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTop
 			continue
 		}
 		v := keyview.NewTopicView(et.Name)
-		v.Id = topicIDOf(et.TopicID)
+		v.ID = topicIDOf(et.TopicID)
 		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
 			v.Parts[p.Partition] = keyview.NewPartView(p.Next)
@@ -159,7 +159,7 @@ func (t *Tail) Start(ctx context.Context) error {
 		return nil // no config topic (a new cluster): every connector has no config
 	}
 	v := keyview.NewTopicView(ct.Name)
-	v.Id = topicIDOf(ct.TopicID)
+	v.ID = topicIDOf(ct.TopicID)
 	v.OnRecord = t.conf.apply
 	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, []string{ct.Name})
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"hash/maphash"
 	"slices"
 	"strconv"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // lastValues is the last value of every live key of one offsets topic

@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"hash/maphash"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // The tail's last values: set, get, overwrite and remove by key, the

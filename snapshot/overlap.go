@@ -166,7 +166,7 @@ func (o *overlap) indexed(pv *keyview.PartView) *indexed {
 // compresses its source offsets and lets its keys and values go.
 func (o *overlap) run(topic string, p int32, pv *keyview.PartView, sc *jobScratch) *earlyPart {
 	var ix *indexed
-	ix, sc.es = indexPart(topic, p, o.nparts[topic], pv, o.scoped, o.inScope, sc.es)
+	ix, sc.es = indexPart(topic, p, o.nparts[topic], pv, keyScope{o.scoped, o.inScope}, sc.es)
 	ep := &earlyPart{ix: ix}
 	lp := &ix.part
 	if len(lp.entries) < o.minKeys {

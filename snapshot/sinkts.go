@@ -16,6 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/retry"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
 
 // Reading the last consumed record of every sink partition: the record
@@ -138,27 +141,29 @@ func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps 
 			defer mu.Unlock()
 			retry[p] = fmt.Sprintf(format, args...)
 		}
-		readLastConsumedOnce(ctx, adm, cl, ps, found, fail, retryf)
+		readLastConsumedOnce(ctx, adm, cl, ps, lastResults{found, fail, retryf})
 		if len(retry) == 0 {
 			return
 		}
-		if attempt == 5 || ctx.Err() != nil {
+		if attempt == sinkRetry.Tries || ctx.Err() != nil {
 			for p, why := range retry {
 				fail(p, "%s", why)
 			}
 			return
 		}
 		ps = slices.Collect(maps.Keys(retry))
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
-		}
+		_ = sinkRetry.Wait(ctx, attempt) // a context that ended fails the next round
 	}
 }
 
+// sinkRetry asks again for the positions a broker that went away or a
+// leader that moved left unread: five rounds in all.
+var sinkRetry = retry.Policy{Tries: 5, Step: 100 * time.Millisecond}
+
 // readLastConsumedOnce is one attempt of readLastConsumed: what cannot be
 // read for good goes to fail, what may work on a retry to retry.
-func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) {
+func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, out lastResults) {
+	found, fail, retry := out.found, out.fail, out.retry
 	var topics []string
 	for _, p := range ps {
 		if !slices.Contains(topics, p.topic) {
@@ -226,7 +231,8 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 			lfail := func(p sinkPos, format string, args ...any) {
 				whys = append(whys, [2]any{p, fmt.Sprintf(format, args...)})
 			}
-			fetchLeader(ctx, cl, leader, lps, ids, got, lfail, retry)
+			r := &leaderRead{cl: cl, leader: leader, ids: ids, lastResults: lastResults{got, lfail, retry}}
+			r.run(ctx, lps)
 			mu.Lock()
 			defer mu.Unlock()
 			maps.Copy(found, got)
@@ -238,7 +244,26 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 	wg.Wait()
 }
 
-// fetchLeader reads the positions led by leader. A Fetch names each
+// leaderRead is the reading of the positions one broker leads: where what
+// is read goes (found, fail for good, retry for the next round), the
+// topics' IDs, and the positions still pending per partition.
+type leaderRead struct {
+	cl     *kgo.Client
+	leader int32
+	ids    map[string][16]byte
+	dec    kgo.Decompressor
+	lastResults
+	pending map[topicPartition][]sinkPos
+}
+
+// lastResults is where a reading of last records puts what it learns of
+// each position: found, failed for good, or to retry in the next round.
+type lastResults struct {
+	found       map[sinkPos]LastConsumed
+	fail, retry func(sinkPos, string, ...any)
+}
+
+// run reads the positions ps led by r.leader. A Fetch names each
 // partition once, at its lowest position still unread; what comes back
 // (whole batches, up to lastPartMaxBytes) resolves every position of the
 // partition it reaches, so positions of one partition (groups reading it
@@ -246,8 +271,9 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 // partition the broker truncated (its batch was larger than the partition
 // limit and it was not first) is asked again alone: the first partition
 // of a fetch always gets a whole batch.
-func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos, ids map[string][16]byte, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) {
+func (r *leaderRead) run(ctx context.Context, ps []sinkPos) {
 	pending := map[topicPartition][]sinkPos{}
+	r.pending = pending
 	for _, p := range ps {
 		tp := topicPartition{p.topic, p.part}
 		pending[tp] = append(pending[tp], p)
@@ -255,7 +281,7 @@ func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos
 	for _, q := range pending {
 		slices.SortFunc(q, func(a, b sinkPos) int { return cmp.Compare(a.offset, b.offset) })
 	}
-	dec := kgo.DefaultDecompressor()
+	r.dec = kgo.DefaultDecompressor()
 	alone := map[topicPartition]bool{}
 	for len(pending) > 0 {
 		var batch, single []topicPartition
@@ -277,10 +303,10 @@ func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos
 			chunks = append(chunks, []topicPartition{tp})
 		}
 		for _, chunk := range chunks {
-			for _, tp := range fetchLast(ctx, cl, leader, chunk, pending, ids, dec, found, fail, retry) {
+			for _, tp := range r.fetch(ctx, chunk) {
 				if alone[tp] || len(chunk) == 1 {
 					for _, p := range pending[tp] {
-						fail(p, "no record before offset %d came back", p.offset)
+						r.fail(p, "no record before offset %d came back", p.offset)
 					}
 					delete(pending, tp)
 					continue
@@ -291,16 +317,17 @@ func fetchLeader(ctx context.Context, cl *kgo.Client, leader int32, ps []sinkPos
 	}
 }
 
-// fetchLast sends one Fetch to leader for the partitions, each at its
+// fetch sends one Fetch to the leader for the partitions, each at its
 // lowest pending position, puts what it finds into found, fails what
 // cannot be read (removing both from pending), and returns the partitions
 // of which nothing came back.
-func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPartition, pending map[topicPartition][]sinkPos, ids map[string][16]byte, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) (empty []topicPartition) {
+func (r *leaderRead) fetch(ctx context.Context, tps []topicPartition) (empty []topicPartition) {
+	pending, leader := r.pending, r.leader
 	// Nothing the broker said: every position may work on a retry.
 	failAll := func(format string, args ...any) []topicPartition {
 		for _, tp := range tps {
 			for _, p := range pending[tp] {
-				retry(p, format, args...)
+				r.retry(p, format, args...)
 			}
 			delete(pending, tp)
 		}
@@ -309,49 +336,27 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 	if leader < 0 {
 		return failAll("the partition has no leader")
 	}
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = -1
-	req.MaxWaitMillis = 0
-	req.MinBytes = 1
-	req.MaxBytes = lastFetchMaxBytes
-	req.IsolationLevel = 0 // what a sink's consumer reads by default
-	req.SessionEpoch = -1
-	idx := map[string]int{}
+	f := kread.NewFetch(kread.ReadUncommitted, 0, lastFetchMaxBytes, lastPartMaxBytes)
 	for _, tp := range tps {
-		i, ok := idx[tp.topic]
-		if !ok {
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = tp.topic, ids[tp.topic]
-			req.Topics = append(req.Topics, rt)
-			i = len(req.Topics) - 1
-			idx[tp.topic] = i
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = tp.part
-		rp.FetchOffset = pending[tp][0].offset - 1
-		rp.PartitionMaxBytes = lastPartMaxBytes
-		rp.CurrentLeaderEpoch = -1
-		rp.LogStartOffset = -1
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		f.Add(tp.topic, r.ids[tp.topic], tp.part, pending[tp][0].offset-1)
 	}
-	kresp, err := cl.Broker(int(leader)).Request(ctx, req)
+	resp, err := f.Send(ctx, r.cl, leader)
 	if err != nil {
 		return failAll("fetch from broker %d: %v", leader, err)
 	}
-	resp := kresp.(*kmsg.FetchResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil && kerr.IsRetriable(err) {
 		return failAll("fetch from broker %d: %v", leader, err)
 	} else if err != nil {
 		for _, tp := range tps {
 			for _, p := range pending[tp] {
-				fail(p, "fetch from broker %d: %v", leader, err)
+				r.fail(p, "fetch from broker %d: %v", leader, err)
 			}
 			delete(pending, tp)
 		}
 		return nil
 	}
 	byID := map[[16]byte]string{}
-	for name, id := range ids {
+	for name, id := range r.ids {
 		byID[id] = name
 	}
 	answered := map[topicPartition]bool{}
@@ -368,7 +373,7 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 				continue
 			}
 			answered[tp] = true
-			if !resolve(tp, rp, pending, dec, found, fail, retry) {
+			if !r.resolve(tp, rp) {
 				empty = append(empty, tp)
 			}
 		}
@@ -383,14 +388,15 @@ func fetchLast(ctx context.Context, cl *kgo.Client, leader int32, tps []topicPar
 
 // resolve settles the pending positions of tp that the fetched records
 // reach, and reports whether any record came back.
-func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending map[topicPartition][]sinkPos, dec kgo.Decompressor, found map[sinkPos]LastConsumed, fail, retry func(sinkPos, string, ...any)) bool {
+func (r *leaderRead) resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition) bool {
+	pending := r.pending
 	q := pending[tp]
 	first := q[0]
 	// Offset 0 keeps the whole batch holding offset-1: under compaction
 	// the record consumed last may sit below it.
 	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 		Offset: 0, IsolationLevel: kgo.ReadUncommitted(), Topic: tp.topic, Partition: tp.part,
-	}, rp, dec, nil)
+	}, rp, r.dec, nil)
 	settle := func(n int) {
 		if pending[tp] = q[n:]; len(pending[tp]) == 0 {
 			delete(pending, tp)
@@ -398,21 +404,21 @@ func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending ma
 	}
 	switch {
 	case fp.Err != nil && errors.Is(fp.Err, kerr.OffsetOutOfRange) && rp.LogStartOffset >= first.offset:
-		found[first] = LastConsumed{Offset: -1}
+		r.found[first] = LastConsumed{Offset: -1}
 		settle(1)
 		return true
 	case fp.Err != nil && kerr.IsRetriable(fp.Err):
 		for _, p := range q {
-			retry(p, "fetch at offset %d: %v", p.offset-1, fp.Err)
+			r.retry(p, "fetch at offset %d: %v", p.offset-1, fp.Err)
 		}
 		settle(len(q))
 		return true
 	case fp.Err != nil:
-		fail(first, "fetch at offset %d: %v", first.offset-1, fp.Err)
+		r.fail(first, "fetch at offset %d: %v", first.offset-1, fp.Err)
 		settle(1)
 		return true
 	case len(fp.Records) == 0 && rp.HighWatermark < first.offset:
-		fail(first, "the log ends at %d, before offset %d-1", rp.HighWatermark, first.offset)
+		r.fail(first, "the log ends at %d, before offset %d-1", rp.HighWatermark, first.offset)
 		settle(1)
 		return true
 	case len(fp.Records) == 0:
@@ -427,14 +433,14 @@ func resolve(tp topicPartition, rp *kmsg.FetchResponseTopicPartition, pending ma
 			j++
 		}
 		if j < 0 {
-			fail(q[n], "no record before offset %d in the batch holding it (compacted away)", q[n].offset)
+			r.fail(q[n], "no record before offset %d in the batch holding it (compacted away)", q[n].offset)
 			continue
 		}
-		r := fp.Records[j]
-		found[q[n]] = LastConsumed{Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(), LogAppendTime: r.Attrs.TimestampType() == 1}
+		rec := fp.Records[j]
+		r.found[q[n]] = LastConsumed{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(), LogAppendTime: rec.Attrs.TimestampType() == 1}
 	}
 	if n == 0 {
-		fail(first, "no record at or after offset %d-1 came back", first.offset)
+		r.fail(first, "no record at or after offset %d-1 came back", first.offset)
 		n = 1
 	}
 	settle(n)

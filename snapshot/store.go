@@ -28,6 +28,8 @@ import (
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 )
 
 // The object layout; see Store.
@@ -454,21 +456,20 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 
 // list returns the IDs of the snapshot objects under keyPrefix, sorted.
 func (s *Store) list(ctx context.Context) ([]string, error) {
-	for attempt := 1; ; attempt++ {
-		ids, err := s.listOnce(ctx)
-		// fileblob lists by reading the directory and then looking at each
-		// file: one deleted in between (another process's retention) fails
-		// the listing with NotFound. Listing again sees it gone.
-		if err == nil || !notFound(err) || attempt == 10 || ctx.Err() != nil {
-			return ids, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
-		}
-	}
+	// fileblob lists by reading the directory and then looking at each
+	// file: one deleted in between (another process's retention) fails the
+	// listing with NotFound. Listing again sees it gone.
+	var ids []string
+	err := listRetry.Do(ctx, notFound, func() (err error) {
+		ids, err = s.listOnce(ctx)
+		return err
+	})
+	return ids, err
 }
+
+// listRetry lists again after a listing raced a delete: a few
+// milliseconds are enough for the next listing not to see the object.
+var listRetry = retry.Policy{Tries: 10, Step: 10 * time.Millisecond}
 
 // listOnce is one listing of list. A local store opened by OpenStore is
 // listed from its directory's names alone, which no concurrent delete can

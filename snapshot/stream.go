@@ -237,13 +237,21 @@ func (ix *indexed) count(c keyClass, key string, n int) {
 	}
 }
 
+// keyScope is a capture's scope as the key indexers see it: scoped when
+// the capture is limited to some connectors, inScope telling which.
+type keyScope struct {
+	scoped  bool
+	inScope func(string) bool
+}
+
 // indexPart sorts the live keys of partition p of topic and keeps those of
 // the capture's scope (scoped, inScope), as build does, without making a
 // SourceOffset of any. It reads pv only, so partitions index in parallel.
 // The sort works on a scratch of 32 bytes a key of this partition, es
 // (reused when large enough; the grown scratch is returned); what is kept
 // is 4 bytes a key.
-func indexPart(topic string, p, nparts int32, pv *keyview.PartView, scoped bool, inScope func(string) bool, es []keyEntry) (*indexed, []keyEntry) {
+func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope, es []keyEntry) (*indexed, []keyEntry) {
+	scoped, inScope := sc.scoped, sc.inScope
 	es = es[:0]
 	for k, i := range pv.All() {
 		es = append(es, keyEntry{key: k, rec: i})
@@ -387,7 +395,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 					upd.Add(1)
 					continue
 				}
-				out[i], scratch = indexPart(j.topic, j.part, j.nparts, pv, scoped, inScope, scratch)
+				out[i], scratch = indexPart(j.topic, j.part, j.nparts, pv, keyScope{scoped, inScope}, scratch)
 				pv.Built, pv.Index, pv.Dirty = nil, nil, nil
 				if keep {
 					pv.Index, pv.Dirty = out[i], make(map[string]struct{})

@@ -359,7 +359,7 @@ func StringBytes(s string) []byte {
 // between runs to read only what is new.
 type TopicView struct {
 	Name  string
-	Id    [16]byte // the topic ID read with it (a kadm.TopicID)
+	ID    [16]byte // the topic ID read with it (a kadm.TopicID)
 	Parts map[int32]*PartView
 	// OnRecord, when set, is called for every record in log order instead
 	// of maintaining keys (the config topic is a state machine, not a map).

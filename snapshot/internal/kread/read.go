@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // This file reads compacted topics to a fixed end with read_committed
@@ -104,13 +104,11 @@ func ReadTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, vie
 		if retryErr != nil {
 			lastRetry = retryErr
 			attempts++
-			if attempts > 20 {
+			if attempts >= fetchRetry.Tries {
 				return r.resets, fmt.Errorf("read topics %v: gave up after %d attempts: %w; check broker health", r.topicNames, attempts, retryErr)
 			}
-			select {
-			case <-ctx.Done():
-				return r.resets, stopped(ctx.Err())
-			case <-time.After(time.Duration(attempts) * 100 * time.Millisecond):
+			if err := fetchRetry.Wait(ctx, attempts); err != nil {
+				return r.resets, stopped(err)
 			}
 			if err := r.refresh(ctx); err != nil {
 				return r.resets, stopped(err)
@@ -161,7 +159,7 @@ func (r *topicReader) refresh(ctx context.Context) error {
 			return fmt.Errorf("read metadata of topic %q: %w", t.Topic, t.Err)
 		}
 		if v := r.byName[t.Topic]; v != nil {
-			if v.Id != ([16]byte{}) && t.ID != (kadm.TopicID{}) && kadm.TopicID(v.Id) != t.ID {
+			if v.ID != ([16]byte{}) && t.ID != (kadm.TopicID{}) && kadm.TopicID(v.ID) != t.ID {
 				if !r.first {
 					return fmt.Errorf("%w: topic %q was recreated during the read", ErrTopicChanged, t.Topic)
 				}
@@ -169,7 +167,7 @@ func (r *topicReader) refresh(ctx context.Context) error {
 				v.Parts = make(map[int32]*keyview.PartView)
 				r.resets = append(r.resets, fmt.Sprintf("%s: topic was recreated", t.Topic))
 			}
-			v.Id = t.ID
+			v.ID = t.ID
 		}
 		r.leaders[t.Topic] = make(map[int32]int32)
 		for p, d := range t.Partitions {
@@ -323,39 +321,17 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 	if leader < 0 {
 		return errors.New("partition has no leader"), nil
 	}
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = -1
-	req.MaxWaitMillis = 500
-	req.MinBytes = 1
-	req.MaxBytes = fetchMaxBytes
-	req.IsolationLevel = 1 // read_committed
-	req.SessionEpoch = -1  // no fetch session
+	f := NewFetch(ReadCommitted, 500*time.Millisecond, fetchMaxBytes, partMaxBytes)
 	type key struct {
 		topic string
 		part  int32
 	}
 	index := make(map[key]*cursor, len(cs))
-	topics := make(map[string]int)
 	for _, c := range cs {
 		index[key{c.view.Name, c.part}] = c
-		i, ok := topics[c.view.Name]
-		if !ok {
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = c.view.Name
-			rt.TopicID = c.view.Id
-			req.Topics = append(req.Topics, rt)
-			i = len(req.Topics) - 1
-			topics[c.view.Name] = i
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = c.part
-		rp.FetchOffset = c.pv.Next
-		rp.PartitionMaxBytes = partMaxBytes
-		rp.CurrentLeaderEpoch = -1
-		rp.LogStartOffset = -1
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		f.Add(c.view.Name, c.view.ID, c.part, c.pv.Next)
 	}
-	kresp, err := cl.Broker(int(leader)).Request(ctx, req)
+	resp, err := f.Send(ctx, cl, leader)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -363,7 +339,6 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 		// A broker that went away: refresh leadership and try again.
 		return fmt.Errorf("fetch from broker %d: %w", leader, err), nil
 	}
-	resp := kresp.(*kmsg.FetchResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		if kerr.IsRetriable(err) {
 			return fmt.Errorf("fetch from broker %d: %w", leader, err), nil
@@ -373,7 +348,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 	var recs []batchRec
 	byID := make(map[[16]byte]string)
 	for _, c := range cs {
-		byID[c.view.Id] = c.view.Name
+		byID[c.view.ID] = c.view.Name
 	}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
@@ -458,19 +433,25 @@ func Apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
 // is elected, a broker restarting) is asked again, up to 10 times over
 // about 5 seconds: kgo retries once on fresh metadata, an election can take
 // longer.
-func ListBounds(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]Bounds, []string, error) {
-	for attempt := 1; ; attempt++ {
-		out, missing, err := listBoundsOnce(ctx, adm, topics)
-		if err == nil || !kerr.IsRetriable(err) || attempt == 10 || ctx.Err() != nil {
-			return out, missing, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("%w (while retrying: %w)", ctx.Err(), err)
-		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
-		}
+func ListBounds(ctx context.Context, adm *kadm.Client, topics []string) (out map[string]map[int32]Bounds, missing []string, err error) {
+	err = electionRetry.Do(ctx, kerr.IsRetriable, func() (err error) {
+		out, missing, err = listBoundsOnce(ctx, adm, topics)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return out, missing, nil
 }
+
+// electionRetry waits out a leader election: about 5 seconds in all, as kgo
+// retries once on fresh metadata and an election can take longer.
+var electionRetry = retry.Policy{Tries: 10, Step: 100 * time.Millisecond}
+
+// fetchRetry is how long a read keeps fetching through retriable errors
+// (leaders moving, brokers restarting) before it gives up: about 20
+// seconds in all.
+var fetchRetry = retry.Policy{Tries: 21, Step: 100 * time.Millisecond}
 
 // listBoundsOnce is one try of listBounds.
 func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]Bounds, []string, error) {
