@@ -13,4 +13,10 @@
 // and internal/connectdemo, which may import snapshot and say so in their
 // package doc. Packages outside these layers (bench/..., deploy,
 // reliability) may import any of them; nothing imports cmd/....
+//
+// Inside the snapshot layer the rooms are ranked too (snapshotRooms): the
+// views of a compacted topic (snapshot/internal/keyview) under the reader
+// (snapshot/internal/kread) under snapshot; snapshot's internal packages
+// are its own. The pure packages (keyview, internal/connectjson,
+// internal/english, internal/retry) import no Kafka client and no bucket.
 package layering

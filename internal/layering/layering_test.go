@@ -24,7 +24,7 @@ func rank(pkg string) (r int, ok bool) {
 		return 3, true
 	case p == "restore":
 		return 2, true
-	case p == "snapshot":
+	case p == "snapshot" || strings.HasPrefix(p, "snapshot/"):
 		return 1, true
 	case strings.HasPrefix(p, "internal/"):
 		return 0, true
@@ -35,10 +35,42 @@ func rank(pkg string) (r int, ok bool) {
 // helpers are the test helpers under internal/ allowed to import snapshot.
 var helpers = map[string]bool{module + "internal/connecttest": true, module + "internal/connectdemo": true}
 
+// pure are the packages that hold no Kafka client and no bucket: data
+// structures and formats, which read and write bytes and nothing else. A
+// format that can be read without a cluster or a store is one a test, a
+// fuzzer or a future version can always open.
+var pure = map[string]bool{
+	module + "snapshot/internal/keyview": true,
+	module + "internal/connectjson":      true,
+	module + "internal/english":          true,
+	module + "internal/retry":            true,
+}
+
+// snapshotRooms ranks the packages of the snapshot layer among
+// themselves, lowest first: a package of the layer imports only those
+// ranked below it. Two rooms of one rank never import each other.
+var snapshotRooms = map[string]int{
+	"snapshot/internal/keyview": 0, // the views of a compacted topic
+	"snapshot/internal/kread":   1, // reading compacted topics through Fetch
+	"snapshot":                  2,
+	"snapshot/storetest":        3, // the store conformance kit, over snapshot
+}
+
+// client says whether imp is a Kafka client or bucket package.
+func client(imp string) bool {
+	return strings.HasPrefix(imp, "github.com/twmb/franz-go/") || imp == "gocloud.dev" || strings.HasPrefix(imp, "gocloud.dev/")
+}
+
 // wrongWay says why pkg must not import imp, or "" when it may.
 func wrongWay(pkg, imp string) string {
+	if pure[pkg] && client(imp) {
+		return "a pure package holds no Kafka client and no bucket"
+	}
 	if !strings.HasPrefix(imp, module) {
 		return ""
+	}
+	if strings.HasPrefix(imp, module+"snapshot/internal/") && !strings.HasPrefix(pkg, module+"snapshot/") && pkg != module+"snapshot" {
+		return "snapshot's internal packages are snapshot's own"
 	}
 	ri, iok := rank(imp)
 	if iok && ri == 4 {
@@ -55,6 +87,16 @@ func wrongWay(pkg, imp string) string {
 		return ""
 	case rp == 0:
 		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connecttest and connectdemo: snapshot only)"
+	case rp == 1 && ri == 1:
+		a, aok := snapshotRooms[strings.TrimPrefix(pkg, module)]
+		b, bok := snapshotRooms[strings.TrimPrefix(imp, module)]
+		switch {
+		case !aok || !bok:
+			return "a package of the snapshot layer must be ranked in snapshotRooms"
+		case b >= a:
+			return "in the snapshot layer, imports flow storetest → snapshot → internal/kread → internal/keyview"
+		}
+		return ""
 	case ri >= rp:
 		return "imports flow cmd → daemon, restore → snapshot → internal/*"
 	}
@@ -129,13 +171,27 @@ func TestWrongWay(t *testing.T) {
 		{"snapshot", "restore", true},
 		{"restore", "daemon", true},
 		{"daemon", "cmd/offsetkeeper", true},
-		{"snapshot", "snapshot/x", false},
+		{"snapshot", "snapshot/x", true},
+		{"snapshot/storetest", "snapshot", false},
+		{"snapshot/internal/keyview", "snapshot/internal/kread", true},
+		{"snapshot", "snapshot/internal/kread", false},
+		{"snapshot/internal/kread", "snapshot/internal/keyview", false},
+		{"snapshot/internal/keyview", "snapshot", true},
+		{"snapshot/internal/kread", "restore", true},
 		{"internal/connectrest", "snapshot", true},
 		{"internal/connecttest", "restore", true},
 		{"internal/kafkaconf", "daemon", true},
 		{"reliability", "cmd/offsetkeeper", true},
+		{"snapshot/internal/keyview", "../github.com/twmb/franz-go/pkg/kgo", true},
+		{"snapshot/internal/keyview", "../gocloud.dev/blob", true},
+		{"internal/retry", "../gocloud.dev", true},
+		{"snapshot/internal/kread", "../github.com/twmb/franz-go/pkg/kgo", false},
 	} {
-		if got := wrongWay(module+tc.pkg, module+tc.imp) != ""; got != tc.wrong {
+		imp := module + tc.imp
+		if strings.HasPrefix(tc.imp, "../") {
+			imp = strings.TrimPrefix(tc.imp, "../")
+		}
+		if got := wrongWay(module+tc.pkg, imp) != ""; got != tc.wrong {
 			t.Errorf("%s imports %s: wrong = %v, want %v", tc.pkg, tc.imp, got, tc.wrong)
 		}
 	}
