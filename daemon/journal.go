@@ -41,8 +41,10 @@ type JournalConfig struct {
 // Tailer opens the journal's reads of the cluster; the CLI builds it over
 // its Kafka client and snapshot options.
 type Tailer struct {
-	// New returns a Tail continuing from state at the positions given.
-	New func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail
+	// New returns a Tail continuing from state at the positions given,
+	// seeded with seed when state was read by Store.GetForTail (nil: from
+	// state's source offsets).
+	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail
 	// Topics returns the topics an epoch based on snap tails.
 	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error)
 }
@@ -325,7 +327,7 @@ func (j *journal) resume(ctx context.Context) {
 	if head.Last != nil {
 		last = head.Last.LastTime
 	}
-	tail := j.d.Tail.New(head.State, head.Positions, last)
+	tail := j.d.Tail.New(head.State, nil, head.Positions, last)
 	// The epoch's state (its base snapshot decoded whole, the segments
 	// replayed onto it) is garbage once resume returns: the tail keeps
 	// what it needs of it.
@@ -370,9 +372,9 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	// tail keeps of them, never into SourceOffsets; what the epoch's start
 	// freed (the document's buffers, the old tail once replaced) goes back
 	// to the operating system, as after a run (see Daemon.run).
-	snap, err := j.d.Store.GetForTail(ctx, info.ID)
+	snap, seed, err := j.d.Store.GetForTail(ctx, info.ID)
 	if err == nil {
-		err = j.begin(ctx, snap, reason, term)
+		err = j.begin(ctx, snap, seed, reason, term)
 	}
 	memlimit.Release()
 	if err != nil && stopped(ctx) {
@@ -393,7 +395,7 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	j.log().Info("journal epoch started", "epoch", j.epoch, "reason", reason)
 }
 
-func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, reason string, term uint64) error {
+func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snapshot.TailSeed, reason string, term uint64) error {
 	topics, err := j.d.Tail.Topics(ctx, snap)
 	if err != nil {
 		return err
@@ -402,7 +404,7 @@ func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, reason str
 	if err := j.d.Store.PutEpoch(ctx, ep); err != nil && !errors.Is(err, snapshot.ErrExists) {
 		return err
 	}
-	tail := j.d.Tail.New(snap, topics, snap.CreatedAt)
+	tail := j.d.Tail.New(snap, seed, topics, snap.CreatedAt)
 	if err := tail.Start(ctx); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func newWriter(t *testing.T, store *snapshot.Store, base *snapshot.Snapshot, top
 	d.init()
 	d.lead.begin()
 	j := newJournal(d)
-	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, topics, base.CreatedAt)
+	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, base.CreatedAt)
 	j.epoch, j.lastTime, j.term = base.ID, base.CreatedAt, 1
 	return &writer{j: j, log: log}
 }

@@ -64,7 +64,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, topics, clock)
+	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, clock)
 	j.epoch, j.lastTime = base.ID, clock
 
 	// Level 1 cannot be written at first: a file where its directory goes.

@@ -53,8 +53,8 @@ func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Dae
 			return capt.Capture(ctx)
 		},
 		Tail: &daemon.Tailer{
-			New: func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
-				return snapshot.NewTail(c.cl, snapshot.Options{}, state, positions, observed)
+			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
+				return snapshot.NewTail(c.cl, snapshot.Options{}, state, seed, positions, observed)
 			},
 			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
 				return snapshot.EpochTopicsOf(ctx, c.cl, snapshot.Options{}, snap)

@@ -34,8 +34,8 @@ func TestJournalStoreFaults(t *testing.T) {
 			return capt.Capture(ctx)
 		},
 		Tail: &daemon.Tailer{
-			New: func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
-				return snapshot.NewTail(c.cl, snapshot.Options{}, state, positions, observed)
+			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
+				return snapshot.NewTail(c.cl, snapshot.Options{}, state, seed, positions, observed)
 			},
 			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
 				return snapshot.EpochTopicsOf(ctx, c.cl, snapshot.Options{}, snap)

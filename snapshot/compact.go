@@ -282,7 +282,7 @@ func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []stri
 			return nil, Info{}, err
 		}
 	}
-	snap, info, err := s.getAs(ctx, id, toTable)
+	snap, info, err := s.getAs(ctx, id, &tableSink{t: new(SourceTable)})
 	if err == nil && how.NoSinkOffsets {
 		for i := range snap.SinkGroups {
 			snap.SinkGroups[i].Offsets = nil

@@ -72,11 +72,19 @@ type resetCount struct {
 // reads from the positions given (for a new epoch, the state is the base
 // snapshot and the positions its end offsets). The config state is read
 // from the config topic up to its position by Start. The last value of
-// every key of state is kept for event detection (lastValues), taken as it
-// is from a state read by Store.GetForTail.
-func NewTail(cl *kgo.Client, opts Options, state *Snapshot, positions []EpochTopic, observed time.Time) *Tail {
+// every key of state is kept for event detection (lastValues): seed, as
+// Store.GetForTail read it beside state, or, when seed is nil, made from
+// state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
+// one a Tail took already.
+func NewTail(cl *kgo.Client, opts Options, state *Snapshot, seed *TailSeed, positions []EpochTopic, observed time.Time) *Tail {
 	opts.defaults()
-	seed := seedOf(state)
+	switch {
+	case seed == nil:
+		seed = seedOf(state)
+	case seed.taken:
+		panic("snapshot: a TailSeed seeds one Tail only")
+	}
+	seed.taken = true
 	t := &Tail{
 		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,

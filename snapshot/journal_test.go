@@ -76,7 +76,7 @@ func (w *journalWorld) startEpoch() {
 	if err := w.store.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
-	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, base, topics, base.CreatedAt)
+	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, base, nil, topics, base.CreatedAt)
 	if err := w.tail.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestJournalResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, head.State, head.Positions, head.Last.LastTime)
+	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, head.State, nil, head.Positions, head.Last.LastTime)
 	if err := w.tail.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

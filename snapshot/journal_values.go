@@ -8,7 +8,6 @@ package snapshot
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -212,7 +211,7 @@ type wordIndex struct {
 	gone   int // entries of hs removed
 	more   map[uint64]uint64
 	// loading defers merging to the caller (a seed merges each
-	// partition's keys once: see tailSeed).
+	// partition's keys once: see TailSeed).
 	loading bool
 }
 
@@ -319,13 +318,13 @@ func (x *wordIndex) merge() {
 	x.hs, x.ws, x.gone, x.more = hs, ws, 0, nil
 }
 
-// tailSeed is what a Tail keeps of a state's source offsets: the
+// TailSeed is what a Tail keeps of a state's source offsets: the
 // lastValues of every offsets topic partition that has keys, under one
-// hash seed. Store.GetForTail decodes a snapshot's source offsets straight
-// into one, so that a new journal epoch never holds its base snapshot's
+// hash seed. It seeds one Tail (NewTail). Store.GetForTail decodes a
+// snapshot's source offsets straight into one, so that a new journal epoch never holds its base snapshot's
 // SourceOffsets (160 bytes a key and a copy of its bytes) beside what the
 // tail keeps.
-type tailSeed struct {
+type TailSeed struct {
 	seed maphash.Seed
 	last map[string]map[int32]*lastValues
 	// cur is the lastValues set last: a document holds each partition's
@@ -337,12 +336,12 @@ type tailSeed struct {
 	taken bool
 }
 
-func newTailSeed() *tailSeed {
-	return &tailSeed{seed: maphash.MakeSeed(), last: map[string]map[int32]*lastValues{}}
+func newTailSeed() *TailSeed {
+	return &TailSeed{seed: maphash.MakeSeed(), last: map[string]map[int32]*lastValues{}}
 }
 
 // set makes value the last value of key in topic's partition.
-func (s *tailSeed) set(topic string, partition int32, key, value []byte) {
+func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
 	parts := s.last[topic]
 	if parts == nil {
 		parts = map[int32]*lastValues{}
@@ -362,18 +361,10 @@ func (s *tailSeed) set(topic string, partition int32, key, value []byte) {
 	lv.set(key, value)
 }
 
-// seedOf returns what a Tail keeps of state's source offsets: the seed
-// GetForTail decoded them into, or one made from them, in their order (a
-// key twice in a partition keeps its last value, as the tail's record hook
-// would).
-func seedOf(state *Snapshot) *tailSeed {
-	if state.seed != nil {
-		if state.seed.taken {
-			panic("snapshot: a snapshot read by Store.GetForTail seeds one Tail only")
-		}
-		state.seed.taken = true
-		return state.seed
-	}
+// seedOf returns what a Tail keeps of state's source offsets, made from
+// them in their order (a key twice in a partition keeps its last value, as
+// the tail's record hook would).
+func seedOf(state *Snapshot) *TailSeed {
 	s := newTailSeed()
 	t := state.SourceTable()
 	for i := range int32(t.Len()) {
@@ -385,7 +376,7 @@ func seedOf(state *Snapshot) *tailSeed {
 
 // merge merges the keys every lastValues added into its arrays (see
 // wordIndex), once the seed holds them all.
-func (s *tailSeed) merge() {
+func (s *TailSeed) merge() {
 	for _, parts := range s.last {
 		for _, lv := range parts {
 			lv.index.loading = false
@@ -395,8 +386,12 @@ func (s *tailSeed) merge() {
 	s.cur = nil
 }
 
-// seedSink decodes the source offsets of a document into a tailSeed.
-type seedSink struct{ s *tailSeed }
+// seedSink decodes the source offsets of a document into a TailSeed; done
+// once the streamed decoder took the whole document.
+type seedSink struct {
+	s    *TailSeed
+	done bool
+}
 
 // add copies o's value into the seed, and lets the decoder's arena go once
 // it is large: nothing else keeps what it holds.
@@ -410,30 +405,29 @@ func (k *seedSink) add(o *SourceOffset, d *offsetDecoder) bool {
 
 func (k *seedSink) finish(s *Snapshot) {
 	k.s.merge()
-	s.SourceOffsets, s.seed = nil, k.s
+	s.SourceOffsets, k.done = nil, true
 }
-
-// errSeeded is the error of encoding a snapshot read by GetForTail.
-var errSeeded = errors.New("snapshot was read for the journal (its source offsets were not kept) and cannot be encoded")
 
 // GetForTail reads the snapshot with ID id for a new journal epoch: its
 // source offsets are decoded straight into what NewTail keeps of them (the
 // last value of every key, see lastValues), and SourceOffsets stays nil,
 // so the epoch's start never holds them. Everything else (topics,
-// connectors, sink groups) is Get's. Such a snapshot seeds one Tail (a
-// second NewTail over it panics), reports no source keys and cannot be
-// encoded. A document the streamed decoder does not take is decoded whole,
-// as Get does, and its source offsets are then put into the seed.
-func (s *Store) GetForTail(ctx context.Context, id string) (*Snapshot, error) {
+// connectors, sink groups) is Get's, in the snapshot returned beside the
+// seed. A document the streamed decoder does not take is decoded whole, as
+// Get does, and its source offsets are then put into the seed.
+func (s *Store) GetForTail(ctx context.Context, id string) (*Snapshot, *TailSeed, error) {
 	if _, err := ParseID(id); err != nil {
-		return nil, fmt.Errorf("read snapshot %q for the journal: %w", id, err)
+		return nil, nil, fmt.Errorf("read snapshot %q for the journal: %w", id, err)
 	}
-	snap, _, err := s.getAs(ctx, id, toTailSeed)
+	sink := &seedSink{s: newTailSeed()}
+	snap, _, err := s.getAs(ctx, id, sink)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if snap.seed == nil {
-		snap.seed, snap.SourceOffsets = seedOf(snap), nil
+	if !sink.done {
+		seed := seedOf(snap)
+		snap.SourceOffsets = nil
+		return snap, seed, nil
 	}
-	return snap, nil
+	return snap, sink.s, nil
 }

@@ -174,10 +174,6 @@ type Snapshot struct {
 	// table holds the source offsets of a snapshot read by
 	// Store.GetForRestore, instead of SourceOffsets (compact.go).
 	table *SourceTable
-	// seed holds what a journal Tail keeps of the source offsets of a
-	// snapshot read by Store.GetForTail, instead of SourceOffsets
-	// (journal_values.go).
-	seed *tailSeed
 }
 
 // Topic is one topic read for the snapshot.
@@ -480,9 +476,6 @@ func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) 
 func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
 	if s.compactOffsets() {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, errCompact)
-	}
-	if s.seed != nil {
-		return fmt.Errorf("encode snapshot %s: %w", s.ID, errSeeded)
 	}
 	ps, err := s.pieces(z)
 	if err != nil {

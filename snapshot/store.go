@@ -355,7 +355,7 @@ func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*S
 			return nil, Info{}, err
 		}
 	}
-	return s.getAs(ctx, id, toOffsets)
+	return s.getAs(ctx, id, nil)
 }
 
 // Verify is Get without keeping the document: it reads the whole object
@@ -369,20 +369,12 @@ func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
 
 // get reads and decodes the snapshot with the exact ID id.
 func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
-	return s.getAs(ctx, id, toOffsets)
+	return s.getAs(ctx, id, nil)
 }
 
-// sourcesTo says what a Get decodes a snapshot's source offsets into.
-type sourcesTo uint8
-
-const (
-	toOffsets  sourcesTo = iota // SourceOffsets (Get)
-	toTable                     // a compact SourceTable (GetForRestore)
-	toTailSeed                  // what a journal Tail keeps of them (GetForTail)
-)
-
-// getAs is get, decoding the source offsets into what to says.
-func (s *Store) getAs(ctx context.Context, id string, to sourcesTo) (*Snapshot, Info, error) {
+// getAs is get, decoding the source offsets of a streamed document into
+// sink (into SourceOffsets when sink is nil).
+func (s *Store) getAs(ctx context.Context, id string, sink offsetSink) (*Snapshot, Info, error) {
 	data, err := s.readAll(ctx, objectKey(id))
 	if notFound(err) {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
@@ -394,7 +386,7 @@ func (s *Store) getAs(ctx context.Context, id string, to sourcesTo) (*Snapshot, 
 	if err != nil {
 		return nil, Info{}, err
 	}
-	snap, info, err := decodeObjectAs(id, data, to)
+	snap, info, err := decodeObjectAs(id, data, sink)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
@@ -901,12 +893,12 @@ func encodeObject(snap *Snapshot, z pieceSizes) (object, Info, error) {
 // decodeObject checks and decodes the stored object data of the snapshot
 // with ID id.
 func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
-	return decodeObjectAs(id, data, toOffsets)
+	return decodeObjectAs(id, data, nil)
 }
 
-// decodeObjectAs is decodeObject, the source offsets decoded into what to
-// says.
-func decodeObjectAs(id string, data []byte, to sourcesTo) (*Snapshot, Info, error) {
+// decodeObjectAs is decodeObject, the source offsets of a streamed
+// document decoded into sink (SourceOffsets when nil).
+func decodeObjectAs(id string, data []byte, sink offsetSink) (*Snapshot, Info, error) {
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
 		return nil, Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", ErrCorrupt, maxHeaderSize, len(data))
@@ -954,7 +946,7 @@ func decodeObjectAs(id string, data []byte, to sourcesTo) (*Snapshot, Info, erro
 		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
-	snap, err := decodeBody(dec, body, to)
+	snap, err := decodeBody(dec, body, sink)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -971,14 +963,10 @@ func decodeObjectAs(id string, data []byte, to sourcesTo) (*Snapshot, Info, erro
 // when it can be, whole otherwise; the source offsets of a streamed one go
 // into what to says (a SourceTable for GetForRestore, a tail's seed for
 // GetForTail).
-func decodeBody(dec *zstd.Decoder, body []byte, to sourcesTo) (*Snapshot, error) {
+func decodeBody(dec *zstd.Decoder, body []byte, sink offsetSink) (*Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
-		var sink offsetSink = new(offsetsCollector)
-		switch to {
-		case toTable:
-			sink = &tableSink{t: new(SourceTable)}
-		case toTailSeed:
-			sink = &seedSink{s: newTailSeed()}
+		if sink == nil {
+			sink = new(offsetsCollector)
 		}
 		if snap, ok := decodeStreamedAhead(dec, windowAhead, sink); ok {
 			return snap, nil

@@ -13,8 +13,8 @@ import (
 // journalTailer is the daemon's journal reader over cl.
 func journalTailer(cl *kgo.Client, opts snapshot.Options) *daemon.Tailer {
 	return &daemon.Tailer{
-		New: func(state *snapshot.Snapshot, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
-			return snapshot.NewTail(cl, opts, state, positions, observed)
+		New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
+			return snapshot.NewTail(cl, opts, state, seed, positions, observed)
 		},
 		Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
 			return snapshot.EpochTopicsOf(ctx, cl, opts, snap)
