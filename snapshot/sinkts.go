@@ -355,17 +355,10 @@ func (r *leaderRead) fetch(ctx context.Context, tps []topicPartition) (empty []t
 		}
 		return nil
 	}
-	byID := map[[16]byte]string{}
-	for name, id := range r.ids {
-		byID[id] = name
-	}
 	answered := map[topicPartition]bool{}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
-		name := rt.Topic
-		if name == "" {
-			name = byID[rt.TopicID]
-		}
+		name := f.TopicOf(rt)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			tp := topicPartition{name, rp.Partition}

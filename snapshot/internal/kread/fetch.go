@@ -20,6 +20,7 @@ const (
 type FetchRequest struct {
 	req          *kmsg.FetchRequest
 	topics       map[string]int
+	byID         map[[16]byte]string
 	partMaxBytes int32
 }
 
@@ -34,7 +35,7 @@ func NewFetch(isolation int8, maxWait time.Duration, maxBytes, partMaxBytes int3
 	req.MaxBytes = maxBytes
 	req.IsolationLevel = isolation
 	req.SessionEpoch = -1 // no fetch session
-	return &FetchRequest{req: req, topics: map[string]int{}, partMaxBytes: partMaxBytes}
+	return &FetchRequest{req: req, topics: map[string]int{}, byID: map[[16]byte]string{}, partMaxBytes: partMaxBytes}
 }
 
 // Add asks for partition part of topic from offset. id is the topic's ID,
@@ -48,6 +49,9 @@ func (f *FetchRequest) Add(topic string, id [16]byte, part int32, offset int64) 
 		f.req.Topics = append(f.req.Topics, rt)
 		i = len(f.req.Topics) - 1
 		f.topics[topic] = i
+		if id != ([16]byte{}) {
+			f.byID[id] = topic
+		}
 	}
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition = part
@@ -65,4 +69,13 @@ func (f *FetchRequest) Send(ctx context.Context, cl *kgo.Client, leader int32) (
 		return nil, err
 	}
 	return resp, nil
+}
+
+// TopicOf returns the name of a topic of a response to f: a broker
+// answering a Fetch by topic ID names no topic.
+func (f *FetchRequest) TopicOf(rt *kmsg.FetchResponseTopic) string {
+	if rt.Topic != "" {
+		return rt.Topic
+	}
+	return f.byID[rt.TopicID]
 }

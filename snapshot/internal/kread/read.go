@@ -346,16 +346,9 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 		return nil, fmt.Errorf("fetch from broker %d: %w", leader, err)
 	}
 	var recs []batchRec
-	byID := make(map[[16]byte]string)
-	for _, c := range cs {
-		byID[c.view.ID] = c.view.Name
-	}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
-		name := rt.Topic
-		if name == "" {
-			name = byID[rt.TopicID]
-		}
+		name := f.TopicOf(rt)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			c := index[key{name, rp.Partition}]
