@@ -55,12 +55,11 @@ type journal struct {
 	d     *Daemon
 	based chan snapshot.Info // snapshots stored, to start an epoch from
 
-	tail      *snapshot.Tail
-	term      uint64
-	epoch     string
-	seq       uint64
-	digest    string
-	lastTime  time.Time // LastTime of the last segment written
+	tail *snapshot.Tail
+	term uint64
+	// chain is where the epoch's chain of segments stands (its Epoch is
+	// the epoch journaled).
+	chain     snapshot.ChainWriter
 	lastWrite time.Time
 	// gapFrom, when set, starts the first segment after a resume with a
 	// gap marker: the sink groups were not observed since then.
@@ -154,7 +153,7 @@ func (j *journal) finalFlush(ctx context.Context) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.d.shutdownTimeout())
 	defer cancel()
 	j.tick(fctx)
-	j.log().Info("journal flushed before stopping", "epoch", j.epoch, "seq", j.seq)
+	j.log().Info("journal flushed before stopping", "epoch", j.chain.Epoch, "seq", j.chain.Seq)
 }
 
 // stopped reports whether err is only the daemon stopping or losing the
@@ -201,7 +200,7 @@ func (j *journal) tick(ctx context.Context) {
 	if err != nil {
 		if stopped(ctx) {
 			// What was read stays pending for the next flush.
-			j.log().Info("journal flush interrupted: the daemon is stopping or lost the lead", "epoch", j.epoch, "error", err)
+			j.log().Info("journal flush interrupted: the daemon is stopping or lost the lead", "epoch", j.chain.Epoch, "error", err)
 			return
 		}
 		j.broken(err)
@@ -249,7 +248,7 @@ func (j *journal) drop() { j.tail, j.pending = nil, nil }
 // is the one being written, the journal ends it and a full snapshot starts
 // the next at once.
 func (j *journal) epochBroken(id string) {
-	if id != j.epoch || j.tail == nil {
+	if id != j.chain.Epoch || j.tail == nil {
 		return
 	}
 	j.drop()
@@ -265,12 +264,12 @@ func (j *journal) broken(err error) {
 	var tb *snapshot.TailBreak
 	if errors.As(err, &tb) {
 		j.drop()
-		j.log().Warn("journal epoch ends: a full snapshot starts the next", "epoch", j.epoch, "reason", tb.Reason, "error", err)
+		j.log().Warn("journal epoch ends: a full snapshot starts the next", "epoch", j.chain.Epoch, "reason", tb.Reason, "error", err)
 		j.want(tb.Reason)
 		return
 	}
 	j.d.m.journalErrors.Inc()
-	j.log().Error("journal flush", "epoch", j.epoch, "error", err)
+	j.log().Error("journal flush", "epoch", j.chain.Epoch, "error", err)
 }
 
 // want asks the schedule loop for a snapshot that starts a new epoch.
@@ -342,15 +341,15 @@ func (j *journal) resume(ctx context.Context) {
 		j.log().Error("resume journal", "epoch", newest.ID, "error", err)
 		return
 	}
-	j.tail, j.epoch, j.reason = tail, newest.ID, ""
-	j.seq, j.digest, j.lastTime = 0, "", last
+	j.tail, j.reason = tail, ""
+	j.chain = snapshot.ChainWriter{Epoch: newest.ID, Last: last}
 	if head.Last != nil {
-		j.seq, j.digest = head.Last.LastSeq, head.Last.LastDigest
+		j.chain.Seq, j.chain.Digest = head.Last.LastSeq, head.Last.LastDigest
 	}
 	if time.Since(last) > 2*j.d.Config.Journal.Interval+snapshot.JournalHeartbeat {
 		j.gapFrom = last
 	}
-	j.log().Info("journal continues from the store", "epoch", j.epoch, "seq", j.seq, "since", last)
+	j.log().Info("journal continues from the store", "epoch", j.chain.Epoch, "seq", j.chain.Seq, "since", last)
 }
 
 // startEpoch starts a new epoch from the snapshot just stored.
@@ -392,7 +391,7 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 		return
 	}
 	j.wanted, j.reason = false, ""
-	j.log().Info("journal epoch started", "epoch", j.epoch, "reason", reason)
+	j.log().Info("journal epoch started", "epoch", j.chain.Epoch, "reason", reason)
 }
 
 func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snapshot.TailSeed, reason string, term uint64) error {
@@ -408,8 +407,8 @@ func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snap
 	if err := tail.Start(ctx); err != nil {
 		return err
 	}
-	j.tail, j.term, j.epoch = tail, term, snap.ID
-	j.seq, j.digest, j.lastTime, j.gapFrom = 0, "", snap.CreatedAt, time.Time{}
+	j.tail, j.term = tail, term
+	j.chain, j.gapFrom = snapshot.ChainWriter{Epoch: snap.ID, Last: snap.CreatedAt}, time.Time{}
 	j.lastWrite = time.Time{}
 	return nil
 }
@@ -420,23 +419,16 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		// For readers to tell a journal that flushes from one that stopped.
-		if err := j.d.Store.PutFlushMark(ctx, j.epoch, j.seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
-			j.log().Warn("write journal flush mark", "epoch", j.epoch, "error", err)
+		if err := j.d.Store.PutFlushMark(ctx, j.chain.Epoch, j.chain.Seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
+			j.log().Warn("write journal flush mark", "epoch", j.chain.Epoch, "error", err)
 		}
 		return
 	}
 	if !j.gapFrom.IsZero() {
 		entries = append([]snapshot.Entry{{Kind: snapshot.EntryGap, Time: j.gapFrom.UnixMilli(), Until: observed.UnixMilli(), Reason: "the daemon was not journaling"}}, entries...)
 	}
-	first := j.lastTime
-	last := observed
-	if !last.After(first) {
-		last = first.Add(time.Millisecond)
-	}
-	seg := &snapshot.Segment{
-		Epoch: j.epoch, FirstSeq: j.seq + 1, LastSeq: j.seq + 1, FirstTime: first, LastTime: last,
-		PrevDigest: j.digest, Entries: append(entries, j.tail.Positions()...), Interval: j.d.Config.Journal.Interval,
-	}
+	seg := j.chain.Next(append(entries, j.tail.Positions()...), observed)
+	seg.Interval = j.d.Config.Journal.Interval
 	if !j.put(ctx, seg, len(entries) > 0) {
 		return
 	}
@@ -447,12 +439,12 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.At(snapshot.UndoMoment(j.epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			undo := j.d.Config.Commands.At(snapshot.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
 				"check", undo.DryRun, "undo", undo.Run)
 		}
 	}
-	j.log().Debug("journal segment written", "epoch", j.epoch, "seq", j.seq, "entries", len(entries), "events", events)
+	j.log().Debug("journal segment written", "epoch", j.chain.Epoch, "seq", j.chain.Seq, "entries", len(entries), "events", events)
 }
 
 // put writes seg, the next segment, and reports whether it is stored. A
@@ -465,7 +457,8 @@ func (j *journal) put(ctx context.Context, seg *snapshot.Segment, changed bool) 
 	switch {
 	case err == nil:
 		j.pending = nil
-		j.seq, j.digest, j.lastTime, j.lastWrite, j.gapFrom = seg.LastSeq, seg.LastDigest, seg.LastTime, j.clock(), time.Time{}
+		j.chain.Wrote(seg)
+		j.lastWrite, j.gapFrom = j.clock(), time.Time{}
 		if changed {
 			j.changes.Add(1)
 		}
@@ -486,18 +479,18 @@ func (j *journal) put(ctx context.Context, seg *snapshot.Segment, changed bool) 
 		return false
 	case errors.Is(err, snapshot.ErrExists):
 		j.drop()
-		j.log().Warn("journal segment already written: another daemon writes this epoch; continuing from the store", "epoch", j.epoch, "seq", seg.FirstSeq)
+		j.log().Warn("journal segment already written: another daemon writes this epoch; continuing from the store", "epoch", j.chain.Epoch, "seq", seg.FirstSeq)
 		return false
 	}
 	// Perhaps stored, perhaps not: the next flush writes the same segment
 	// again, and finds it if it was.
 	j.pending, j.pendingChanged = seg, changed
 	if stopped(ctx) {
-		j.log().Info("journal segment not written: the daemon is stopping or lost the lead; the next flush writes it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+		j.log().Info("journal segment not written: the daemon is stopping or lost the lead; the next flush writes it", "epoch", j.chain.Epoch, "seq", seg.FirstSeq, "error", err)
 		return false
 	}
 	j.d.m.journalErrors.Inc()
-	j.log().Error("write journal segment; the next flush retries it", "epoch", j.epoch, "seq", seg.FirstSeq, "error", err)
+	j.log().Error("write journal segment; the next flush retries it", "epoch", j.chain.Epoch, "seq", seg.FirstSeq, "error", err)
 	return false
 }
 

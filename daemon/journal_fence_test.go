@@ -51,7 +51,7 @@ func newWriter(t *testing.T, store *snapshot.Store, base *snapshot.Snapshot, top
 	d.lead.begin()
 	j := newJournal(d)
 	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, base.CreatedAt)
-	j.epoch, j.lastTime, j.term = base.ID, base.CreatedAt, 1
+	j.chain.Epoch, j.chain.Last, j.term = base.ID, base.CreatedAt, 1
 	return &writer{j: j, log: log}
 }
 
@@ -124,8 +124,8 @@ func TestJournalTwoWritersFenced(t *testing.T) {
 		a.flush(ctx, record(i, at), at)
 		b.flush(ctx, record(100+i, at), at.Add(time.Millisecond))
 	}
-	if a.j.seq != 6 || a.j.fenced != 0 {
-		t.Fatalf("the first writer is at seq %d (fenced %d), want 6", a.j.seq, a.j.fenced)
+	if a.j.chain.Seq != 6 || a.j.fenced != 0 {
+		t.Fatalf("the first writer is at seq %d (fenced %d), want 6", a.j.chain.Seq, a.j.fenced)
 	}
 	if b.j.fenced != b.j.term {
 		t.Fatalf("the second writer is not fenced; its log:\n%s", b.log.String())
@@ -192,7 +192,7 @@ func TestJournalReplyLost(t *testing.T) {
 			if w.j.pending != nil || w.j.fenced != 0 || w.j.tail == nil {
 				t.Fatalf("the writer did not recover: pending %v, fenced %d; log:\n%s", w.j.pending != nil, w.j.fenced, w.log.String())
 			}
-			verifyJournal(t, store, int(w.j.seq))
+			verifyJournal(t, store, int(w.j.chain.Seq))
 			snap, _, err := store.StateAt(ctx, at)
 			if err != nil {
 				t.Fatalf("state at the last flush: %v", err)
@@ -230,7 +230,7 @@ func TestJournalAzuriteDown(t *testing.T) {
 	if w.j.pending != nil || w.j.tail == nil {
 		t.Fatalf("the journal did not recover once Azurite was back:\n%s", w.log.String())
 	}
-	verifyJournal(t, store, int(w.j.seq))
+	verifyJournal(t, store, int(w.j.chain.Seq))
 }
 
 // A journal that stopped says so: a moment past its last flush plus two

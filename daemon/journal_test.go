@@ -65,7 +65,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 	}
 	defer raw.Close()
 	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, clock)
-	j.epoch, j.lastTime = base.ID, clock
+	j.chain.Epoch, j.chain.Last = base.ID, clock
 
 	// Level 1 cannot be written at first: a file where its directory goes.
 	blocker := filepath.Join(dir, "journal", base.ID, "1")
@@ -95,13 +95,13 @@ func TestJournalCompactionLoop(t *testing.T) {
 					entries = append(entries, e)
 				}
 			}
-			seq := j.seq
+			seq := j.chain.Seq
 			j.write(ctx, entries, clock)
-			if j.seq != seq+1 && (len(entries) > 0 || j.seq != seq) {
-				t.Fatalf("at %s: the writer went from seq %d to %d", clock, seq, j.seq)
+			if j.chain.Seq != seq+1 && (len(entries) > 0 || j.chain.Seq != seq) {
+				t.Fatalf("at %s: the writer went from seq %d to %d", clock, seq, j.chain.Seq)
 			}
-			if j.seq != seq {
-				copyObject(t, dir, rawDir, snapshot.SegmentKey(j.epoch, snapshot.LevelRaw, j.seq, j.seq, j.lastTime))
+			if j.chain.Seq != seq {
+				copyObject(t, dir, rawDir, snapshot.SegmentKey(j.chain.Epoch, snapshot.LevelRaw, j.chain.Seq, j.chain.Seq, j.chain.Last))
 			}
 		}
 		if step%3 == 0 { // a compaction tick every 15 s
@@ -158,8 +158,8 @@ func TestJournalCompactionLoop(t *testing.T) {
 			t.Errorf("level 1 segment %s is superseded and older than keep-within, but kept", si.Key)
 		}
 	}
-	if levels[snapshot.LevelRaw] >= int(j.seq) {
-		t.Fatalf("no raw segment was deleted (%d of %d kept)", levels[snapshot.LevelRaw], j.seq)
+	if levels[snapshot.LevelRaw] >= int(j.chain.Seq) {
+		t.Fatalf("no raw segment was deleted (%d of %d kept)", levels[snapshot.LevelRaw], j.chain.Seq)
 	}
 	// The first hour (busy for its 10 minutes, then level 1 segments a
 	// minute) keeps one level 1 segment once older than keep-within.

@@ -96,16 +96,14 @@ type key struct {
 
 // day is the journal being written.
 type day struct {
-	c      config
-	s      *snapshot.Store
-	rng    *rand.Rand
-	keys   []key
-	next   map[string]map[int32]int64 // next offset per offsets topic partition
-	conf   []snapshot.Entry           // positions of the topics that do not change
-	epoch  snapshot.EpochInfo
-	seq    uint64
-	digest string
-	last   time.Time
+	c     config
+	s     *snapshot.Store
+	rng   *rand.Rand
+	keys  []key
+	next  map[string]map[int32]int64 // next offset per offsets topic partition
+	conf  []snapshot.Entry           // positions of the topics that do not change
+	epoch snapshot.EpochInfo
+	chain snapshot.ChainWriter
 	// What was written, per level, and the merges' cost; raw segments and
 	// level 1 segments the retention deleted (--keep-within, as the
 	// daemon's retainEpoch).
@@ -146,7 +144,7 @@ func run(ctx context.Context, c config) error {
 	if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: snap.ID, Reason: snapshot.EpochFirstRun, StartedAt: start, Topics: topics}); err != nil {
 		return err
 	}
-	d := &day{c: c, s: s, rng: rand.New(rand.NewPCG(1, 2)), next: map[string]map[int32]int64{}, epoch: snapshot.EpochInfo{ID: snap.ID, HasFile: true}, last: start}
+	d := &day{c: c, s: s, rng: rand.New(rand.NewPCG(1, 2)), next: map[string]map[int32]int64{}, epoch: snapshot.EpochInfo{ID: snap.ID, HasFile: true}, chain: snapshot.ChainWriter{Epoch: snap.ID, Last: start}}
 	for _, et := range topics {
 		if et.Role != snapshot.RoleOffsets {
 			for _, p := range et.Start {
@@ -198,9 +196,9 @@ func (d *day) write(ctx context.Context, start time.Time) error {
 		if err := d.flush(ctx, flush); err != nil {
 			return err
 		}
-		if d.seq%360 == 0 {
+		if d.chain.Seq%360 == 0 {
 			fmt.Fprintf(os.Stderr, "%s: %d segments, %d records, raw %d MB, level 1 %d MB, level 2 %d MB\n",
-				flush.UTC().Format(time.RFC3339), d.seq, d.records, d.written[0]>>20, d.written[1]>>20, d.written[2]>>20)
+				flush.UTC().Format(time.RFC3339), d.chain.Seq, d.records, d.written[0]>>20, d.written[1]>>20, d.written[2]>>20)
 		}
 		flush = flush.Add(d.c.interval)
 	}
@@ -212,7 +210,7 @@ func (d *day) write(ctx context.Context, start time.Time) error {
 // would have seen, then the positions.
 func (d *day) flush(ctx context.Context, t time.Time) error {
 	n := int(int64(d.c.rate) * int64(d.c.interval) / int64(time.Second))
-	from := d.last
+	from := d.chain.Last
 	entries := make([]snapshot.Entry, 0, n+len(d.next)*32)
 	type rc struct {
 		rewound int32
@@ -251,12 +249,12 @@ func (d *day) flush(ctx context.Context, t time.Time) error {
 		d.events++
 	}
 	entries = append(entries, d.positions()...)
-	seg := &snapshot.Segment{Epoch: d.epoch.ID, FirstSeq: d.seq + 1, LastSeq: d.seq + 1, FirstTime: from, LastTime: t, PrevDigest: d.digest, Entries: entries}
+	seg := d.chain.Next(entries, t)
 	si, err := d.s.PutSegment(ctx, seg)
 	if err != nil {
 		return err
 	}
-	d.seq, d.digest, d.last = seg.LastSeq, seg.LastDigest, t
+	d.chain.Wrote(seg)
 	d.records += int64(n)
 	d.add(si)
 	return nil
@@ -376,7 +374,7 @@ func (d *day) report(ctx context.Context) error {
 			level, d.written[level], heldN[level], held[level], float64(d.written[level])/1e9/days)
 	}
 	fmt.Printf("merge_cpu=%s merge_wall=%s\n", d.mergeCPU.Round(time.Millisecond), d.mergeWall.Round(time.Millisecond))
-	fmt.Printf("last=%s\n", d.last.UTC().Format(time.RFC3339Nano))
+	fmt.Printf("last=%s\n", d.chain.Last.UTC().Format(time.RFC3339Nano))
 	return nil
 }
 
