@@ -46,26 +46,26 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 		w.churn(rng)
 		switch round {
 		case 1:
-			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":1}`)})
+			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":1}`)})...)
 		case 3:
-			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key})
+			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key})...)
 		case 4:
 			if _, err := w.adm.DeleteGroups(ctx, group); err != nil {
 				t.Fatal(err)
 			}
 		case 5:
-			produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":77}`)})
+			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":77}`)})...)
 		case 8:
 			// The partition is cut at the record ahead until the clock
 			// passes it: the value before it, not the last one.
-			produce(t, w.cl,
+			produce(t, w.cl, w.stamp(
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":4}`)},
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":5}`), Timestamp: time.Now().Add(1500 * time.Millisecond)},
-				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":6}`)})
+				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":6}`)})...)
 		}
 		time.Sleep(3 * time.Millisecond)
 		w.flush()
-		ends = append(ends, w.last)
+		ends = append(ends, w.chain.Last)
 		if round == 8 {
 			time.Sleep(1600 * time.Millisecond) // later moments are past the record ahead
 		}
