@@ -33,15 +33,9 @@ const (
 // EventKinds are every kind of event, in a fixed order.
 var EventKinds = []string{EventSourceTombstoned, EventSourceRewound, EventSinkDeleted, EventSinkRewound, EventConnectorDeleted}
 
-// positionFields are the offset fields known to be monotone positions, in
-// the order they are preferred: Debezium (ts_sec, ts_usec, lsn,
-// commit_lsn, change_lsn), JDBC (incrementing, timestamp), MirrorMaker 2
-// (offset), FileStream (position).
-var positionFields = []string{"ts_sec", "ts_usec", "ts_ms", "lsn", "commit_lsn", "change_lsn", "incrementing", "timestamp", "timestamp_nanos", "offset", "position", "pos"}
-
 // Rewound reports whether the source offset value now is a position
 // behind was: both JSON objects, and the first known position field (see
-// positionFields) both hold decreased; without a known field, any
+// PositionFields) both hold decreased; without a known field, any
 // top-level number that both hold decreased.
 func Rewound(was, now []byte) bool {
 	a, ok1 := numericFields(was)
@@ -49,7 +43,7 @@ func Rewound(was, now []byte) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	for _, f := range positionFields {
+	for _, f := range PositionFields {
 		x, okx := a[f]
 		y, oky := b[f]
 		if okx && oky {

@@ -53,3 +53,29 @@ func TestDiffIsRestoreCompare(t *testing.T) {
 		t.Errorf("page %+v (counts %v), restore.Compare %+v", d.Connectors, d.Counts, cmp)
 	}
 }
+
+// TestPositionFieldsAreTheJournals holds the page's reading of a source
+// offset against the journal's: for a Debezium MySQL offset across a
+// binlog rotation (pos goes back, ts_sec on), neither calls it a rewind,
+// and for a real rewind (ts_sec back) both do.
+func TestPositionFieldsAreTheJournals(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		was, now string
+		rewound  bool
+	}{
+		{"binlog rotation", `{"ts_sec":1700000000,"file":"mysql-bin.000002","pos":98213,"row":1}`, `{"ts_sec":1700000060,"file":"mysql-bin.000003","pos":154}`, false},
+		{"rewind", `{"ts_sec":1700000060,"file":"mysql-bin.000003","pos":154}`, `{"ts_sec":1690000000,"file":"mysql-bin.000001","pos":4}`, true},
+		{"postgres forward", `{"ts_usec":1700000000000000,"lsn":33227720,"txId":565}`, `{"ts_usec":1700000001000000,"lsn":33228000,"txId":566}`, false},
+	} {
+		journal := snapshot.Rewound([]byte(c.was), []byte(c.now))
+		row := sourceRow(srcOff{value: []byte(c.was)}, srcOff{value: []byte(c.now)})
+		page := row.Verdict == MovedBackward
+		if journal != c.rewound || page != c.rewound {
+			t.Errorf("%s: the journal says rewound %v, the page %q by %s; want rewound %v", c.name, journal, row.Verdict, row.Field, c.rewound)
+		}
+		if row.Field != snapshot.PositionFields[0] && row.Field != "ts_usec" {
+			t.Errorf("%s: the page compared %s", c.name, row.Field)
+		}
+	}
+}

@@ -20,11 +20,10 @@ type Point struct {
 	V float64   `json:"v"`
 }
 
-// positionFields are the source offset fields the connector page plots,
-// in the order preferred: Debezium MySQL (pos, ts_sec), Postgres (lsn,
-// ts_usec), SQL Server (commit_lsn, change_lsn), JDBC (incrementing,
-// timestamp), MirrorMaker 2 (offset), FileStream (position).
-var positionFields = []string{"pos", "ts_sec", "lsn", "ts_usec", "commit_lsn", "change_lsn", "incrementing", "timestamp", "offset", "position", "ts_ms"}
+// positionFields are the source offset fields the connector page plots and
+// compares: the journal's, in its order (snapshot.PositionFields), so
+// that the page and the journal's events judge one offset by one field.
+var positionFields = snapshot.PositionFields
 
 // maxFields is how many position fields of one partition are plotted.
 const maxFields = 2
