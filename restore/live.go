@@ -69,14 +69,14 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 
 	// Offsets topics: the worker's, plus the snapshot connectors' own.
 	var own []string
-	owners := map[string][]string{}
+	needs := map[string][]string{} // of each own topic, why it is needed
 	if snap != nil {
 		for _, c := range snap.Connectors {
 			if inScope(c.Name) && c.OffsetsTopic != "" && !slices.Contains(opts.OffsetsTopics, c.OffsetsTopic) {
 				if !slices.Contains(own, c.OffsetsTopic) {
 					own = append(own, c.OffsetsTopic)
 				}
-				owners[c.OffsetsTopic] = append(owners[c.OffsetsTopic], fmt.Sprintf("the offsets topic of connector %q", c.Name))
+				needs[c.OffsetsTopic] = append(needs[c.OffsetsTopic], fmt.Sprintf("the offsets topic of connector %q", c.Name))
 			}
 		}
 	}
@@ -84,7 +84,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := missingWorkerTopics(ctx, adm, snap, opts, own, owners, exists); err != nil {
+	if err := missingWorkerTopics(ctx, adm, snap, opts, func(t string) (bool, []string) { return exists[t], needs[t] }, own); err != nil {
 		return nil, nil, err
 	}
 	var extra []string
@@ -173,12 +173,12 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 // missingWorkerTopics is the error of a capture whose worker offsets
 // topics do not all exist, nil when they do. Nothing can be read without
 // them: it names every topic to create at once, the connectors' own
-// offsets topics (own, needed by owners) as the snapshot has them, and
-// their sink topics.
-func missingWorkerTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.Snapshot, opts Options, own []string, owners map[string][]string, exists map[string]bool) error {
+// offsets topics (own) as the snapshot has them, and their sink topics.
+// topic says whether a topic exists, and why an own one is needed.
+func missingWorkerTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.Snapshot, opts Options, topic func(string) (exists bool, needed []string), own []string) error {
 	var missing []MissingTopic
 	for _, t := range opts.OffsetsTopics {
-		if !exists[t] {
+		if ok, _ := topic(t); !ok {
 			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: []string{"the worker offsets topic"}})
 		}
 	}
@@ -186,8 +186,8 @@ func missingWorkerTopics(ctx context.Context, adm *kadm.Client, snap *snapshot.S
 		return nil
 	}
 	for _, t := range own {
-		if !exists[t] {
-			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: owners[t]})
+		if ok, needed := topic(t); !ok {
+			missing = append(missing, MissingTopic{Topic: t, Partitions: snap.PartitionCount(t), Needed: needed})
 		}
 	}
 	return missingTopics(ctx, adm, snap, opts, opts.Connectors, missing)

@@ -33,7 +33,7 @@ func waitStopped(ctx context.Context, c *connectrest.Client, cl *kgo.Client, con
 	for _, n := range connectors {
 		want[n] = connectrest.StateStopped
 	}
-	return wait(ctx, c, cl, configTopic, want, nil, groups)
+	return stateWait{rest: c, cl: cl, configTopic: configTopic, want: want, groups: groups}.run(ctx)
 }
 
 // resumeWant is what a resumed connector must show besides its state.
@@ -58,21 +58,38 @@ type resumeWant struct {
 // stop, not yet replaced. When ctx ends first it returns an error wrapping
 // ErrNotStopped that says what was last seen.
 func waitStates(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, resumed map[string]resumeWant) error {
-	return wait(ctx, c, cl, configTopic, want, resumed, nil)
+	return stateWait{rest: c, cl: cl, configTopic: configTopic, want: want, resumed: resumed}.run(ctx)
 }
 
-func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopic string, want map[string]string, resumed map[string]resumeWant, groups []string) error {
-	adm := kadm.NewClient(cl)
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
+// stateWait is one wait of waitStopped or waitStates: the connectors' wanted
+// states (want, with resumed for those to run), the groups that must be
+// left, and where to look (Connect's REST API, the config topic through
+// cl).
+type stateWait struct {
+	rest        *connectrest.Client
+	cl          *kgo.Client
+	adm         *kadm.Client
+	configTopic string
+	want        map[string]string
+	resumed     map[string]resumeWant
+	groups      []string
+	names       []string // of want, sorted
+}
+
+// run polls until everything is as wanted, or ctx ends.
+func (w stateWait) run(ctx context.Context) error {
+	c := w.rest
+	w.adm = kadm.NewClient(w.cl)
+	w.names = make([]string, 0, len(w.want))
+	for n := range w.want {
+		w.names = append(w.names, n)
 	}
-	sort.Strings(names)
-	groups = append([]string(nil), groups...)
-	sort.Strings(groups)
+	sort.Strings(w.names)
+	w.groups = append([]string(nil), w.groups...)
+	sort.Strings(w.groups)
 	var last []string // what the last complete look found
 	for {
-		pending, err := pending(ctx, c, adm, cl, configTopic, names, want, resumed, groups)
+		pending, err := w.pending(ctx)
 		if err == nil && len(pending) == 0 {
 			return nil
 		}
@@ -101,7 +118,8 @@ func wait(ctx context.Context, c *connectrest.Client, cl *kgo.Client, configTopi
 }
 
 // pending returns, one phrase each, what is not yet in the state wanted.
-func pending(ctx context.Context, c *connectrest.Client, adm *kadm.Client, cl *kgo.Client, configTopic string, names []string, want map[string]string, resumed map[string]resumeWant, groups []string) ([]string, error) {
+func (sw stateWait) pending(ctx context.Context) ([]string, error) {
+	c, adm, cl, configTopic, names, want, resumed, groups := sw.rest, sw.adm, sw.cl, sw.configTopic, sw.names, sw.want, sw.resumed, sw.groups
 	var out []string
 	configs, err := snapshot.ReadConfigs(ctx, cl, configTopic)
 	if err != nil {

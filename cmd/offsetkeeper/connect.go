@@ -16,7 +16,6 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // connectFlags reach the Kafka Connect REST API. show, diff and restore
@@ -120,7 +119,8 @@ func writeFileAtomic(path string, data []byte) error {
 // printStates prints, for diff, one line per connector named (or that has
 // changes) with its REST state, and with live its config topic state from
 // b: "state  <name>  REST <state>  config topic <state>".
-func printStates(ctx context.Context, w io.Writer, rc *connectrest.Client, changes []restore.Change, named []string, b *snapshot.Snapshot, live bool) error {
+func printStates(ctx context.Context, w io.Writer, rc *connectrest.Client, changes []restore.Change, named []string, s diffSides) error {
+	b, live := s.b, s.live
 	states, err := rc.States(ctx)
 	if err != nil {
 		return err

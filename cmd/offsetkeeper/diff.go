@@ -102,7 +102,7 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		defer fmt.Fprintf(w, "note: left out %s that only one side holds (a scoped or undo snapshot holds only its scope): %s\n",
 			plural(len(leftOut), "connector", "connectors"), strings.Join(leftOut, ", "))
 	}
-	if err := c.print(ctx, rc, a, b, bName, changes, len(sides) == 1); err != nil {
+	if err := c.print(ctx, rc, diffSides{a, b, bName, len(sides) == 1}, changes); err != nil {
 		return err
 	}
 	if c.exitCode && len(changes) > 0 {
@@ -111,9 +111,17 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// print writes the changes from a to b (named bName) as text or JSON; with
-// live, b is the live state.
-func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, a, b *snapshot.Snapshot, bName string, changes []restore.Change, live bool) error {
+// diffSides are what a diff compares: a and b, named bName; with live, b
+// is the live state.
+type diffSides struct {
+	a, b  *snapshot.Snapshot
+	bName string
+	live  bool
+}
+
+// print writes the changes between the sides as text or JSON.
+func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, s diffSides, changes []restore.Change) error {
+	a, b, bName := s.a, s.b, s.bName
 	if c.output == "json" {
 		if changes == nil {
 			changes = []restore.Change{}
@@ -127,7 +135,7 @@ func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, a, b *snaps
 			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
 		}
 		if rc != nil {
-			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, b, live); err != nil {
+			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, s); err != nil {
 				return err
 			}
 		}
