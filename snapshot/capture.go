@@ -1214,7 +1214,7 @@ func newConfigState() *configState {
 	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
 }
 
-func (s *configState) apply(r *keyview.LogRecord) {
+func (s *configState) apply(r keyview.LogRecord) {
 	s.records++
 	key := string(r.Key)
 	switch {

@@ -105,7 +105,7 @@ func NewTail(cl *kgo.Client, opts Options, state *Snapshot, seed *TailSeed, posi
 			}
 			last[p.Partition] = lv
 		}
-		v.OnRecord = func(r *keyview.LogRecord) { t.source(v.Name, last[r.Partition], r) }
+		v.OnRecord = func(r keyview.LogRecord) { t.source(v.Name, last[r.Partition], &r) }
 		t.views[et.Name] = v
 		t.last[et.Name] = last
 	}
@@ -238,7 +238,7 @@ func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 }
 
 // config journals one config topic record that changes a connector.
-func (t *Tail) config(r *keyview.LogRecord) {
+func (t *Tail) config(r keyview.LogRecord) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.conf.apply(r)

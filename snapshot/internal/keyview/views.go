@@ -363,7 +363,7 @@ type TopicView struct {
 	Parts map[int32]*PartView
 	// OnRecord, when set, is called for every record in log order instead
 	// of maintaining keys (the config topic is a state machine, not a map).
-	OnRecord func(r *LogRecord)
+	OnRecord func(r LogRecord)
 	// Progress counts what is fetched, once per partition batch; nil
 	// counts nothing.
 	Progress FetchCounter
