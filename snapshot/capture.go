@@ -1,12 +1,7 @@
 package snapshot
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,12 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
-
-	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // Defaults for Options.
@@ -513,7 +505,7 @@ func (r *captureRun) buildSource() {
 			lazy.capt, lazy.gen = c, r.gen
 		}
 		snap.SourceOffsets = nil
-		snap.lazy = lazy
+		snap.Stream = lazy
 	} else {
 		snap.SourceOffsets = make([]SourceOffset, 0, n)
 	}
@@ -850,136 +842,6 @@ func listedEmpty(l kadm.ListedGroup) bool {
 	return l.State == "Empty" && (l.GroupType == "" || l.GroupType == "classic")
 }
 
-// offsetBuilder makes the source offsets of a Capture from the views.
-type offsetBuilder struct {
-	scoped     bool
-	inScope    func(string) bool
-	connectors map[string]*Connector
-	names      map[string]string // interned connector names
-	lastName   string
-	entries    []keyEntry
-}
-
-// make returns the SourceOffset of the live key k of partition p of topic,
-// and whether the capture keeps it (a scoped capture keeps only the keys of
-// its connectors).
-func (b *offsetBuilder) make(topic string, p int32, k string, r keyview.Record) (SourceOffset, bool) {
-	kb := keyview.StringBytes(k)
-	so := SourceOffset{Topic: topic, Partition: p, Offset: r.Offset, Key: Bytes(kb), Value: Bytes(r.Value)}
-	name, raw, perr := parseSourceKey(kb, b.names)
-	if perr != nil {
-		if b.scoped {
-			return so, false
-		}
-		so.ParseError = perr.Error()
-		return so, true
-	}
-	if !b.inScope(name) {
-		return so, false
-	}
-	so.Connector = name
-	so.SourcePartition = json.RawMessage(raw)
-	if len(r.Value) > 0 && r.Value[0] == '{' && validJSON(r.Value) {
-		so.SourceOffset = json.RawMessage(r.Value)
-	}
-	return so, true
-}
-
-// register adds a connector known only from its offsets.
-func (b *offsetBuilder) register(name string) {
-	if name == b.lastName || name == "" {
-		return
-	}
-	if b.connectors[name] == nil {
-		b.connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
-	}
-	b.lastName = name
-}
-
-// build appends the source offsets of partition p of topic to out, in key
-// order, and returns the kept keys that are off their murmur2 partition.
-func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) ([]SourceOffset, []string) {
-	b.entries = b.entries[:0]
-	for k, i := range pv.All() {
-		b.entries = append(b.entries, keyEntry{key: k, rec: i})
-	}
-	sortKeyEntries(b.entries, 0)
-	var suspects []string
-	for _, e := range b.entries {
-		so, kept := b.make(topic, p, e.key, pv.Record(e.rec))
-		if !kept {
-			continue
-		}
-		if PartitionFor(so.Key, nparts) != p {
-			suspects = append(suspects, e.key)
-		}
-		out = append(out, so)
-	}
-	return out, suspects
-}
-
-// update appends the source offsets of partition p of topic to out as
-// build would, from what the last Capture built and the keys written since
-// (pv.dirty), and keeps the result for the next Capture. Its cost is a copy
-// of the partition's offsets plus the work of the keys written.
-func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) []SourceOffset {
-	dirty := make([]string, 0, len(pv.Dirty))
-	for k := range pv.Dirty {
-		dirty = append(dirty, k)
-	}
-	slices.Sort(dirty)
-	bp := pv.Built.(*builtPart)
-	old := bp.offsets
-	byKey := func(o SourceOffset, k string) int { return strings.Compare(string(o.Key), k) }
-	// The usual case, keys whose values moved, is an update in place of
-	// the Capturer's copy; keys added or removed take a merge into a new one.
-	inPlace := true
-	for _, k := range dirty {
-		_, found := slices.BinarySearchFunc(old, k, byKey)
-		_, live := pv.Lookup(keyview.StringBytes(k))
-		if !found || !live {
-			inPlace = false
-			break
-		}
-	}
-	if inPlace {
-		for _, k := range dirty {
-			j, _ := slices.BinarySearchFunc(old, k, byKey)
-			i, _ := pv.Lookup(keyview.StringBytes(k))  // live: checked above
-			so, _ := b.make(topic, p, k, pv.Record(i)) // kept: its key was
-			old[j] = so
-		}
-		clear(pv.Dirty)
-		return append(out, old...)
-	}
-	next := make([]SourceOffset, 0, len(old)+len(dirty))
-	i := 0
-	for _, k := range dirty {
-		j, found := slices.BinarySearchFunc(old[i:], k, byKey)
-		next = append(next, old[i:i+j]...)
-		i += j
-		if found {
-			i++ // replaced or removed
-		}
-		idx, live := pv.Lookup(keyview.StringBytes(k))
-		if !live {
-			continue
-		}
-		so, kept := b.make(topic, p, k, pv.Record(idx))
-		if !kept {
-			continue
-		}
-		if PartitionFor(so.Key, nparts) != p && !slices.Contains(bp.suspects, k) {
-			bp.suspects = append(bp.suspects, k)
-		}
-		next = append(next, so)
-	}
-	next = append(next, old[i:]...)
-	bp.offsets = next
-	clear(pv.Dirty)
-	return append(out, next...)
-}
-
 // retryDropped runs fn again, up to 4 times over about a second, while it
 // fails with an error kgo deems a retryable broker error. kgo does not retry
 // a connection dropped while it looks group coordinators up, which failed a
@@ -989,120 +851,6 @@ func retryDropped(ctx context.Context, fn func() error) error {
 }
 
 var droppedRetry = retry.Policy{Tries: 4, Step: 100 * time.Millisecond}
-
-// keyEntry is a live key of a partition view and its record's index.
-type keyEntry struct {
-	key  string
-	word uint64 // scratch for sortKeyEntries
-	rec  int32
-}
-
-// radixSortWords sorts es by word, stably: a least-significant-digit radix
-// sort, one byte per pass, skipping the bytes all words share.
-func radixSortWords(es []keyEntry) {
-	if len(es) <= 64 {
-		slices.SortStableFunc(es, func(a, b keyEntry) int { return cmp.Compare(a.word, b.word) })
-		return
-	}
-	src, dst := es, make([]keyEntry, len(es))
-	for shift := 0; shift < 64; shift += 8 {
-		var at [257]int
-		for i := range src {
-			at[byte(src[i].word>>shift)+1]++
-		}
-		if at[byte(src[0].word>>shift)+1] == len(src) {
-			continue // every word has this byte: nothing moves
-		}
-		for d := 1; d < len(at); d++ {
-			at[d] += at[d-1]
-		}
-		for i := range src {
-			d := byte(src[i].word >> shift)
-			dst[at[d]] = src[i]
-			at[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &es[0] {
-		copy(es, src)
-	}
-}
-
-// sortKeyEntries sorts es, whose keys all share their first depth bytes,
-// by key bytes. The keys of one partition share long prefixes
-// (["connector",{"filename":"/data/...), on which string comparisons
-// would spend most of their time, so this is a most-significant-digit
-// radix sort with 8-byte digits: it skips the bytes all keys share, sorts
-// by the next 8 as one integer, and goes on within each run of keys that
-// agree on them.
-func sortKeyEntries(es []keyEntry, depth int) {
-	if len(es) < 2 {
-		return
-	}
-	if len(es) <= 12 {
-		slices.SortFunc(es, func(a, b keyEntry) int { return strings.Compare(a.key[depth:], b.key[depth:]) })
-		return
-	}
-	first := es[0].key
-	lcp := len(first) - depth
-	for _, e := range es[1:] {
-		n := depth
-		for n < depth+lcp && n < len(e.key) && e.key[n] == first[n] {
-			n++
-		}
-		lcp = n - depth
-	}
-	depth += lcp
-	for i := range es {
-		var w uint64
-		for j := 0; j < 8; j++ {
-			w <<= 8
-			if depth+j < len(es[i].key) {
-				w |= uint64(es[i].key[depth+j])
-			}
-		}
-		es[i].word = w
-	}
-	radixSortWords(es)
-	for i := 0; i < len(es); {
-		j := i + 1
-		for j < len(es) && es[j].word == es[i].word {
-			j++
-		}
-		if j-i > 1 {
-			// Keys that end within these 8 bytes are prefixes of the
-			// others (the missing bytes counted as zeros): shortest first.
-			run := es[i:j]
-			slices.SortStableFunc(run, func(a, b keyEntry) int {
-				return cmp.Compare(min(len(a.key), depth+9), min(len(b.key), depth+9))
-			})
-			k := 0
-			for k < len(run) && len(run[k].key) <= depth+8 {
-				k++
-			}
-			sortKeyEntries(run[k:], depth+8)
-		}
-		i = j
-	}
-}
-
-func sortedPartitions(parts map[int32]*keyview.PartView) []int32 {
-	ps := make([]int32, 0, len(parts))
-	for p := range parts {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
-}
-
-// duplicateWarnings reports the keys of suspects (kept keys found off
-// their murmur2 partition) that are live in more than one partition of v.
-// A key that every partition holds on its murmur2 partition only cannot be
-// live twice, so only suspects need looking at. Whether a key is kept
-// depends on its bytes alone, so every copy of a kept key is kept too.
-func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
-	return duplicateWarningsIn(v, suspects, nil)
-}
 
 // duplicateWarningsIn is duplicateWarnings for a capture whose early work
 // let go of some partitions' views (nil when none): those are asked
@@ -1127,43 +875,6 @@ func duplicateWarningsIn(v *keyview.TopicView, suspects []string, early *overlap
 		}
 	}
 	return out
-}
-
-// parseSourceKey is connectjson.ParseKey for what a capture needs, the
-// connector name (interned in names) and the raw partition object, with a
-// fast path for the keys nearly every connector writes: ["name",{...}] with
-// a plain ASCII name and a flat object of plain ASCII strings, integers,
-// booleans and nulls, and nothing else around. Every key the fast path
-// accepts, ParseKey accepts with the same name and raw partition; any
-// other key goes to ParseKey.
-func parseSourceKey(key []byte, names map[string]string) (string, []byte, error) {
-	if name, raw, ok := connectjson.PlainKey(key); ok {
-		return intern(names, name), raw, nil
-	}
-	name, _, raw, err := connectjson.ParseKey(key)
-	if err != nil {
-		return "", nil, err
-	}
-	return intern(names, []byte(name)), raw, nil
-}
-
-func intern(names map[string]string, b []byte) string {
-	if s, ok := names[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	names[s] = s
-	return s
-}
-
-// validJSON is json.Valid with a fast path for flat objects of plain ASCII
-// strings, integers, booleans and nulls (what connectors write as offset
-// values); what the fast path accepts json.Valid accepts too.
-func validJSON(b []byte) bool {
-	if connectjson.PlainObjectEnd(b, 0) == len(b) {
-		return true
-	}
-	return json.Valid(b)
 }
 
 func topicOf(name, role string, bs map[int32]kread.Bounds) Topic {
@@ -1196,192 +907,6 @@ func recordsBetween(before map[*keyview.PartView]int64, views []*keyview.TopicVi
 	return n
 }
 
-// configState is the worker's view of the config topic, built by applying
-// its records in log order as KafkaConfigBackingStore does.
-type configState struct {
-	connectors map[string]*connConfig
-	states     map[string]string // target-state-<name>, kept apart: it may precede the config
-	tasks      map[string]int    // commit-<name>
-	records    int64
-}
-
-type connConfig struct {
-	props map[string]string
-	hash  string
-}
-
-func newConfigState() *configState {
-	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
-}
-
-func (s *configState) apply(r keyview.LogRecord) {
-	s.records++
-	key := string(r.Key)
-	switch {
-	case strings.HasPrefix(key, "connector-"):
-		name := strings.TrimPrefix(key, "connector-")
-		if r.Value == nil {
-			delete(s.connectors, name)
-			delete(s.tasks, name)
-			return
-		}
-		props, ok := connectorProperties(r.Value)
-		if !ok {
-			return // the worker logs and ignores it too
-		}
-		sum := sha256.Sum256(r.Value)
-		s.connectors[name] = &connConfig{props: props, hash: hex.EncodeToString(sum[:])}
-	case strings.HasPrefix(key, "target-state-"):
-		name := strings.TrimPrefix(key, "target-state-")
-		if r.Value == nil {
-			delete(s.states, name)
-			return
-		}
-		var v map[string]any
-		if err := json.Unmarshal(r.Value, &v); err != nil {
-			return
-		}
-		st, ok := v["state.v2"].(string)
-		if !ok {
-			st, _ = v["state"].(string)
-		}
-		switch st {
-		case StateStarted, StatePaused, StateStopped:
-			s.states[name] = st
-		}
-	case strings.HasPrefix(key, "commit-"):
-		name := strings.TrimPrefix(key, "commit-")
-		if r.Value == nil {
-			return
-		}
-		var v struct {
-			Tasks *int `json:"tasks"`
-		}
-		if err := json.Unmarshal(r.Value, &v); err != nil || v.Tasks == nil {
-			return
-		}
-		s.tasks[name] = *v.Tasks
-	}
-}
-
-// connectorProperties reads the properties of a connector-<name> record
-// value, {"properties":{...}}; false when the worker would ignore it.
-func connectorProperties(value []byte) (map[string]string, bool) {
-	if props, ok := plainProperties(value); ok {
-		return props, true
-	}
-	var v struct {
-		Properties map[string]any `json:"properties"`
-	}
-	if err := json.Unmarshal(value, &v); err != nil || v.Properties == nil {
-		return nil, false
-	}
-	props := make(map[string]string, len(v.Properties))
-	for k, val := range v.Properties {
-		if s, ok := val.(string); ok {
-			props[k] = s
-		} else if val != nil {
-			props[k] = fmt.Sprint(val)
-		}
-	}
-	return props, true
-}
-
-// plainProperties reads a connector config record value as the worker
-// writes nearly all of them, {"properties":{...}} with nothing but plain
-// strings (see connectjson.PlainObjectEnd) as names and values, without
-// encoding/json, which is slow for thousands of configs. Anything else, it
-// reports false and the caller decodes the value in full; for what it
-// accepts both give the same map.
-func plainProperties(v []byte) (map[string]string, bool) {
-	const prefix = `{"properties":`
-	if len(v) < len(prefix)+3 || string(v[:len(prefix)]) != prefix || v[len(v)-1] != '}' ||
-		connectjson.PlainObjectEnd(v, len(prefix)) != len(v)-1 {
-		return nil, false
-	}
-	obj := v[len(prefix) : len(v)-1]
-	props := make(map[string]string, bytes.Count(obj, []byte(`":"`)))
-	i := 1 // past '{'
-	for i < len(obj)-1 {
-		// "name":"value" then ',' or the final '}'; a plain object holds
-		// no escapes and no white space.
-		end := bytes.IndexByte(obj[i+1:], '"') + i + 1
-		name := obj[i+1 : end]
-		i = end + 2 // past '"' and ':'
-		if obj[i] != '"' {
-			return nil, false // a number, boolean or null: the full decode formats it
-		}
-		end = bytes.IndexByte(obj[i+1:], '"') + i + 1
-		props[string(name)] = string(obj[i+1 : end])
-		i = end + 2 // past '"' and ',' (or '}')
-	}
-	return props, true
-}
-
-// connector is the worker's view of one configured connector.
-func (s *configState) connector(name string) Connector {
-	cc := s.connectors[name]
-	// The props map is never changed once made (a new record makes a new
-	// one), so the snapshot shares it.
-	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Config: cc.props, Tasks: -1, Type: TypeSource}
-	c.Class = cc.props["connector.class"]
-	if ConnectorType(cc.props) == TypeSink {
-		c.Type = TypeSink
-		c.Group = cc.props["consumer.override.group.id"]
-		if c.Group == "" {
-			c.Group = DefaultGroupPrefix + name
-		}
-	} else {
-		c.OffsetsTopic = cc.props["offsets.storage.topic"]
-		c.ExactlyOnce = cc.props["exactly.once.support"]
-	}
-	// No target state record means STARTED, as the worker reads it.
-	c.TargetState = StateStarted
-	if st, ok := s.states[name]; ok {
-		c.TargetState = st
-	}
-	if n, ok := s.tasks[name]; ok {
-		c.Tasks = n
-	}
-	return c
-}
-
-// ConnectorType tells a sink (TypeSink) from a source (TypeSource) by a
-// connector's config, without the plugin at hand: by the simple name of
-// connector.class first (MirrorMaker 2 sources have a topics setting too),
-// then by the topics or topics.regex setting every sink must have.
-func ConnectorType(props map[string]string) string {
-	class := props["connector.class"]
-	simple := class[strings.LastIndex(class, ".")+1:]
-	switch {
-	case strings.Contains(simple, "Sink"):
-		return TypeSink
-	case strings.Contains(simple, "Source"), strings.HasPrefix(simple, "Mirror"):
-		return TypeSource
-	case props["topics"] != "" || props["topics.regex"] != "":
-		return TypeSink
-	}
-	return TypeSource
-}
-
-// ConnectorConfig is the worker's view of one connector that has a config
-// in the config topic.
-type ConnectorConfig struct {
-	Name string
-	// Config is the connector's configuration as stored.
-	Config map[string]string
-	// TargetState is STARTED, PAUSED or STOPPED (state.v2 first); STARTED
-	// when there is no target-state record.
-	TargetState string
-	// Tasks is the task count of the latest commit-<name>, -1 when none.
-	Tasks int
-}
-
-// Stopped reports whether the worker considers the connector stopped:
-// target state STOPPED and a task count of 0 (or no task commit at all,
-// which the herder counts as 0: a connector created STOPPED).
-func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks <= 0 }
-
 // ReadConfigs reads a Connect config topic from its start to its last
 // stable offset with read_committed isolation and replays it as the worker
 // does, returning every connector that has a config, by name. It uses the
@@ -1400,6 +925,3 @@ func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]
 	}
 	return out, nil
 }
-
-// countWarning is "1 <one>" or "<n> <many>".
-func countWarning(n int, one, many string) string { return english.Count(n, one, many) }

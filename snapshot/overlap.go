@@ -200,11 +200,12 @@ func (o *overlap) compress(lp *lazyPart, sc *jobScratch) ([][]byte, error) {
 	}
 	zw := sc.zw
 	var err error
-	b := &offsetBuilder{scoped: o.scoped, inScope: o.inScope, names: make(map[string]string)}
+	src := &lazySource{scoped: o.scoped, inScope: o.inScope}
+	names := make(map[string]string)
 	var frames [][]byte
 	for from := 0; from < len(lp.entries); from += o.z.keys {
-		pc := piece{lp: lp, from: from, to: min(from+o.z.keys, len(lp.entries)), comma: from > 0}
-		if sc.buf, err = pc.appendTo(sc.buf[:0], b); err != nil {
+		r := lazyRun{src: src, lp: lp, from: from, to: min(from+o.z.keys, len(lp.entries))}
+		if sc.buf, err = r.AppendTo(sc.buf[:0], from > 0, names); err != nil {
 			return nil, fmt.Errorf("encode %s/%d: %w", lp.topic, lp.part, err)
 		}
 		frames = append(frames, zw.EncodeAll(sc.buf, make([]byte, 0, len(sc.buf)/8+64)))
@@ -248,19 +249,4 @@ func (o *overlap) liveIn(v *keyview.TopicView, p int32, pv *keyview.PartView, ke
 	}
 	_, ok := pv.Lookup(keyview.StringBytes(key))
 	return ok
-}
-
-// appendFrames appends the document the frames hold.
-func appendFrames(dst []byte, frames [][]byte) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDocumentSize))
-	if err != nil {
-		return dst, fmt.Errorf("create zstd decoder: %w", err)
-	}
-	defer dec.Close()
-	for _, f := range frames {
-		if dst, err = dec.DecodeAll(f, dst); err != nil {
-			return dst, fmt.Errorf("decompress frame: %w", err)
-		}
-	}
-	return dst, nil
 }

@@ -1,8 +1,9 @@
 package snapshot
 
 import (
-	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // A document is encoded as a list of pieces that encode independently of
@@ -34,16 +35,17 @@ func (z pieceSizes) orDefault() pieceSizes {
 }
 
 // piece is one independently encoded part of a document: exactly one of
-// raw, offs, lp (with from and to), pre or groups is set. pre is a
-// partition compressed as soon as it was read (overlap.go): its frames
-// are stored as they are, in frames of their own.
+// raw, offs, run, pre or groups is set. pre is a run of a stream that was
+// compressed as soon as it was read: its frames (or the error compressing
+// them gave, preErr) are stored as they are, in frames of their own.
 type piece struct {
-	raw      []byte
-	offs     []SourceOffset
-	lp       *lazyPart
-	pre      *lazyPart
-	from, to int
-	groups   []SinkGroup
+	raw    []byte
+	offs   []SourceOffset
+	run    OffsetRun
+	pre    OffsetRun
+	frames [][]byte
+	preErr error
+	groups []SinkGroup
 	// comma says the piece continues an array: it starts with ','.
 	comma bool
 }
@@ -65,28 +67,25 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 	}
 	raw(e.buf...)
 	switch {
-	case s.lazy != nil:
-		if err := s.lazy.stale(); err != nil {
+	case s.Stream != nil:
+		runs, err := s.Stream.Runs(z.keys)
+		if err != nil {
 			return nil, err
 		}
 		raw('[')
 		n := 0
-		for i := range s.lazy.parts {
-			lp := &s.lazy.parts[i]
-			if lp.early {
+		for _, r := range runs {
+			if fs, err := r.Frames(); fs != nil || err != nil {
 				// Its frames start at its first key, without the comma.
 				if n > 0 {
 					raw(',')
 				}
-				ps = append(ps, piece{pre: lp})
-				n += lp.kept
+				ps = append(ps, piece{pre: r, frames: fs, preErr: err})
+				n += r.Len()
 				continue
 			}
-			for from := 0; from < len(lp.entries); from += z.keys {
-				to := min(from+z.keys, len(lp.entries))
-				ps = append(ps, piece{lp: lp, from: from, to: to, comma: n > 0})
-				n += to - from
-			}
+			ps = append(ps, piece{run: r, comma: n > 0})
+			n += r.Len()
 		}
 		raw(']')
 	case s.SourceOffsets == nil:
@@ -122,10 +121,10 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 // offsets: a sink group of about 50 partitions weighs as much as 16.
 func (p *piece) weight(z pieceSizes) int {
 	switch {
-	case p.lp != nil:
-		return p.to - p.from
+	case p.run != nil:
+		return p.run.Len()
 	case p.pre != nil:
-		return p.pre.kept
+		return p.pre.Len()
 	case p.offs != nil:
 		return len(p.offs)
 	default:
@@ -133,43 +132,20 @@ func (p *piece) weight(z pieceSizes) int {
 	}
 }
 
-// pieceBuilder returns the offsetBuilder that encodes the streamed source
-// offsets of s, one per goroutine: it interns names.
-func (s *Snapshot) pieceBuilder() *offsetBuilder {
-	if s.lazy == nil {
-		return nil
-	}
-	return &offsetBuilder{scoped: s.lazy.scoped, inScope: s.lazy.inScope, names: make(map[string]string)}
-}
-
-// appendTo appends the piece's bytes to dst. b is a pieceBuilder, needed
-// for the pieces of a streamed snapshot.
-func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
+// appendTo appends the piece's bytes to dst. names interns the connector
+// names of a stream's runs, one map per goroutine.
+func (p *piece) appendTo(dst []byte, names map[string]string) ([]byte, error) {
 	var err error
 	switch {
 	case p.raw != nil:
 		return append(dst, p.raw...), nil
 	case p.pre != nil:
-		if p.pre.err != nil {
-			return dst, p.pre.err
+		if p.preErr != nil {
+			return dst, p.preErr
 		}
-		return appendFrames(dst, p.pre.frames)
-	case p.lp != nil:
-		lp := p.lp
-		for i, en := range lp.entries[p.from:p.to] {
-			if i > 0 || p.comma {
-				dst = append(dst, ',')
-			}
-			key, r := lp.pv.KeyAt(en.rec()), lp.pv.Record(en.rec())
-			if en.plain() && len(r.Value) > 0 && connectjson.PlainObjectEnd(r.Value, 0) == len(r.Value) {
-				dst = appendPlain(dst, lp, key, r)
-				continue
-			}
-			so, _ := b.make(lp.topic, lp.part, keyview.ArenaString(key), r)
-			if dst, err = so.appendJSON(dst); err != nil {
-				return dst, err
-			}
-		}
+		return appendFrames(dst, p.frames)
+	case p.run != nil:
+		return p.run.AppendTo(dst, p.comma, names)
 	case p.offs != nil:
 		for i := range p.offs {
 			if i > 0 || p.comma {
@@ -185,6 +161,21 @@ func (p *piece) appendTo(dst []byte, b *offsetBuilder) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			dst = p.groups[i].appendJSON(dst)
+		}
+	}
+	return dst, nil
+}
+
+// appendFrames appends the document the frames hold.
+func appendFrames(dst []byte, frames [][]byte) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDocumentSize))
+	if err != nil {
+		return dst, fmt.Errorf("create zstd decoder: %w", err)
+	}
+	defer dec.Close()
+	for _, f := range frames {
+		if dst, err = dec.DecodeAll(f, dst); err != nil {
+			return dst, fmt.Errorf("decompress frame: %w", err)
 		}
 	}
 	return dst, nil

@@ -167,10 +167,10 @@ type Snapshot struct {
 	// (unparsed keys, a key present in two partitions, ...).
 	Warnings []string `json:"warnings,omitempty"`
 
-	// lazy holds the source offsets of a streamed snapshot
-	// (Capturer.CaptureStreamed), which are encoded from the Capturer's
-	// views instead of SourceOffsets.
-	lazy *lazySource
+	// Stream, when set, holds the source offsets of a streamed snapshot
+	// (Capturer.CaptureStreamed) instead of SourceOffsets, which is nil:
+	// they are encoded from what the capture read.
+	Stream OffsetStream `json:"-"`
 	// table holds the source offsets of a snapshot read by
 	// Store.GetForRestore, instead of SourceOffsets (compact.go).
 	table *SourceTable
@@ -448,8 +448,8 @@ func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
 
 // Unparsed counts the source keys that are not [name, {map}].
 func (s *Snapshot) Unparsed() int {
-	if s.lazy != nil {
-		return s.lazy.unparsed + s.lazy.unnamed
+	if s.Stream != nil {
+		return s.Stream.Unparsed()
 	}
 	if s.compactOffsets() {
 		return s.table.unparsed
@@ -481,10 +481,10 @@ func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}
-	b := s.pieceBuilder()
+	names := make(map[string]string)
 	buf := make([]byte, 0, encodeChunk+4096)
 	for i := range ps {
-		if buf, err = ps[i].appendTo(buf, b); err != nil {
+		if buf, err = ps[i].appendTo(buf, names); err != nil {
 			return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 		}
 		if len(buf) >= encodeChunk || i == len(ps)-1 {
@@ -783,6 +783,7 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 		keep[c] = true
 	}
 	out := *s
+	out.Stream = nil // a filtered copy holds its source offsets
 	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
 	if s.compactOffsets() {
 		out.SourceOffsets, out.table = nil, s.table.filter(keep)

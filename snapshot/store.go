@@ -752,7 +752,8 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 		jobs = append(jobs, ps[from:])
 	}
 	frames := make([][][]byte, len(jobs))
-	rel := newReleaser(snap, ps)
+	// A one-shot stream lets each run go once it is encoded.
+	spent := snap.Stream != nil && snap.Stream.Spend()
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
@@ -772,30 +773,31 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 				return
 			}
 			defer zstdEncoders.Put(zw)
-			b := snap.pieceBuilder()
+			names := make(map[string]string)
 			var buf []byte
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
 					return
 				}
-				if pre := jobs[i][0].pre; pre != nil {
-					if pre.err != nil {
+				if p := &jobs[i][0]; p.pre != nil {
+					if p.preErr != nil {
 						mu.Lock()
-						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, pre.err))
+						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, p.preErr))
 						mu.Unlock()
 						next.Store(int64(len(jobs)))
 						return
 					}
-					frames[i] = pre.frames
-					if rel != nil {
-						pre.frames = nil // Put holds them now, and lets each go once written
+					frames[i] = p.frames
+					if spent {
+						p.frames = nil // Put holds them now, and lets each go once written
+						p.pre.Release()
 					}
 					continue
 				}
 				buf = buf[:0]
 				for j := range jobs[i] {
-					if buf, err = jobs[i][j].appendTo(buf, b); err != nil {
+					if buf, err = jobs[i][j].appendTo(buf, names); err != nil {
 						mu.Lock()
 						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, err))
 						mu.Unlock()
@@ -804,7 +806,13 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 					}
 				}
 				frames[i] = [][]byte{zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))}
-				rel.done(jobs[i])
+				if spent {
+					for j := range jobs[i] {
+						if r := jobs[i][j].run; r != nil {
+							r.Release()
+						}
+					}
+				}
 			}
 		}()
 	}

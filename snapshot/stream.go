@@ -3,7 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"errors"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -44,10 +44,6 @@ type lazySource struct {
 	once  bool
 	spent atomic.Bool
 }
-
-// errSpent is what encoding a streamed snapshot gives after Put encoded it
-// once under EncodeOnce.
-var errSpent = errors.New("streamed snapshot was stored once (EncodeOnce) and its source offsets are gone: capture again to encode it again")
 
 // keyRef is a kept key of a streamed snapshot's partition: the number of
 // its record in the view, and plainRef when connectjson.PlainKey accepts
@@ -98,66 +94,130 @@ func (lp *lazyPart) keys() int {
 func (lp *lazyPart) key(e keyRef) string { return keyview.ArenaString(lp.pv.KeyAt(e.rec())) }
 
 // stale reports ErrStale when the views of ls changed since the capture,
-// and errSpent once an EncodeOnce snapshot was stored.
+// and ErrSpent once an EncodeOnce snapshot was stored.
 func (ls *lazySource) stale() error {
 	if ls.capt != nil && ls.capt.gen.Load() != ls.gen {
 		return ErrStale
 	}
 	if ls.spent.Load() {
-		return errSpent
+		return ErrSpent
 	}
 	return nil
 }
 
-// EncodeOnce marks a streamed snapshot (CaptureStreamed) of a Capturer
-// that is not incremental for a single Put: Put lets the keys and values
-// of each partition go as soon as it has encoded them, so that the
-// compressed body it holds grows while what was read shrinks, instead of
-// on top of it. Once Put began, encoding the snapshot again fails; its
-// counts (SourceKeys, Unparsed, SourceKeysByConnector) stay. It does
-// nothing to any other snapshot: an incremental Capturer keeps its views
-// for the next capture.
-func (s *Snapshot) EncodeOnce() {
-	if s.lazy != nil && s.lazy.capt == nil {
-		s.lazy.once = true
+// Len is the number of source offsets ls encodes.
+func (ls *lazySource) Len() int { return ls.keys }
+
+// Unparsed counts the kept keys that have no connector.
+func (ls *lazySource) Unparsed() int { return ls.unparsed + ls.unnamed }
+
+// ByConnector counts the kept keys of every connector.
+func (ls *lazySource) ByConnector() map[string]int {
+	out := make(map[string]int, len(ls.byConnector))
+	maps.Copy(out, ls.byConnector)
+	return out
+}
+
+// EncodeOnce makes ls a one-shot stream when it holds what was read
+// itself: a Capturer that keeps its views for the next capture keeps them.
+func (ls *lazySource) EncodeOnce() {
+	if ls.capt == nil {
+		ls.once = true
 	}
 }
 
-// releaser lets the views of an EncodeOnce snapshot go as Put encodes
-// them: it counts the pieces of each partition still to encode.
-type releaser struct {
-	left map[*lazyPart]*atomic.Int32
+// Spend marks a one-shot ls spent, and reports whether it is one.
+func (ls *lazySource) Spend() bool {
+	if !ls.once {
+		return false
+	}
+	ls.spent.Store(true)
+	return true
 }
 
-// newReleaser returns the releaser of pieces ps of s, or nil when s is not
-// an EncodeOnce snapshot; it marks s spent.
-func newReleaser(s *Snapshot, ps []piece) *releaser {
-	if s.lazy == nil || !s.lazy.once {
-		return nil
+// Runs cuts the kept keys of ls into runs of at most n, partition by
+// partition; a partition compressed early is one run of its frames.
+func (ls *lazySource) Runs(n int) ([]OffsetRun, error) {
+	if err := ls.stale(); err != nil {
+		return nil, err
 	}
-	s.lazy.spent.Store(true)
-	r := &releaser{left: make(map[*lazyPart]*atomic.Int32)}
-	for i := range ps {
-		if lp := ps[i].lp; lp != nil {
-			if r.left[lp] == nil {
-				r.left[lp] = new(atomic.Int32)
-			}
-			r.left[lp].Add(1)
+	var runs []OffsetRun
+	for i := range ls.parts {
+		lp := &ls.parts[i]
+		if lp.early {
+			runs = append(runs, &lazyRun{src: ls, lp: lp})
+			continue
+		}
+		left := new(atomic.Int32)
+		for from := 0; from < len(lp.entries); from += n {
+			left.Add(1)
+			runs = append(runs, &lazyRun{src: ls, lp: lp, from: from, to: min(from+n, len(lp.entries)), left: left})
 		}
 	}
-	return r
+	return runs, nil
 }
 
-// done takes note that the pieces ps were encoded, and lets go of the view
-// of every partition none of whose pieces is left.
-func (r *releaser) done(ps []piece) {
-	if r == nil {
+// lazyRun is the entries [from, to) of one partition of a stream, or a
+// partition compressed early whole. left counts the runs of its partition
+// not yet released, so that the last one lets the view go.
+type lazyRun struct {
+	src      *lazySource
+	lp       *lazyPart
+	from, to int
+	left     *atomic.Int32
+}
+
+// Len is the number of source offsets of r.
+func (r *lazyRun) Len() int {
+	if r.lp.early {
+		return r.lp.kept
+	}
+	return r.to - r.from
+}
+
+// Frames returns the frames of a partition compressed early (never nil
+// for one), or nil.
+func (r *lazyRun) Frames() ([][]byte, error) {
+	if !r.lp.early {
+		return nil, nil
+	}
+	if r.lp.frames == nil {
+		return [][]byte{}, r.lp.err
+	}
+	return r.lp.frames, r.lp.err
+}
+
+// AppendTo encodes the source offsets of r from the partition's view.
+func (r *lazyRun) AppendTo(dst []byte, comma bool, names map[string]string) ([]byte, error) {
+	lp := r.lp
+	b := offsetBuilder{scoped: r.src.scoped, inScope: r.src.inScope, names: names}
+	var err error
+	for i, en := range lp.entries[r.from:r.to] {
+		if i > 0 || comma {
+			dst = append(dst, ',')
+		}
+		key, rec := lp.pv.KeyAt(en.rec()), lp.pv.Record(en.rec())
+		if en.plain() && len(rec.Value) > 0 && connectjson.PlainObjectEnd(rec.Value, 0) == len(rec.Value) {
+			dst = appendPlain(dst, lp, key, rec)
+			continue
+		}
+		so, _ := b.make(lp.topic, lp.part, keyview.ArenaString(key), rec)
+		if dst, err = so.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// Release lets go of the frames of a partition compressed early, or of the
+// view of a partition once its last run is released.
+func (r *lazyRun) Release() {
+	if r.lp.early {
+		r.lp.frames = nil
 		return
 	}
-	for i := range ps {
-		if lp := ps[i].lp; lp != nil && r.left[lp].Add(-1) == 0 {
-			lp.pv, lp.entries = nil, nil
-		}
+	if r.left.Add(-1) == 0 {
+		r.lp.pv, r.lp.entries = nil, nil
 	}
 }
 
@@ -413,43 +473,6 @@ type indexJob struct {
 	part, nparts int32
 	pv           *keyview.PartView
 }
-
-// SourceKeys is the number of source offsets: len(SourceOffsets), or for a
-// streamed snapshot (CaptureStreamed) the number it will encode.
-func (s *Snapshot) SourceKeys() int {
-	if s.lazy != nil {
-		return s.lazy.keys
-	}
-	if s.compactOffsets() {
-		return s.table.Len()
-	}
-	return len(s.SourceOffsets)
-}
-
-// SourceKeysByConnector counts the source offsets of every connector
-// (keys that are not [name, {map}] are not counted); it works on streamed
-// snapshots too.
-func (s *Snapshot) SourceKeysByConnector() map[string]int {
-	if s.lazy != nil {
-		out := make(map[string]int, len(s.lazy.byConnector))
-		for k, v := range s.lazy.byConnector {
-			out[k] = v
-		}
-		return out
-	}
-	out := make(map[string]int)
-	t := s.SourceTable()
-	for i := range int32(t.Len()) {
-		if c := t.Connector(i); c != "" {
-			out[c]++
-		}
-	}
-	return out
-}
-
-// Streamed reports whether s is a streamed snapshot, whose SourceOffsets
-// are not held in memory (see Capturer.CaptureStreamed).
-func (s *Snapshot) Streamed() bool { return s.lazy != nil }
 
 // CaptureStreamed is Capture for a snapshot that is going to be stored and
 // not looked at: its source offsets are not built into SourceOffsets
