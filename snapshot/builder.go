@@ -489,3 +489,51 @@ func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped &
 
 // countWarning is "1 <one>" or "<n> <many>".
 func countWarning(n int, one, many string) string { return english.Count(n, one, many) }
+
+// Defaults for Options.
+const (
+	DefaultOffsetsTopic = "connect-offsets"
+	DefaultConfigTopic  = "connect-configs"
+	DefaultGroupPrefix  = "connect-"
+)
+
+// builtPart is the source offsets a Capture made of one partition, kept by
+// an incremental Capturer so that the next Capture redoes only the keys
+// written since.
+type builtPart struct {
+	offsets []SourceOffset // in key order
+	// suspects are kept keys found off their murmur2 partition (some may
+	// be gone since: duplicateWarnings checks).
+	suspects []string
+}
+
+// duplicateWarningsIn is duplicateWarnings for a capture whose early work
+// let go of some partitions' views: liveIn says whether a key is live in
+// partition p (nil: look it up in the view).
+func duplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool) []string {
+	if liveIn == nil {
+		liveIn = func(_ *keyview.TopicView, _ int32, pv *keyview.PartView, key string) bool {
+			_, ok := pv.Lookup(keyview.StringBytes(key))
+			return ok
+		}
+	}
+	var out []string
+	done := make(map[string]bool, len(suspects))
+	ps := sortedPartitions(v.Parts)
+	for _, k := range suspects {
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		var parts []string
+		for _, p := range ps {
+			if liveIn(v, p, v.Parts[p], k) {
+				parts = append(parts, fmt.Sprint(p))
+			}
+		}
+		if len(parts) > 1 {
+			out = append(out, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", k, strings.Join(parts, ", "), v.Name))
+		}
+	}
+	return out
+}

@@ -20,13 +20,6 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
 
-// Defaults for Options.
-const (
-	DefaultOffsetsTopic = "connect-offsets"
-	DefaultConfigTopic  = "connect-configs"
-	DefaultGroupPrefix  = "connect-"
-)
-
 // workerProtocolType is the group protocol type of Connect's worker groups;
 // sink connectors' consumer groups are "consumer".
 const workerProtocolType = "connect"
@@ -545,7 +538,7 @@ func (r *captureRun) buildSource() {
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
-		r.warnings = append(r.warnings, duplicateWarningsIn(v, suspects, r.early)...)
+		r.warnings = append(r.warnings, duplicateWarningsIn(v, suspects, r.early.liveIn)...)
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
@@ -570,16 +563,6 @@ func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
 		b.register(name)
 	}
 	return ix.suspects
-}
-
-// builtPart is the source offsets a Capture made of one partition, kept by
-// an incremental Capturer so that the next Capture redoes only the keys
-// written since.
-type builtPart struct {
-	offsets []SourceOffset // in key order
-	// suspects are kept keys found off their murmur2 partition (some may
-	// be gone since: duplicateWarnings checks).
-	suspects []string
 }
 
 // buildPart appends the source offsets of one partition to offs (updated
@@ -851,31 +834,6 @@ func retryDropped(ctx context.Context, fn func() error) error {
 }
 
 var droppedRetry = retry.Policy{Tries: 4, Step: 100 * time.Millisecond}
-
-// duplicateWarningsIn is duplicateWarnings for a capture whose early work
-// let go of some partitions' views (nil when none): those are asked
-// through early.
-func duplicateWarningsIn(v *keyview.TopicView, suspects []string, early *overlap) []string {
-	var out []string
-	done := make(map[string]bool, len(suspects))
-	ps := sortedPartitions(v.Parts)
-	for _, k := range suspects {
-		if done[k] {
-			continue
-		}
-		done[k] = true
-		var parts []string
-		for _, p := range ps {
-			if early.liveIn(v, p, v.Parts[p], k) {
-				parts = append(parts, fmt.Sprint(p))
-			}
-		}
-		if len(parts) > 1 {
-			out = append(out, fmt.Sprintf("key %s lives in partitions %s of topic %q; a worker's view of it is nondeterministic (written to a wrong partition by hand, or partitions were added)", k, strings.Join(parts, ", "), v.Name))
-		}
-	}
-	return out
-}
 
 func topicOf(name, role string, bs map[int32]kread.Bounds) Topic {
 	t := Topic{Name: name, Role: role}

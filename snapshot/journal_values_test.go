@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
@@ -260,90 +259,6 @@ func TestTailSeedDecode(t *testing.T) {
 			}
 		}
 	}
-}
-
-// epochTopicsFor is what EpochTopicsOf returns for snap, without the
-// cluster's topic IDs.
-func epochTopicsFor(snap *Snapshot) []EpochTopic {
-	var out []EpochTopic
-	for _, t := range snap.Topics {
-		et := EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
-		for _, p := range t.Partitions {
-			et.Start = append(et.Start, PartitionNext{Partition: p.Partition, Next: p.EndOffset})
-		}
-		out = append(out, et)
-	}
-	return out
-}
-
-// TestGetForTail checks the store's path: a Tail over the snapshot
-// GetForTail reads keeps the same last values as one over Get's, for the
-// partitions it tails only, and the same sink groups; the snapshot seeds
-// one Tail only.
-func TestGetForTail(t *testing.T) {
-	ctx := context.Background()
-	st := openTestStore(t, "mem://")
-	snap := fixtureSnapshot()
-	snap.ID = ""
-	// A key in a partition the epoch does not tail: dropped by both.
-	snap.SourceOffsets = append(snap.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
-		Key: Bytes(`["c",{"f":1}]`), Value: Bytes(`{"position":1}`), Connector: "c"})
-	info, err := st.Put(ctx, snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _, err := st.Get(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, seed, err := st.GetForTail(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.SourceOffsets != nil || seed == nil || !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
-		t.Fatal("GetForTail's snapshot differs from Get's but for its source offsets")
-	}
-	topics := epochTopicsFor(want)
-	gt := NewTail(nil, Options{}, got, seed, topics, got.CreatedAt)
-	wt := NewTail(nil, Options{}, want, nil, topics, want.CreatedAt)
-	tailed := 0
-	for _, et := range topics {
-		if et.Role != RoleOffsets {
-			continue
-		}
-		if len(gt.last[et.Name]) != len(et.Start) || len(wt.last[et.Name]) != len(et.Start) {
-			t.Fatalf("%s: last values of %d and %d partitions, the epoch tails %d", et.Name, len(gt.last[et.Name]), len(wt.last[et.Name]), len(et.Start))
-		}
-		for p, lv := range wt.last[et.Name] {
-			tailed += lv.len()
-			if g := gt.last[et.Name][p]; g.len() != lv.len() || g.live != lv.live {
-				t.Fatalf("%s/%d: %d keys, %d bytes; want %d, %d", et.Name, p, g.len(), g.live, lv.len(), lv.live)
-			}
-		}
-	}
-	if tailed == 0 || tailed != len(want.SourceOffsets)-1 {
-		t.Fatalf("%d keys tailed, want %d", tailed, len(want.SourceOffsets)-1)
-	}
-	for _, o := range want.SourceOffsets {
-		lv := wt.last[o.Topic][o.Partition]
-		if lv == nil {
-			continue
-		}
-		gv, gok := gt.last[o.Topic][o.Partition].get(o.Key)
-		wv, wok := lv.get(o.Key)
-		if gok != wok || !bytes.Equal(gv, wv) {
-			t.Fatalf("%s/%d key %q: %q, want %q", o.Topic, o.Partition, o.Key, gv, wv)
-		}
-	}
-	if !reflect.DeepEqual(gt.groups, wt.groups) || len(gt.groups) == 0 {
-		t.Fatal("the tails' sink groups differ")
-	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a second NewTail over the seed GetForTail read did not panic")
-		}
-	}()
-	NewTail(nil, Options{}, got, seed, topics, got.CreatedAt)
 }
 
 // TestWordIndex checks the index against a map under random sets and

@@ -473,6 +473,13 @@ func (s *Snapshot) Unparsed() int {
 // and never held whole in memory.
 func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) }
 
+// EncodeInPieces is Encode with the document cut into pieces of keys
+// source offsets and groups sink groups: the same bytes whatever the sizes,
+// which the tests check on small documents.
+func EncodeInPieces(s *Snapshot, w io.Writer, keys, groups int) error {
+	return s.encode(w, pieceSizes{keys, groups})
+}
+
 func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
 	if s.compactOffsets() {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, errCompact)

@@ -287,6 +287,12 @@ func (s *Store) Close() error { return errors.Join(s.bucket.Close(), s.keeper.Cl
 // and the stored snapshot is left as it was. The write is committed only
 // when whole; if it fails or ctx is cancelled, nothing is stored.
 //
+// SetPieceSizes cuts the documents Put writes into pieces of keys source
+// offsets and groups sink groups (zero: the defaults). Put encodes pieces
+// in parallel and compresses them into frames, so small sizes cut a small
+// document into many frames: the tests check the boundaries with them.
+func (s *Store) SetPieceSizes(keys, groups int) { s.pieceSizes = pieceSizes{keys, groups} }
+
 // Put encodes and compresses the pieces of the document (see pieces.go)
 // on as many goroutines as there are CPUs, consecutive pieces into a zstd
 // frame of their own (see compressPieces). A body of several frames is one

@@ -330,7 +330,7 @@ func TestPiecesAndFrames(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	st := snapshot.NewStore(b)
 	defer st.Close()
-	snapshot.SetPieceSizes(st, 3, 2)
+	st.SetPieceSizes(3, 2)
 	for _, snap := range []*snapshot.Snapshot{built, streamed} {
 		snap.ID, snap.CreatedAt = "", time.Time{}
 		info, err := st.Put(ctx, snap)
@@ -380,7 +380,7 @@ func TestEncodeOnce(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	st := snapshot.NewStore(b)
 	defer st.Close()
-	snapshot.SetPieceSizes(st, 3, 2)
+	st.SetPieceSizes(3, 2)
 	plain, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +510,7 @@ func TestCaptureStreamedOnce(t *testing.T) {
 
 		st := snapshot.NewStore(memblob.OpenBucket(nil))
 		defer st.Close()
-		snapshot.SetPieceSizes(st, 4, 2)
+		st.SetPieceSizes(4, 2)
 		once.ID, once.CreatedAt = "", time.Time{}
 		info, err := st.Put(ctx, once)
 		if err != nil {
