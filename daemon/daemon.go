@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Defaults for Config.
@@ -101,7 +102,7 @@ type Daemon struct {
 	// Progress, when set, is the one the Snapshot func counts into (the
 	// Capturer's snapshot.Options.Progress); the daemon resets it at each
 	// run, logs it every Config.ProgressEvery and sets the store phase.
-	Progress *snapshot.Progress
+	Progress *capture.Progress
 	// Build labels offsetkeeper_build_info.
 	Build BuildInfo
 	// Tail reads the cluster for the journal; nil turns the journal off.
@@ -519,7 +520,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		return interrupted(nil)
 	}
 
-	d.Progress.SetPhase(snapshot.PhaseStore)
+	d.Progress.SetPhase(capture.PhaseStore)
 	info, err := d.Store.Put(ctx, snap)
 	if err != nil {
 		if aborted() {
@@ -567,15 +568,15 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 // store holds snapshots of it: deleted, or these brokers are another
 // cluster (see snapshot.Gone). Any other err is returned as it is.
 func (d *Daemon) topicGone(ctx context.Context, err error) error {
-	if !errors.Is(err, snapshot.ErrTopicMissing) {
+	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
 	infos, lerr := d.Store.List(ctx)
 	if lerr != nil {
 		return err
 	}
-	latest := snapshot.LatestFull(infos)
-	return snapshot.Gone(err, latest, snapshot.HistoryTopics(ctx, d.Store, latest), "")
+	latest := capture.LatestFull(infos)
+	return capture.Gone(err, latest, capture.HistoryTopics(ctx, d.Store, latest), "")
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

@@ -25,6 +25,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // waitTimeout bounds every wait in these tests. Waits poll a condition;
@@ -702,7 +703,7 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	t.Cleanup(exp.Stop)
 
 	store := memStore(t)
-	capt := snapshot.NewCapturer(cl, snapshot.Options{Reason: snapshot.ReasonScheduled, ProgramVersion: "test"})
+	capt := capture.NewCapturer(cl, capture.Options{Reason: snapshot.ReasonScheduled, ProgramVersion: "test"})
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1s", Policy: snapshot.Policy{Last: 3}, Listen: "127.0.0.1:0"},
 		Store:    store,

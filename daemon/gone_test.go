@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // TestDaemonTopicGone: a worker topic missing while the store holds
@@ -22,7 +23,7 @@ func TestDaemonTopicGone(t *testing.T) {
 	st := make(steps)
 	d := &Daemon{Config: Config{Schedule: "@every 1s"}, Store: store, Snapshot: st.snapshot}
 	r := start(t, d)
-	st <- returns(nil, &snapshot.MissingTopicError{Topic: "connect-offsets", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
+	st <- returns(nil, &capture.MissingTopicError{Topic: "connect-offsets", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
 	waitFor(t, "the failed run", func() bool { return runs(t, d, ResultFailure) == 1 })
 	logs := r.logs.String()
 	for _, want := range []string{`offsets topic \"connect-offsets\" is gone, but the store holds its history`, "restore latest --allow-other-cluster"} {
@@ -34,7 +35,7 @@ func TestDaemonTopicGone(t *testing.T) {
 		t.Errorf("a deleted topic blamed on configuration:\n%s", logs)
 	}
 	// A topic the store never read is a setting to check, not a deletion.
-	st <- returns(nil, &snapshot.MissingTopicError{Topic: "connect-offsetz", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
+	st <- returns(nil, &capture.MissingTopicError{Topic: "connect-offsetz", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
 	waitFor(t, "the second failed run", func() bool { return runs(t, d, ResultFailure) == 2 })
 	if logs := r.logs.String(); !strings.Contains(logs, `read offsets topic \"connect-offsetz\": topic does not exist: check --offsets-topic`) {
 		t.Errorf("a topic the store never read is not blamed on the setting:\n%s", logs)

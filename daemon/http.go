@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/offsetkeeper/offsetkeeper/daemon/web"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // probeTTL is how long /readyz reuses a store check, so frequent probes do
@@ -151,8 +151,8 @@ func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
 }
 
 // statuses reads the status topic for the page, within probeTimeout.
-func (d *Daemon) statuses(ctx context.Context) (*snapshot.Statuses, error) {
+func (d *Daemon) statuses(ctx context.Context) (*capture.Statuses, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	return snapshot.ReadStatuses(ctx, d.Kafka, cmp.Or(d.StatusTopic, snapshot.DefaultStatusTopic))
+	return capture.ReadStatuses(ctx, d.Kafka, cmp.Or(d.StatusTopic, capture.DefaultStatusTopic))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Journal defaults.
@@ -44,7 +45,7 @@ type Tailer struct {
 	// New returns a Tail continuing from state at the positions given,
 	// seeded with seed when state was read by Store.GetForTail (nil: from
 	// state's source offsets).
-	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail
+	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *capture.Tail
 	// Topics returns the topics an epoch based on snap tails.
 	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error)
 }
@@ -55,7 +56,7 @@ type journal struct {
 	d     *Daemon
 	based chan snapshot.Info // snapshots stored, to start an epoch from
 
-	tail *snapshot.Tail
+	tail *capture.Tail
 	term uint64
 	// chain is where the epoch's chain of segments stands (its Epoch is
 	// the epoch journaled).
@@ -261,7 +262,7 @@ func (j *journal) epochBroken(id string) {
 // snapshot; anything else (a broker or group read failing) keeps the tail,
 // whose next Poll goes on from where this one stopped.
 func (j *journal) broken(err error) {
-	var tb *snapshot.TailBreak
+	var tb *capture.TailBreak
 	if errors.As(err, &tb) {
 		j.drop()
 		j.log().Warn("journal epoch ends: a full snapshot starts the next", "epoch", j.chain.Epoch, "reason", tb.Reason, "error", err)
@@ -332,7 +333,7 @@ func (j *journal) resume(ctx context.Context) {
 	// what it needs of it.
 	defer memlimit.Release()
 	if err := tail.Start(ctx); err != nil {
-		var tb *snapshot.TailBreak
+		var tb *capture.TailBreak
 		if errors.As(err, &tb) {
 			j.log().Warn("cannot continue the journal: a full snapshot starts a new epoch", "epoch", newest.ID, "error", err)
 			j.want(tb.Reason)

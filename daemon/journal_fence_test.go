@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // lockedBuffer collects a daemon's log.
@@ -50,7 +51,7 @@ func newWriter(t *testing.T, store *snapshot.Store, base *snapshot.Snapshot, top
 	d.init()
 	d.lead.begin()
 	j := newJournal(d)
-	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, base.CreatedAt)
+	j.tail = capture.NewTail(nil, capture.Options{}, base, nil, topics, base.CreatedAt)
 	j.chain.Epoch, j.chain.Last, j.term = base.ID, base.CreatedAt, 1
 	return &writer{j: j, log: log}
 }

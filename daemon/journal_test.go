@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // The compaction loop itself, under a clock the test moves: over three
@@ -64,7 +65,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	j.tail = snapshot.NewTail(nil, snapshot.Options{}, base, nil, topics, clock)
+	j.tail = capture.NewTail(nil, capture.Options{}, base, nil, topics, clock)
 	j.chain.Epoch, j.chain.Last = base.ID, clock
 
 	// Level 1 cannot be written at first: a file where its directory goes.

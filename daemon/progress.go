@@ -3,7 +3,7 @@ package daemon
 import (
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // DefaultProgressEvery is how often the CLI's daemon logs the progress of
@@ -25,7 +25,7 @@ func (d *Daemon) watchProgress() (stop func()) {
 	tick := time.NewTicker(every)
 	// The first tick comes every after the ticker began, a hair less
 	// after Watch did: half of it is due.
-	stopWatch := d.Progress.Watch(every/2, tick.C, time.Now, func(st snapshot.ProgressState, done bool) {
+	stopWatch := d.Progress.Watch(every/2, tick.C, time.Now, func(st capture.ProgressState, done bool) {
 		if done {
 			return // the run's summary line says the rest
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // A run still going logs its progress (phase, records fetched so far) at
@@ -29,8 +30,8 @@ func TestDaemonLogsProgressOfLongRun(t *testing.T) {
 	}
 	t.Cleanup(exp.Stop)
 
-	progress := new(snapshot.Progress)
-	capt := snapshot.NewCapturer(cl, snapshot.Options{Progress: progress})
+	progress := new(capture.Progress)
+	capt := capture.NewCapturer(cl, capture.Options{Progress: progress})
 	logged := make(chan struct{})
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1h", ProgressEvery: time.Millisecond},
@@ -63,7 +64,7 @@ func TestDaemonNoProgressLineForShortRun(t *testing.T) {
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1h", ProgressEvery: time.Hour},
 		Store:    memStore(t),
-		Progress: new(snapshot.Progress),
+		Progress: new(capture.Progress),
 		Snapshot: okSnapshot,
 	}
 	r := start(t, d)

@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // fired counts the requests an injected fault acted on; a fault that never
@@ -216,7 +217,7 @@ func snapshotRetried(t *testing.T, c *cluster, want string, inject func(t *testi
 	hits := inject(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatalf("snapshot under a transient fault failed: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // holdEndTxn holds the commit (EndTxn) of the restore transaction of topic
@@ -208,7 +209,7 @@ func TestRestoreWhileDaemonSnapshots(t *testing.T) {
 	binary(t)
 
 	cl := connectCLIClient(t, c, 20*time.Second)
-	capt := snapshot.NewCapturer(cl, snapshot.Options{OffsetsTopics: []string{connectdemo.DefaultOffsetsTopic}, Reason: snapshot.ReasonScheduled, Incremental: true})
+	capt := capture.NewCapturer(cl, capture.Options{OffsetsTopics: []string{connectdemo.DefaultOffsetsTopic}, Reason: snapshot.ReasonScheduled, Incremental: true})
 	var runs atomic.Int64
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1s", RunTimeout: 30 * time.Second},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // binDir holds the offsetkeeper binary built for this test run.
@@ -238,7 +239,7 @@ func (c *cluster) capture() *snapshot.Snapshot {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	snap, err := snapshot.Capture(ctx, c.cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, c.cl, capture.Options{})
 	if err != nil {
 		c.t.Fatal(err)
 	}

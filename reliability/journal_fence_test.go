@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 type syncLog struct {
@@ -44,7 +45,7 @@ func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Dae
 	}
 	t.Cleanup(func() { store.Close() })
 	log := &syncLog{}
-	capt := snapshot.NewCapturer(c.cl, snapshot.Options{Incremental: true})
+	capt := capture.NewCapturer(c.cl, capture.Options{Incremental: true})
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1h", SkipImmediately: skip, Journal: daemon.JournalConfig{Interval: 100 * time.Millisecond}},
 		Store:  store,
@@ -53,11 +54,11 @@ func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Dae
 			return capt.Capture(ctx)
 		},
 		Tail: &daemon.Tailer{
-			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
-				return snapshot.NewTail(c.cl, snapshot.Options{}, state, seed, positions, observed)
+			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *capture.Tail {
+				return capture.NewTail(c.cl, capture.Options{}, state, seed, positions, observed)
 			},
 			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
-				return snapshot.EpochTopicsOf(ctx, c.cl, snapshot.Options{}, snap)
+				return capture.EpochTopicsOf(ctx, c.cl, capture.Options{}, snap)
 			},
 		},
 	}

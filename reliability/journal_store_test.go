@@ -12,6 +12,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // TestJournalStoreFaults: segment writes that fail, or commit but report
@@ -26,7 +27,7 @@ func TestJournalStoreFaults(t *testing.T) {
 	defer real.Close()
 	fb := newFaultBucket(real)
 	store := snapshot.NewStore(blob.NewBucket(fb))
-	capt := snapshot.NewCapturer(c.cl, snapshot.Options{Incremental: true})
+	capt := capture.NewCapturer(c.cl, capture.Options{Incremental: true})
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1h", Journal: daemon.JournalConfig{Interval: 200 * time.Millisecond}},
 		Store:  store,
@@ -34,11 +35,11 @@ func TestJournalStoreFaults(t *testing.T) {
 			return capt.Capture(ctx)
 		},
 		Tail: &daemon.Tailer{
-			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *snapshot.Tail {
-				return snapshot.NewTail(c.cl, snapshot.Options{}, state, seed, positions, observed)
+			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *capture.Tail {
+				return capture.NewTail(c.cl, capture.Options{}, state, seed, positions, observed)
 			},
 			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
-				return snapshot.EpochTopicsOf(ctx, c.cl, snapshot.Options{}, snap)
+				return capture.EpochTopicsOf(ctx, c.cl, capture.Options{}, snap)
 			},
 		},
 	}

@@ -33,7 +33,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 var (
@@ -100,7 +100,7 @@ func BenchmarkRestore(b *testing.B) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func BenchmarkRestore(b *testing.B) {
 		}
 		b.StartTimer()
 		began := time.Now()
-		plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{OffsetsTopics: []string{topic}}, SourceOnly: true})
+		plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: capture.Options{OffsetsTopics: []string{topic}}, SourceOnly: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // planText is everything a plan shows: its printed form, its JSON
@@ -101,7 +102,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 	t.Run("demo", func(t *testing.T) {
 		spec := connectdemo.DefaultSpec()
 		_, cl := seededDemo(t, spec)
-		snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+		snap, err := capture.Capture(ctx, cl, capture.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 		}
 		both(t, cl, snap, Options{})
 		both(t, cl, snap, Options{SourceOnly: true})
-		both(t, cl, snap, Options{Options: snapshot.Options{Connectors: []string{snap.Connectors[0].Name}}})
+		both(t, cl, snap, Options{Options: capture.Options{Connectors: []string{snap.Connectors[0].Name}}})
 	})
 
 	t.Run("random", func(t *testing.T) {
@@ -187,12 +188,12 @@ func TestPlanOfSourceTable(t *testing.T) {
 					continue
 				}
 				seen[fmt.Sprint(topic, p, string(k))] = true
-				conn, _ := snapshot.KeyConnector(k)
+				conn, _ := capture.KeyConnector(k)
 				snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: topic, Partition: p, Key: k,
 					Value: []byte(fmt.Sprintf(`{"snap":%d}`, r.IntN(3))), Connector: string(conn)})
 			}
 			snap.Normalize()
-			for _, opts := range []Options{{}, {SourceOnly: true}, {Options: snapshot.Options{Connectors: []string{"c1", "c3"}}}} {
+			for _, opts := range []Options{{}, {SourceOnly: true}, {Options: capture.Options{Connectors: []string{"c1", "c3"}}}} {
 				t.Run(fmt.Sprint(round, opts.Connectors), func(t *testing.T) { both(t, cl, snap, opts) })
 			}
 		}

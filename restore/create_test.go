@@ -18,6 +18,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // connectCluster is a kfake cluster with the worker topics (compact), a
@@ -101,7 +102,7 @@ func oldCluster(t *testing.T) (*connectCluster, *snapshot.Snapshot) {
 	if resp, err := kadm.NewClient(old.cl).CommitOffsets(ctx, "connect-snk", commits); err != nil || resp.Error() != nil {
 		t.Fatalf("commit: %v %v", err, resp.Error())
 	}
-	snap, err := snapshot.Capture(ctx, old.cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, old.cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
 	if resp, err := kadm.NewClient(old.cl).CommitOffsets(ctx, "archive-loader", commits); err != nil || resp.Error() != nil {
 		t.Fatalf("commit: %v %v", err, resp.Error())
 	}
-	snap, err := snapshot.Capture(ctx, old.cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, old.cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

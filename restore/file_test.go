@@ -12,6 +12,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 func TestParseOffsetsFile(t *testing.T) {
@@ -89,7 +90,7 @@ func TestFileSnapshot(t *testing.T) {
 	odd := []byte(`["jdbc-orders-source",{"table":"shop.refunds","protocol":"1"}]`)
 	oddOnly := []byte(`["jdbc-orders-source",{"table":"shop.returns","protocol":"1"}]`)
 	produce(t, cl, &kgo.Record{Topic: off, Key: odd, Value: []byte(`{"incrementing":5}`)}, &kgo.Record{Topic: off, Key: oddOnly, Value: []byte(`{"incrementing":6}`)})
-	previous, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	previous, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestFileSnapshotGroupPrefix(t *testing.T) {
 	if !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), `group "team-a.archive-sink" belongs to no sink connector known here (no connector config names it, it is not connect-<name>,`) {
 		t.Fatalf("default prefix: %v", err)
 	}
-	opts := restore.Options{Options: snapshot.Options{GroupPrefix: "team-a."}}
+	opts := restore.Options{Options: capture.Options{GroupPrefix: "team-a."}}
 	snap, _, err := f.Snapshot(ctx, cl, opts, nil)
 	if err != nil {
 		t.Fatalf("--group-prefix team-a.: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 func TestOnlyCompact(t *testing.T) {
@@ -65,9 +66,9 @@ func TestResolveScope(t *testing.T) {
 		{Options{}, "gone:sourcesink snk:sink src:source", nil},
 		{Options{SourceOnly: true}, "gone:source src:source", nil},
 		{Options{SinkOnly: true}, "gone:sink snk:sink", nil},
-		{Options{Options: snapshot.Options{Connectors: []string{"src", "src"}}}, "src:source", nil},
-		{Options{Options: snapshot.Options{Connectors: []string{"src"}}, SinkOnly: true}, "", ErrEmptyScope},
-		{Options{Options: snapshot.Options{Connectors: []string{"nope"}}}, "", ErrNotInSnapshot},
+		{Options{Options: capture.Options{Connectors: []string{"src", "src"}}}, "src:source", nil},
+		{Options{Options: capture.Options{Connectors: []string{"src"}}, SinkOnly: true}, "", ErrEmptyScope},
+		{Options{Options: capture.Options{Connectors: []string{"nope"}}}, "", ErrNotInSnapshot},
 	} {
 		got, err := resolveScope(snap, tc.opts)
 		if !errors.Is(err, tc.err) || names(got) != tc.want {
@@ -84,7 +85,7 @@ func TestApplyAbortsMisplacedRecords(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	ctx := context.Background()
 	_, cl := seededDemo(t, spec)
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +96,11 @@ func TestApplyAbortsMisplacedRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	damaged, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	damaged, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := NewPlan(ctx, cl, snap, Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnJDBC}}})
+	plan, err := NewPlan(ctx, cl, snap, Options{Options: capture.Options{Connectors: []string{connectdemo.ConnJDBC}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestApplyAbortsMisplacedRecords(t *testing.T) {
 	if !errors.Is(err, ErrApply) || !strings.Contains(err.Error(), "not its murmur2 partition") || len(res.Topics) != 0 {
 		t.Fatalf("Apply: %v (result %+v), want an aborted transaction", err, res)
 	}
-	after, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	after, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

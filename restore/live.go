@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // CaptureLive reads the live state of the connectors in opts.Connectors
@@ -39,8 +40,8 @@ func CaptureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 // and the options it was made with.
 type liveCapturer struct {
 	cl   *kgo.Client
-	opts snapshot.Options
-	c    *snapshot.Capturer
+	opts capture.Options
+	c    *capture.Capturer
 }
 
 // liveRead says how captureLive reads.
@@ -98,13 +99,13 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	copts.Incremental = how.incremental
 	lc := how.reuse
 	if lc == nil || lc.cl != cl || !reflect.DeepEqual(lc.opts, copts) {
-		lc = &liveCapturer{cl: cl, opts: copts, c: snapshot.NewCapturer(cl, copts)}
+		lc = &liveCapturer{cl: cl, opts: copts, c: capture.NewCapturer(cl, copts)}
 	}
-	capture := lc.c.Capture
+	captureFn := lc.c.Capture
 	if how.last {
-		capture = lc.c.CaptureLast
+		captureFn = lc.c.CaptureLast
 	}
-	live, err := capture(ctx)
+	live, err := captureFn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read live state of %s: %w", scopeName(scope), err)
 	}
@@ -157,7 +158,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 		if group == "" || lc.Type == snapshot.TypeSource && lc.HasConfig {
 			continue
 		}
-		g, found, err := snapshot.ReadGroup(ctx, adm, group)
+		g, found, err := capture.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -212,7 +213,7 @@ func addSnapGroups(ctx context.Context, adm *kadm.Client, snap, live *snapshot.S
 		if sg.Connector == "" || have[sg.Group] || have["\x00"+sg.Connector] {
 			continue
 		}
-		g, found, err := snapshot.ReadGroup(ctx, adm, sg.Group)
+		g, found, err := capture.ReadGroup(ctx, adm, sg.Group)
 		if err != nil {
 			return err
 		}

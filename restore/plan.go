@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Action is what a restore does with one offset.
@@ -671,7 +672,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 		// The live capture found the connector's group under another
 		// name, or not at all: read the one restored into.
 		var err error
-		lg, ok, err = snapshot.ReadGroup(ctx, adm, group)
+		lg, ok, err = capture.ReadGroup(ctx, adm, group)
 		if err != nil {
 			return nil, err
 		}

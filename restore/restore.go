@@ -62,6 +62,7 @@ import (
 	"slices"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Errors returned by this package. Callers compare with errors.Is.
@@ -113,7 +114,7 @@ type Options struct {
 	// to the first one (unless its connector has its own offsets topic).
 	// Reason, ConfigTopicOptional and Incremental are the restore's to set
 	// on its own captures; values given are ignored.
-	snapshot.Options
+	capture.Options
 	// SourceOnly restores only source offsets, SinkOnly only sink group
 	// offsets; at most one may be set.
 	SourceOnly, SinkOnly bool
@@ -139,7 +140,7 @@ func (o *Options) defaults() {
 	}
 }
 
-func (o Options) captureOptions(scope []string, extraTopics []string) snapshot.Options {
+func (o Options) captureOptions(scope []string, extraTopics []string) capture.Options {
 	topics := append([]string(nil), o.OffsetsTopics...)
 	for _, t := range extraTopics {
 		if !slices.Contains(topics, t) {

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // newCluster starts a 3-broker kfake cluster, seeded with spec unless nil.
@@ -197,10 +198,10 @@ func TestNewPlanErrors(t *testing.T) {
 	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{SinkOnly: true}); !errors.Is(err, restore.ErrEmptyScope) {
 		t.Errorf("sink only of a source snapshot: %v", err)
 	}
-	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{"c2"}}}); !errors.Is(err, restore.ErrNotInSnapshot) {
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: capture.Options{Connectors: []string{"c2"}}}); !errors.Is(err, restore.ErrNotInSnapshot) {
 		t.Errorf("unknown connector: %v", err)
 	}
-	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{OffsetsTopics: []string{"nope"}}}); !errors.Is(err, restore.ErrTopicMissing) {
+	if _, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: capture.Options{OffsetsTopics: []string{"nope"}}}); !errors.Is(err, restore.ErrTopicMissing) {
 		t.Errorf("missing worker topic: %v", err)
 	}
 
@@ -226,7 +227,7 @@ func TestPlanDefaultSpec(t *testing.T) {
 	spec.LiveSinkMember = true
 	cl, _ := newCluster(t, &spec)
 	ctx := context.Background()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +454,7 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	cl, _ := newCluster(t, &spec)
 	ctx := context.Background()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +476,7 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnFile, connectdemo.ConnEOS}}})
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: capture.Options{Connectors: []string{connectdemo.ConnFile, connectdemo.ConnEOS}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +540,7 @@ func TestCheckRestoreTransactionOnExactlyOncePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(exp.Stop)
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +548,7 @@ func TestCheckRestoreTransactionOnExactlyOncePartition(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":1}`)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: snapshot.Options{Connectors: []string{connectdemo.ConnEOS}}})
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{Options: capture.Options{Connectors: []string{connectdemo.ConnEOS}}})
 	if err != nil {
 		t.Fatal(err)
 	}

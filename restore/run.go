@@ -16,6 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Values of Request.Via.
@@ -46,7 +47,7 @@ type Env struct {
 	// snapshot, apply, verify, resume connectors), the records read and
 	// written and the groups committed, as the restore goes; Run sets it
 	// as the captures' Options.Progress unless the request has one.
-	Progress *snapshot.Progress
+	Progress *capture.Progress
 }
 
 // Request is one restore.
@@ -234,7 +235,7 @@ func CheckConnectOffsetsAPI(ctx context.Context, rc *connectrest.Client) error {
 
 func (r *run) run(ctx context.Context) error {
 	snap := r.req.Snapshot
-	r.Progress.SetStage(snapshot.PhasePlan)
+	r.Progress.SetStage(capture.PhasePlan)
 	plan, err := r.plan(ctx, "")
 	if err != nil {
 		return err
@@ -253,7 +254,7 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}
 	if r.req.StopConnectors {
-		r.Progress.SetStage(snapshot.PhaseStop)
+		r.Progress.SetStage(capture.PhaseStop)
 		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
@@ -312,14 +313,14 @@ func (r *run) run(ctx context.Context) error {
 		r.report.Outcome = OutcomeNothingToDo
 		return r.stop.finish(ctx)
 	}
-	r.Progress.SetStage(snapshot.PhaseUndo)
+	r.Progress.SetStage(capture.PhaseUndo)
 	undo, err := r.Store.Put(ctx, plan.Live)
 	if err != nil {
 		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
 	}
 	r.report.Undo = undo.ID
 	fmt.Fprintf(r.Out, "undo snapshot: %s\n", undo.ID)
-	r.Progress.SetStage(snapshot.PhaseApply)
+	r.Progress.SetStage(capture.PhaseApply)
 	switch {
 	case counts.Writes() == 0:
 	case r.req.Via == ViaConnect:
@@ -334,7 +335,7 @@ func (r *run) run(ctx context.Context) error {
 		return fmt.Errorf("%w; the connectors' offsets were written and verified before; the undo snapshot %s does not hold the unowned keys", err, undo.ID)
 	}
 	if r.stop != nil && r.req.Resume {
-		r.Progress.SetStage(snapshot.PhaseResume)
+		r.Progress.SetStage(capture.PhaseResume)
 	}
 	return r.finish(ctx, plan, plan.NotRestoredError(false, true))
 }
@@ -654,7 +655,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 		}
 		return fmt.Errorf("%w; %s", err, r.rollBack(connectWritten(results)))
 	}
-	r.Progress.SetStage(snapshot.PhaseVerify)
+	r.Progress.SetStage(capture.PhaseVerify)
 	v, err := VerifyConnect(ctx, r.Connect, reqs)
 	r.report.Verified = v
 	if err != nil {
@@ -701,7 +702,7 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
 		plural(res.SinkCommits, "sink commit", "sink commits"), plural(res.SinkDeletions, "sink deletion", "sink deletions"), plural(len(res.Groups), "group", "groups"),
 		res.Duration.Round(time.Millisecond))
-	r.Progress.SetStage(snapshot.PhaseVerify)
+	r.Progress.SetStage(capture.PhaseVerify)
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {

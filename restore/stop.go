@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // stopper stops the connectors of a restore's scope before it writes, and
@@ -239,7 +240,7 @@ func (s *stopper) fail(ctx context.Context, err error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the connectors this restore stopped are left as they are now; their state:")
 	states, serr := s.rc.States(rctx)
-	configs, cerr := snapshot.ReadConfigs(rctx, s.cl, s.configTopic)
+	configs, cerr := capture.ReadConfigs(rctx, s.cl, s.configTopic)
 	names := s.names()
 	sort.Strings(names)
 	for _, name := range names {

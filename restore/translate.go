@@ -19,6 +19,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Translation methods (TranslateOptions.Method).
@@ -265,8 +266,8 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		}
 		news[n] = true
 	}
-	configs, err := snapshot.ReadConfigs(ctx, target, opts.ConfigTopic)
-	if err != nil && !errors.Is(err, snapshot.ErrTopicMissing) {
+	configs, err := capture.ReadConfigs(ctx, target, opts.ConfigTopic)
+	if err != nil && !errors.Is(err, capture.ErrTopicMissing) {
 		return fmt.Errorf("read connector configs on the target: %w", err)
 	}
 	captured := map[string]map[string]string{} // by new name

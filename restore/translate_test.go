@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // migration is two clusters: a, seeded with the demo's connectors and
@@ -53,7 +54,7 @@ func newMigration(t *testing.T) *migration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Capture(ctx, a, snapshot.Options{})
+	snap, err := capture.Capture(ctx, a, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

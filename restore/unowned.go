@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // UnownedChange is one offsets topic key of the snapshot that no connector
@@ -81,7 +82,7 @@ func (r *run) planUnowned(ctx context.Context, plan *Plan) ([]UnownedChange, err
 	if len(present) > 0 {
 		opts := plan.opts.Options
 		opts.OffsetsTopics, opts.Connectors, opts.ConfigTopicOptional, opts.Incremental = present, nil, true, false
-		snap, err := snapshot.Capture(ctx, r.Client, opts)
+		snap, err := capture.Capture(ctx, r.Client, opts)
 		if err != nil {
 			return nil, fmt.Errorf("read the unowned keys of the offsets topics: %w; nothing was written", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // TestIncludeUnowned: the keys no connector owns are not restored unless
@@ -30,7 +31,7 @@ func TestIncludeUnowned(t *testing.T) {
 	if err := manual.ProduceSync(ctx, raw...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Capture(ctx, old.cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, old.cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestIncludeUnowned(t *testing.T) {
 	}
 	checkUnowned := func(want int) {
 		t.Helper()
-		live, err := snapshot.Capture(ctx, dst.cl, snapshot.Options{ConfigTopicOptional: true})
+		live, err := capture.Capture(ctx, dst.cl, capture.Options{ConfigTopicOptional: true})
 		if err != nil {
 			t.Fatal(err)
 		}

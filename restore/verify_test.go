@@ -12,6 +12,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // TestVerifySeesWritesSinceThePlan: Verify reads the offsets topics through
@@ -24,7 +25,7 @@ func TestVerifySeesWritesSinceThePlan(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	cl, _ := newCluster(t, &spec)
 	ctx := context.Background()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestVerifySeesWritesSinceThePlan(t *testing.T) {
 	}
 	write(keys[0], []byte(`{"damaged":1}`))
 
-	opts := restore.Options{Options: snapshot.Options{Connectors: []string{name}}, SourceOnly: true}
+	opts := restore.Options{Options: capture.Options{Connectors: []string{name}}, SourceOnly: true}
 	plan, err := restore.NewPlan(ctx, cl, snap, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // This file is Verify's first try: it reads the offsets topics back a few
@@ -70,7 +71,7 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 			names[c.name] = true
 		}
 		want := p.partitions[t]
-		n, err := snapshot.ReadPartitions(ctx, cl, t, verifyBatch, func(pk *snapshot.PartitionKeys) error {
+		n, err := capture.ReadPartitions(ctx, cl, t, verifyBatch, func(pk *capture.PartitionKeys) error {
 			matched := 0
 			for _, c := range cs {
 				lo, hi := c.sp.partRange(c.topic, pk.Partition)
@@ -85,7 +86,7 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 						continue
 					}
 					nv := c.sp.newValue(ch)
-					if name, ok := snapshot.KeyConnector(key); !ok || string(name) != c.name || !live || nv == nil || !bytes.Equal(v, nv) {
+					if name, ok := capture.KeyConnector(key); !ok || string(name) != c.name || !live || nv == nil || !bytes.Equal(v, nv) {
 						return errDiffers
 					}
 					matched++
@@ -94,7 +95,7 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 			// Every live key of the scope here must be one of those.
 			scoped := 0
 			for k := range pk.All() {
-				if name, ok := snapshot.KeyConnector(k); !ok || !names[string(name)] {
+				if name, ok := capture.KeyConnector(k); !ok || !names[string(name)] {
 					continue
 				}
 				if snapshot.PartitionFor(k, want) != pk.Partition {
@@ -125,8 +126,8 @@ func sameSetting(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	if err != nil || md.Cluster != p.ClusterID {
 		return false
 	}
-	confs, err := snapshot.ReadConfigs(ctx, cl, p.opts.ConfigTopic)
-	if errors.Is(err, snapshot.ErrTopicMissing) {
+	confs, err := capture.ReadConfigs(ctx, cl, p.opts.ConfigTopic)
+	if errors.Is(err, capture.ErrTopicMissing) {
 		confs, err = nil, nil // as a capture with ConfigTopicOptional
 	}
 	if err != nil {
@@ -174,7 +175,7 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 // (and metadata) sp's changes leave, a skipped one as the plan found it: a
 // new plan would find every one unchanged (or skipped again).
 func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
-	g, found, err := snapshot.ReadGroup(ctx, adm, sp.Group)
+	g, found, err := capture.ReadGroup(ctx, adm, sp.Group)
 	if err != nil {
 		return false
 	}

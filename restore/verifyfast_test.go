@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // TestVerifyQuickAgrees holds verifyQuick to the full comparison it stands
@@ -40,7 +41,7 @@ func TestVerifyQuickAgrees(t *testing.T) {
 	if _, err := connectdemo.Seed(ctx, cl, spec); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestVerifyQuickAgrees(t *testing.T) {
 	}
 	// Damage it, so that the restore writes something.
 	write(cl, &kgo.Record{Topic: key.Topic, Key: key.Key, Value: []byte(`{"damaged":1}`)})
-	opts := Options{Options: snapshot.Options{Connectors: []string{in}}, SourceOnly: true}
+	opts := Options{Options: capture.Options{Connectors: []string{in}}, SourceOnly: true}
 	plan, err := NewPlan(ctx, cl, snap, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestVerifyQuickAgreesOnGroups(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	ctx := context.Background()
 	_, cl := seededDemo(t, spec)
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestVerifyQuickAgreesOnGroups(t *testing.T) {
 	}
 	o := g.Offsets[0]
 	commit(o.Topic, o.Partition, o.Offset+7)
-	opts := Options{Options: snapshot.Options{Connectors: []string{g.Connector}}}
+	opts := Options{Options: capture.Options{Connectors: []string{g.Connector}}}
 	plan, err := NewPlan(ctx, cl, snap, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // waitStopped polls every Config.PollInterval of c until each of connectors is
@@ -121,7 +122,7 @@ func (w stateWait) run(ctx context.Context) error {
 func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 	c, adm, cl, configTopic, names, want, resumed, groups := sw.rest, sw.adm, sw.cl, sw.configTopic, sw.names, sw.want, sw.resumed, sw.groups
 	var out []string
-	configs, err := snapshot.ReadConfigs(ctx, cl, configTopic)
+	configs, err := capture.ReadConfigs(ctx, cl, configTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-			case snapshot.GroupGone(d):
+			case capture.GroupGone(d):
 			case d.Err != nil:
 				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
 			case d.State == "Empty":

@@ -21,30 +21,30 @@ import (
 // KafkaConfigBackingStore replays it (configState).
 
 // offsetBuilder makes the source offsets of a Capture from the views.
-type offsetBuilder struct {
-	scoped     bool
-	inScope    func(string) bool
-	connectors map[string]*Connector
-	names      map[string]string // interned connector names
+type OffsetBuilder struct {
+	Scoped     bool
+	InScope    func(string) bool
+	Connectors map[string]*Connector
+	Names      map[string]string // interned connector names
 	lastName   string
-	entries    []keyEntry
+	entries    []KeyEntry
 }
 
 // make returns the SourceOffset of the live key k of partition p of topic,
 // and whether the capture keeps it (a scoped capture keeps only the keys of
 // its connectors).
-func (b *offsetBuilder) make(topic string, p int32, k string, r keyview.Record) (SourceOffset, bool) {
+func (b *OffsetBuilder) Make(topic string, p int32, k string, r keyview.Record) (SourceOffset, bool) {
 	kb := keyview.StringBytes(k)
 	so := SourceOffset{Topic: topic, Partition: p, Offset: r.Offset, Key: Bytes(kb), Value: Bytes(r.Value)}
-	name, raw, perr := parseSourceKey(kb, b.names)
+	name, raw, perr := ParseSourceKey(kb, b.Names)
 	if perr != nil {
-		if b.scoped {
+		if b.Scoped {
 			return so, false
 		}
 		so.ParseError = perr.Error()
 		return so, true
 	}
-	if !b.inScope(name) {
+	if !b.InScope(name) {
 		return so, false
 	}
 	so.Connector = name
@@ -56,32 +56,32 @@ func (b *offsetBuilder) make(topic string, p int32, k string, r keyview.Record) 
 }
 
 // register adds a connector known only from its offsets.
-func (b *offsetBuilder) register(name string) {
+func (b *OffsetBuilder) Register(name string) {
 	if name == b.lastName || name == "" {
 		return
 	}
-	if b.connectors[name] == nil {
-		b.connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
+	if b.Connectors[name] == nil {
+		b.Connectors[name] = &Connector{Name: name, Type: TypeSource, Tasks: -1}
 	}
 	b.lastName = name
 }
 
 // build appends the source offsets of partition p of topic to out, in key
 // order, and returns the kept keys that are off their murmur2 partition.
-func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) ([]SourceOffset, []string) {
+func (b *OffsetBuilder) Build(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) ([]SourceOffset, []string) {
 	b.entries = b.entries[:0]
 	for k, i := range pv.All() {
-		b.entries = append(b.entries, keyEntry{key: k, rec: i})
+		b.entries = append(b.entries, KeyEntry{Key: k, Rec: i})
 	}
-	sortKeyEntries(b.entries, 0)
+	SortKeyEntries(b.entries, 0)
 	var suspects []string
 	for _, e := range b.entries {
-		so, kept := b.make(topic, p, e.key, pv.Record(e.rec))
+		so, kept := b.Make(topic, p, e.Key, pv.Record(e.Rec))
 		if !kept {
 			continue
 		}
 		if PartitionFor(so.Key, nparts) != p {
-			suspects = append(suspects, e.key)
+			suspects = append(suspects, e.Key)
 		}
 		out = append(out, so)
 	}
@@ -92,14 +92,14 @@ func (b *offsetBuilder) build(out []SourceOffset, topic string, p, nparts int32,
 // build would, from what the last Capture built and the keys written since
 // (pv.dirty), and keeps the result for the next Capture. Its cost is a copy
 // of the partition's offsets plus the work of the keys written.
-func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) []SourceOffset {
+func (b *OffsetBuilder) Update(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) []SourceOffset {
 	dirty := make([]string, 0, len(pv.Dirty))
 	for k := range pv.Dirty {
 		dirty = append(dirty, k)
 	}
 	slices.Sort(dirty)
-	bp := pv.Built.(*builtPart)
-	old := bp.offsets
+	bp := pv.Built.(*BuiltPart)
+	old := bp.Offsets
 	byKey := func(o SourceOffset, k string) int { return strings.Compare(string(o.Key), k) }
 	// The usual case, keys whose values moved, is an update in place of
 	// the Capturer's copy; keys added or removed take a merge into a new one.
@@ -116,7 +116,7 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		for _, k := range dirty {
 			j, _ := slices.BinarySearchFunc(old, k, byKey)
 			i, _ := pv.Lookup(keyview.StringBytes(k))  // live: checked above
-			so, _ := b.make(topic, p, k, pv.Record(i)) // kept: its key was
+			so, _ := b.Make(topic, p, k, pv.Record(i)) // kept: its key was
 			old[j] = so
 		}
 		clear(pv.Dirty)
@@ -135,36 +135,36 @@ func (b *offsetBuilder) update(out []SourceOffset, topic string, p, nparts int32
 		if !live {
 			continue
 		}
-		so, kept := b.make(topic, p, k, pv.Record(idx))
+		so, kept := b.Make(topic, p, k, pv.Record(idx))
 		if !kept {
 			continue
 		}
-		if PartitionFor(so.Key, nparts) != p && !slices.Contains(bp.suspects, k) {
-			bp.suspects = append(bp.suspects, k)
+		if PartitionFor(so.Key, nparts) != p && !slices.Contains(bp.Suspects, k) {
+			bp.Suspects = append(bp.Suspects, k)
 		}
 		next = append(next, so)
 	}
 	next = append(next, old[i:]...)
-	bp.offsets = next
+	bp.Offsets = next
 	clear(pv.Dirty)
 	return append(out, next...)
 }
 
 // keyEntry is a live key of a partition view and its record's index.
-type keyEntry struct {
-	key  string
+type KeyEntry struct {
+	Key  string
 	word uint64 // scratch for sortKeyEntries
-	rec  int32
+	Rec  int32
 }
 
 // radixSortWords sorts es by word, stably: a least-significant-digit radix
 // sort, one byte per pass, skipping the bytes all words share.
-func radixSortWords(es []keyEntry) {
+func radixSortWords(es []KeyEntry) {
 	if len(es) <= 64 {
-		slices.SortStableFunc(es, func(a, b keyEntry) int { return cmp.Compare(a.word, b.word) })
+		slices.SortStableFunc(es, func(a, b KeyEntry) int { return cmp.Compare(a.word, b.word) })
 		return
 	}
-	src, dst := es, make([]keyEntry, len(es))
+	src, dst := es, make([]KeyEntry, len(es))
 	for shift := 0; shift < 64; shift += 8 {
 		var at [257]int
 		for i := range src {
@@ -195,19 +195,19 @@ func radixSortWords(es []keyEntry) {
 // radix sort with 8-byte digits: it skips the bytes all keys share, sorts
 // by the next 8 as one integer, and goes on within each run of keys that
 // agree on them.
-func sortKeyEntries(es []keyEntry, depth int) {
+func SortKeyEntries(es []KeyEntry, depth int) {
 	if len(es) < 2 {
 		return
 	}
 	if len(es) <= 12 {
-		slices.SortFunc(es, func(a, b keyEntry) int { return strings.Compare(a.key[depth:], b.key[depth:]) })
+		slices.SortFunc(es, func(a, b KeyEntry) int { return strings.Compare(a.Key[depth:], b.Key[depth:]) })
 		return
 	}
-	first := es[0].key
+	first := es[0].Key
 	lcp := len(first) - depth
 	for _, e := range es[1:] {
 		n := depth
-		for n < depth+lcp && n < len(e.key) && e.key[n] == first[n] {
+		for n < depth+lcp && n < len(e.Key) && e.Key[n] == first[n] {
 			n++
 		}
 		lcp = n - depth
@@ -217,8 +217,8 @@ func sortKeyEntries(es []keyEntry, depth int) {
 		var w uint64
 		for j := 0; j < 8; j++ {
 			w <<= 8
-			if depth+j < len(es[i].key) {
-				w |= uint64(es[i].key[depth+j])
+			if depth+j < len(es[i].Key) {
+				w |= uint64(es[i].Key[depth+j])
 			}
 		}
 		es[i].word = w
@@ -233,20 +233,20 @@ func sortKeyEntries(es []keyEntry, depth int) {
 			// Keys that end within these 8 bytes are prefixes of the
 			// others (the missing bytes counted as zeros): shortest first.
 			run := es[i:j]
-			slices.SortStableFunc(run, func(a, b keyEntry) int {
-				return cmp.Compare(min(len(a.key), depth+9), min(len(b.key), depth+9))
+			slices.SortStableFunc(run, func(a, b KeyEntry) int {
+				return cmp.Compare(min(len(a.Key), depth+9), min(len(b.Key), depth+9))
 			})
 			k := 0
-			for k < len(run) && len(run[k].key) <= depth+8 {
+			for k < len(run) && len(run[k].Key) <= depth+8 {
 				k++
 			}
-			sortKeyEntries(run[k:], depth+8)
+			SortKeyEntries(run[k:], depth+8)
 		}
 		i = j
 	}
 }
 
-func sortedPartitions(parts map[int32]*keyview.PartView) []int32 {
+func SortedPartitions(parts map[int32]*keyview.PartView) []int32 {
 	ps := make([]int32, 0, len(parts))
 	for p := range parts {
 		ps = append(ps, p)
@@ -261,7 +261,7 @@ func sortedPartitions(parts map[int32]*keyview.PartView) []int32 {
 // live twice, so only suspects need looking at. Whether a key is kept
 // depends on its bytes alone, so every copy of a kept key is kept too.
 func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
-	return duplicateWarningsIn(v, suspects, nil)
+	return DuplicateWarningsIn(v, suspects, nil)
 }
 
 // parseSourceKey is connectjson.ParseKey for what a capture needs, the
@@ -271,18 +271,18 @@ func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
 // booleans and nulls, and nothing else around. Every key the fast path
 // accepts, ParseKey accepts with the same name and raw partition; any
 // other key goes to ParseKey.
-func parseSourceKey(key []byte, names map[string]string) (string, []byte, error) {
+func ParseSourceKey(key []byte, names map[string]string) (string, []byte, error) {
 	if name, raw, ok := connectjson.PlainKey(key); ok {
-		return intern(names, name), raw, nil
+		return Intern(names, name), raw, nil
 	}
 	name, _, raw, err := connectjson.ParseKey(key)
 	if err != nil {
 		return "", nil, err
 	}
-	return intern(names, []byte(name)), raw, nil
+	return Intern(names, []byte(name)), raw, nil
 }
 
-func intern(names map[string]string, b []byte) string {
+func Intern(names map[string]string, b []byte) string {
 	if s, ok := names[string(b)]; ok {
 		return s
 	}
@@ -303,30 +303,30 @@ func validJSON(b []byte) bool {
 
 // configState is the worker's view of the config topic, built by applying
 // its records in log order as KafkaConfigBackingStore does.
-type configState struct {
-	connectors map[string]*connConfig
+type ConfigState struct {
+	Connectors map[string]*connConfig
 	states     map[string]string // target-state-<name>, kept apart: it may precede the config
 	tasks      map[string]int    // commit-<name>
-	records    int64
+	Records    int64
 }
 
 type connConfig struct {
-	props map[string]string
+	Props map[string]string
 	hash  string
 }
 
-func newConfigState() *configState {
-	return &configState{connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
+func NewConfigState() *ConfigState {
+	return &ConfigState{Connectors: map[string]*connConfig{}, states: map[string]string{}, tasks: map[string]int{}}
 }
 
-func (s *configState) apply(r keyview.LogRecord) {
-	s.records++
+func (s *ConfigState) Apply(r keyview.LogRecord) {
+	s.Records++
 	key := string(r.Key)
 	switch {
 	case strings.HasPrefix(key, "connector-"):
 		name := strings.TrimPrefix(key, "connector-")
 		if r.Value == nil {
-			delete(s.connectors, name)
+			delete(s.Connectors, name)
 			delete(s.tasks, name)
 			return
 		}
@@ -335,7 +335,7 @@ func (s *configState) apply(r keyview.LogRecord) {
 			return // the worker logs and ignores it too
 		}
 		sum := sha256.Sum256(r.Value)
-		s.connectors[name] = &connConfig{props: props, hash: hex.EncodeToString(sum[:])}
+		s.Connectors[name] = &connConfig{Props: props, hash: hex.EncodeToString(sum[:])}
 	case strings.HasPrefix(key, "target-state-"):
 		name := strings.TrimPrefix(key, "target-state-")
 		if r.Value == nil {
@@ -424,21 +424,21 @@ func plainProperties(v []byte) (map[string]string, bool) {
 }
 
 // connector is the worker's view of one configured connector.
-func (s *configState) connector(name string) Connector {
-	cc := s.connectors[name]
+func (s *ConfigState) Connector(name string) Connector {
+	cc := s.Connectors[name]
 	// The props map is never changed once made (a new record makes a new
 	// one), so the snapshot shares it.
-	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Config: cc.props, Tasks: -1, Type: TypeSource}
-	c.Class = cc.props["connector.class"]
-	if ConnectorType(cc.props) == TypeSink {
+	c := Connector{Name: name, HasConfig: true, ConfigHash: cc.hash, Config: cc.Props, Tasks: -1, Type: TypeSource}
+	c.Class = cc.Props["connector.class"]
+	if ConnectorType(cc.Props) == TypeSink {
 		c.Type = TypeSink
-		c.Group = cc.props["consumer.override.group.id"]
+		c.Group = cc.Props["consumer.override.group.id"]
 		if c.Group == "" {
 			c.Group = DefaultGroupPrefix + name
 		}
 	} else {
-		c.OffsetsTopic = cc.props["offsets.storage.topic"]
-		c.ExactlyOnce = cc.props["exactly.once.support"]
+		c.OffsetsTopic = cc.Props["offsets.storage.topic"]
+		c.ExactlyOnce = cc.Props["exactly.once.support"]
 	}
 	// No target state record means STARTED, as the worker reads it.
 	c.TargetState = StateStarted
@@ -488,7 +488,7 @@ type ConnectorConfig struct {
 func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks <= 0 }
 
 // countWarning is "1 <one>" or "<n> <many>".
-func countWarning(n int, one, many string) string { return english.Count(n, one, many) }
+func CountWarning(n int, one, many string) string { return english.Count(n, one, many) }
 
 // Defaults for Options.
 const (
@@ -500,17 +500,17 @@ const (
 // builtPart is the source offsets a Capture made of one partition, kept by
 // an incremental Capturer so that the next Capture redoes only the keys
 // written since.
-type builtPart struct {
-	offsets []SourceOffset // in key order
+type BuiltPart struct {
+	Offsets []SourceOffset // in key order
 	// suspects are kept keys found off their murmur2 partition (some may
 	// be gone since: duplicateWarnings checks).
-	suspects []string
+	Suspects []string
 }
 
 // duplicateWarningsIn is duplicateWarnings for a capture whose early work
 // let go of some partitions' views: liveIn says whether a key is live in
 // partition p (nil: look it up in the view).
-func duplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool) []string {
+func DuplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool) []string {
 	if liveIn == nil {
 		liveIn = func(_ *keyview.TopicView, _ int32, pv *keyview.PartView, key string) bool {
 			_, ok := pv.Lookup(keyview.StringBytes(key))
@@ -519,7 +519,7 @@ func duplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v 
 	}
 	var out []string
 	done := make(map[string]bool, len(suspects))
-	ps := sortedPartitions(v.Parts)
+	ps := SortedPartitions(v.Parts)
 	for _, k := range suspects {
 		if done[k] {
 			continue

@@ -392,7 +392,7 @@ func (r *entryReader) skipStr() {
 }
 
 // ms is t in Unix milliseconds.
-func ms(t time.Time) int64 { return t.UnixMilli() }
+func Ms(t time.Time) int64 { return t.UnixMilli() }
 
 // fromMs is the time of Unix milliseconds v, in UTC.
 func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -46,19 +47,19 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 		w.churn(rng)
 		switch round {
 		case 1:
-			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":1}`)})...)
+			testkit.Produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":1}`)})...)
 		case 3:
-			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key})...)
+			testkit.Produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key})...)
 		case 4:
 			if _, err := w.adm.DeleteGroups(ctx, group); err != nil {
 				t.Fatal(err)
 			}
 		case 5:
-			produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":77}`)})...)
+			testkit.Produce(t, w.cl, w.stamp(&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":77}`)})...)
 		case 8:
 			// The partition is cut at the record ahead until the clock
 			// passes it: the value before it, not the last one.
-			produce(t, w.cl, w.stamp(
+			testkit.Produce(t, w.cl, w.stamp(
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":4}`)},
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":5}`), Timestamp: time.Now().Add(1500 * time.Millisecond)},
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":6}`)})...)

@@ -328,7 +328,7 @@ func (m *merger) part(tp mergeTP) *partMerge {
 
 // add merges the entries of the segment that follows the ones added.
 func (m *merger) add(seg *Segment) {
-	m.latest = max(m.latest, ms(seg.LastTime))
+	m.latest = max(m.latest, Ms(seg.LastTime))
 	m.pos = m.pos[:0]
 	for i := range seg.Entries {
 		e := &seg.Entries[i]

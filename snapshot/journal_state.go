@@ -337,7 +337,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		return baseErr
 	}
 	plan, past, hole := e.PlanAt(at)
-	atMs := ms(at)
+	atMs := Ms(at)
 	lastSeen := c.From
 	// restorable is the last moment the journal read so far restores: the
 	// time of the last segment applied.
@@ -426,7 +426,7 @@ type replayState struct {
 	ends    map[string]map[int32]int64
 	cut     map[string]map[int32]bool
 	groups  map[string]*SinkGroup
-	sinks   map[string]map[sinkTP]SinkOffset
+	sinks   map[string]map[SinkTP]SinkOffset
 	conns   map[string]Connector
 	confCut bool
 	notes   []string
@@ -458,15 +458,15 @@ func (st *replayState) readable(name string) bool {
 	return false
 }
 
-type sinkTP struct {
-	topic string
-	part  int32
+type SinkTP struct {
+	Topic string
+	Part  int32
 }
 
 func newReplayState(base *Snapshot) *replayState {
 	st := &replayState{
 		views: map[string]*keyview.TopicView{}, nparts: map[string]int32{}, ends: map[string]map[int32]int64{},
-		cut: map[string]map[int32]bool{}, groups: map[string]*SinkGroup{}, sinks: map[string]map[sinkTP]SinkOffset{},
+		cut: map[string]map[int32]bool{}, groups: map[string]*SinkGroup{}, sinks: map[string]map[SinkTP]SinkOffset{},
 		conns: map[string]Connector{},
 	}
 	for _, t := range base.Topics {
@@ -492,9 +492,9 @@ func newReplayState(base *Snapshot) *replayState {
 	for _, g := range base.SinkGroups {
 		g := g
 		st.groups[g.Group] = &g
-		m := map[sinkTP]SinkOffset{}
+		m := map[SinkTP]SinkOffset{}
 		for _, o := range g.Offsets {
-			m[sinkTP{o.Topic, o.Partition}] = o
+			m[SinkTP{o.Topic, o.Partition}] = o
 		}
 		st.sinks[g.Group] = m
 	}
@@ -537,13 +537,13 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 			}
 			m := st.sinks[e.Group]
 			if m == nil {
-				m = map[sinkTP]SinkOffset{}
+				m = map[SinkTP]SinkOffset{}
 				st.sinks[e.Group] = m
 			}
 			if e.Deleted {
-				delete(m, sinkTP{e.Topic, e.Partition})
+				delete(m, SinkTP{e.Topic, e.Partition})
 			} else {
-				m[sinkTP{e.Topic, e.Partition}] = SinkOffset{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, LeaderEpoch: e.LeaderEpoch, Metadata: e.Metadata, LastConsumed: e.LastConsumed}
+				m[SinkTP{e.Topic, e.Partition}] = SinkOffset{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, LeaderEpoch: e.LeaderEpoch, Metadata: e.Metadata, LastConsumed: e.LastConsumed}
 			}
 			si.SinkObservations++
 		case EntryGroup:
@@ -557,7 +557,7 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 			}
 			st.groups[e.Group] = &SinkGroup{Group: e.Group, Connector: e.Connector, State: e.State, Members: int(e.Members)}
 			if st.sinks[e.Group] == nil {
-				st.sinks[e.Group] = map[sinkTP]SinkOffset{}
+				st.sinks[e.Group] = map[SinkTP]SinkOffset{}
 			}
 		case EntryConfig:
 			if st.confCut || e.Time > atMs {
@@ -606,7 +606,7 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		}
 		snap.Topics = append(snap.Topics, t2)
 	}
-	b := offsetBuilder{inScope: func(string) bool { return true }, connectors: conns, names: map[string]string{}}
+	b := OffsetBuilder{InScope: func(string) bool { return true }, Connectors: conns, Names: map[string]string{}}
 	var names []string
 	for n := range st.views {
 		names = append(names, n)
@@ -620,23 +620,23 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 		}
 		v := st.views[name]
 		var suspects []string
-		for _, p := range sortedPartitions(v.Parts) {
+		for _, p := range SortedPartitions(v.Parts) {
 			from := len(snap.SourceOffsets)
 			var sus []string
-			snap.SourceOffsets, sus = b.build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
+			snap.SourceOffsets, sus = b.Build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
 			suspects = append(suspects, sus...)
 			for i := from; i < len(snap.SourceOffsets); i++ {
 				if o := &snap.SourceOffsets[i]; o.ParseError != "" {
 					unparsed++
 				} else {
-					b.register(o.Connector)
+					b.Register(o.Connector)
 				}
 			}
 		}
 		warnings = append(warnings, duplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
+		warnings = append(warnings, CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	for name, g := range st.groups {
 		sg := *g

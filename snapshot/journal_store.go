@@ -211,7 +211,7 @@ type segmentHeader struct {
 
 // SegmentKey is the object name of a segment.
 func SegmentKey(epoch string, level int, first, last uint64, lastTime time.Time) string {
-	return fmt.Sprintf("%s%s/%d/%016x-%016x-%013d%s", journalPrefix, epoch, level, first, last, ms(lastTime), segmentSuffix)
+	return fmt.Sprintf("%s%s/%d/%016x-%016x-%013d%s", journalPrefix, epoch, level, first, last, Ms(lastTime), segmentSuffix)
 }
 
 // parseSegmentKey reads a segment's object name.
@@ -455,15 +455,15 @@ func (s *Store) encodeSegment(ctx context.Context, seg *Segment) error {
 		seg.LastDigest = hex.EncodeToString(sum[:])
 	}
 	key := SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
-	zw, err := zstdEncoder()
+	zw, err := ZstdEncoder()
 	if err != nil {
 		return err
 	}
 	body := zw.EncodeAll(plain, nil)
-	zstdEncoders.Put(zw)
+	ZstdEncoders.Put(zw)
 	h := segmentHeader{
 		Format: segmentFormat, Version: JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
-		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: ms(seg.FirstTime), LastTimeMs: ms(seg.LastTime),
+		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: Ms(seg.FirstTime), LastTimeMs: Ms(seg.LastTime),
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
 		IntervalMs: seg.Interval.Milliseconds(),
 	}
@@ -500,7 +500,7 @@ type flushMark struct {
 // PutFlushMark records a flush of epoch that wrote no segment: the journal
 // is complete to seq and to t, and flushes every interval.
 func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
-	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: ms(t), IntervalMs: interval.Milliseconds()})
+	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: Ms(t), IntervalMs: interval.Milliseconds()})
 	if err != nil {
 		return err
 	}
@@ -607,7 +607,7 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 	if h.Version < MinJournalVersion || h.Version > JournalVersion {
 		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, ErrUnsupportedVersion, h.Version, MinJournalVersion, JournalVersion)
 	}
-	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != ms(si.LastTime) {
+	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != Ms(si.LastTime) {
 		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
 	}
 	body := data[nl+1:]

@@ -18,7 +18,9 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // journalWorld is a seeded cluster, a file store holding a base snapshot
@@ -30,13 +32,13 @@ type journalWorld struct {
 	store *snapshot.Store
 	dir   string
 	base  *snapshot.Snapshot
-	tail  *snapshot.Tail
+	tail  *capture.Tail
 	chain snapshot.ChainWriter
 }
 
 func newJournalWorld(t *testing.T, keeper *snapshot.Keeper) *journalWorld {
 	t.Helper()
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	dir := t.TempDir()
 	b, err := fileblob.OpenBucket(dir, nil)
 	if err != nil {
@@ -55,7 +57,7 @@ func newJournalWorld(t *testing.T, keeper *snapshot.Keeper) *journalWorld {
 func (w *journalWorld) startEpoch() {
 	t := w.t
 	ctx := context.Background()
-	snap, err := snapshot.Capture(ctx, w.cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, w.cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,14 +69,14 @@ func (w *journalWorld) startEpoch() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topics, err := snapshot.EpochTopicsOf(ctx, w.cl, snapshot.Options{}, base)
+	topics, err := capture.EpochTopicsOf(ctx, w.cl, capture.Options{}, base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.store.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
-	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, base, nil, topics, base.CreatedAt)
+	w.tail = capture.NewTail(w.cl, capture.Options{}, base, nil, topics, base.CreatedAt)
 	if err := w.tail.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestJournalStateAtEqualsCapture(t *testing.T) {
 		w.churn(rng)
 		time.Sleep(3 * time.Millisecond)
 		w.flush()
-		full, err := snapshot.Capture(ctx, w.cl, snapshot.Options{})
+		full, err := capture.Capture(ctx, w.cl, capture.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +252,7 @@ func TestJournalPrefixCutNonMonotonic(t *testing.T) {
 		}
 	}
 	later := time.Now().Add(time.Second)
-	produce(t, w.cl,
+	testkit.Produce(t, w.cl,
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":4}`), Timestamp: later.Add(-10 * time.Millisecond)},
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":5}`), Timestamp: later.Add(10 * time.Millisecond)},
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":6}`), Timestamp: later.Add(-5 * time.Millisecond)},
@@ -288,7 +290,7 @@ func TestJournalTombstone(t *testing.T) {
 	time.Sleep(3 * time.Millisecond)
 	before := time.Now()
 	time.Sleep(3 * time.Millisecond)
-	produce(t, w.cl, &kgo.Record{Topic: o.Topic, Key: o.Key})
+	testkit.Produce(t, w.cl, &kgo.Record{Topic: o.Topic, Key: o.Key})
 	entries := w.flush()
 	time.Sleep(3 * time.Millisecond)
 	after := time.Now()
@@ -431,10 +433,10 @@ func TestJournalEncrypted(t *testing.T) {
 // start moved past the journal's position each break the epoch.
 func TestJournalBreaks(t *testing.T) {
 	ctx := context.Background()
-	breakOf := func(w *journalWorld) *snapshot.TailBreak {
+	breakOf := func(w *journalWorld) *capture.TailBreak {
 		t.Helper()
 		_, _, err := w.tail.Poll(ctx)
-		var tb *snapshot.TailBreak
+		var tb *capture.TailBreak
 		if !errors.As(err, &tb) {
 			t.Fatalf("poll: %v, want a TailBreak", err)
 		}
@@ -509,13 +511,13 @@ func TestJournalResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.tail = snapshot.NewTail(w.cl, snapshot.Options{}, head.State, nil, head.Positions, head.Last.LastTime)
+	w.tail = capture.NewTail(w.cl, capture.Options{}, head.State, nil, head.Positions, head.Last.LastTime)
 	if err := w.tail.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	w.chain.Seq, w.chain.Digest = head.Last.LastSeq, head.Last.LastDigest
 	w.flush()
-	full, err := snapshot.Capture(ctx, w.cl, snapshot.Options{})
+	full, err := capture.Capture(ctx, w.cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +618,7 @@ func TestJournalConnectorDeletedEvent(t *testing.T) {
 	ctx := context.Background()
 	name := connectdemo.ConnFile
 	time.Sleep(3 * time.Millisecond) // the moment before it is after the base snapshot
-	produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("connector-" + name)})
+	testkit.Produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("connector-" + name)})
 	time.Sleep(3 * time.Millisecond)
 	entries := w.flush()
 	var ev *snapshot.Entry

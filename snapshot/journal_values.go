@@ -30,11 +30,11 @@ import (
 // hashes collide (about one chance in 10^9 for 200,000 keys) share a
 // value, which can only make an event be seen or missed; the journal's
 // records are the keys and values read, never these.
-type lastValues struct {
+type LastValues struct {
 	seed  maphash.Seed
 	index wordIndex // key hash -> an inline value or where it lies in arena
 	arena keyview.Arena
-	live  int64 // bytes of the values in arena, their lengths included
+	Live  int64 // bytes of the values in arena, their lengths included
 	// names are the field names of the inline values, numbered by no.
 	names   []string
 	no      map[string]uint16
@@ -51,13 +51,13 @@ const (
 	maxNames    = 1<<(63-inlineShift) - 1
 )
 
-func newLastValues(seed maphash.Seed) *lastValues {
-	return &lastValues{seed: seed}
+func NewLastValues(seed maphash.Seed) *LastValues {
+	return &LastValues{seed: seed}
 }
 
 // get returns the last value of key; the bytes are valid until the next
 // get, set or remove.
-func (lv *lastValues) get(key []byte) ([]byte, bool) {
+func (lv *LastValues) Get(key []byte) ([]byte, bool) {
 	w, ok := lv.index.get(maphash.Bytes(lv.seed, key))
 	if !ok {
 		return nil, false
@@ -74,7 +74,7 @@ func (lv *lastValues) get(key []byte) ([]byte, bool) {
 }
 
 // stored returns the value an arena word refers to (non-nil).
-func (lv *lastValues) stored(w uint64) []byte {
+func (lv *LastValues) stored(w uint64) []byte {
 	c := lv.arena.Chunks[w>>32]
 	off := uint32(w)
 	n, k := binary.Uvarint(c[off:])
@@ -82,7 +82,7 @@ func (lv *lastValues) stored(w uint64) []byte {
 }
 
 // storedLen is the arena bytes of the value an arena word refers to.
-func (lv *lastValues) storedLen(w uint64) int64 {
+func (lv *LastValues) storedLen(w uint64) int64 {
 	if w&inlineBit != 0 {
 		return 0
 	}
@@ -99,21 +99,21 @@ func uvarintLen(x uint64) int {
 }
 
 // set makes value the last value of key.
-func (lv *lastValues) set(key, value []byte) {
+func (lv *LastValues) Set(key, value []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	w, inline := lv.inline(value)
 	if !inline {
 		w = lv.put(value)
-		lv.live += lv.storedLen(w)
+		lv.Live += lv.storedLen(w)
 	}
 	if old, ok := lv.index.set(h, w); ok {
-		lv.live -= lv.storedLen(old)
+		lv.Live -= lv.storedLen(old)
 	}
 	lv.maybeCompact()
 }
 
 // put copies value, its length first, into the arena, and returns its word.
-func (lv *lastValues) put(value []byte) uint64 {
+func (lv *LastValues) put(value []byte) uint64 {
 	lv.scratch = append(binary.AppendUvarint(lv.scratch[:0], uint64(len(value))), value...)
 	s := lv.arena.Put(lv.scratch)
 	if cap(lv.scratch) > 4<<10 {
@@ -124,7 +124,7 @@ func (lv *lastValues) put(value []byte) uint64 {
 
 // inline returns the index word of value when it is {"name":N} as get
 // rebuilds it, with N at most inlineMax.
-func (lv *lastValues) inline(v []byte) (uint64, bool) {
+func (lv *LastValues) inline(v []byte) (uint64, bool) {
 	if len(v) < len(`{"":0}`) || v[0] != '{' || v[1] != '"' || v[len(v)-1] != '}' {
 		return 0, false
 	}
@@ -166,10 +166,10 @@ func (lv *lastValues) inline(v []byte) (uint64, bool) {
 }
 
 // remove forgets key (a tombstone).
-func (lv *lastValues) remove(key []byte) {
+func (lv *LastValues) Remove(key []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	if old, ok := lv.index.get(h); ok {
-		lv.live -= lv.storedLen(old)
+		lv.Live -= lv.storedLen(old)
 		lv.index.remove(h)
 		lv.maybeCompact()
 	}
@@ -179,12 +179,12 @@ func (lv *lastValues) remove(key []byte) {
 // (values overwritten, keys removed) are more than the live ones and
 // compactAbove: under steady rewrites the arena stays within about twice
 // the live values, at a cost linear in them once per doubling.
-func (lv *lastValues) maybeCompact() {
-	if lv.arena.Size-lv.live <= max(lv.live, keyview.CompactAbove) {
+func (lv *LastValues) maybeCompact() {
+	if lv.arena.Size-lv.Live <= max(lv.Live, keyview.CompactAbove) {
 		return
 	}
 	var a keyview.Arena
-	a.Reserve(lv.live)
+	a.Reserve(lv.Live)
 	lv.index.update(func(w uint64) uint64 {
 		if w&inlineBit != 0 {
 			return w
@@ -198,7 +198,7 @@ func (lv *lastValues) maybeCompact() {
 }
 
 // len is the number of keys held.
-func (lv *lastValues) len() int { return lv.index.len() }
+func (lv *LastValues) Len() int { return lv.index.len() }
 
 // wordIndex maps 64-bit key hashes to 64-bit words without a pointer: two
 // sorted arrays, 16 bytes a key, searched by bisection, and a map of the
@@ -325,31 +325,31 @@ func (x *wordIndex) merge() {
 // SourceOffsets (160 bytes a key and a copy of its bytes) beside what the
 // tail keeps.
 type TailSeed struct {
-	seed maphash.Seed
-	last map[string]map[int32]*lastValues
+	Seed maphash.Seed
+	Last map[string]map[int32]*LastValues
 	// cur is the lastValues set last: a document holds each partition's
 	// keys in one run, whose keys are merged once when it ends (see
 	// wordIndex.loading), from a map of one partition's keys at most;
 	// keys of partitions interleaved are merged as set merges them.
-	cur *lastValues
+	cur *LastValues
 	// taken says a Tail took the lastValues (NewTail).
-	taken bool
+	Taken bool
 }
 
 func newTailSeed() *TailSeed {
-	return &TailSeed{seed: maphash.MakeSeed(), last: map[string]map[int32]*lastValues{}}
+	return &TailSeed{Seed: maphash.MakeSeed(), Last: map[string]map[int32]*LastValues{}}
 }
 
 // set makes value the last value of key in topic's partition.
 func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
-	parts := s.last[topic]
+	parts := s.Last[topic]
 	if parts == nil {
-		parts = map[int32]*lastValues{}
-		s.last[topic] = parts
+		parts = map[int32]*LastValues{}
+		s.Last[topic] = parts
 	}
 	lv := parts[partition]
 	if lv == nil {
-		lv = newLastValues(s.seed)
+		lv = NewLastValues(s.Seed)
 		parts[partition] = lv
 	}
 	if lv != s.cur {
@@ -358,13 +358,13 @@ func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
 		}
 		lv.index.loading, s.cur = true, lv
 	}
-	lv.set(key, value)
+	lv.Set(key, value)
 }
 
 // seedOf returns what a Tail keeps of state's source offsets, made from
 // them in their order (a key twice in a partition keeps its last value, as
 // the tail's record hook would).
-func seedOf(state *Snapshot) *TailSeed {
+func SeedOf(state *Snapshot) *TailSeed {
 	s := newTailSeed()
 	t := state.SourceTable()
 	for i := range int32(t.Len()) {
@@ -377,7 +377,7 @@ func seedOf(state *Snapshot) *TailSeed {
 // merge merges the keys every lastValues added into its arrays (see
 // wordIndex), once the seed holds them all.
 func (s *TailSeed) merge() {
-	for _, parts := range s.last {
+	for _, parts := range s.Last {
 		for _, lv := range parts {
 			lv.index.loading = false
 			lv.index.merge()
@@ -425,7 +425,7 @@ func (s *Store) GetForTail(ctx context.Context, id string) (*Snapshot, *TailSeed
 		return nil, nil, err
 	}
 	if !sink.done {
-		seed := seedOf(snap)
+		seed := SeedOf(snap)
 		snap.SourceOffsets = nil
 		return snap, seed, nil
 	}

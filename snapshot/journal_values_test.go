@@ -17,7 +17,7 @@ import (
 // values intact across compactions, and the arena bounded under steady
 // rewrites (about twice the live values, or compactAbove).
 func TestLastValues(t *testing.T) {
-	lv := newLastValues(maphash.MakeSeed())
+	lv := NewLastValues(maphash.MakeSeed())
 	key := func(i int) []byte { return fmt.Appendf(nil, `["conn-%d",{"file":"/data/%d"}]`, i%7, i) }
 	const keys = 5000
 	// Half the values held inline, half in the arena.
@@ -29,15 +29,15 @@ func TestLastValues(t *testing.T) {
 	}
 	for round := 0; round < 40; round++ {
 		for i := 0; i < keys; i++ {
-			lv.set(key(i), []byte(value(round, i)))
+			lv.Set(key(i), []byte(value(round, i)))
 		}
 	}
 	for i := 0; i < keys; i += 3 {
-		lv.remove(key(i))
+		lv.Remove(key(i))
 	}
-	lv.set(key(1), []byte{})
+	lv.Set(key(1), []byte{})
 	for i := 0; i < keys; i++ {
-		v, ok := lv.get(key(i))
+		v, ok := lv.Get(key(i))
 		switch {
 		case i%3 == 0:
 			if ok {
@@ -53,11 +53,11 @@ func TestLastValues(t *testing.T) {
 			}
 		}
 	}
-	if want := keys - (keys+2)/3; lv.len() != want {
-		t.Fatalf("%d keys held, want %d", lv.len(), want)
+	if want := keys - (keys+2)/3; lv.Len() != want {
+		t.Fatalf("%d keys held, want %d", lv.Len(), want)
 	}
-	if lv.arena.Size > 2*lv.live+keyview.CompactAbove+64 || lv.live == 0 {
-		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.Size, lv.live)
+	if lv.arena.Size > 2*lv.Live+keyview.CompactAbove+64 || lv.Live == 0 {
+		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.Size, lv.Live)
 	}
 }
 
@@ -99,26 +99,26 @@ func TestLastValuesInline(t *testing.T) {
 		{``, false},
 		{`{"position":1234567890123456}`, false},
 	}
-	lv := newLastValues(maphash.MakeSeed())
+	lv := NewLastValues(maphash.MakeSeed())
 	for i, c := range cases {
 		key := fmt.Appendf(nil, "k%d", i)
-		lv.set(key, []byte(c.v))
+		lv.Set(key, []byte(c.v))
 		if w, _ := lv.index.get(maphash.Bytes(lv.seed, key)); (w&inlineBit != 0) != c.inline {
 			t.Errorf("%q: inline %v, want %v", c.v, !c.inline, c.inline)
 		}
 	}
-	lv.set([]byte("nil"), nil)
+	lv.Set([]byte("nil"), nil)
 	for i, c := range cases {
-		got, ok := lv.get(fmt.Appendf(nil, "k%d", i))
+		got, ok := lv.Get(fmt.Appendf(nil, "k%d", i))
 		if !ok || got == nil || string(got) != c.v {
 			t.Errorf("get of %q: %q %v", c.v, got, ok)
 		}
 	}
-	if got, ok := lv.get([]byte("nil")); !ok || got == nil || len(got) != 0 {
+	if got, ok := lv.Get([]byte("nil")); !ok || got == nil || len(got) != 0 {
 		t.Errorf("get of a nil value: %q %v, want empty", got, ok)
 	}
 	// Random values round-trip, through compactions.
-	lv = newLastValues(maphash.MakeSeed())
+	lv = NewLastValues(maphash.MakeSeed())
 	r := rand.New(rand.NewPCG(3, 4))
 	want := map[string]string{}
 	for i := range 20000 {
@@ -136,18 +136,18 @@ func TestLastValuesInline(t *testing.T) {
 			}
 			v = string(b)
 		default:
-			lv.remove([]byte(k))
+			lv.Remove([]byte(k))
 			delete(want, k)
 			continue
 		}
-		lv.set([]byte(k), []byte(v))
+		lv.Set([]byte(k), []byte(v))
 		want[k] = v
 	}
-	if lv.len() != len(want) {
-		t.Fatalf("%d keys held, want %d", lv.len(), len(want))
+	if lv.Len() != len(want) {
+		t.Fatalf("%d keys held, want %d", lv.Len(), len(want))
 	}
 	for k, v := range want {
-		if got, ok := lv.get([]byte(k)); !ok || string(got) != v {
+		if got, ok := lv.Get([]byte(k)); !ok || string(got) != v {
 			t.Fatalf("%s: %q %v, want %q", k, got, ok, v)
 		}
 	}
@@ -155,19 +155,19 @@ func TestLastValuesInline(t *testing.T) {
 
 // oldSeed is how NewTail seeded its last values before GetForTail: every
 // SourceOffset of the state, in order, set in its partition's lastValues.
-func oldSeed(state *Snapshot) map[string]map[int32]*lastValues {
+func oldSeed(state *Snapshot) map[string]map[int32]*LastValues {
 	seed := maphash.MakeSeed()
-	out := map[string]map[int32]*lastValues{}
+	out := map[string]map[int32]*LastValues{}
 	for _, o := range state.SourceOffsets {
 		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]*lastValues{}
+			out[o.Topic] = map[int32]*LastValues{}
 		}
 		lv := out[o.Topic][o.Partition]
 		if lv == nil {
-			lv = newLastValues(seed)
+			lv = NewLastValues(seed)
 			out[o.Topic][o.Partition] = lv
 		}
-		lv.set(o.Key, o.Value)
+		lv.Set(o.Key, o.Value)
 	}
 	return out
 }
@@ -175,28 +175,28 @@ func oldSeed(state *Snapshot) map[string]map[int32]*lastValues {
 // sameSeed reports how got differs from want (seeds of their own, so
 // compared by the keys of state): "" when they hold the same keys and
 // values, partition by partition.
-func sameSeed(state *Snapshot, got, want map[string]map[int32]*lastValues) string {
+func sameSeed(state *Snapshot, got, want map[string]map[int32]*LastValues) string {
 	for topic, parts := range want {
 		for p, w := range parts {
 			g := got[topic][p]
 			if g == nil {
 				return fmt.Sprintf("%s/%d: no last values", topic, p)
 			}
-			if g.len() != w.len() || g.live != w.live || g.arena.Size != w.arena.Size {
-				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.len(), g.live, g.arena.Size, w.len(), w.live, w.arena.Size)
+			if g.Len() != w.Len() || g.Live != w.Live || g.arena.Size != w.arena.Size {
+				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.Len(), g.Live, g.arena.Size, w.Len(), w.Live, w.arena.Size)
 			}
 		}
 	}
 	for topic, parts := range got {
 		for p, g := range parts {
-			if want[topic][p] == nil && g.len() > 0 {
-				return fmt.Sprintf("%s/%d: %d keys that the state has not", topic, p, g.len())
+			if want[topic][p] == nil && g.Len() > 0 {
+				return fmt.Sprintf("%s/%d: %d keys that the state has not", topic, p, g.Len())
 			}
 		}
 	}
 	for _, o := range state.SourceOffsets {
-		gv, gok := got[o.Topic][o.Partition].get(o.Key)
-		wv, wok := want[o.Topic][o.Partition].get(o.Key)
+		gv, gok := got[o.Topic][o.Partition].Get(o.Key)
+		wv, wok := want[o.Topic][o.Partition].Get(o.Key)
 		if gok != wok || !bytes.Equal(gv, wv) || (gv == nil) != (wv == nil) {
 			return fmt.Sprintf("%s/%d key %q: %q %v, want %q %v", o.Topic, o.Partition, o.Key, gv, gok, wv, wok)
 		}
@@ -244,12 +244,12 @@ func TestTailSeedDecode(t *testing.T) {
 			if got.SourceOffsets != nil || !sink.done {
 				t.Fatalf("%s: SourceOffsets %v, seed done %v", name, got.SourceOffsets != nil, sink.done)
 			}
-			if d := sameSeed(want, sink.s.last, oldSeed(want)); d != "" {
+			if d := sameSeed(want, sink.s.Last, oldSeed(want)); d != "" {
 				t.Fatalf("%s (ahead %d): %s", name, ahead, d)
 			}
 			// A seed made from SourceOffsets (a document decoded whole, a
 			// journal head's state) is the same.
-			if d := sameSeed(want, seedOf(want).last, oldSeed(want)); d != "" {
+			if d := sameSeed(want, SeedOf(want).Last, oldSeed(want)); d != "" {
 				t.Fatalf("%s: seed of SourceOffsets: %s", name, d)
 			}
 			rest, wrest := *got, *want
@@ -328,18 +328,18 @@ func TestTailSeedFootprint(t *testing.T) {
 			s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: p,
 				Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
 		}
-		seed := seedOf(s)
+		seed := SeedOf(s)
 		n := 0
-		for _, lv := range seed.last["connect-offsets"] {
-			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.len() || cap(lv.index.ws) != lv.len() || lv.arena.Size != 0 || lv.index.loading {
-				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size)
+		for _, lv := range seed.Last["connect-offsets"] {
+			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.Len() || cap(lv.index.ws) != lv.Len() || lv.arena.Size != 0 || lv.index.loading {
+				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.Len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size)
 			}
-			n += lv.len()
+			n += lv.Len()
 		}
 		if n != keys {
 			t.Fatalf("%s: %d keys held, want %d", order, n, keys)
 		}
-		if d := sameSeed(s, seed.last, oldSeed(s)); d != "" {
+		if d := sameSeed(s, seed.Last, oldSeed(s)); d != "" {
 			t.Fatalf("%s: %s", order, d)
 		}
 	}
@@ -351,30 +351,30 @@ func TestTailSeedFootprint(t *testing.T) {
 // partition (16 bytes a key once merged), and every key tombstoned (the
 // arrays and the arena shrink with the keys).
 func TestLastValuesHostile(t *testing.T) {
-	lv := newLastValues(maphash.MakeSeed())
+	lv := NewLastValues(maphash.MakeSeed())
 	big := bytes.Repeat([]byte("x"), 1<<20)
-	lv.set([]byte("big"), big)
-	if got, ok := lv.get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.scratch) > 4<<10 {
+	lv.Set([]byte("big"), big)
+	if got, ok := lv.Get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.scratch) > 4<<10 {
 		t.Fatalf("a value of 1 MiB: %d bytes back, scratch of %d", len(got), cap(lv.scratch))
 	}
-	lv.set([]byte("big"), []byte(`{"position":1}`))
-	if lv.arena.Size > keyview.CompactAbove || lv.live != 0 {
-		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.Size, lv.live)
+	lv.Set([]byte("big"), []byte(`{"position":1}`))
+	if lv.arena.Size > keyview.CompactAbove || lv.Live != 0 {
+		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.Size, lv.Live)
 	}
 
-	lv = newLastValues(maphash.MakeSeed())
+	lv = NewLastValues(maphash.MakeSeed())
 	const tiny = 1000000
 	for i := range tiny {
-		lv.set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
+		lv.Set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
 	}
 	lv.index.merge()
-	if lv.len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.Size > 2*lv.live+keyview.CompactAbove {
-		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size, lv.live)
+	if lv.Len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.Size > 2*lv.Live+keyview.CompactAbove {
+		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.Len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size, lv.Live)
 	}
 	for i := range tiny {
-		lv.remove(strconv.AppendInt(nil, int64(i), 36))
+		lv.Remove(strconv.AppendInt(nil, int64(i), 36))
 	}
-	if lv.len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.Size > keyview.CompactAbove || lv.live != 0 {
-		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.len(), cap(lv.index.hs), lv.arena.Size, lv.live)
+	if lv.Len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.Size > keyview.CompactAbove || lv.Live != 0 {
+		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.Len(), cap(lv.index.hs), lv.arena.Size, lv.Live)
 	}
 }

@@ -18,18 +18,18 @@ import (
 // Range sizes: about 3 MB of document per source offsets piece (a frame of
 // 250 KB or so), and as much for groups of 50 partitions.
 const (
-	pieceKeys   = 8192
-	pieceGroups = 512
+	PieceKeys   = 8192
+	PieceGroups = 512
 )
 
 // pieceSizes are how many source offsets and sink groups a piece holds;
 // the zero value means pieceKeys and pieceGroups. Tests cut small
 // documents into many pieces with smaller sizes.
-type pieceSizes struct{ keys, groups int }
+type PieceSizes struct{ Keys, Groups int }
 
-func (z pieceSizes) orDefault() pieceSizes {
-	if z.keys <= 0 || z.groups <= 0 {
-		return pieceSizes{pieceKeys, pieceGroups}
+func (z PieceSizes) OrDefault() PieceSizes {
+	if z.Keys <= 0 || z.Groups <= 0 {
+		return PieceSizes{PieceKeys, PieceGroups}
 	}
 	return z
 }
@@ -51,8 +51,8 @@ type piece struct {
 }
 
 // pieces splits the document of s into pieces.
-func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
-	z = z.orDefault()
+func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
+	z = z.OrDefault()
 	var ps []piece
 	raw := func(b ...byte) {
 		if n := len(ps); n > 0 && ps[n-1].raw != nil {
@@ -68,7 +68,7 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 	raw(e.buf...)
 	switch {
 	case s.Stream != nil:
-		runs, err := s.Stream.Runs(z.keys)
+		runs, err := s.Stream.Runs(z.Keys)
 		if err != nil {
 			return nil, err
 		}
@@ -92,8 +92,8 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 		raw([]byte("null")...)
 	default:
 		raw('[')
-		for from := 0; from < len(s.SourceOffsets); from += z.keys {
-			to := min(from+z.keys, len(s.SourceOffsets))
+		for from := 0; from < len(s.SourceOffsets); from += z.Keys {
+			to := min(from+z.Keys, len(s.SourceOffsets))
 			ps = append(ps, piece{offs: s.SourceOffsets[from:to], comma: from > 0})
 		}
 		raw(']')
@@ -103,8 +103,8 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 		raw([]byte("null")...)
 	} else {
 		raw('[')
-		for from := 0; from < len(s.SinkGroups); from += z.groups {
-			to := min(from+z.groups, len(s.SinkGroups))
+		for from := 0; from < len(s.SinkGroups); from += z.Groups {
+			to := min(from+z.Groups, len(s.SinkGroups))
 			ps = append(ps, piece{groups: s.SinkGroups[from:to], comma: from > 0})
 		}
 		raw(']')
@@ -119,7 +119,7 @@ func (s *Snapshot) pieces(z pieceSizes) ([]piece, error) {
 
 // weight is how much of a frame the piece fills, counted in source
 // offsets: a sink group of about 50 partitions weighs as much as 16.
-func (p *piece) weight(z pieceSizes) int {
+func (p *piece) weight(z PieceSizes) int {
 	switch {
 	case p.run != nil:
 		return p.run.Len()
@@ -128,7 +128,7 @@ func (p *piece) weight(z pieceSizes) int {
 	case p.offs != nil:
 		return len(p.offs)
 	default:
-		return len(p.groups) * z.keys / z.groups
+		return len(p.groups) * z.Keys / z.Groups
 	}
 }
 
@@ -151,7 +151,7 @@ func (p *piece) appendTo(dst []byte, names map[string]string) ([]byte, error) {
 			if i > 0 || p.comma {
 				dst = append(dst, ',')
 			}
-			if dst, err = p.offs[i].appendJSON(dst); err != nil {
+			if dst, err = p.offs[i].AppendJSON(dst); err != nil {
 				return dst, err
 			}
 		}

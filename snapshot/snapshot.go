@@ -1,21 +1,20 @@
-// Package snapshot is the heart of offsetkeeper: the snapshot format, its
-// capture from a Kafka cluster and the store that keeps snapshots in object
-// storage.
+// Package snapshot is the snapshot format and the store that keeps
+// snapshots and the journal in object storage.
 //
 // The two types to know are [Snapshot], one immutable, versioned document
 // holding every Kafka Connect offset of a cluster at one moment, and [Store],
 // which writes snapshots to a gocloud.dev/blob bucket as single, compressed,
 // checksummed objects and reads them back, verifying the checksum every time.
-// [Capture] and [Capturer] build a Snapshot from a live cluster;
-// [Capturer.CaptureStreamed] builds one that is only going to be stored,
-// whose source offsets are encoded straight from what was read.
-// [ApplyPolicy] is the retention policy over a store's [Info] list, a pure
-// function that the daemon and the prune command both call.
+// Package snapshot/capture builds a Snapshot from a live cluster; a
+// snapshot it streams (capture.Capturer.CaptureStreamed) holds its source
+// offsets as an [OffsetStream] that Store.Put encodes straight from what was
+// read. [ApplyPolicy] is the retention policy over a store's [Info] list, a
+// pure function that the daemon and the prune command both call.
 //
 // The journal (journal*.go, docs/journal.md) keeps every change after a
-// full snapshot: [Tail] reads it from exact positions, [Store.PutSegment]
-// stores it as immutable, chained [Segment] objects, and [Store.StateAt]
-// rebuilds the Snapshot of any moment an epoch covers.
+// full snapshot: capture.Tail reads it from exact positions,
+// [Store.PutSegment] stores it as immutable, chained [Segment] objects, and
+// [Store.StateAt] rebuilds the Snapshot of any moment an epoch covers.
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the
@@ -311,7 +310,7 @@ func (b Bytes) appendJSON(dst []byte) []byte {
 	case b == nil:
 		return append(dst, "null"...)
 	case utf8.Valid(b):
-		return appendString(dst, b)
+		return AppendString(dst, b)
 	}
 	dst = append(dst, `{"base64":"`...)
 	dst = base64.StdEncoding.AppendEncode(dst, b)
@@ -471,16 +470,16 @@ func (s *Snapshot) Unparsed() int {
 // pieces of about encodeChunk bytes: the source offsets and sink groups,
 // nearly all of a large snapshot, are written by hand without reflection
 // and never held whole in memory.
-func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, pieceSizes{}) }
+func (s *Snapshot) Encode(w io.Writer) error { return s.encode(w, PieceSizes{}) }
 
 // EncodeInPieces is Encode with the document cut into pieces of keys
 // source offsets and groups sink groups: the same bytes whatever the sizes,
 // which the tests check on small documents.
 func EncodeInPieces(s *Snapshot, w io.Writer, keys, groups int) error {
-	return s.encode(w, pieceSizes{keys, groups})
+	return s.encode(w, PieceSizes{keys, groups})
 }
 
-func (s *Snapshot) encode(w io.Writer, z pieceSizes) error {
+func (s *Snapshot) encode(w io.Writer, z PieceSizes) error {
 	if s.compactOffsets() {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, errCompact)
 	}
@@ -536,17 +535,17 @@ func (e *docEncoder) head(s *Snapshot) error {
 	e.buf = append(e.buf, `{"version":`...)
 	e.buf = strconv.AppendInt(e.buf, int64(s.Version), 10)
 	e.field("id")
-	e.buf = appendString(e.buf, s.ID)
+	e.buf = AppendString(e.buf, s.ID)
 	e.field("created_at")
 	if err := e.value(s.CreatedAt); err != nil {
 		return err
 	}
 	e.field("program_version")
-	e.buf = appendString(e.buf, s.ProgramVersion)
+	e.buf = AppendString(e.buf, s.ProgramVersion)
 	e.field("cluster_id")
-	e.buf = appendString(e.buf, s.ClusterID)
+	e.buf = AppendString(e.buf, s.ClusterID)
 	e.field("reason")
-	e.buf = appendString(e.buf, s.Reason)
+	e.buf = AppendString(e.buf, s.Reason)
 	if len(s.Scope) > 0 {
 		e.field("scope")
 		if err := e.value(s.Scope); err != nil {
@@ -578,9 +577,9 @@ func (e *docEncoder) tail(s *Snapshot) error {
 }
 
 // appendJSON appends o as encoding/json writes it (HTML not escaped).
-func (o *SourceOffset) appendJSON(dst []byte) ([]byte, error) {
+func (o *SourceOffset) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"topic":`...)
-	dst = appendString(dst, o.Topic)
+	dst = AppendString(dst, o.Topic)
 	dst = append(dst, `,"partition":`...)
 	dst = strconv.AppendInt(dst, int64(o.Partition), 10)
 	dst = append(dst, `,"offset":`...)
@@ -591,7 +590,7 @@ func (o *SourceOffset) appendJSON(dst []byte) ([]byte, error) {
 	dst = o.Value.appendJSON(dst)
 	if o.Connector != "" {
 		dst = append(dst, `,"connector":`...)
-		dst = appendString(dst, o.Connector)
+		dst = AppendString(dst, o.Connector)
 	}
 	var err error
 	if len(o.SourcePartition) > 0 {
@@ -608,7 +607,7 @@ func (o *SourceOffset) appendJSON(dst []byte) ([]byte, error) {
 	}
 	if o.ParseError != "" {
 		dst = append(dst, `,"parse_error":`...)
-		dst = appendString(dst, o.ParseError)
+		dst = AppendString(dst, o.ParseError)
 	}
 	return append(dst, '}'), nil
 }
@@ -616,13 +615,13 @@ func (o *SourceOffset) appendJSON(dst []byte) ([]byte, error) {
 // appendJSON appends g as encoding/json writes it (HTML not escaped).
 func (g *SinkGroup) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"group":`...)
-	dst = appendString(dst, g.Group)
+	dst = AppendString(dst, g.Group)
 	if g.Connector != "" {
 		dst = append(dst, `,"connector":`...)
-		dst = appendString(dst, g.Connector)
+		dst = AppendString(dst, g.Connector)
 	}
 	dst = append(dst, `,"state":`...)
-	dst = appendString(dst, g.State)
+	dst = AppendString(dst, g.State)
 	dst = append(dst, `,"members":`...)
 	dst = strconv.AppendInt(dst, int64(g.Members), 10)
 	dst = append(dst, `,"offsets":`...)
@@ -635,7 +634,7 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"topic":`...)
-		dst = appendString(dst, o.Topic)
+		dst = AppendString(dst, o.Topic)
 		dst = append(dst, `,"partition":`...)
 		dst = strconv.AppendInt(dst, int64(o.Partition), 10)
 		dst = append(dst, `,"offset":`...)
@@ -644,7 +643,7 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 		dst = strconv.AppendInt(dst, int64(o.LeaderEpoch), 10)
 		if o.Metadata != "" {
 			dst = append(dst, `,"metadata":`...)
-			dst = appendString(dst, o.Metadata)
+			dst = AppendString(dst, o.Metadata)
 		}
 		if lc := o.LastConsumed; lc != nil {
 			dst = append(dst, `,"last_consumed":{"offset":`...)
@@ -698,7 +697,7 @@ func plain8[T ~[]byte | ~string](s T, i int) bool {
 // it with HTML escaping off: '"', '\\' and control characters escaped
 // (\b, \f, \n, \r, \t or \u00XX), invalid UTF-8 as \ufffd, U+2028 and
 // U+2029 as \u2028 and \u2029, everything else as it is.
-func appendString[T ~[]byte | ~string](dst []byte, s T) []byte {
+func AppendString[T ~[]byte | ~string](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

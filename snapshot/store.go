@@ -144,7 +144,7 @@ type Store struct {
 	// list reads itself (see listOnce).
 	dir string
 	// pieceSizes cut the documents Put writes (zero: the defaults).
-	pieceSizes pieceSizes
+	pieceSizes PieceSizes
 	// timeout bounds each store call without progress (see SetTimeout).
 	timeout time.Duration
 	// clock is the last CreatedAt Put assigned (see nextCreatedAt).
@@ -291,7 +291,7 @@ func (s *Store) Close() error { return errors.Join(s.bucket.Close(), s.keeper.Cl
 // offsets and groups sink groups (zero: the defaults). Put encodes pieces
 // in parallel and compresses them into frames, so small sizes cut a small
 // document into many frames: the tests check the boundaries with them.
-func (s *Store) SetPieceSizes(keys, groups int) { s.pieceSizes = pieceSizes{keys, groups} }
+func (s *Store) SetPieceSizes(keys, groups int) { s.pieceSizes = PieceSizes{keys, groups} }
 
 // Put encodes and compresses the pieces of the document (see pieces.go)
 // on as many goroutines as there are CPUs, consecutive pieces into a zstd
@@ -710,12 +710,12 @@ const (
 
 // zstdEncoders are the encoders frames are compressed with; each holds a
 // few MiB of tables, so they are reused.
-var zstdEncoders sync.Pool
+var ZstdEncoders sync.Pool
 
 // zstdEncoder returns an encoder from zstdEncoders, or a new one. It is
 // used through EncodeAll only, which runs on the caller's goroutine.
-func zstdEncoder() (*zstd.Encoder, error) {
-	if zw, ok := zstdEncoders.Get().(*zstd.Encoder); ok {
+func ZstdEncoder() (*zstd.Encoder, error) {
+	if zw, ok := ZstdEncoders.Get().(*zstd.Encoder); ok {
 		return zw, nil
 	}
 	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderConcurrency(1))
@@ -730,8 +730,8 @@ func zstdEncoder() (*zstd.Encoder, error) {
 // z.keys source offsets' worth (a small document, or a partition of a few
 // keys, is not cut into frames that compress apart); a partition
 // compressed as it was read (piece.pre) brings its own frames.
-func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
-	z = z.orDefault()
+func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
+	z = z.OrDefault()
 	ps, err := snap.pieces(z)
 	if err != nil {
 		return nil, err
@@ -748,7 +748,7 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 			continue
 		}
 		// A piece that would take the frame past z.keys starts the next.
-		if w := ps[i].weight(z); weight > 0 && weight+w > z.keys {
+		if w := ps[i].weight(z); weight > 0 && weight+w > z.Keys {
 			jobs = append(jobs, ps[from:i])
 			weight, from = 0, i
 		}
@@ -771,14 +771,14 @@ func compressPieces(snap *Snapshot, z pieceSizes) ([][]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			zw, err := zstdEncoder()
+			zw, err := ZstdEncoder()
 			if err != nil {
 				mu.Lock()
 				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
 				return
 			}
-			defer zstdEncoders.Put(zw)
+			defer ZstdEncoders.Put(zw)
 			names := make(map[string]string)
 			var buf []byte
 			for {
@@ -873,7 +873,7 @@ func (o object) writeTo(w io.Writer) error {
 // encodeObject returns the stored object for snap and its Info. Only the
 // compressed body, and a piece of the document per CPU, are ever held in
 // memory.
-func encodeObject(snap *Snapshot, z pieceSizes) (object, Info, error) {
+func encodeObject(snap *Snapshot, z PieceSizes) (object, Info, error) {
 	frames, err := compressPieces(snap, z)
 	if err != nil {
 		return object{}, Info{}, err

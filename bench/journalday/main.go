@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 func main() {
@@ -128,7 +129,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer s.Close()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func run(ctx context.Context, c config) error {
 	if _, err := s.Put(ctx, snap); err != nil {
 		return err
 	}
-	topics, err := snapshot.EpochTopicsOf(ctx, cl, snapshot.Options{}, snap)
+	topics, err := capture.EpochTopicsOf(ctx, cl, capture.Options{}, snap)
 	if err != nil {
 		return err
 	}

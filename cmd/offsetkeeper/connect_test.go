@@ -21,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // startConnect starts a fake Connect REST API over the cluster.
@@ -50,7 +51,7 @@ func (c *cluster) rewrite(connector, value string) {
 // configStates reads the config topic: connector -> its state in a few words.
 func (c *cluster) configStates() map[string]snapshot.ConnectorConfig {
 	c.t.Helper()
-	configs, err := snapshot.ReadConfigs(context.Background(), c.cl, connectdemo.DefaultConfigsTopic)
+	configs, err := capture.ReadConfigs(context.Background(), c.cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		c.t.Fatal(err)
 	}

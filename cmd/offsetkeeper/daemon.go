@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // daemonCommand is the daemon entry of the command table (main.go).
@@ -99,10 +100,10 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 
 	opts.Reason = snapshot.ReasonScheduled
 	opts.Incremental = true
-	opts.Progress = new(snapshot.Progress)
+	opts.Progress = new(capture.Progress)
 	// One Capturer for the daemon's lifetime: each run reads only what is
 	// new since the last.
-	capt := snapshot.NewCapturer(cl, opts)
+	capt := capture.NewCapturer(cl, opts)
 	d := &daemon.Daemon{
 		Config: c.config(policy, kopts),
 		Tail:   journalTailer(cl, opts),

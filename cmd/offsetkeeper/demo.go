@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // demoCommand is the demo entry of the command table (main.go).
@@ -135,7 +136,7 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	snap, err := snapshot.Capture(ctx, w.cl, snapshot.Options{ProgramVersion: programVersion(), Reason: snapshot.ReasonManual})
+	snap, err := capture.Capture(ctx, w.cl, capture.Options{ProgramVersion: programVersion(), Reason: snapshot.ReasonManual})
 	if err != nil {
 		return fmt.Errorf("take first snapshot: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // defaultStore is where snapshots go when --store is not given.
@@ -75,7 +76,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
 	fs.Var(&g.offsetsTopics, "offsets-topic", "worker offsets topic (offset.storage.topic); repeatable (default "+snapshot.DefaultOffsetsTopic+")")
 	fs.StringVar(&g.configTopic, "config-topic", snapshot.DefaultConfigTopic, "worker config topic (config.storage.topic)")
-	fs.StringVar(&g.statusTopic, "status-topic", snapshot.DefaultStatusTopic, "worker status topic (status.storage.topic), read for the page's worker-reported states")
+	fs.StringVar(&g.statusTopic, "status-topic", capture.DefaultStatusTopic, "worker status topic (status.storage.topic), read for the page's worker-reported states")
 	fs.StringVar(&g.groupPrefix, "group-prefix", snapshot.DefaultGroupPrefix, "consumer groups with this prefix are sink connector groups")
 	fs.StringVar(&g.clientID, "client-id", "offsetkeeper", "Kafka client id")
 	fs.DurationVar(&g.timeout, "kafka-timeout", 30*time.Second, "how long to keep trying to reach Kafka before giving up")
@@ -136,7 +137,7 @@ func (g *globals) logger(w io.Writer) (*slog.Logger, error) {
 
 // kafkaSettings resolves the Kafka client config and the Connect topic
 // names from the flags and the worker file; explicit flags win.
-func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
+func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	var (
 		cfg    kafkaconf.Config
 		worker kafkaconf.Worker
@@ -144,16 +145,16 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 	if g.workerConfig != "" {
 		f, err := os.Open(g.workerConfig)
 		if err != nil {
-			return cfg, snapshot.Options{}, fmt.Errorf("read worker config: %w", err)
+			return cfg, capture.Options{}, fmt.Errorf("read worker config: %w", err)
 		}
 		props, err := kafkaconf.ParseProperties(f)
 		f.Close()
 		if err != nil {
-			return cfg, snapshot.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
+			return cfg, capture.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
 		}
 		cfg, worker, err = kafkaconf.FromWorkerProperties(props)
 		if err != nil {
-			return cfg, snapshot.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
+			return cfg, capture.Options{}, fmt.Errorf("read worker config %s: %w", g.workerConfig, err)
 		}
 	}
 	if g.explicit("brokers") || len(cfg.Brokers) == 0 {
@@ -198,7 +199,7 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 		cfg.SASL.TokenFile = g.oauthTokenFile
 	}
 
-	opts := snapshot.Options{
+	opts := capture.Options{
 		OffsetsTopics:  []string(g.offsetsTopics),
 		ConfigTopic:    g.configTopic,
 		StatusTopic:    g.statusTopic,
@@ -221,7 +222,7 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, snapshot.Options, error) {
 // cluster answers (and accepts the credentials) before any work starts, so
 // a wrong address or password fails fast with a clear message. The caller
 // closes the client.
-func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, snapshot.Options, error) {
+func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, capture.Options, error) {
 	cfg, opts, err := g.kafkaSettings()
 	if err != nil {
 		return nil, opts, err

@@ -8,13 +8,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // topicGone explains a worker topic that does not exist although the
 // store has snapshots of it (see snapshot.Gone); other errors, and a store
 // that cannot be listed, leave err as it is.
 func topicGone(ctx context.Context, store *snapshot.Store, cl *kgo.Client, err error) error {
-	if !errors.Is(err, snapshot.ErrTopicMissing) {
+	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
 	infos, lerr := store.List(ctx)
@@ -25,6 +26,6 @@ func topicGone(ctx context.Context, store *snapshot.Store, cl *kgo.Client, err e
 	if md, merr := kadm.NewClient(cl).BrokerMetadata(ctx); merr == nil {
 		cluster = md.Cluster
 	}
-	latest := snapshot.LatestFull(infos)
-	return snapshot.Gone(err, latest, snapshot.HistoryTopics(ctx, store, latest), cluster)
+	latest := capture.LatestFull(infos)
+	return capture.Gone(err, latest, capture.HistoryTopics(ctx, store, latest), cluster)
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // progressTiming is when the progress line of snapshot and restore first
@@ -63,13 +63,13 @@ type progressView struct {
 // redrawn in place, otherwise (--progress always) a line each time. Stop
 // ends it with the final line; nothing is printed when the work ended
 // sooner, with --progress never, or in auto mode when w is not a terminal.
-func (f progressFlag) start(w io.Writer, what string, p *snapshot.Progress) *progressView {
+func (f progressFlag) start(w io.Writer, what string, p *capture.Progress) *progressView {
 	v := &progressView{w: w, term: stderrTerminal(w), stop: func() {}}
 	if f == progressNever || (f == progressAuto && !v.term) {
 		return v
 	}
 	tick := time.NewTicker(progressTiming.every)
-	stopWatch := p.Watch(progressTiming.after, tick.C, time.Now, func(st snapshot.ProgressState, done bool) {
+	stopWatch := p.Watch(progressTiming.after, tick.C, time.Now, func(st capture.ProgressState, done bool) {
 		v.draw(what+": "+progressLine(st, done), done)
 	})
 	v.stop = func() {
@@ -138,7 +138,7 @@ func (c clearingWriter) Write(b []byte) (int, error) {
 
 // progressLine describes st in one line: "read offsets topics: 120,000
 // records read (11.4 MiB), 3s".
-func progressLine(st snapshot.ProgressState, done bool) string {
+func progressLine(st capture.ProgressState, done bool) string {
 	var b strings.Builder
 	if done {
 		b.WriteString("done")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // termBuffer is a stderr that says it is a terminal.
@@ -146,9 +147,9 @@ func TestProgressRestoreOnTerminal(t *testing.T) {
 
 // The line names the stage and the capture phase within it.
 func TestProgressLine(t *testing.T) {
-	var p snapshot.Progress
-	p.SetStage(snapshot.PhasePlan)
-	p.SetPhase(snapshot.PhaseOffsets)
+	var p capture.Progress
+	p.SetStage(capture.PhasePlan)
+	p.SetPhase(capture.PhaseOffsets)
 	st := p.State()
 	st.Elapsed = 2500 * time.Millisecond
 	if got, want := progressLine(st, false), "plan: read offsets topics: 0 records read (0 B), 2.5s"; got != want {

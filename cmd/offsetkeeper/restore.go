@@ -11,6 +11,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // restoreCommand is the restore entry of the command table (main.go).
@@ -234,7 +235,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		snap = translated
 	}
 	req.Snapshot = snap
-	env := restore.Env{Client: cl, Store: store, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(snapshot.Progress)}
+	env := restore.Env{Client: cl, Store: store, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(capture.Progress)}
 	progress := c.progressMode.start(c.stderr, "restore", env.Progress)
 	env.Out, env.Warn = progress.Wrap(c.progress()), progress.Wrap(c.stderr)
 	env.Log = progress.Logger(c.g, c.log)

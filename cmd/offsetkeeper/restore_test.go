@@ -21,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // cluster is one seeded kfake cluster and a file store, driven through
@@ -186,7 +187,7 @@ func (c *cluster) groupOffsets(group string) []string {
 // capture reads the whole live cluster.
 func (c *cluster) capture(offsetsTopics ...string) *snapshot.Snapshot {
 	c.t.Helper()
-	snap, err := snapshot.Capture(context.Background(), c.cl, snapshot.Options{OffsetsTopics: offsetsTopics})
+	snap, err := capture.Capture(context.Background(), c.cl, capture.Options{OffsetsTopics: offsetsTopics})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/daemon/web"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // serveCommand is the serve entry of the command table (main.go).
@@ -62,8 +62,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		}
 		defer cl.Close()
 		src.LogEnd = web.LogEnds(cl, 0)
-		src.Status = func(ctx context.Context) (*snapshot.Statuses, error) {
-			return snapshot.ReadStatuses(ctx, cl, cmp.Or(opts.StatusTopic, snapshot.DefaultStatusTopic))
+		src.Status = func(ctx context.Context) (*capture.Statuses, error) {
+			return capture.ReadStatuses(ctx, cl, cmp.Or(opts.StatusTopic, capture.DefaultStatusTopic))
 		}
 	}
 	page, err := web.New(src)

@@ -10,6 +10,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // snapshotCommand is the snapshot entry of the command table (main.go).
@@ -95,12 +96,12 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	defer cl.Close()
 	opts.Connectors = c.connectors
 	opts.Reason = snapshot.ReasonManual
-	opts.Progress = new(snapshot.Progress)
+	opts.Progress = new(capture.Progress)
 	progress := c.progress.start(c.stderr, "snapshot", opts.Progress)
 	defer progress.Stop()
 
 	began := time.Now()
-	capt := snapshot.NewCapturer(cl, opts)
+	capt := capture.NewCapturer(cl, opts)
 	// Streamed and stored once: the source offsets go from what was read
 	// straight into the stored document's frames, each partition's as
 	// soon as it is read, and what was read goes as it is encoded.
@@ -109,7 +110,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, store, cl, err)))
 	}
 	captured := time.Now()
-	opts.Progress.SetPhase(snapshot.PhaseStore)
+	opts.Progress.SetPhase(capture.PhaseStore)
 	info, err := store.Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // What the board says of the status topic (Board.StatusTopic).
@@ -31,14 +32,14 @@ type WorkerState struct {
 	WorkerID string `json:"worker_id,omitempty"`
 	Trace    string `json:"trace,omitempty"`
 	// Tasks are the reported tasks by ID; TasksRunning those RUNNING.
-	Tasks        []snapshot.TaskStatus `json:"tasks"`
-	TasksRunning int                   `json:"tasks_running"`
+	Tasks        []capture.TaskStatus `json:"tasks"`
+	TasksRunning int                  `json:"tasks_running"`
 }
 
 // statusWorld is the status topic as the page last read it.
 type statusWorld struct {
 	state string // statusTopic*
-	st    *snapshot.Statuses
+	st    *capture.Statuses
 	note  string
 }
 
@@ -58,7 +59,7 @@ func (s *Server) statuses(ctx context.Context) statusWorld {
 func (s *Server) readStatuses(ctx context.Context) statusWorld {
 	st, err := s.src.Status(ctx)
 	switch {
-	case errors.Is(err, snapshot.ErrTopicMissing):
+	case errors.Is(err, capture.ErrTopicMissing):
 		return statusWorld{state: statusTopicMissing}
 	case err != nil:
 		s.log().Warn("read status topic", "error", err)
@@ -88,19 +89,19 @@ func (s *Server) workerState(w *world, r *ConnectorRow) {
 	}
 	ws := &WorkerState{Tasks: cs.Tasks}
 	if ws.Tasks == nil {
-		ws.Tasks = []snapshot.TaskStatus{}
+		ws.Tasks = []capture.TaskStatus{}
 	}
 	if c := cs.Connector; c != nil {
 		ws.State, ws.WorkerID, ws.Trace = c.State, c.WorkerID, c.Trace
-		if c.State == snapshot.WorkerFailed {
+		if c.State == capture.WorkerFailed {
 			r.failed(fmt.Sprintf("connector FAILED on %s: %s", c.WorkerID, firstLine(c.Trace)))
 		}
 	}
 	for _, t := range cs.Tasks {
 		switch t.State {
-		case snapshot.WorkerRunning:
+		case capture.WorkerRunning:
 			ws.TasksRunning++
-		case snapshot.WorkerFailed:
+		case capture.WorkerFailed:
 			r.failed(fmt.Sprintf("task %d FAILED on %s: %s", t.ID, t.WorkerID, firstLine(t.Trace)))
 		}
 	}
@@ -123,7 +124,7 @@ func (r *ConnectorRow) failed(why string) {
 func summary(ws *WorkerState) string {
 	var parts []string
 	switch {
-	case ws.State == snapshot.WorkerFailed:
+	case ws.State == capture.WorkerFailed:
 		parts = append(parts, "FAILED: "+firstLine(ws.Trace))
 	case ws.State != "":
 		parts = append(parts, ws.State)
@@ -134,7 +135,7 @@ func summary(ws *WorkerState) string {
 		parts = append(parts, fmt.Sprintf("%d/%d tasks running", ws.TasksRunning, len(ws.Tasks)))
 	}
 	for _, t := range ws.Tasks {
-		if t.State == snapshot.WorkerFailed {
+		if t.State == capture.WorkerFailed {
 			parts = append(parts, fmt.Sprintf("task %d FAILED: %s", t.ID, firstLine(t.Trace)))
 			break
 		}
@@ -146,10 +147,10 @@ func summary(ws *WorkerState) string {
 // one the config topic asks for; transient states (UNASSIGNED,
 // RESTARTING) and FAILED are not a disagreement.
 func mismatch(target, worker string) string {
-	want, ok := map[string]string{snapshot.StateStarted: snapshot.WorkerRunning, snapshot.StatePaused: snapshot.WorkerPaused,
-		snapshot.StateStopped: snapshot.WorkerStopped}[target]
+	want, ok := map[string]string{snapshot.StateStarted: capture.WorkerRunning, snapshot.StatePaused: capture.WorkerPaused,
+		snapshot.StateStopped: capture.WorkerStopped}[target]
 	switch worker {
-	case snapshot.WorkerRunning, snapshot.WorkerPaused, snapshot.WorkerStopped:
+	case capture.WorkerRunning, capture.WorkerPaused, capture.WorkerStopped:
 	default:
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // The board shows what the workers report in the status topic beside the
@@ -31,7 +32,7 @@ func TestWorkerStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := snapshot.NewStore(memblob.OpenBucket(nil))
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
+	snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +41,8 @@ func TestWorkerStates(t *testing.T) {
 	}
 	var page string
 	serve := func(topic string) (Board, string) {
-		s, err := New(Source{Store: store, Status: func(ctx context.Context) (*snapshot.Statuses, error) {
-			return snapshot.ReadStatuses(ctx, cl, topic)
+		s, err := New(Source{Store: store, Status: func(ctx context.Context) (*capture.Statuses, error) {
+			return capture.ReadStatuses(ctx, cl, topic)
 		}})
 		if err != nil {
 			t.Fatal(err)

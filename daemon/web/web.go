@@ -19,6 +19,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Defaults of a Source.
@@ -40,7 +41,7 @@ type Source struct {
 	// Status, when set, reads Connect's status topic (snapshot.ReadStatuses)
 	// for the workers' reported states; it is read once per Refresh (at
 	// least cacheTTL). A snapshot.ErrTopicMissing says "no status topic".
-	Status func(ctx context.Context) (*snapshot.Statuses, error)
+	Status func(ctx context.Context) (*capture.Statuses, error)
 	// Window is how far back the plots go (DefaultWindow).
 	Window time.Duration
 	// StallAfter is how long a sink with lag may go without a commit

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // With the journal off the page works from snapshots alone: the board
@@ -27,7 +28,7 @@ func TestSnapshotsOnly(t *testing.T) {
 	cl := seededCluster(t)
 	store := snapshot.NewStore(memblob.OpenBucket(nil))
 	put := func() snapshot.Info {
-		snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
+		snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestPlanCommands(t *testing.T) {
 	ctx := context.Background()
 	cl := seededCluster(t)
 	store := snapshot.NewStore(memblob.OpenBucket(nil))
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{Reason: snapshot.ReasonScheduled})
+	snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 	if err != nil {
 		t.Fatal(err)
 	}

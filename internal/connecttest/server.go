@@ -74,6 +74,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Messages Connect answers with, verbatim where the doc quotes them.
@@ -389,7 +390,7 @@ type connector struct {
 
 // view reads the config topic: every configured connector, by name.
 func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, err := snapshot.ReadConfigs(ctx, s.cl, s.opts.ConfigTopic)
+	configs, err := capture.ReadConfigs(ctx, s.cl, s.opts.ConfigTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -848,7 +849,7 @@ func (s *Server) setTargetState(ctx context.Context, r *http.Request, state stri
 
 // capture reads the connector's offsets as Connect's stores hold them.
 func (s *Server) capture(ctx context.Context, c connector) (*snapshot.Snapshot, error) {
-	return snapshot.Capture(ctx, s.cl, snapshot.Options{
+	return capture.Capture(ctx, s.cl, capture.Options{
 		OffsetsTopics: []string{s.opts.OffsetsTopic},
 		ConfigTopic:   s.opts.ConfigTopic,
 		Connectors:    []string{c.Name},

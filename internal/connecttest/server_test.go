@@ -20,7 +20,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // seeded starts a kfake cluster seeded with DefaultSpec and a Server over it.
@@ -79,7 +79,7 @@ func connURL(srv *connecttest.Server, name, tail string) string {
 func TestConfigTopicView(t *testing.T) {
 	cl, exp, srv := seeded(t, connecttest.Options{})
 	ctx := context.Background()
-	configs, err := snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, err := capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if code, resp := call(t, http.MethodPut, connURL(srv, name, "/stop"), ""); code != 204 {
 		t.Fatalf("stop: %d %s", code, resp)
 	}
-	configs, err := snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, err := capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if code, _ := call(t, http.MethodPut, connURL(srv, name, "/resume"), ""); code != 202 {
 		t.Fatalf("resume: %d", code)
 	}
-	configs, _ = snapshot.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
+	configs, _ = capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if c := configs[name]; c.TargetState != "STARTED" || c.Tasks != 2 {
 		t.Errorf("after resume the config topic says %s, want STARTED with 2 tasks (tasks.max)", c.TargetState)
 	}

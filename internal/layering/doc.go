@@ -10,13 +10,14 @@
 // A package imports only packages of layers below its own (internal/...
 // packages may import each other). Nothing under internal/ imports
 // snapshot, restore or daemon, except the test helpers internal/connecttest
-// and internal/connectdemo, which may import snapshot and say so in their
-// package doc. Packages outside these layers (bench/..., deploy,
+// and internal/connectdemo, which may import snapshot and snapshot/capture
+// and say so in their package doc. Packages outside these layers (bench/..., deploy,
 // reliability) may import any of them; nothing imports cmd/....
 //
 // Inside the snapshot layer the rooms are ranked too (snapshotRooms): the
 // views of a compacted topic (snapshot/internal/keyview) under the reader
-// (snapshot/internal/kread) under snapshot; snapshot's internal packages
-// are its own. The pure packages (keyview, internal/connectjson,
+// (snapshot/internal/kread) under snapshot, and capture (reading a
+// cluster into snapshots and journal entries) over it; snapshot's internal
+// packages are its own. The pure packages (keyview, internal/connectjson,
 // internal/english, internal/retry) import no Kafka client and no bucket.
 package layering

@@ -53,6 +53,7 @@ var snapshotRooms = map[string]int{
 	"snapshot/internal/keyview": 0, // the views of a compacted topic
 	"snapshot/internal/kread":   1, // reading compacted topics through Fetch
 	"snapshot":                  2,
+	"snapshot/capture":          3, // reading a cluster into snapshots and the journal's entries
 	"snapshot/storetest":        3, // the store conformance kit, over snapshot
 }
 
@@ -83,10 +84,10 @@ func wrongWay(pkg, imp string) string {
 	switch {
 	case rp == 0 && ri == 0:
 		return ""
-	case rp == 0 && helpers[pkg] && imp == module+"snapshot":
+	case rp == 0 && helpers[pkg] && (imp == module+"snapshot" || imp == module+"snapshot/capture"):
 		return ""
 	case rp == 0:
-		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connecttest and connectdemo: snapshot only)"
+		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connecttest and connectdemo: snapshot and snapshot/capture only)"
 	case rp == 1 && ri == 1:
 		a, aok := snapshotRooms[strings.TrimPrefix(pkg, module)]
 		b, bok := snapshotRooms[strings.TrimPrefix(imp, module)]
@@ -94,7 +95,7 @@ func wrongWay(pkg, imp string) string {
 		case !aok || !bok:
 			return "a package of the snapshot layer must be ranked in snapshotRooms"
 		case b >= a:
-			return "in the snapshot layer, imports flow storetest → snapshot → internal/kread → internal/keyview"
+			return "in the snapshot layer, imports flow capture, storetest → snapshot → internal/kread → internal/keyview"
 		}
 		return ""
 	case ri >= rp:
@@ -173,6 +174,10 @@ func TestWrongWay(t *testing.T) {
 		{"daemon", "cmd/offsetkeeper", true},
 		{"snapshot", "snapshot/x", true},
 		{"snapshot/storetest", "snapshot", false},
+		{"snapshot/capture", "snapshot", false},
+		{"snapshot/capture", "snapshot/internal/kread", false},
+		{"snapshot", "snapshot/capture", true},
+		{"snapshot/capture", "snapshot/storetest", true},
 		{"snapshot/internal/keyview", "snapshot/internal/kread", true},
 		{"snapshot", "snapshot/internal/kread", false},
 		{"snapshot/internal/kread", "snapshot/internal/keyview", false},

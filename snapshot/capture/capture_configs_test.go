@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -15,7 +16,7 @@ import (
 // config topic last holds it, placeholders as placeholders, a value of
 // another JSON type as the worker reads it; a deleted connector has none.
 func TestCaptureConfigs(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, DefaultOffsetsTopic, DefaultConfigTopic))
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestCaptureConfigs(t *testing.T) {
 		{"connector-gone", ""},
 	}
 	for _, r := range recs {
-		rec := &kgo.Record{Topic: DefaultConfigTopic, Key: []byte(r.key)}
+		rec := &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte(r.key)}
 		if r.value != "" {
 			rec.Value = []byte(r.value)
 		}
@@ -59,7 +60,7 @@ func TestCaptureConfigs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("configs = %v, want %v", got, want)
 	}
-	configs, err := ReadConfigs(ctx, cl, DefaultConfigTopic)
+	configs, err := ReadConfigs(ctx, cl, snapshot.DefaultConfigTopic)
 	if err != nil {
 		t.Fatal(err)
 	}

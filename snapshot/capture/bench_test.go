@@ -1,4 +1,4 @@
-package snapshot_test
+package capture_test
 
 // Benchmarks of capture, incremental capture, Put and Get, and a count of
 // the broker requests a sink capture makes. They run against an in-process
@@ -34,7 +34,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 func envInt(b testing.TB, name string, def int) int {
@@ -128,7 +130,7 @@ func fileStore(b *testing.B) *snapshot.Store {
 	return st
 }
 
-func reportSize(b *testing.B, snap *snapshot.Snapshot, st snapshot.CaptureStats) {
+func reportSize(b *testing.B, snap *snapshot.Snapshot, st capture.CaptureStats) {
 	b.ReportMetric(float64(snap.SourceKeys()), "keys")
 	b.ReportMetric(float64(len(snap.SinkGroups)), "groups")
 	b.ReportMetric(float64(st.RecordsRead), "records/op")
@@ -136,7 +138,7 @@ func reportSize(b *testing.B, snap *snapshot.Snapshot, st snapshot.CaptureStats)
 
 // BenchmarkCaptureFull is a full read of the cluster: what the snapshot
 // command does before Put.
-func BenchmarkCaptureFull(b *testing.B) { benchFull(b, snapshot.Options{}) }
+func BenchmarkCaptureFull(b *testing.B) { benchFull(b, capture.Options{}) }
 
 // BenchmarkCaptureFullSourceOnly is BenchmarkCaptureFull limited to the
 // source connectors: no sink group is read.
@@ -144,8 +146,8 @@ func BenchmarkCaptureFullSourceOnly(b *testing.B) { benchFull(b, sourceOnly(b)) 
 
 // sourceOnly returns Options limited to the source connectors of the
 // benchmark cluster.
-func sourceOnly(b *testing.B) snapshot.Options {
-	var opts snapshot.Options
+func sourceOnly(b *testing.B) capture.Options {
+	var opts capture.Options
 	for _, c := range captured(b).Connectors {
 		if c.Type == snapshot.TypeSource {
 			opts.Connectors = append(opts.Connectors, c.Name)
@@ -154,11 +156,11 @@ func sourceOnly(b *testing.B) snapshot.Options {
 	return opts
 }
 
-func benchFull(b *testing.B, opts snapshot.Options) {
+func benchFull(b *testing.B, opts capture.Options) {
 	cl := client(b, cluster(b).brokers)
 	ctx := context.Background()
 	var snap *snapshot.Snapshot
-	c := snapshot.NewCapturer(cl, opts)
+	c := capture.NewCapturer(cl, opts)
 	for b.Loop() {
 		var err error
 		// Streamed, as the snapshot command captures.
@@ -176,7 +178,7 @@ func BenchmarkSnapshotFull(b *testing.B) {
 	st := fileStore(b)
 	ctx := context.Background()
 	var snap *snapshot.Snapshot
-	c := snapshot.NewCapturer(cl, snapshot.Options{})
+	c := capture.NewCapturer(cl, capture.Options{})
 	for b.Loop() {
 		var err error
 		if snap, err = c.CaptureStreamed(ctx); err != nil {
@@ -207,13 +209,13 @@ func changeKeys(b *testing.B, cl *kgo.Client, snap *snapshot.Snapshot, pct float
 
 // benchIncremental measures what a daemon does on each tick after 1% of
 // the keys changed: an incremental capture, and with put a Put too.
-func benchIncremental(b *testing.B, put bool, opts snapshot.Options) {
+func benchIncremental(b *testing.B, put bool, opts capture.Options) {
 	cl := client(b, cluster(b).brokers)
 	prod := client(b, cluster(b).brokers, kgo.ProducerLinger(0))
 	st := fileStore(b)
 	ctx := context.Background()
 	opts.Incremental = true
-	c := snapshot.NewCapturer(cl, opts)
+	c := capture.NewCapturer(cl, opts)
 	base, err := c.Capture(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -242,7 +244,7 @@ func benchIncremental(b *testing.B, put bool, opts snapshot.Options) {
 
 // BenchmarkCaptureIncremental is an incremental capture after 1% of the
 // keys changed; compare with BenchmarkCaptureFull.
-func BenchmarkCaptureIncremental(b *testing.B) { benchIncremental(b, false, snapshot.Options{}) }
+func BenchmarkCaptureIncremental(b *testing.B) { benchIncremental(b, false, capture.Options{}) }
 
 // BenchmarkCaptureIncrementalSourceOnly is BenchmarkCaptureIncremental
 // limited to the source connectors, as BenchmarkCaptureFullSourceOnly:
@@ -255,12 +257,12 @@ func BenchmarkCaptureIncrementalSourceOnly(b *testing.B) {
 // BenchmarkSnapshotIncremental is the daemon's tick: an incremental
 // capture after 1% of the keys changed, plus Put; compare with
 // BenchmarkSnapshotFull.
-func BenchmarkSnapshotIncremental(b *testing.B) { benchIncremental(b, true, snapshot.Options{}) }
+func BenchmarkSnapshotIncremental(b *testing.B) { benchIncremental(b, true, capture.Options{}) }
 
 // captured returns one full capture of the benchmark cluster.
 func captured(b *testing.B) *snapshot.Snapshot {
 	b.Helper()
-	snap, err := snapshot.Capture(context.Background(), client(b, cluster(b).brokers), snapshot.Options{})
+	snap, err := capture.Capture(context.Background(), client(b, cluster(b).brokers), capture.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -382,7 +384,7 @@ func BenchmarkCaptureSinkGroups(b *testing.B) {
 		cl := client(b, bc.brokers, kgo.WithHooks(rc))
 		b.StartTimer()
 		var err error
-		if snap, err = snapshot.Capture(ctx, cl, snapshot.Options{OffsetsTopics: []string{empty}}); err != nil {
+		if snap, err = capture.Capture(ctx, cl, capture.Options{OffsetsTopics: []string{empty}}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -408,8 +410,8 @@ func BenchmarkCaptureSinkGroups(b *testing.B) {
 // the format. Checked on a capture of DefaultSpec (escapes, raw UTF-8,
 // U+2028, binary keys, unparsed keys) plus hand-made edge cases.
 func TestEncodeMatchesEncodingJSON(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
-	snap, err := snapshot.Capture(context.Background(), cl, snapshot.Options{})
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
+	snap, err := capture.Capture(context.Background(), cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,8 +465,8 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 // must give exactly what encoding/json gives, for those documents and for
 // anything else (which it leaves to encoding/json).
 func TestDecodeMatchesEncodingJSON(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
-	snap, err := snapshot.Capture(context.Background(), cl, snapshot.Options{})
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
+	snap, err := capture.Capture(context.Background(), cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +531,7 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 //
 //	go test -run '^$' -fuzz=FuzzDecodeMatchesEncodingJSON -fuzztime=60s ./snapshot/
 func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
-	doc, err := os.ReadFile("testdata/v1.json")
+	doc, err := os.ReadFile("../testdata/v1.json")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
@@ -46,10 +47,10 @@ func (e *MissingTopicError) Unwrap() error { return ErrTopicMissing }
 
 // LatestFull is the newest full snapshot of infos (see Store.List), nil
 // when there is none.
-func LatestFull(infos []Info) *Info {
-	var out *Info
+func LatestFull(infos []snapshot.Info) *snapshot.Info {
+	var out *snapshot.Info
 	for i := range infos {
-		if in := &infos[i]; in.Kind == KindFull && (out == nil || in.CreatedAt.After(out.CreatedAt)) {
+		if in := &infos[i]; in.Kind == snapshot.KindFull && (out == nil || in.CreatedAt.After(out.CreatedAt)) {
 			out = in
 		}
 	}
@@ -58,7 +59,7 @@ func LatestFull(infos []Info) *Info {
 
 // HistoryTopics are the names of the topics the snapshot info in store
 // read (nil when info is nil or cannot be read), for Gone.
-func HistoryTopics(ctx context.Context, store *Store, info *Info) []string {
+func HistoryTopics(ctx context.Context, store *snapshot.Store, info *snapshot.Info) []string {
 	if info == nil {
 		return nil
 	}
@@ -80,7 +81,7 @@ func HistoryTopics(ctx context.Context, store *Store, info *Info) []string {
 // clusterID is the cluster read now ("" if unknown). Any other err, and a
 // topic the snapshot never read (a mistyped --offsets-topic, say), is
 // returned as it is.
-func Gone(err error, latest *Info, topics []string, clusterID string) error {
+func Gone(err error, latest *snapshot.Info, topics []string, clusterID string) error {
 	var mt *MissingTopicError
 	if err == nil || latest == nil || !errors.As(err, &mt) || latest.SourceKeys == 0 && latest.SinkGroups == 0 || !slices.Contains(topics, mt.Topic) {
 		return err
@@ -132,16 +133,16 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if len(o.OffsetsTopics) == 0 {
-		o.OffsetsTopics = []string{DefaultOffsetsTopic}
+		o.OffsetsTopics = []string{snapshot.DefaultOffsetsTopic}
 	}
 	if o.ConfigTopic == "" {
-		o.ConfigTopic = DefaultConfigTopic
+		o.ConfigTopic = snapshot.DefaultConfigTopic
 	}
 	if o.GroupPrefix == "" {
-		o.GroupPrefix = DefaultGroupPrefix
+		o.GroupPrefix = snapshot.DefaultGroupPrefix
 	}
 	if o.Reason == "" {
-		o.Reason = ReasonManual
+		o.Reason = snapshot.ReasonManual
 	}
 }
 
@@ -154,14 +155,14 @@ type Capturer struct {
 	adm   *kadm.Client
 	opts  Options
 	views map[string]*keyview.TopicView
-	conf  *configState
+	conf  *snapshot.ConfigState
 	// stats of the last Capture.
 	stats CaptureStats
 	// gen counts Captures, so that a streamed snapshot can tell that the
 	// views it reads from moved on (ErrStale).
 	gen atomic.Uint64
 	// lastConsumed are the sink records read by the last Capture (sinkts.go).
-	lastConsumed map[sinkPos]LastConsumed
+	lastConsumed map[sinkPos]snapshot.LastConsumed
 	// early, set by tests, says how CaptureStreamedOnce cuts a partition
 	// into frames and the fewest keys it compresses early, whatever is
 	// left of the read and its size; nil means pieceKeys, earlyMinKeys,
@@ -197,14 +198,14 @@ func NewCapturer(cl *kgo.Client, opts Options) *Capturer {
 func (c *Capturer) Stats() CaptureStats { return c.stats }
 
 // Capture is NewCapturer(cl, opts).Capture(ctx): one full read.
-func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*Snapshot, error) {
+func Capture(ctx context.Context, cl *kgo.Client, opts Options) (*snapshot.Snapshot, error) {
 	return NewCapturer(cl, opts).Capture(ctx)
 }
 
 // Capture reads the cluster and returns a normalized snapshot without ID.
 // Every partition-level error fails the capture: a short snapshot is worse
 // than none.
-func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
+func (c *Capturer) Capture(ctx context.Context) (*snapshot.Snapshot, error) {
 	return c.capture(ctx, captureMode{keep: c.opts.Incremental})
 }
 
@@ -215,7 +216,7 @@ func (c *Capturer) Capture(ctx context.Context) (*Snapshot, error) {
 // Capturer keeps beyond the snapshot's bytes: its own copy of the source
 // offsets (160 bytes a key) and the per-key index of every partition.
 // Without Options.Incremental it is Capture.
-func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
+func (c *Capturer) CaptureLast(ctx context.Context) (*snapshot.Snapshot, error) {
 	return c.capture(ctx, captureMode{})
 }
 
@@ -227,7 +228,7 @@ func (c *Capturer) CaptureLast(ctx context.Context) (*Snapshot, error) {
 // whole document until Put (it decompresses those frames); the document
 // is byte for byte CaptureStreamed's. With Options.Incremental it is
 // CaptureStreamed: the Capturer keeps its views.
-func (c *Capturer) CaptureStreamedOnce(ctx context.Context) (*Snapshot, error) {
+func (c *Capturer) CaptureStreamedOnce(ctx context.Context) (*snapshot.Snapshot, error) {
 	return c.capture(ctx, captureMode{keep: c.opts.Incremental, streamed: true, once: !c.opts.Incremental})
 }
 
@@ -251,12 +252,12 @@ type captureRun struct {
 	gen uint64
 	// scope holds Options.Connectors; connectors the connectors found.
 	scope      map[string]bool
-	connectors map[string]*Connector
+	connectors map[string]*snapshot.Connector
 	warnings   []string
 	// views are the offsets topics read, offBounds their bounds.
 	views     []*keyview.TopicView
 	offBounds map[string]map[int32]kread.Bounds
-	snap      *Snapshot
+	snap      *snapshot.Snapshot
 	// early does the work of a once capture on each partition as it is
 	// read; nil otherwise.
 	early *overlap
@@ -273,14 +274,14 @@ func (r *captureRun) scopeFunc() func(string) bool {
 
 // groupsResult is what the sink groups' read, run meanwhile, found.
 type groupsResult struct {
-	groups   []SinkGroup
+	groups   []snapshot.SinkGroup
 	warnings []string
 	err      error
 	took     time.Duration
 }
 
 // capture is Capture, read as mode says.
-func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, error) {
+func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Snapshot, error) {
 	began := time.Now()
 	c.stats = CaptureStats{}
 	r := &captureRun{c: c, captureMode: mode, gen: c.gen.Add(1)}
@@ -307,12 +308,12 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*Snapshot, er
 	for _, n := range c.opts.Connectors {
 		r.scope[n] = true
 	}
-	r.connectors = make(map[string]*Connector)
-	for name := range c.conf.connectors {
+	r.connectors = make(map[string]*snapshot.Connector)
+	for name := range c.conf.Connectors {
 		if !r.inScope(name) {
 			continue
 		}
-		conn := c.conf.connector(name)
+		conn := c.conf.Connector(name)
 		r.connectors[name] = &conn
 	}
 
@@ -454,23 +455,23 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 // newSnapshot starts the snapshot: its header and topics.
 func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds map[string]map[int32]kread.Bounds) {
 	opts := r.c.opts
-	snap := &Snapshot{
-		Version:        Version,
+	snap := &snapshot.Snapshot{
+		Version:        snapshot.Version,
 		CreatedAt:      time.Now().UTC(),
 		ProgramVersion: opts.ProgramVersion,
 		ClusterID:      cluster,
 		Reason:         opts.Reason,
 		Scope:          slices.Clone(opts.Connectors),
-		SourceOffsets:  []SourceOffset{},
-		SinkGroups:     []SinkGroup{},
-		Connectors:     []Connector{},
+		SourceOffsets:  []snapshot.SourceOffset{},
+		SinkGroups:     []snapshot.SinkGroup{},
+		Connectors:     []snapshot.Connector{},
 	}
 	sort.Strings(snap.Scope)
 	if !confMissing {
-		snap.Topics = append(snap.Topics, topicOf(opts.ConfigTopic, RoleConfig, confBounds[opts.ConfigTopic]))
+		snap.Topics = append(snap.Topics, topicOf(opts.ConfigTopic, snapshot.RoleConfig, confBounds[opts.ConfigTopic]))
 	}
 	for _, v := range r.views {
-		snap.Topics = append(snap.Topics, topicOf(v.Name, RoleOffsets, r.offBounds[v.Name]))
+		snap.Topics = append(snap.Topics, topicOf(v.Name, snapshot.RoleOffsets, r.offBounds[v.Name]))
 	}
 	r.snap = snap
 }
@@ -488,19 +489,19 @@ func (r *captureRun) buildSource() {
 			n += pv.Len()
 		}
 	}
-	b := offsetBuilder{scoped: len(r.scope) > 0, inScope: r.inScope, connectors: r.connectors, names: make(map[string]string)}
+	b := snapshot.OffsetBuilder{Scoped: len(r.scope) > 0, InScope: r.inScope, Connectors: r.connectors, Names: make(map[string]string)}
 	var unparsed, nulls int
 	var lazy *lazySource
 	if r.streamed {
 		// The snapshot keeps the scope, not r.
-		lazy = &lazySource{scoped: b.scoped, inScope: r.scopeFunc(), byConnector: make(map[string]int), once: r.once}
+		lazy = &lazySource{scoped: b.Scoped, inScope: r.scopeFunc(), byConnector: make(map[string]int), once: r.once}
 		if r.keep {
 			lazy.capt, lazy.gen = c, r.gen
 		}
 		snap.SourceOffsets = nil
 		snap.Stream = lazy
 	} else {
-		snap.SourceOffsets = make([]SourceOffset, 0, n)
+		snap.SourceOffsets = make([]snapshot.SourceOffset, 0, n)
 	}
 	// A streamed capture indexes every partition at once, on every CPU
 	// (those a once capture did not index as they were read).
@@ -508,20 +509,20 @@ func (r *captureRun) buildSource() {
 	if lazy != nil {
 		var jobs []indexJob
 		for _, v := range r.views {
-			for _, p := range sortedPartitions(v.Parts) {
+			for _, p := range snapshot.SortedPartitions(v.Parts) {
 				if r.early.indexed(v.Parts[p]) == nil {
 					jobs = append(jobs, indexJob{topic: v.Name, part: p, nparts: int32(len(r.offBounds[v.Name])), pv: v.Parts[p]})
 				}
 			}
 		}
-		idx, c.stats.IndexesUpdated = indexParts(jobs, b.scoped, r.inScope, r.keep)
+		idx, c.stats.IndexesUpdated = indexParts(jobs, b.Scoped, r.inScope, r.keep)
 	}
 	for _, v := range r.views {
 		nparts := int32(len(r.offBounds[v.Name]))
 		// Keys off their murmur2 partition: the only ones that can be
 		// live in two partitions.
 		var suspects []string
-		for _, p := range sortedPartitions(v.Parts) {
+		for _, p := range snapshot.SortedPartitions(v.Parts) {
 			pv := v.Parts[p]
 			nulls += pv.Nulls
 			if lazy != nil {
@@ -538,29 +539,29 @@ func (r *captureRun) buildSource() {
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
-		r.warnings = append(r.warnings, duplicateWarningsIn(v, suspects, r.early.liveIn)...)
+		r.warnings = append(r.warnings, snapshot.DuplicateWarningsIn(v, suspects, r.early.liveIn)...)
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
 	}
 	if unparsed > 0 {
-		r.warnings = append(r.warnings, countWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
+		r.warnings = append(r.warnings, snapshot.CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	if nulls > 0 {
-		r.warnings = append(r.warnings, countWarning(nulls, "record with a null key was skipped; no task can look it up", "records with a null key were skipped; no task can look them up"))
+		r.warnings = append(r.warnings, snapshot.CountWarning(nulls, "record with a null key was skipped; no task can look it up", "records with a null key were skipped; no task can look them up"))
 	}
 }
 
 // add takes one partition's index into the streamed source and returns
 // its suspects.
-func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
+func (lazy *lazySource) add(ix *indexed, b *snapshot.OffsetBuilder) []string {
 	lazy.parts = append(lazy.parts, ix.part)
 	lazy.keys += ix.part.keys()
 	lazy.unparsed += ix.unparsed
 	lazy.unnamed += ix.unnamed
 	for name, n := range ix.byConnector {
 		lazy.byConnector[name] += n
-		b.register(name)
+		b.Register(name)
 	}
 	return ix.suspects
 }
@@ -568,17 +569,17 @@ func (lazy *lazySource) add(ix *indexed, b *offsetBuilder) []string {
 // buildPart appends the source offsets of one partition to offs (updated
 // from what the Capturer kept, or built), and returns them with the
 // partition's suspects and how many keys did not parse.
-func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) (_ []SourceOffset, suspects []string, unparsed int) {
+func (r *captureRun) buildPart(b *snapshot.OffsetBuilder, offs []snapshot.SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) (_ []snapshot.SourceOffset, suspects []string, unparsed int) {
 	pv.Index = nil // built state, not an index, is kept below
 	from := len(offs)
 	if pv.Built != nil {
-		offs = b.update(offs, topic, p, nparts, pv)
-		suspects = pv.Built.(*builtPart).suspects
+		offs = b.Update(offs, topic, p, nparts, pv)
+		suspects = pv.Built.(*snapshot.BuiltPart).Suspects
 	} else {
-		offs, suspects = b.build(offs, topic, p, nparts, pv)
+		offs, suspects = b.Build(offs, topic, p, nparts, pv)
 		if r.keep {
 			// The Capturer's own copy: callers may change theirs.
-			pv.Built = &builtPart{offsets: slices.Clone(offs[from:]), suspects: suspects}
+			pv.Built = &snapshot.BuiltPart{Offsets: slices.Clone(offs[from:]), Suspects: suspects}
 			pv.Dirty = make(map[string]struct{})
 		}
 	}
@@ -586,7 +587,7 @@ func (r *captureRun) buildPart(b *offsetBuilder, offs []SourceOffset, topic stri
 		if o := &offs[i]; o.ParseError != "" {
 			unparsed++
 		} else {
-			b.register(o.Connector)
+			b.Register(o.Connector)
 		}
 	}
 	return offs, suspects, unparsed
@@ -603,7 +604,7 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 	r.snap.SinkGroups = gr.groups
 	for _, g := range gr.groups {
 		if g.Connector != "" && r.connectors[g.Connector] == nil {
-			r.connectors[g.Connector] = &Connector{Name: g.Connector, Type: TypeSink, Group: g.Group, Tasks: -1}
+			r.connectors[g.Connector] = &snapshot.Connector{Name: g.Connector, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}
 		}
 	}
 	return nil
@@ -621,28 +622,28 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.B
 		if !c.opts.ConfigTopicOptional {
 			return nil, false, &MissingTopicError{Topic: c.opts.ConfigTopic, What: "config topic", Flag: "--config-topic (config.storage.topic of the worker)"}
 		}
-		c.conf = newConfigState()
+		c.conf = snapshot.NewConfigState()
 		delete(c.views, c.opts.ConfigTopic)
 		return nil, true, nil
 	}
 	cv := c.views[c.opts.ConfigTopic]
 	if cv == nil || c.conf == nil {
-		c.conf = newConfigState()
+		c.conf = snapshot.NewConfigState()
 		cv = keyview.NewTopicView(c.opts.ConfigTopic)
-		cv.OnRecord = c.conf.apply
+		cv.OnRecord = c.conf.Apply
 		c.views[c.opts.ConfigTopic] = cv
 	}
 	cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
-	before := c.conf.records
+	before := c.conf.Records
 	resets, err := kread.ReadTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds)
 	if err != nil {
 		return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 	}
 	if len(resets) > 0 {
 		// The config log moved under us: replay it whole.
-		c.conf = newConfigState()
+		c.conf = snapshot.NewConfigState()
 		cv = keyview.NewTopicView(c.opts.ConfigTopic)
-		cv.OnRecord = c.conf.apply
+		cv.OnRecord = c.conf.Apply
 		cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
 		c.views[c.opts.ConfigTopic] = cv
 		before = 0
@@ -651,22 +652,22 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.B
 		}
 		c.stats.Resets = append(c.stats.Resets, resets...)
 	}
-	c.stats.RecordsRead += c.conf.records - before
+	c.stats.RecordsRead += c.conf.Records - before
 	return confBounds, false, nil
 }
 
 // captureGroups reads the sink groups: their state, members and committed
 // offsets, in batched requests.
-func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) (_ []SinkGroup, warnings []string, _ error) {
+func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool) (_ []snapshot.SinkGroup, warnings []string, _ error) {
 	return c.readSinkGroups(ctx, connectors, inScope, scoped, nil)
 }
 
 // readSinkGroups is captureGroups; a group whose committed offsets are all
 // as in prev keeps prev's slice of them (see fetchCommitted).
-func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool, prev map[string]SinkGroup) (_ []SinkGroup, warnings []string, _ error) {
+func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool, prev map[string]snapshot.SinkGroup) (_ []snapshot.SinkGroup, warnings []string, _ error) {
 	owner := make(map[string]string) // group -> connector
 	for name, conn := range connectors {
-		if conn.Type == TypeSink && conn.Group != "" {
+		if conn.Type == snapshot.TypeSink && conn.Group != "" {
 			owner[conn.Group] = name
 		}
 	}
@@ -712,13 +713,13 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return []SinkGroup{}, warnings, nil
+		return []snapshot.SinkGroup{}, warnings, nil
 	}
 	described, fetched, err := c.describeAndFetch(ctx, names, listed, prev)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]SinkGroup, 0, len(names))
+	out := make([]snapshot.SinkGroup, 0, len(names))
 	for _, g := range names {
 		d, ok := described[g]
 		if !ok {
@@ -740,7 +741,7 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 		if f.perr != nil {
 			return nil, nil, f.perr
 		}
-		out = append(out, SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: f.offsets})
+		out = append(out, snapshot.SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: f.offsets})
 	}
 	return out, warnings, nil
 }
@@ -752,7 +753,7 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*Co
 // DescribeGroups of them all every interval), unless its fetch found no
 // commit: then it may have been deleted since the list, which a describe
 // tells (Dead).
-func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]SinkGroup) (kadm.DescribedGroups, map[string]committed, error) {
+func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]snapshot.SinkGroup) (kadm.DescribedGroups, map[string]committed, error) {
 	var describe, empty []string
 	for _, g := range names {
 		if listedEmpty(listed[g]) {
@@ -835,10 +836,10 @@ func retryDropped(ctx context.Context, fn func() error) error {
 
 var droppedRetry = retry.Policy{Tries: 4, Step: 100 * time.Millisecond}
 
-func topicOf(name, role string, bs map[int32]kread.Bounds) Topic {
-	t := Topic{Name: name, Role: role}
+func topicOf(name, role string, bs map[int32]kread.Bounds) snapshot.Topic {
+	t := snapshot.Topic{Name: name, Role: role}
 	for p, b := range bs {
-		t.Partitions = append(t.Partitions, TopicPartition{Partition: p, StartOffset: b.Start, EndOffset: b.End})
+		t.Partitions = append(t.Partitions, snapshot.TopicPartition{Partition: p, StartOffset: b.Start, EndOffset: b.End})
 	}
 	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
 	return t
@@ -871,15 +872,15 @@ func recordsBetween(before map[*keyview.PartView]int64, views []*keyview.TopicVi
 // same reader as Capture, so it ends reliably even when the records just
 // below the end were aborted. A topic that does not exist is
 // ErrTopicMissing.
-func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]ConnectorConfig, error) {
+func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]snapshot.ConnectorConfig, error) {
 	c := NewCapturer(cl, Options{ConfigTopic: topic})
 	if _, _, err := c.readConfig(ctx); err != nil {
 		return nil, err
 	}
-	out := make(map[string]ConnectorConfig, len(c.conf.connectors))
-	for name, cc := range c.conf.connectors {
-		conn := c.conf.connector(name)
-		out[name] = ConnectorConfig{Name: name, Config: cc.props, TargetState: conn.TargetState, Tasks: conn.Tasks}
+	out := make(map[string]snapshot.ConnectorConfig, len(c.conf.Connectors))
+	for name, cc := range c.conf.Connectors {
+		conn := c.conf.Connector(name)
+		out[name] = snapshot.ConnectorConfig{Name: name, Config: cc.Props, TargetState: conn.TargetState, Tasks: conn.Tasks}
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -30,17 +31,17 @@ import (
 // last poll.
 type oldTail struct {
 	capt     *Capturer
-	conf     *configState
-	groups   map[string]SinkGroup
+	conf     *snapshot.ConfigState
+	groups   map[string]snapshot.SinkGroup
 	lastPoll time.Time
 }
 
 // oldCaptureGroups is captureGroups as it was before fetchCommitted: it reads the sink groups: their state, members and committed
 // offsets, in batched requests.
-func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*Connector, inScope func(string) bool, scoped bool) (_ []SinkGroup, warnings []string, _ error) {
+func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool) (_ []snapshot.SinkGroup, warnings []string, _ error) {
 	owner := make(map[string]string) // group -> connector
 	for name, conn := range connectors {
-		if conn.Type == TypeSink && conn.Group != "" {
+		if conn.Type == snapshot.TypeSink && conn.Group != "" {
 			owner[conn.Group] = name
 		}
 	}
@@ -82,7 +83,7 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return []SinkGroup{}, warnings, nil
+		return []snapshot.SinkGroup{}, warnings, nil
 	}
 	// Described and fetched at once: one round trip per coordinator less.
 	var (
@@ -109,7 +110,7 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch committed offsets of %d consumer groups: %w", len(names), err)
 	}
-	out := make([]SinkGroup, 0, len(names))
+	out := make([]snapshot.SinkGroup, 0, len(names))
 	for _, g := range names {
 		d, ok := described[g]
 		if !ok {
@@ -138,10 +139,10 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 }
 
 // readGroups reads the sink groups as a snapshot does.
-func (t *oldTail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
-	conns := map[string]*Connector{}
-	for name := range t.conf.connectors {
-		c := t.conf.connector(name)
+func (t *oldTail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup, error) {
+	conns := map[string]*snapshot.Connector{}
+	for name := range t.conf.Connectors {
+		c := t.conf.Connector(name)
 		conns[name] = &c
 	}
 	gs, _, err := t.capt.oldCaptureGroups(ctx, conns, func(string) bool { return true }, false)
@@ -149,7 +150,7 @@ func (t *oldTail) readGroups(ctx context.Context) (map[string]SinkGroup, error) 
 		return nil, err
 	}
 	t.lastConsumed(ctx, gs)
-	out := make(map[string]SinkGroup, len(gs))
+	out := make(map[string]snapshot.SinkGroup, len(gs))
 	for _, g := range gs {
 		out[g.Group] = g
 	}
@@ -163,19 +164,19 @@ func (t *oldTail) readGroups(ctx context.Context) (map[string]SinkGroup, error) 
 // per group an event for the partitions that went back and one for those
 // deleted. A group gone deletes its partitions and itself. The order is
 // left to the caller (sortedEntries).
-func wantGroupEntries(was, now map[string]SinkGroup, before, at int64) []Entry {
-	var out []Entry
-	byTP := func(g SinkGroup) map[sinkTP]SinkOffset {
-		m := map[sinkTP]SinkOffset{}
+func wantGroupEntries(was, now map[string]snapshot.SinkGroup, before, at int64) []snapshot.Entry {
+	var out []snapshot.Entry
+	byTP := func(g snapshot.SinkGroup) map[snapshot.SinkTP]snapshot.SinkOffset {
+		m := map[snapshot.SinkTP]snapshot.SinkOffset{}
 		for _, o := range g.Offsets {
-			m[sinkTP{o.Topic, o.Partition}] = o
+			m[snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}] = o
 		}
 		return m
 	}
 	for name, g := range now {
 		old, existed := was[name]
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
-			out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
 		}
 		oldOffs, newOffs := byTP(old), byTP(g)
 		back, gone := 0, 0
@@ -187,20 +188,20 @@ func wantGroupEntries(was, now map[string]SinkGroup, before, at int64) []Entry {
 			if ok && o.Offset < w.Offset {
 				back++
 			}
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
 		}
 		for tp := range oldOffs {
 			if _, ok := newOffs[tp]; !ok {
 				gone++
-				out = append(out, Entry{Kind: EntrySink, Group: name, Topic: tp.topic, Partition: tp.part, Time: at, Deleted: true})
+				out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: tp.Topic, Partition: tp.Part, Time: at, Deleted: true})
 			}
 		}
 		conn := cmpOr(g.Connector, name)
 		if back > 0 {
-			out = append(out, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkRewound, Count: int32(back), Before: before})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
 		}
 		if gone > 0 {
-			out = append(out, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkDeleted, Count: int32(gone), Before: before})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
 		}
 	}
 	for name, old := range was {
@@ -208,18 +209,18 @@ func wantGroupEntries(was, now map[string]SinkGroup, before, at int64) []Entry {
 			continue
 		}
 		for _, o := range old.Offsets {
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
 		}
-		out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
+		out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
 		if len(old.Offsets) > 0 {
-			out = append(out, Entry{Kind: EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
 		}
 	}
 	return out
 }
 
 // sortedEntries returns es in one order, for comparing entries as sets.
-func sortedEntries(es []Entry) []string {
+func sortedEntries(es []snapshot.Entry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = fmt.Sprintf("%+v", e)
@@ -231,19 +232,19 @@ func sortedEntries(es []Entry) []string {
 // lastConsumed sets the sink offsets' LastConsumed as a capture does, from
 // the last read for a position that did not move (most of them, every
 // interval) and through the snapshot's read for the others.
-func (t *oldTail) lastConsumed(ctx context.Context, gs []SinkGroup) {
+func (t *oldTail) lastConsumed(ctx context.Context, gs []snapshot.SinkGroup) {
 	var (
-		moved []SinkGroup
+		moved []snapshot.SinkGroup
 		where [][2]int // group and offset index of each moved offset
 	)
 	for gi := range gs {
 		g := &gs[gi]
 		prev := t.groups[g.Group].Offsets // sorted like g.Offsets
-		var m SinkGroup
+		var m snapshot.SinkGroup
 		j := 0
 		for oi := range g.Offsets {
 			o := &g.Offsets[oi]
-			for j < len(prev) && cmpTP(sinkTP{prev[j].Topic, prev[j].Partition}, sinkTP{o.Topic, o.Partition}) < 0 {
+			for j < len(prev) && cmpTP(snapshot.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
 				j++
 			}
 			if j < len(prev) && prev[j].Topic == o.Topic && prev[j].Partition == o.Partition && prev[j].Offset == o.Offset {
@@ -385,8 +386,8 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 	}
 	w.join("connect-sink03")
 	start := time.Now()
-	newT := &Tail{capt: NewCapturer(w.cl, Options{}), conf: newConfigState(), groups: map[string]SinkGroup{}, LastPoll: start}
-	oldT := &oldTail{capt: NewCapturer(w.cl, Options{}), conf: newConfigState(), groups: map[string]SinkGroup{}, lastPoll: start}
+	newT := &Tail{capt: NewCapturer(w.cl, Options{}), conf: snapshot.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, LastPoll: start}
+	oldT := &oldTail{capt: NewCapturer(w.cl, Options{}), conf: snapshot.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, lastPoll: start}
 	reused := 0
 	events := map[string]int{}
 	for round := range 14 {
@@ -446,7 +447,7 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 				reused++
 			}
 		}
-		want := wantGroupEntries(prev, gNew, ms(newT.LastPoll), ms(observed))
+		want := wantGroupEntries(prev, gNew, snapshot.Ms(newT.LastPoll), snapshot.Ms(observed))
 		eNew := newT.diffGroups(gNew, observed)
 		oldT.groups = gOld
 		newT.LastPoll, oldT.lastPoll = observed, observed
@@ -469,7 +470,7 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 	if reused == 0 {
 		t.Error("no group's offsets were kept from the last read")
 	}
-	if events[EventSinkRewound] == 0 || events[EventSinkDeleted] == 0 {
+	if events[snapshot.EventSinkRewound] == 0 || events[snapshot.EventSinkDeleted] == 0 {
 		t.Errorf("events seen %v: the rounds should rewind and delete", events)
 	}
 }

@@ -1,4 +1,4 @@
-package snapshot_test
+package capture_test
 
 import (
 	"bytes"
@@ -18,7 +18,9 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // encodeAs encodes snap with the given ID and time, so that documents of
@@ -75,7 +77,7 @@ func oddRecords(t *testing.T, cl *kgo.Client) {
 	}
 	defer manual.Close()
 	topic := snapshot.DefaultOffsetsTopic
-	produce(t, manual,
+	testkit.Produce(t, manual,
 		&kgo.Record{Topic: topic, Partition: 3, Key: []byte(`not json at all`), Value: []byte(`{"x":1}`)},
 		&kgo.Record{Topic: topic, Partition: 4, Key: []byte{0xff, 0xfe, '"', '<'}, Value: []byte{0x80, 0x81}},
 		&kgo.Record{Topic: topic, Partition: 5, Key: []byte(`["odd-conn",{"file":"a\u00e9\\n"}]`), Value: []byte(`not json`)},
@@ -90,15 +92,15 @@ func oddRecords(t *testing.T, cl *kgo.Client) {
 // A streamed capture encodes to the same document as a built one, whole
 // and scoped, and a stored streamed snapshot reads back as the built one.
 func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
-	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	_, cl, exp := testkit.Seeded(t, connectdemo.DefaultSpec())
 	oddRecords(t, cl)
 	ctx := context.Background()
 
-	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	built, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	streamed, err := capture.NewCapturer(cl, capture.Options{}).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +126,12 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 		}
 		scope = append(scope, name)
 	}
-	opts := snapshot.Options{Connectors: scope}
-	built, err = snapshot.Capture(ctx, cl, opts)
+	opts := capture.Options{Connectors: scope}
+	built, err = capture.Capture(ctx, cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed, err = snapshot.NewCapturer(cl, opts).CaptureStreamed(ctx)
+	streamed, err = capture.NewCapturer(cl, opts).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,21 +175,21 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 // index between them, and one encoded after the next Capture fails with
 // ErrStale instead of encoding views that moved on.
 func TestCaptureStreamedIncremental(t *testing.T) {
-	c, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	c, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	manual, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer manual.Close()
 	ctx := context.Background()
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	// A built capture first: its kept state must not leak into streamed ones.
 	if _, err := inc.Capture(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// And one limited to some connectors, which keeps only their keys.
 	scope := []string{"churn-0", "churn-2", "strayed"}
-	scoped := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true, Connectors: scope})
+	scoped := capture.NewCapturer(cl, capture.Options{Incremental: true, Connectors: scope})
 	rng := rand.New(rand.NewSource(7))
 	var prev *snapshot.Snapshot
 	updated := 0
@@ -216,14 +218,14 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 			}
 			rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
 		}
-		produce(t, cl, rs...)
+		testkit.Produce(t, cl, rs...)
 		// One key off its murmur2 partition, now and then removed again.
 		off := &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: int32(round % 5), Key: []byte(fmt.Sprintf(`["strayed",{"f":"s%d"}]`, round%2)), Value: []byte(`{"o":1}`)}
 		if round%3 == 2 {
 			// The copy the round before wrote goes.
 			off.Partition, off.Key, off.Value = int32((round-1)%5), []byte(fmt.Sprintf(`["strayed",{"f":"s%d"}]`, (round-1)%2)), nil
 		}
-		produce(t, manual, off)
+		testkit.Produce(t, manual, off)
 		if round == 5 {
 			c.Compact()
 		}
@@ -242,7 +244,7 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 			t.Fatal(err)
 		}
 		updated += scoped.Stats().IndexesUpdated
-		sfull, err := snapshot.Capture(ctx, cl, snapshot.Options{Connectors: scope})
+		sfull, err := capture.Capture(ctx, cl, capture.Options{Connectors: scope})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +255,7 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 			}
 			prev = nil
 		}
-		full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+		full, err := capture.Capture(ctx, cl, capture.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,13 +276,13 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 
 	// A Capturer that is not incremental hands its views to the snapshot:
 	// it encodes after any later capture.
-	once := snapshot.NewCapturer(cl, snapshot.Options{})
+	once := capture.NewCapturer(cl, capture.Options{})
 	s1, err := once.CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["late",{"f":1}]`), Value: []byte(`{"o":1}`)})
-	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	testkit.Produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["late",{"f":1}]`), Value: []byte(`{"o":1}`)})
+	full, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,14 +301,14 @@ func TestCaptureStreamedIncremental(t *testing.T) {
 // bytes, and the body Put stores (a zstd frame per piece) decompresses,
 // through a streaming decoder too, to exactly what Encode writes.
 func TestPiecesAndFrames(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	oddRecords(t, cl)
 	ctx := context.Background()
-	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	built, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	streamed, err := capture.NewCapturer(cl, capture.Options{}).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,18 +376,18 @@ func TestPiecesAndFrames(t *testing.T) {
 // without; encoding it again fails while its counts stay. An incremental
 // Capturer's snapshot ignores EncodeOnce: its views are the Capturer's.
 func TestEncodeOnce(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	oddRecords(t, cl)
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
 	st := snapshot.NewStore(b)
 	defer st.Close()
 	st.SetPieceSizes(3, 2)
-	plain, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	plain, err := capture.NewCapturer(cl, capture.Options{}).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	once, err := snapshot.NewCapturer(cl, snapshot.Options{}).CaptureStreamed(ctx)
+	once, err := capture.NewCapturer(cl, capture.Options{}).CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +435,7 @@ func TestEncodeOnce(t *testing.T) {
 		t.Errorf("SourceKeys %d after Put, %d before", once.SourceKeys(), keys)
 	}
 
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	s, err := inc.CaptureStreamed(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +456,7 @@ func TestEncodeOnce(t *testing.T) {
 // partition (found through the hashes of a view let go). Once stored, it
 // encodes no more; an incremental Capturer's is CaptureStreamed's.
 func TestCaptureStreamedOnce(t *testing.T) {
-	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	_, cl, exp := testkit.Seeded(t, connectdemo.DefaultSpec())
 	oddRecords(t, cl)
 	ctx := context.Background()
 	// A key in its murmur2 partition and, by hand, in the next one too.
@@ -466,12 +468,12 @@ func TestCaptureStreamedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer manual.Close()
-	produce(t, manual,
+	testkit.Produce(t, manual,
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: m, Key: dup, Value: []byte(`{"o":1}`)},
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Partition: (m + 1) % nparts, Key: dup, Value: []byte(`{"o":2}`)},
 	)
 
-	built, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	built, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,9 +500,9 @@ func TestCaptureStreamedOnce(t *testing.T) {
 	// minKeys 0: the defaults, under which this small read leaves too
 	// little to overlap and nothing is compressed early.
 	for _, minKeys := range []int{1, median, 0} {
-		c := snapshot.NewCapturer(cl, snapshot.Options{})
+		c := capture.NewCapturer(cl, capture.Options{})
 		if minKeys > 0 {
-			snapshot.SetEarly(c, 3, minKeys)
+			capture.SetEarly(c, 3, minKeys)
 		}
 		once, err := c.CaptureStreamedOnce(ctx)
 		if err != nil {
@@ -536,13 +538,13 @@ func TestCaptureStreamedOnce(t *testing.T) {
 			scope = append(scope, name)
 		}
 	}
-	opts := snapshot.Options{Connectors: scope}
-	sbuilt, err := snapshot.Capture(ctx, cl, opts)
+	opts := capture.Options{Connectors: scope}
+	sbuilt, err := capture.Capture(ctx, cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := snapshot.NewCapturer(cl, opts)
-	snapshot.SetEarly(c, 2, 1)
+	c := capture.NewCapturer(cl, opts)
+	capture.SetEarly(c, 2, 1)
 	sonce, err := c.CaptureStreamedOnce(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -550,8 +552,8 @@ func TestCaptureStreamedOnce(t *testing.T) {
 	sameDocument(t, sonce, sbuilt)
 
 	// Incremental: the Capturer's views stay, and so does the snapshot.
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
-	snapshot.SetEarly(inc, 2, 1)
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
+	capture.SetEarly(inc, 2, 1)
 	s, err := inc.CaptureStreamedOnce(ctx)
 	if err != nil {
 		t.Fatal(err)

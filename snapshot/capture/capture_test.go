@@ -1,4 +1,4 @@
-package snapshot_test
+package capture_test
 
 import (
 	"bytes"
@@ -6,37 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
-
-// seeded starts a 3-broker kfake cluster seeded with spec.
-func seeded(t testing.TB, spec connectdemo.Spec, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client, *connectdemo.Expected) {
-	t.Helper()
-	c, err := connectdemo.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	exp, err := connectdemo.Seed(ctx, cl, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Stop)
-	return c, cl, exp
-}
 
 // checkAgainst compares a snapshot with what the seeder wrote.
 func checkAgainst(t *testing.T, snap *snapshot.Snapshot, exp *connectdemo.Expected) {
@@ -134,9 +109,9 @@ func checkAgainst(t *testing.T, snap *snapshot.Snapshot, exp *connectdemo.Expect
 }
 
 func TestCaptureMatchesSeed(t *testing.T) {
-	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	_, cl, exp := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +130,7 @@ func TestCaptureMatchesSeed(t *testing.T) {
 }
 
 func TestCaptureScoped(t *testing.T) {
-	_, cl, exp := seeded(t, connectdemo.DefaultSpec())
+	_, cl, exp := testkit.Seeded(t, connectdemo.DefaultSpec())
 	var src, sink string
 	for name, c := range exp.Connectors {
 		if c.HasConfig && c.Type == snapshot.TypeSource && c.OffsetsTopic == "" && (src == "" || name < src) {
@@ -165,7 +140,7 @@ func TestCaptureScoped(t *testing.T) {
 			sink = name
 		}
 	}
-	snap, err := snapshot.Capture(context.Background(), cl, snapshot.Options{Connectors: []string{src, sink}})
+	snap, err := capture.Capture(context.Background(), cl, capture.Options{Connectors: []string{src, sink}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +161,8 @@ func TestCaptureScoped(t *testing.T) {
 }
 
 func TestCaptureMissingTopic(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
-	_, err := snapshot.Capture(context.Background(), cl, snapshot.Options{OffsetsTopics: []string{"no-such-topic"}})
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
+	_, err := capture.Capture(context.Background(), cl, capture.Options{OffsetsTopics: []string{"no-such-topic"}})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("--offsets-topic")) {
 		t.Fatalf("want an error naming --offsets-topic, got %v", err)
 	}

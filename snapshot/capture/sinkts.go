@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
 
@@ -45,7 +46,7 @@ type sinkPos struct {
 // the topic, a broker error) keeps none, and the warnings say which, so
 // that a snapshot never fails for want of it. Positions read by the last
 // Capture at the same offset are reused, not fetched again.
-func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) (warnings []string) {
+func (c *Capturer) captureLastConsumed(ctx context.Context, groups []snapshot.SinkGroup) (warnings []string) {
 	// The positions, each once (groups reading a partition at the same
 	// offset share it): a sorted slice, not a map of them all (a map holds
 	// about twice the slice's memory).
@@ -61,7 +62,7 @@ func (c *Capturer) captureLastConsumed(ctx context.Context, groups []SinkGroup) 
 	want = slices.Compact(want)
 	// found is sized by what is found, not by what is asked: a topic
 	// whose records cannot be read leaves it empty.
-	found := make(map[sinkPos]LastConsumed, len(c.lastConsumed))
+	found := make(map[sinkPos]snapshot.LastConsumed, len(c.lastConsumed))
 	fetch := want[:0]
 	for _, p := range want {
 		if lc, ok := c.lastConsumed[p]; ok {
@@ -117,7 +118,7 @@ func sortedKeysOf[V any](m map[string]V) []string {
 
 // readLastConsumed fetches the record before each position into found, and
 // records in failed why one could not be read.
-func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]LastConsumed, failed map[string]*sinkFailures) {
+func readLastConsumed(ctx context.Context, adm *kadm.Client, cl *kgo.Client, ps []sinkPos, found map[sinkPos]snapshot.LastConsumed, failed map[string]*sinkFailures) {
 	fail := func(p sinkPos, format string, args ...any) {
 		why := format // a reason without arguments is one string, not one per partition
 		if len(args) > 0 {
@@ -210,7 +211,7 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 			continue
 		}
 		if s, ok := starts.Lookup(p.topic, p.part); ok && s.Err == nil && p.offset <= s.Offset {
-			found[p] = LastConsumed{Offset: -1} // everything consumed is gone
+			found[p] = snapshot.LastConsumed{Offset: -1} // everything consumed is gone
 			continue
 		}
 		byLeader[pd.Leader] = append(byLeader[pd.Leader], p)
@@ -226,7 +227,7 @@ func readLastConsumedOnce(ctx context.Context, adm *kadm.Client, cl *kgo.Client,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := map[sinkPos]LastConsumed{}
+			got := map[sinkPos]snapshot.LastConsumed{}
 			var whys [][2]any
 			lfail := func(p sinkPos, format string, args ...any) {
 				whys = append(whys, [2]any{p, fmt.Sprintf(format, args...)})
@@ -259,7 +260,7 @@ type leaderRead struct {
 // lastResults is where a reading of last records puts what it learns of
 // each position: found, failed for good, or to retry in the next round.
 type lastResults struct {
-	found       map[sinkPos]LastConsumed
+	found       map[sinkPos]snapshot.LastConsumed
 	fail, retry func(sinkPos, string, ...any)
 }
 
@@ -397,7 +398,7 @@ func (r *leaderRead) resolve(tp topicPartition, rp *kmsg.FetchResponseTopicParti
 	}
 	switch {
 	case fp.Err != nil && errors.Is(fp.Err, kerr.OffsetOutOfRange) && rp.LogStartOffset >= first.offset:
-		r.found[first] = LastConsumed{Offset: -1}
+		r.found[first] = snapshot.LastConsumed{Offset: -1}
 		settle(1)
 		return true
 	case fp.Err != nil && kerr.IsRetriable(fp.Err):
@@ -430,7 +431,7 @@ func (r *leaderRead) resolve(tp topicPartition, rp *kmsg.FetchResponseTopicParti
 			continue
 		}
 		rec := fp.Records[j]
-		r.found[q[n]] = LastConsumed{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(), LogAppendTime: rec.Attrs.TimestampType() == 1}
+		r.found[q[n]] = snapshot.LastConsumed{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(), LogAppendTime: rec.Attrs.TimestampType() == 1}
 	}
 	if n == 0 {
 		r.fail(first, "no record at or after offset %d-1 came back", first.offset)

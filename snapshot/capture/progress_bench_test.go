@@ -1,9 +1,9 @@
-package snapshot_test
+package capture_test
 
 import (
 	"testing"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // BenchmarkCaptureFullSourceOnlyProgress is BenchmarkCaptureFullSourceOnly
@@ -11,6 +11,6 @@ import (
 // for the overhead of the counters (one add per fetched partition batch).
 func BenchmarkCaptureFullSourceOnlyProgress(b *testing.B) {
 	opts := sourceOnly(b)
-	opts.Progress = new(snapshot.Progress)
+	opts.Progress = new(capture.Progress)
 	benchFull(b, opts)
 }

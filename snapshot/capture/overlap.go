@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -34,7 +35,7 @@ import (
 // on its own as soon as it is read: a few keys compress better in a frame
 // shared with the partitions around them, as Put makes it, and hold little
 // memory until then.
-const earlyMinKeys = pieceKeys / 4
+const earlyMinKeys = snapshot.PieceKeys / 4
 
 // earlyMinLeft is the share of the read that must be left to read for a
 // partition that reached its end to be compressed at once (see partDone).
@@ -49,7 +50,7 @@ const earlyMinBytes = 2 << 20
 
 // earlyKnobs are newOverlap's settings, which tests change.
 type earlyKnobs struct {
-	z        pieceSizes
+	z        snapshot.PieceSizes
 	minKeys  int
 	minLeft  float64
 	minBytes int64
@@ -63,7 +64,7 @@ type overlap struct {
 	nparts  map[string]int32 // partitions of each offsets topic
 	// z cuts a partition into pieces (frames), minKeys is the fewest
 	// kept keys a partition compressed early has (earlyMinKeys).
-	z       pieceSizes
+	z       snapshot.PieceSizes
 	minKeys int
 	// minLeft is the share of the read that must be left for a partition
 	// read to its end to be compressed early (earlyMinLeft), minBytes its
@@ -96,7 +97,7 @@ type earlyPart struct {
 func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32, k earlyKnobs) *overlap {
 	o := &overlap{
 		scoped: scoped, inScope: inScope, nparts: nparts,
-		z: k.z.orDefault(), minKeys: k.minKeys, minLeft: k.minLeft, minBytes: k.minBytes,
+		z: k.z.OrDefault(), minKeys: k.minKeys, minLeft: k.minLeft, minBytes: k.minBytes,
 		seed: maphash.MakeSeed(), parts: make(map[*keyview.PartView]*earlyPart),
 	}
 	o.scratch = make(chan *jobScratch, max(1, runtime.GOMAXPROCS(0)))
@@ -111,7 +112,7 @@ func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32,
 // zstd encoder (its tables are a few MiB; zstdEncoders, a sync.Pool, loses
 // them to the collections between jobs).
 type jobScratch struct {
-	es  []keyEntry
+	es  []snapshot.KeyEntry
 	buf []byte
 	zw  *zstd.Encoder
 }
@@ -148,7 +149,7 @@ func (o *overlap) wait() {
 	for range cap(o.scratch) {
 		sc := <-o.scratch
 		if sc.zw != nil {
-			zstdEncoders.Put(sc.zw)
+			snapshot.ZstdEncoders.Put(sc.zw)
 		}
 		o.scratch <- new(jobScratch)
 	}
@@ -192,7 +193,7 @@ func (o *overlap) run(topic string, p int32, pv *keyview.PartView, sc *jobScratc
 // compresses each into a frame, as compressPieces would.
 func (o *overlap) compress(lp *lazyPart, sc *jobScratch) ([][]byte, error) {
 	if sc.zw == nil {
-		zw, err := zstdEncoder()
+		zw, err := snapshot.ZstdEncoder()
 		if err != nil {
 			return nil, err
 		}
@@ -203,8 +204,8 @@ func (o *overlap) compress(lp *lazyPart, sc *jobScratch) ([][]byte, error) {
 	src := &lazySource{scoped: o.scoped, inScope: o.inScope}
 	names := make(map[string]string)
 	var frames [][]byte
-	for from := 0; from < len(lp.entries); from += o.z.keys {
-		r := lazyRun{src: src, lp: lp, from: from, to: min(from+o.z.keys, len(lp.entries))}
+	for from := 0; from < len(lp.entries); from += o.z.Keys {
+		r := lazyRun{src: src, lp: lp, from: from, to: min(from+o.z.Keys, len(lp.entries))}
 		if sc.buf, err = r.AppendTo(sc.buf[:0], from > 0, names); err != nil {
 			return nil, fmt.Errorf("encode %s/%d: %w", lp.topic, lp.part, err)
 		}
@@ -229,7 +230,7 @@ func (o *overlap) has(ep *earlyPart, key string, p, nparts int32) bool {
 	if _, ok := ep.suspects[key]; ok {
 		return true
 	}
-	if PartitionFor(keyview.StringBytes(key), nparts) != p {
+	if snapshot.PartitionFor(keyview.StringBytes(key), nparts) != p {
 		return false
 	}
 	if !ep.sorted {

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 // This file reads what the journal records: Tail follows the offsets
 // topics and the config topic from exact positions with the snapshot's
@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -41,20 +42,20 @@ func (b *TailBreak) Error() string { return "journal cannot continue: " + b.Reas
 // is not safe for concurrent use.
 type Tail struct {
 	capt   *Capturer
-	topics []EpochTopic
+	topics []snapshot.EpochTopic
 	// views are the offsets topics read, for their positions: they keep
 	// no keys (onRecord); last keeps what event detection needs of them.
 	views   map[string]*keyview.TopicView
-	last    map[string]map[int32]*lastValues
+	last    map[string]map[int32]*snapshot.LastValues
 	nparts  map[string]int
-	conf    *configState
+	conf    *snapshot.ConfigState
 	confV   *keyview.TopicView
-	pending []Entry
+	pending []snapshot.Entry
 	// rewound counts, per connector, source keys rewritten backwards and
 	// tombstoned in the records read since the last Poll, with the time
 	// of the first.
 	resets map[string]*resetCount
-	groups map[string]SinkGroup
+	groups map[string]snapshot.SinkGroup
 	names  map[string]string // interned connector names
 	// mu guards pending, resets, names and conf against the record hooks,
 	// which readTopics calls from one goroutine per leader broker.
@@ -76,32 +77,32 @@ type resetCount struct {
 // Store.GetForTail read it beside state, or, when seed is nil, made from
 // state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
-func NewTail(cl *kgo.Client, opts Options, state *Snapshot, seed *TailSeed, positions []EpochTopic, observed time.Time) *Tail {
+func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *Tail {
 	opts.defaults()
 	switch {
 	case seed == nil:
-		seed = seedOf(state)
-	case seed.taken:
+		seed = snapshot.SeedOf(state)
+	case seed.Taken:
 		panic("snapshot: a TailSeed seeds one Tail only")
 	}
-	seed.taken = true
+	seed.Taken = true
 	t := &Tail{
-		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*lastValues{},
-		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]SinkGroup{}, LastPoll: observed,
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*snapshot.LastValues{},
+		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]snapshot.SinkGroup{}, LastPoll: observed,
 	}
 	for _, et := range positions {
 		t.nparts[et.Name] = et.Partitions
-		if et.Role != RoleOffsets {
+		if et.Role != snapshot.RoleOffsets {
 			continue
 		}
 		v := keyview.NewTopicView(et.Name)
 		v.ID = topicIDOf(et.TopicID)
-		last := map[int32]*lastValues{}
+		last := map[int32]*snapshot.LastValues{}
 		for _, p := range et.Start {
 			v.Parts[p.Partition] = keyview.NewPartView(p.Next)
-			lv := seed.last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
+			lv := seed.Last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
 			if lv == nil {
-				lv = newLastValues(seed.seed)
+				lv = snapshot.NewLastValues(seed.Seed)
 			}
 			last[p.Partition] = lv
 		}
@@ -127,7 +128,7 @@ func topicIDOf(s string) kadm.TopicID {
 // offsets and config topics with their current topic IDs, partition
 // counts and the snapshot's end offsets as start positions. opts names the
 // worker offsets topics.
-func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *Snapshot) ([]EpochTopic, error) {
+func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
 	opts.defaults()
 	var names []string
 	for _, t := range snap.Topics {
@@ -137,16 +138,16 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *Snap
 	if err != nil {
 		return nil, fmt.Errorf("read metadata of %v: %w", names, err)
 	}
-	var out []EpochTopic
+	var out []snapshot.EpochTopic
 	for _, t := range snap.Topics {
 		td, ok := md.Topics[t.Name]
 		if !ok || td.Err != nil {
 			return nil, fmt.Errorf("read metadata of topic %q: %v", t.Name, td.Err)
 		}
-		et := EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
-			Worker: t.Role == RoleOffsets && slices.Contains(opts.OffsetsTopics, t.Name)}
+		et := snapshot.EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
+			Worker: t.Role == snapshot.RoleOffsets && slices.Contains(opts.OffsetsTopics, t.Name)}
 		for _, p := range t.Partitions {
-			et.Start = append(et.Start, PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+			et.Start = append(et.Start, snapshot.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
 		}
 		out = append(out, et)
 	}
@@ -156,10 +157,10 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *Snap
 // Start reads the config topic up to its position, as the worker would
 // have it there, without journaling it.
 func (t *Tail) Start(ctx context.Context) error {
-	t.conf = newConfigState()
-	var ct *EpochTopic
+	t.conf = snapshot.NewConfigState()
+	var ct *snapshot.EpochTopic
 	for i := range t.topics {
-		if t.topics[i].Role == RoleConfig {
+		if t.topics[i].Role == snapshot.RoleConfig {
 			ct = &t.topics[i]
 		}
 	}
@@ -168,13 +169,13 @@ func (t *Tail) Start(ctx context.Context) error {
 	}
 	v := keyview.NewTopicView(ct.Name)
 	v.ID = topicIDOf(ct.TopicID)
-	v.OnRecord = t.conf.apply
+	v.OnRecord = t.conf.Apply
 	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, []string{ct.Name})
 	if err != nil {
 		return err
 	}
 	if len(missing) > 0 {
-		return &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
+		return &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
 	}
 	pos := int64(0)
 	if len(ct.Start) > 0 {
@@ -182,13 +183,13 @@ func (t *Tail) Start(ctx context.Context) error {
 	}
 	b := bs[ct.Name][0]
 	if b.End < pos {
-		return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
+		return &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
 	}
 	if _, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]kread.Bounds{ct.Name: {0: {Start: b.Start, End: pos}}}); err != nil {
 		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
 	}
 	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.Start {
-		return &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
+		return &TailBreak{Reason: snapshot.EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
 	}
 	v.OnRecord = t.config
 	if v.Parts[0] == nil {
@@ -199,23 +200,23 @@ func (t *Tail) Start(ctx context.Context) error {
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
+func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecord) {
 	if r.Key == nil || lv == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old, _ := lv.get(r.Key) // valid until the set below
-	e := Entry{Kind: EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
+	old, _ := lv.Get(r.Key) // valid until the set below
+	e := snapshot.Entry{Kind: snapshot.EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
 	if r.Value != nil {
 		e.Value = slices.Clone(r.Value)
 		if e.Value == nil {
 			e.Value = []byte{}
 		}
 	}
-	if name, _, err := parseSourceKey(r.Key, t.names); err == nil && old != nil {
+	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil {
 		rc := t.resets[name]
-		if r.Value == nil || Rewound(old, r.Value) {
+		if r.Value == nil || snapshot.Rewound(old, r.Value) {
 			if rc == nil {
 				rc = &resetCount{first: e.Time}
 				t.resets[name] = rc
@@ -230,9 +231,9 @@ func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 		}
 	}
 	if r.Value == nil {
-		lv.remove(r.Key)
+		lv.Remove(r.Key)
 	} else {
-		lv.set(r.Key, r.Value)
+		lv.Set(r.Key, r.Value)
 	}
 	t.pending = append(t.pending, e)
 }
@@ -241,7 +242,7 @@ func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 func (t *Tail) config(r keyview.LogRecord) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.conf.apply(r)
+	t.conf.Apply(r)
 	key := string(r.Key)
 	var name string
 	for _, p := range []string{"connector-", "target-state-", "commit-"} {
@@ -252,16 +253,16 @@ func (t *Tail) config(r keyview.LogRecord) {
 	if name == "" {
 		return
 	}
-	e := Entry{Kind: EntryConfig, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key), Value: slices.Clone(r.Value), Connector: name}
-	if _, ok := t.conf.connectors[name]; ok {
-		c := t.conf.connector(name)
+	e := snapshot.Entry{Kind: snapshot.EntryConfig, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key), Value: slices.Clone(r.Value), Connector: name}
+	if _, ok := t.conf.Connectors[name]; ok {
+		c := t.conf.Connector(name)
 		e.Conn = &c
 	} else {
 		if !strings.HasPrefix(key, "connector-") || r.Value != nil {
 			return // a state for a connector without a config: nothing changes
 		}
 		e.Deleted = true
-		t.pending = append(t.pending, Entry{Kind: EntryEvent, Time: e.Time, Connector: name, Reason: EventConnectorDeleted, Count: 1, Before: e.Time - 1})
+		t.pending = append(t.pending, snapshot.Entry{Kind: snapshot.EntryEvent, Time: e.Time, Connector: name, Reason: snapshot.EventConnectorDeleted, Count: 1, Before: e.Time - 1})
 	}
 	t.pending = append(t.pending, e)
 }
@@ -270,7 +271,7 @@ func (t *Tail) config(r keyview.LogRecord) {
 // stable offsets, and the sink groups. It returns the entries to journal
 // (nil when nothing changed), ending with the positions reached, and the
 // moment the groups were read. A *TailBreak says the journal cannot go on.
-func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
+func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 	if t.conf == nil {
 		return nil, time.Time{}, errors.New("poll journal tail: Start was not called")
 	}
@@ -278,9 +279,9 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 	for _, et := range t.topics {
 		names = append(names, et.Name)
 	}
-	for _, c := range t.conf.connectors {
-		if ot := c.props["offsets.storage.topic"]; ot != "" && ConnectorType(c.props) != TypeSink && t.nparts[ot] == 0 {
-			return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("a connector now uses offsets topic %q, which the epoch does not tail", ot)}
+	for _, c := range t.conf.Connectors {
+		if ot := c.Props["offsets.storage.topic"]; ot != "" && snapshot.ConnectorType(c.Props) != snapshot.TypeSink && t.nparts[ot] == 0 {
+			return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("a connector now uses offsets topic %q, which the epoch does not tail", ot)}
 		}
 	}
 	if err := t.checkTopics(ctx, names); err != nil {
@@ -291,7 +292,7 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if len(missing) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
+		return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
 	}
 	views := slices.Collect(maps.Values(t.views))
 	if t.confV != nil {
@@ -299,15 +300,15 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 	}
 	for _, v := range views {
 		if len(bs[v.Name]) != t.nparts[v.Name] {
-			return nil, time.Time{}, &TailBreak{Reason: EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
+			return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
 		}
 		for p, pv := range v.Parts {
 			b := bs[v.Name][p]
 			switch {
 			case b.Start > pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
+				return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
 			case b.End < pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
+				return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
 			}
 			pv.Start = pv.Next // checked above; readTopics must not start over
 		}
@@ -319,7 +320,7 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 		return nil, time.Time{}, fmt.Errorf("read journal tail: %w", err)
 	}
 	if len(resets) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: EpochGap, Detail: strings.Join(resets, "; ")}
+		return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochGap, Detail: strings.Join(resets, "; ")}
 	}
 	observed := time.Now()
 	groups, err := t.readGroups(ctx)
@@ -337,23 +338,23 @@ func (t *Tail) Poll(ctx context.Context) ([]Entry, time.Time, error) {
 // Requeue puts entries a Poll returned back in front of what is pending,
 // for the next Poll to return again: the segment that held them was not
 // written.
-func (t *Tail) Requeue(entries []Entry) {
+func (t *Tail) Requeue(entries []snapshot.Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pending = append(slices.Clip(entries), t.pending...)
 }
 
 // Positions are the entries that say where every partition's tail stands.
-func (t *Tail) Positions() []Entry {
-	var out []Entry
+func (t *Tail) Positions() []snapshot.Entry {
+	var out []snapshot.Entry
 	views := slices.Collect(maps.Values(t.views))
 	if t.confV != nil {
 		views = append(views, t.confV)
 	}
 	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
-		for _, p := range sortedPartitions(v.Parts) {
-			out = append(out, Entry{Kind: EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
+		for _, p := range snapshot.SortedPartitions(v.Parts) {
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
 		}
 	}
 	return out
@@ -369,25 +370,25 @@ func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 		td, ok := md.Topics[et.Name]
 		switch {
 		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-			return &TailBreak{Reason: EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
+			return &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
 		case td.Err != nil:
 			return fmt.Errorf("read metadata of topic %q: %w", et.Name, td.Err)
 		}
 		if et.TopicID != "" && hex.EncodeToString(td.ID[:]) != et.TopicID {
-			return &TailBreak{Reason: EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
+			return &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
 		}
 	}
 	return nil
 }
 
 // readGroups reads the sink groups as a snapshot does.
-func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
-	conns := map[string]*Connector{}
-	for name, cc := range t.conf.connectors {
-		if ConnectorType(cc.props) != TypeSink {
+func (t *Tail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup, error) {
+	conns := map[string]*snapshot.Connector{}
+	for name, cc := range t.conf.Connectors {
+		if snapshot.ConnectorType(cc.Props) != snapshot.TypeSink {
 			continue // only sinks own groups: the 1,000 sources of the bench every interval were garbage
 		}
-		c := t.conf.connector(name)
+		c := t.conf.Connector(name)
 		conns[name] = &c
 	}
 	gs, _, err := t.capt.readSinkGroups(ctx, conns, func(string) bool { return true }, false, t.groups)
@@ -395,7 +396,7 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
 		return nil, err
 	}
 	t.lastConsumed(ctx, gs)
-	out := make(map[string]SinkGroup, len(gs))
+	out := make(map[string]snapshot.SinkGroup, len(gs))
 	for _, g := range gs {
 		out[g.Group] = g
 	}
@@ -403,15 +404,15 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]SinkGroup, error) {
 }
 
 // sourceEvents turns the resets counted since the last Poll into events.
-func (t *Tail) sourceEvents() []Entry {
-	var out []Entry
+func (t *Tail) sourceEvents() []snapshot.Entry {
+	var out []snapshot.Entry
 	for _, name := range slices.Sorted(maps.Keys(t.resets)) {
 		rc := t.resets[name]
 		if rc.tombstoned > 0 {
-			out = append(out, Entry{Kind: EntryEvent, Time: rc.first, Connector: name, Reason: EventSourceTombstoned, Count: int32(rc.tombstoned), Before: rc.first - 1})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceTombstoned, Count: int32(rc.tombstoned), Before: rc.first - 1})
 		}
 		if rc.rewound > 0 {
-			out = append(out, Entry{Kind: EntryEvent, Time: rc.first, Connector: name, Reason: EventSourceRewound, Count: int32(rc.rewound), Before: rc.first - 1})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceRewound, Count: int32(rc.rewound), Before: rc.first - 1})
 		}
 	}
 	clear(t.resets)
@@ -420,15 +421,15 @@ func (t *Tail) sourceEvents() []Entry {
 
 // diffGroups returns the sink entries for what changed since the last
 // read, and the events it shows, and keeps groups as the last read.
-func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Entry {
-	at := ms(observed)
-	before := ms(t.LastPoll)
-	var out, events []Entry
+func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Time) []snapshot.Entry {
+	at := snapshot.Ms(observed)
+	before := snapshot.Ms(t.LastPoll)
+	var out, events []snapshot.Entry
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		g, old := groups[name], t.groups[name]
 		_, existed := t.groups[name]
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
-			out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
 		}
 		if sameSlice(g.Offsets, old.Offsets) {
 			continue // the read kept the last one's: nothing changed
@@ -439,14 +440,14 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 		was := old.Offsets
 		i := 0
 		for _, o := range g.Offsets {
-			k := sinkTP{o.Topic, o.Partition}
-			for i < len(was) && cmpTP(sinkTP{was[i].Topic, was[i].Partition}, k) < 0 {
+			k := snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}
+			for i < len(was) && cmpTP(snapshot.SinkTP{Topic: was[i].Topic, Part: was[i].Partition}, k) < 0 {
 				gone++
-				out = append(out, Entry{Kind: EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
+				out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
 				i++
 			}
 			ok := i < len(was) && was[i].Topic == o.Topic && was[i].Partition == o.Partition
-			var w SinkOffset
+			var w snapshot.SinkOffset
 			if ok {
 				w = was[i]
 				i++
@@ -457,18 +458,18 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 			if ok && o.Offset < w.Offset {
 				back++
 			}
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
 		}
 		for ; i < len(was); i++ {
 			gone++
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
 		}
 		conn := cmpOr(g.Connector, name)
 		if back > 0 {
-			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkRewound, Count: int32(back), Before: before})
+			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
 		}
 		if gone > 0 {
-			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: conn, Group: name, Reason: EventSinkDeleted, Count: int32(gone), Before: before})
+			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.groups)) {
@@ -477,22 +478,22 @@ func (t *Tail) diffGroups(groups map[string]SinkGroup, observed time.Time) []Ent
 		}
 		old := t.groups[name]
 		for _, o := range old.Offsets {
-			out = append(out, Entry{Kind: EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
+			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
 		}
-		out = append(out, Entry{Kind: EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
+		out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
 		if len(old.Offsets) > 0 {
-			events = append(events, Entry{Kind: EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
+			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
 		}
 	}
 	t.groups = groups
 	return append(out, events...)
 }
 
-func cmpTP(a, b sinkTP) int {
-	if a.topic != b.topic {
-		return strings.Compare(a.topic, b.topic)
+func cmpTP(a, b snapshot.SinkTP) int {
+	if a.Topic != b.Topic {
+		return strings.Compare(a.Topic, b.Topic)
 	}
-	return int(a.part) - int(b.part)
+	return int(a.Part) - int(b.Part)
 }
 
 func cmpOr(a, b string) string {
@@ -504,12 +505,12 @@ func cmpOr(a, b string) string {
 
 // sameSlice reports whether a and b are the same slice: a group's offsets
 // that the read kept from the last one (fetchCommitted).
-func sameSlice(a, b []SinkOffset) bool {
+func sameSlice(a, b []snapshot.SinkOffset) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // sameSinkOffset compares two sink offsets by value, LastConsumed too.
-func sameSinkOffset(a, b SinkOffset) bool {
+func sameSinkOffset(a, b snapshot.SinkOffset) bool {
 	la, lb := a.LastConsumed, b.LastConsumed
 	a.LastConsumed, b.LastConsumed = nil, nil
 	return a == b && (la == nil) == (lb == nil) && (la == nil || *la == *lb)
@@ -518,9 +519,9 @@ func sameSinkOffset(a, b SinkOffset) bool {
 // lastConsumed sets the sink offsets' LastConsumed as a capture does, from
 // the last read for a position that did not move (most of them, every
 // interval) and through the snapshot's read for the others.
-func (t *Tail) lastConsumed(ctx context.Context, gs []SinkGroup) {
+func (t *Tail) lastConsumed(ctx context.Context, gs []snapshot.SinkGroup) {
 	var (
-		moved []SinkGroup
+		moved []snapshot.SinkGroup
 		where [][2]int // group and offset index of each moved offset
 	)
 	for gi := range gs {
@@ -529,11 +530,11 @@ func (t *Tail) lastConsumed(ctx context.Context, gs []SinkGroup) {
 		if sameSlice(g.Offsets, prev) {
 			continue // nothing moved: the last read's, LastConsumed included
 		}
-		var m SinkGroup
+		var m snapshot.SinkGroup
 		j := 0
 		for oi := range g.Offsets {
 			o := &g.Offsets[oi]
-			for j < len(prev) && cmpTP(sinkTP{prev[j].Topic, prev[j].Partition}, sinkTP{o.Topic, o.Partition}) < 0 {
+			for j < len(prev) && cmpTP(snapshot.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
 				j++
 			}
 			if j < len(prev) && prev[j].Topic == o.Topic && prev[j].Partition == o.Partition && prev[j].Offset == o.Offset {

@@ -1,9 +1,10 @@
-package snapshot
+package capture
 
 import (
 	"context"
 	"testing"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -61,7 +62,7 @@ func TestReadGroup(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("committed group: found %v, %v", found, err)
 	}
-	want := []SinkOffset{{Topic: "t1", Partition: 0, Offset: 1}, {Topic: "t1", Partition: 2, Offset: 7}, {Topic: "t2", Partition: 0, Offset: 5}}
+	want := []snapshot.SinkOffset{{Topic: "t1", Partition: 0, Offset: 1}, {Topic: "t1", Partition: 2, Offset: 7}, {Topic: "t2", Partition: 0, Offset: 5}}
 	if len(g.Offsets) != len(want) {
 		t.Fatalf("offsets %+v, want %+v", g.Offsets, want)
 	}
@@ -78,7 +79,7 @@ func TestReadGroup(t *testing.T) {
 // GroupPrefix "sink-" the group "sink-orders" was kept with no connector,
 // and a restore of connector "orders" did not find its offsets.
 func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", DefaultOffsetsTopic, DefaultConfigTopic))
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
 // Regression: the real worker's own group connect-cluster was captured as
 // the sink connector "cluster" (a plan then offered to restore it).
 func TestCaptureSkipsWorkerGroup(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", DefaultOffsetsTopic, DefaultConfigTopic))
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
 	if err != nil {
 		t.Fatal(err)
 	}

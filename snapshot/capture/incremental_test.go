@@ -1,4 +1,4 @@
-package snapshot_test
+package capture_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // equalContent compares two snapshots apart from their ID and time.
@@ -29,19 +31,12 @@ func equalContent(t *testing.T, a, b *snapshot.Snapshot) {
 	}
 }
 
-func produce(t *testing.T, cl *kgo.Client, rs ...*kgo.Record) {
-	t.Helper()
-	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Incremental capture must equal a full read after random writes,
 // tombstones and compaction.
 func TestIncrementalEqualsFull(t *testing.T) {
-	c, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	c, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	if _, err := inc.Capture(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +51,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			}
 			rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
 		}
-		produce(t, cl, rs...)
+		testkit.Produce(t, cl, rs...)
 		if round%2 == 1 {
 			c.Compact()
 		}
@@ -64,7 +59,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+		full, err := capture.Capture(ctx, cl, capture.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,9 +73,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 // CaptureLast reads only what is new and equals a full read; the Capturer
 // keeps nothing after it, so the next Capture reads everything again.
 func TestCaptureLast(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	if _, err := inc.Capture(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +90,12 @@ func TestCaptureLast(t *testing.T) {
 		}
 		rs = append(rs, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(key), Value: val})
 	}
-	produce(t, cl, rs...)
+	testkit.Produce(t, cl, rs...)
 	got, err := inc.CaptureLast(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	full, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +115,9 @@ func TestCaptureLast(t *testing.T) {
 
 // An incremental view must start over when the log start moves past it.
 func TestIncrementalAfterDeleteRecords(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	if _, err := inc.Capture(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +135,12 @@ func TestIncrementalAfterDeleteRecords(t *testing.T) {
 	if _, err := adm.DeleteRecords(ctx, os); err != nil {
 		t.Fatal(err)
 	}
-	produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["fresh",{"filename":"x"}]`), Value: []byte(`{"position":1}`)})
+	testkit.Produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: []byte(`["fresh",{"filename":"x"}]`), Value: []byte(`{"position":1}`)})
 	got, err := inc.Capture(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	full, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +154,7 @@ func TestIncrementalAfterDeleteRecords(t *testing.T) {
 // partition whose last records were aborted must still count as read to its
 // end; and records of a transaction still open must not appear.
 func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
-	c, cl, _ := seeded(t, connectdemo.Spec{})
+	c, cl, _ := testkit.Seeded(t, connectdemo.Spec{})
 	_ = c
 	ctx := context.Background()
 	adm := kadm.NewClient(cl)
@@ -169,7 +164,7 @@ func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, snapshot.DefaultConfigTopic); err != nil && !isExists(err) {
 		t.Fatal(err)
 	}
-	produce(t, cl, &kgo.Record{Topic: "tiny-offsets", Key: []byte(`["a",{"p":1}]`), Value: []byte(`{"o":1}`)})
+	testkit.Produce(t, cl, &kgo.Record{Topic: "tiny-offsets", Key: []byte(`["a",{"p":1}]`), Value: []byte(`{"o":1}`)})
 
 	txn := func(id string, commit bool, key string) *kgo.Client {
 		p, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.TransactionalID(id), kgo.DefaultProduceTopic("tiny-offsets"))
@@ -194,7 +189,7 @@ func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
 	txn("aborter", true, `["a",{"p":1}]`) // aborted: must not win
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	snap, err := snapshot.Capture(tctx, cl, snapshot.Options{OffsetsTopics: []string{"tiny-offsets"}})
+	snap, err := capture.Capture(tctx, cl, capture.Options{OffsetsTopics: []string{"tiny-offsets"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +199,7 @@ func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
 
 	open := txn("opener", false, `["b",{"p":2}]`) // left open
 	defer open.Close()
-	snap, err = snapshot.Capture(tctx, cl, snapshot.Options{OffsetsTopics: []string{"tiny-offsets"}})
+	snap, err = capture.Capture(tctx, cl, capture.Options{OffsetsTopics: []string{"tiny-offsets"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +217,9 @@ func isExists(err error) bool {
 // were after later reads rewrite their keys (twice each, with values that
 // fit in place of the old ones).
 func TestIncrementalKeepsEarlierSnapshots(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
-	inc := snapshot.NewCapturer(cl, snapshot.Options{Incremental: true})
+	inc := capture.NewCapturer(cl, capture.Options{Incremental: true})
 	first, err := inc.Capture(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +235,7 @@ func TestIncrementalKeepsEarlierSnapshots(t *testing.T) {
 				rs = append(rs, &kgo.Record{Topic: o.Topic, Partition: o.Partition, Key: o.Key, Value: fmt.Appendf(nil, `{"p":%d}`, round*2+i)})
 			}
 		}
-		produce(t, cl, rs...)
+		testkit.Produce(t, cl, rs...)
 		if _, err := inc.Capture(ctx); err != nil {
 			t.Fatal(err)
 		}

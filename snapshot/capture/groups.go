@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -29,26 +30,26 @@ func GroupGone(d kadm.DescribedGroup) bool {
 // ReadGroup describes one consumer group and fetches its committed
 // offsets, in Normalize's order. A group that is gone (GroupGone, or
 // GroupIDNotFound on the fetch) is found == false.
-func ReadGroup(ctx context.Context, adm *kadm.Client, group string) (_ SinkGroup, found bool, _ error) {
+func ReadGroup(ctx context.Context, adm *kadm.Client, group string) (_ snapshot.SinkGroup, found bool, _ error) {
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
 	}
 	d, ok := described[group]
 	switch {
 	case !ok:
-		return SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
 	case GroupGone(d):
-		return SinkGroup{}, false, nil
+		return snapshot.SinkGroup{}, false, nil
 	case d.Err != nil:
-		return SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
+		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
 	}
 	fetched, err := adm.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
-		return SinkGroup{}, false, nil
+		return snapshot.SinkGroup{}, false, nil
 	}
 	if err != nil {
-		return SinkGroup{}, false, fmt.Errorf("fetch committed offsets of consumer group %q: %w", group, err)
+		return snapshot.SinkGroup{}, false, fmt.Errorf("fetch committed offsets of consumer group %q: %w", group, err)
 	}
 	g, err := newSinkGroup(group, "", d, fetched)
 	return g, err == nil, err
@@ -56,7 +57,7 @@ func ReadGroup(ctx context.Context, adm *kadm.Client, group string) (_ SinkGroup
 
 // newSinkGroup is the SinkGroup of a described group and its fetched
 // offsets; partitions with no commit are left out.
-func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.OffsetResponses) (SinkGroup, error) {
+func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.OffsetResponses) (snapshot.SinkGroup, error) {
 	// Offsets holds exactly the committed partitions: appended one at a
 	// time, 100,000 sink partitions in groups of 50 held a quarter more.
 	n := 0
@@ -65,7 +66,7 @@ func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.O
 			n++
 		}
 	})
-	sg := SinkGroup{Group: group, Connector: connector, State: d.State, Members: len(d.Members), Offsets: make([]SinkOffset, 0, n)}
+	sg := snapshot.SinkGroup{Group: group, Connector: connector, State: d.State, Members: len(d.Members), Offsets: make([]snapshot.SinkOffset, 0, n)}
 	var perr error
 	fetched.Each(func(o kadm.OffsetResponse) {
 		if o.Err != nil {
@@ -77,10 +78,10 @@ func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.O
 		if o.At < 0 {
 			return // no commit for this partition
 		}
-		sg.Offsets = append(sg.Offsets, SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
+		sg.Offsets = append(sg.Offsets, snapshot.SinkOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.At, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
 	})
 	if perr != nil {
-		return SinkGroup{}, perr
+		return snapshot.SinkGroup{}, perr
 	}
 	// In Normalize's order, cheaply: a group's partitions nearly all share
 	// one topic.
@@ -90,7 +91,7 @@ func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.O
 
 // committed is one group's answer to a batched offset fetch.
 type committed struct {
-	offsets []SinkOffset
+	offsets []snapshot.SinkOffset
 	err     error // the group's error, as kadm's FetchManyOffsets reports it
 	perr    error // a partition's error
 }
@@ -102,7 +103,7 @@ type committed struct {
 // of a read's CPU and most of the garbage of an idle journal). A group whose offsets are all
 // as in prev gets prev's slice back, LastConsumed included: an idle group
 // allocates nothing that lasts.
-func fetchCommitted(ctx context.Context, cl *kgo.Client, groups []string, prev map[string]SinkGroup) map[string]committed {
+func fetchCommitted(ctx context.Context, cl *kgo.Client, groups []string, prev map[string]snapshot.SinkGroup) map[string]committed {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Groups = make([]kmsg.OffsetFetchRequestGroup, len(groups))
 	for i, g := range groups {
@@ -152,7 +153,7 @@ func authErr(code int16) error {
 // decodeCommitted returns a group's committed offsets (partitions with no
 // commit left out) in Normalize's order: prev itself when they are all the
 // same as prev's. It sorts the response's topics and partitions in place.
-func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev []SinkOffset, names map[string]string) ([]SinkOffset, error) {
+func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev []snapshot.SinkOffset, names map[string]string) ([]snapshot.SinkOffset, error) {
 	if !slices.IsSortedFunc(ts, cmpFetchedTopic) {
 		slices.SortFunc(ts, cmpFetchedTopic)
 	}
@@ -179,7 +180,7 @@ func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev
 	}
 	// Offsets holds exactly the committed partitions: appended one at a
 	// time, 100,000 sink partitions in groups of 50 held a quarter more.
-	out := make([]SinkOffset, 0, n)
+	out := make([]snapshot.SinkOffset, 0, n)
 	for ti := range ts {
 		t := &ts[ti]
 		topic, ok := names[t.Topic]
@@ -189,7 +190,7 @@ func decodeCommitted(group string, ts []kmsg.OffsetFetchResponseGroupTopic, prev
 		}
 		for _, p := range t.Partitions {
 			if p.Offset >= 0 {
-				out = append(out, SinkOffset{Topic: topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: metadataOf(p.Metadata)})
+				out = append(out, snapshot.SinkOffset{Topic: topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: metadataOf(p.Metadata)})
 			}
 		}
 	}
@@ -247,7 +248,7 @@ func cmpFetchedPartition(a, b kmsg.OffsetFetchResponseGroupTopicPartition) int {
 	return cmp.Compare(a.Partition, b.Partition)
 }
 
-func cmpSinkOffset(a, b SinkOffset) int {
+func cmpSinkOffset(a, b snapshot.SinkOffset) int {
 	if a.Topic != b.Topic {
 		return strings.Compare(a.Topic, b.Topic)
 	}

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"bytes"
@@ -8,17 +8,18 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
 )
 
 // epochTopicsFor is what EpochTopicsOf returns for snap, without the
 // cluster's topic IDs.
-func epochTopicsFor(snap *Snapshot) []EpochTopic {
-	var out []EpochTopic
+func epochTopicsFor(snap *snapshot.Snapshot) []snapshot.EpochTopic {
+	var out []snapshot.EpochTopic
 	for _, t := range snap.Topics {
-		et := EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
+		et := snapshot.EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
 		for _, p := range t.Partitions {
-			et.Start = append(et.Start, PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+			et.Start = append(et.Start, snapshot.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
 		}
 		out = append(out, et)
 	}
@@ -31,21 +32,21 @@ func epochTopicsFor(snap *Snapshot) []EpochTopic {
 // one Tail only.
 func TestGetForTail(t *testing.T) {
 	ctx := context.Background()
-	st := NewStore(memblob.OpenBucket(nil))
+	st := snapshot.NewStore(memblob.OpenBucket(nil))
 	t.Cleanup(func() { st.Close() })
 	// The format's fixture, as the snapshot package's golden file holds it.
-	doc, err := os.ReadFile(filepath.Join("testdata", "v1.json"))
+	doc, err := os.ReadFile(filepath.Join("..", "testdata", "v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := Decode(doc)
+	snap, err := snapshot.Decode(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	snap.ID = ""
 	// A key in a partition the epoch does not tail: dropped by both.
-	snap.SourceOffsets = append(snap.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
-		Key: Bytes(`["c",{"f":1}]`), Value: Bytes(`{"position":1}`), Connector: "c"})
+	snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
+		Key: snapshot.Bytes(`["c",{"f":1}]`), Value: snapshot.Bytes(`{"position":1}`), Connector: "c"})
 	info, err := st.Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +67,16 @@ func TestGetForTail(t *testing.T) {
 	wt := NewTail(nil, Options{}, want, nil, topics, want.CreatedAt)
 	tailed := 0
 	for _, et := range topics {
-		if et.Role != RoleOffsets {
+		if et.Role != snapshot.RoleOffsets {
 			continue
 		}
 		if len(gt.last[et.Name]) != len(et.Start) || len(wt.last[et.Name]) != len(et.Start) {
 			t.Fatalf("%s: last values of %d and %d partitions, the epoch tails %d", et.Name, len(gt.last[et.Name]), len(wt.last[et.Name]), len(et.Start))
 		}
 		for p, lv := range wt.last[et.Name] {
-			tailed += lv.len()
-			if g := gt.last[et.Name][p]; g.len() != lv.len() || g.live != lv.live {
-				t.Fatalf("%s/%d: %d keys, %d bytes; want %d, %d", et.Name, p, g.len(), g.live, lv.len(), lv.live)
+			tailed += lv.Len()
+			if g := gt.last[et.Name][p]; g.Len() != lv.Len() || g.Live != lv.Live {
+				t.Fatalf("%s/%d: %d keys, %d bytes; want %d, %d", et.Name, p, g.Len(), g.Live, lv.Len(), lv.Live)
 			}
 		}
 	}
@@ -87,8 +88,8 @@ func TestGetForTail(t *testing.T) {
 		if lv == nil {
 			continue
 		}
-		gv, gok := gt.last[o.Topic][o.Partition].get(o.Key)
-		wv, wok := lv.get(o.Key)
+		gv, gok := gt.last[o.Topic][o.Partition].Get(o.Key)
+		wv, wok := lv.Get(o.Key)
 		if gok != wok || !bytes.Equal(gv, wv) {
 			t.Fatalf("%s/%d key %q: %q, want %q", o.Topic, o.Partition, o.Key, gv, wv)
 		}

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -97,10 +98,10 @@ func (lp *lazyPart) key(e keyRef) string { return keyview.ArenaString(lp.pv.KeyA
 // and ErrSpent once an EncodeOnce snapshot was stored.
 func (ls *lazySource) stale() error {
 	if ls.capt != nil && ls.capt.gen.Load() != ls.gen {
-		return ErrStale
+		return snapshot.ErrStale
 	}
 	if ls.spent.Load() {
-		return ErrSpent
+		return snapshot.ErrSpent
 	}
 	return nil
 }
@@ -137,11 +138,11 @@ func (ls *lazySource) Spend() bool {
 
 // Runs cuts the kept keys of ls into runs of at most n, partition by
 // partition; a partition compressed early is one run of its frames.
-func (ls *lazySource) Runs(n int) ([]OffsetRun, error) {
+func (ls *lazySource) Runs(n int) ([]snapshot.OffsetRun, error) {
 	if err := ls.stale(); err != nil {
 		return nil, err
 	}
-	var runs []OffsetRun
+	var runs []snapshot.OffsetRun
 	for i := range ls.parts {
 		lp := &ls.parts[i]
 		if lp.early {
@@ -190,7 +191,7 @@ func (r *lazyRun) Frames() ([][]byte, error) {
 // AppendTo encodes the source offsets of r from the partition's view.
 func (r *lazyRun) AppendTo(dst []byte, comma bool, names map[string]string) ([]byte, error) {
 	lp := r.lp
-	b := offsetBuilder{scoped: r.src.scoped, inScope: r.src.inScope, names: names}
+	b := snapshot.OffsetBuilder{Scoped: r.src.scoped, InScope: r.src.inScope, Names: names}
 	var err error
 	for i, en := range lp.entries[r.from:r.to] {
 		if i > 0 || comma {
@@ -201,8 +202,8 @@ func (r *lazyRun) AppendTo(dst []byte, comma bool, names map[string]string) ([]b
 			dst = appendPlain(dst, lp, key, rec)
 			continue
 		}
-		so, _ := b.make(lp.topic, lp.part, keyview.ArenaString(key), rec)
-		if dst, err = so.appendJSON(dst); err != nil {
+		so, _ := b.Make(lp.topic, lp.part, keyview.ArenaString(key), rec)
+		if dst, err = so.AppendJSON(dst); err != nil {
 			return dst, err
 		}
 	}
@@ -255,9 +256,9 @@ func classify(kb []byte, p, nparts int32, scoped bool, inScope func(string) bool
 	var c keyClass
 	var perr error
 	if n, _, ok := connectjson.PlainKey(kb); ok && len(n) > 0 {
-		c.name, c.plain = intern(names, n), true
+		c.name, c.plain = snapshot.Intern(names, n), true
 	} else {
-		c.name, _, perr = parseSourceKey(kb, names)
+		c.name, _, perr = snapshot.ParseSourceKey(kb, names)
 	}
 	switch {
 	case perr != nil:
@@ -271,7 +272,7 @@ func classify(kb []byte, p, nparts int32, scoped bool, inScope func(string) bool
 		c.unnamed = true
 	}
 	c.kept = true
-	c.suspect = PartitionFor(kb, nparts) != p
+	c.suspect = snapshot.PartitionFor(kb, nparts) != p
 	return c
 }
 
@@ -310,13 +311,13 @@ type keyScope struct {
 // The sort works on a scratch of 32 bytes a key of this partition, es
 // (reused when large enough; the grown scratch is returned); what is kept
 // is 4 bytes a key.
-func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope, es []keyEntry) (*indexed, []keyEntry) {
+func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope, es []snapshot.KeyEntry) (*indexed, []snapshot.KeyEntry) {
 	scoped, inScope := sc.scoped, sc.inScope
 	es = es[:0]
 	for k, i := range pv.All() {
-		es = append(es, keyEntry{key: k, rec: i})
+		es = append(es, snapshot.KeyEntry{Key: k, Rec: i})
 	}
-	sortKeyEntries(es, 0)
+	snapshot.SortKeyEntries(es, 0)
 	ix := &indexed{nparts: nparts, byConnector: make(map[string]int)}
 	names := make(map[string]string)
 	var (
@@ -325,7 +326,7 @@ func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope,
 	)
 	kept := make([]keyRef, 0, len(es))
 	for _, e := range es {
-		c := classify(keyview.StringBytes(e.key), p, nparts, scoped, inScope, names)
+		c := classify(keyview.StringBytes(e.Key), p, nparts, scoped, inScope, names)
 		if !c.kept {
 			continue
 		}
@@ -344,9 +345,9 @@ func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope,
 			run++
 		}
 		if c.suspect {
-			ix.suspects = append(ix.suspects, e.key)
+			ix.suspects = append(ix.suspects, e.Key)
 		}
-		kept = append(kept, refOf(e.rec, c.plain))
+		kept = append(kept, refOf(e.Rec, c.plain))
 	}
 	if run > 0 {
 		ix.byConnector[last] += run
@@ -354,7 +355,7 @@ func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope,
 	if len(kept) < cap(kept)/2 {
 		kept = append([]keyRef(nil), kept...) // a scoped capture keeps few
 	}
-	prefix := appendString([]byte(`{"topic":`), topic)
+	prefix := snapshot.AppendString([]byte(`{"topic":`), topic)
 	prefix = append(prefix, `,"partition":`...)
 	prefix = strconv.AppendInt(prefix, int64(p), 10)
 	prefix = append(prefix, `,"offset":`...)
@@ -441,7 +442,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var scratch []keyEntry
+			var scratch []snapshot.KeyEntry
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
@@ -486,7 +487,7 @@ type indexJob struct {
 // state: encode it before the Capturer's next Capture, after which
 // encoding it fails with ErrStale. One of a Capturer that is not
 // incremental holds what was read itself and can be encoded at any time.
-func (c *Capturer) CaptureStreamed(ctx context.Context) (*Snapshot, error) {
+func (c *Capturer) CaptureStreamed(ctx context.Context) (*snapshot.Snapshot, error) {
 	return c.capture(ctx, captureMode{keep: c.opts.Incremental, streamed: true})
 }
 

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,7 +85,7 @@ func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string) (*Statuses,
 		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
 	}
 	st := &Statuses{Connectors: map[string]*ConnectorStatus{}}
-	for _, p := range sortedPartitions(v.Parts) {
+	for _, p := range snapshot.SortedPartitions(v.Parts) {
 		pv := v.Parts[p]
 		for key, i := range pv.All() {
 			st.add(strings.Clone(key), pv.Record(i).Value)

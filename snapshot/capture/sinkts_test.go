@@ -1,4 +1,4 @@
-package snapshot_test
+package capture_test
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // recordAt reads the record at offset off of topic/p.
@@ -40,7 +42,7 @@ func recordAt(t *testing.T, cl *kgo.Client, topic string, p int32, off int64) *k
 }
 
 func TestCaptureLastConsumed(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
 	adm := kadm.NewClient(cl)
 	// Nothing consumed is left below clicks/1's committed offset 55 once
@@ -48,7 +50,7 @@ func TestCaptureLastConsumed(t *testing.T) {
 	if _, err := adm.DeleteRecords(ctx, kadm.Offsets{"clicks": {1: {Topic: "clicks", Partition: 1, At: 56}}}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func BenchmarkCaptureLastConsumed(b *testing.B) {
 	}
 	var snap *snapshot.Snapshot
 	for b.Loop() {
-		if snap, err = snapshot.Capture(ctx, cl, snapshot.Options{}); err != nil {
+		if snap, err = capture.Capture(ctx, cl, capture.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -207,7 +209,7 @@ func TestCaptureLastConsumedLargeRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,10 +232,10 @@ func TestCaptureLastConsumedLargeRecords(t *testing.T) {
 // last consumed record; the snapshot's warning counts them per topic and
 // gives each distinct reason once.
 func TestCaptureLastConsumedPastEnd(t *testing.T) {
-	_, cl, _ := seeded(t, connectdemo.DefaultSpec())
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	ctx := context.Background()
 	adm := kadm.NewClient(cl)
-	before, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	before, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestCaptureLastConsumedPastEnd(t *testing.T) {
 	if _, err := adm.CommitOffsets(ctx, group, past); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Capture(ctx, cl, snapshot.Options{})
+	snap, err := capture.Capture(ctx, cl, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
