@@ -20,7 +20,7 @@ import (
 // the sort of its keys, and the config topic replayed as
 // KafkaConfigBackingStore replays it (configState).
 
-// offsetBuilder makes the source offsets of a Capture from the views.
+// OffsetBuilder makes the source offsets of a Capture from the views.
 type OffsetBuilder struct {
 	Scoped     bool
 	InScope    func(string) bool
@@ -30,7 +30,7 @@ type OffsetBuilder struct {
 	entries    []KeyEntry
 }
 
-// make returns the SourceOffset of the live key k of partition p of topic,
+// Make returns the SourceOffset of the live key k of partition p of topic,
 // and whether the capture keeps it (a scoped capture keeps only the keys of
 // its connectors).
 func (b *OffsetBuilder) Make(topic string, p int32, k string, r keyview.Record) (SourceOffset, bool) {
@@ -55,7 +55,7 @@ func (b *OffsetBuilder) Make(topic string, p int32, k string, r keyview.Record) 
 	return so, true
 }
 
-// register adds a connector known only from its offsets.
+// Register adds a connector known only from its offsets.
 func (b *OffsetBuilder) Register(name string) {
 	if name == b.lastName || name == "" {
 		return
@@ -66,7 +66,7 @@ func (b *OffsetBuilder) Register(name string) {
 	b.lastName = name
 }
 
-// build appends the source offsets of partition p of topic to out, in key
+// Build appends the source offsets of partition p of topic to out, in key
 // order, and returns the kept keys that are off their murmur2 partition.
 func (b *OffsetBuilder) Build(out []SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) ([]SourceOffset, []string) {
 	b.entries = b.entries[:0]
@@ -88,7 +88,7 @@ func (b *OffsetBuilder) Build(out []SourceOffset, topic string, p, nparts int32,
 	return out, suspects
 }
 
-// update appends the source offsets of partition p of topic to out as
+// Update appends the source offsets of partition p of topic to out as
 // build would, from what the last Capture built and the keys written since
 // (pv.dirty), and keeps the result for the next Capture. Its cost is a copy
 // of the partition's offsets plus the work of the keys written.
@@ -150,7 +150,7 @@ func (b *OffsetBuilder) Update(out []SourceOffset, topic string, p, nparts int32
 	return append(out, next...)
 }
 
-// keyEntry is a live key of a partition view and its record's index.
+// KeyEntry is a live key of a partition view and its record's index.
 type KeyEntry struct {
 	Key  string
 	word uint64 // scratch for sortKeyEntries
@@ -188,7 +188,7 @@ func radixSortWords(es []KeyEntry) {
 	}
 }
 
-// sortKeyEntries sorts es, whose keys all share their first depth bytes,
+// SortKeyEntries sorts es, whose keys all share their first depth bytes,
 // by key bytes. The keys of one partition share long prefixes
 // (["connector",{"filename":"/data/...), on which string comparisons
 // would spend most of their time, so this is a most-significant-digit
@@ -264,7 +264,7 @@ func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
 	return DuplicateWarningsIn(v, suspects, nil)
 }
 
-// parseSourceKey is connectjson.ParseKey for what a capture needs, the
+// ParseSourceKey is connectjson.ParseKey for what a capture needs, the
 // connector name (interned in names) and the raw partition object, with a
 // fast path for the keys nearly every connector writes: ["name",{...}] with
 // a plain ASCII name and a flat object of plain ASCII strings, integers,
@@ -301,7 +301,7 @@ func validJSON(b []byte) bool {
 	return json.Valid(b)
 }
 
-// configState is the worker's view of the config topic, built by applying
+// ConfigState is the worker's view of the config topic, built by applying
 // its records in log order as KafkaConfigBackingStore does.
 type ConfigState struct {
 	Connectors map[string]*connConfig
@@ -423,7 +423,7 @@ func plainProperties(v []byte) (map[string]string, bool) {
 	return props, true
 }
 
-// connector is the worker's view of one configured connector.
+// Connector is the worker's view of one configured connector.
 func (s *ConfigState) Connector(name string) Connector {
 	cc := s.Connectors[name]
 	// The props map is never changed once made (a new record makes a new
@@ -487,7 +487,7 @@ type ConnectorConfig struct {
 // which the herder counts as 0: a connector created STOPPED).
 func (c ConnectorConfig) Stopped() bool { return c.TargetState == StateStopped && c.Tasks <= 0 }
 
-// countWarning is "1 <one>" or "<n> <many>".
+// CountWarning is "1 <one>" or "<n> <many>".
 func CountWarning(n int, one, many string) string { return english.Count(n, one, many) }
 
 // Defaults for Options.
@@ -497,17 +497,17 @@ const (
 	DefaultGroupPrefix  = "connect-"
 )
 
-// builtPart is the source offsets a Capture made of one partition, kept by
+// BuiltPart is the source offsets a Capture made of one partition, kept by
 // an incremental Capturer so that the next Capture redoes only the keys
 // written since.
 type BuiltPart struct {
 	Offsets []SourceOffset // in key order
-	// suspects are kept keys found off their murmur2 partition (some may
+	// Suspects are kept keys found off their murmur2 partition (some may
 	// be gone since: duplicateWarnings checks).
 	Suspects []string
 }
 
-// duplicateWarningsIn is duplicateWarnings for a capture whose early work
+// DuplicateWarningsIn is duplicateWarnings for a capture whose early work
 // let go of some partitions' views: liveIn says whether a key is live in
 // partition p (nil: look it up in the view).
 func DuplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool) []string {

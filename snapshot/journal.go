@@ -391,7 +391,7 @@ func (r *entryReader) skipStr() {
 	r.b = r.b[k+int(n):]
 }
 
-// ms is t in Unix milliseconds.
+// Ms is t in Unix milliseconds.
 func Ms(t time.Time) int64 { return t.UnixMilli() }
 
 // fromMs is the time of Unix milliseconds v, in UTC.

@@ -137,7 +137,7 @@ func (w *journalWorld) churn(rng *rand.Rand) {
 		rs = append(rs, &kgo.Record{Topic: o.Topic, Key: o.Key, Value: v})
 	}
 	// Config changes: a target state, a task count, now and then a
-	// connector deleted.
+	// Connector deleted.
 	var named []snapshot.Connector
 	for _, c := range w.base.Connectors {
 		if c.HasConfig {

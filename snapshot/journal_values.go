@@ -16,7 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
-// lastValues is the last value of every live key of one offsets topic
+// LastValues is the last value of every live key of one offsets topic
 // partition, as the tail needs it to tell a source offset rewritten
 // backwards (Rewound) or tombstoned: an index from the key's 64-bit hash to
 // the value. It holds no key bytes and no pointer per key (the collector
@@ -55,8 +55,8 @@ func NewLastValues(seed maphash.Seed) *LastValues {
 	return &LastValues{seed: seed}
 }
 
-// get returns the last value of key; the bytes are valid until the next
-// get, set or remove.
+// Get returns the last value of key; the bytes are valid until the next
+// Get, set or remove.
 func (lv *LastValues) Get(key []byte) ([]byte, bool) {
 	w, ok := lv.index.get(maphash.Bytes(lv.seed, key))
 	if !ok {
@@ -98,7 +98,7 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// set makes value the last value of key.
+// Set makes value the last value of key.
 func (lv *LastValues) Set(key, value []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	w, inline := lv.inline(value)
@@ -165,7 +165,7 @@ func (lv *LastValues) inline(v []byte) (uint64, bool) {
 	return inlineBit | uint64(k)<<inlineShift | n, true
 }
 
-// remove forgets key (a tombstone).
+// Remove forgets key (a tombstone).
 func (lv *LastValues) Remove(key []byte) {
 	h := maphash.Bytes(lv.seed, key)
 	if old, ok := lv.index.get(h); ok {
@@ -332,7 +332,7 @@ type TailSeed struct {
 	// wordIndex.loading), from a map of one partition's keys at most;
 	// keys of partitions interleaved are merged as set merges them.
 	cur *LastValues
-	// taken says a Tail took the lastValues (NewTail).
+	// Taken says a Tail took the lastValues (NewTail).
 	Taken bool
 }
 
@@ -361,7 +361,7 @@ func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
 	lv.Set(key, value)
 }
 
-// seedOf returns what a Tail keeps of state's source offsets, made from
+// SeedOf returns what a Tail keeps of state's source offsets, made from
 // them in their order (a key twice in a partition keeps its last value, as
 // the tail's record hook would).
 func SeedOf(state *Snapshot) *TailSeed {

@@ -22,7 +22,7 @@ const (
 	PieceGroups = 512
 )
 
-// pieceSizes are how many source offsets and sink groups a piece holds;
+// PieceSizes are how many source offsets and sink groups a piece holds;
 // the zero value means pieceKeys and pieceGroups. Tests cut small
 // documents into many pieces with smaller sizes.
 type PieceSizes struct{ Keys, Groups int }

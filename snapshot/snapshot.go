@@ -225,7 +225,7 @@ type Connector struct {
 // Stopped reports whether the worker considers the connector stopped: no
 // config at all, or target state STOPPED with zero tasks. No task commit
 // at all (Tasks -1) counts as zero, as the herder's taskCount does: a
-// connector created STOPPED (POST /connectors with initial_state) never
+// Connector created STOPPED (POST /connectors with initial_state) never
 // had any.
 func (c Connector) Stopped() bool {
 	return !c.HasConfig || (c.TargetState == StateStopped && c.Tasks <= 0)
@@ -576,7 +576,7 @@ func (e *docEncoder) tail(s *Snapshot) error {
 	return nil
 }
 
-// appendJSON appends o as encoding/json writes it (HTML not escaped).
+// AppendJSON appends o as encoding/json writes it (HTML not escaped).
 func (o *SourceOffset) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"topic":`...)
 	dst = AppendString(dst, o.Topic)
@@ -693,7 +693,7 @@ func plain8[T ~[]byte | ~string](s T, i int) bool {
 	return (control|quote|backslash|w)&highs == 0 // w: a byte of 0x80 or more
 }
 
-// appendString appends s as a JSON string exactly as encoding/json writes
+// AppendString appends s as a JSON string exactly as encoding/json writes
 // it with HTML escaping off: '"', '\\' and control characters escaped
 // (\b, \f, \n, \r, \t or \u00XX), invalid UTF-8 as \ufffd, U+2028 and
 // U+2029 as \u2028 and \u2029, everything else as it is.

@@ -708,11 +708,11 @@ const (
 	zstdWindow = 1 << 20
 )
 
-// zstdEncoders are the encoders frames are compressed with; each holds a
+// ZstdEncoders are the encoders frames are compressed with; each holds a
 // few MiB of tables, so they are reused.
 var ZstdEncoders sync.Pool
 
-// zstdEncoder returns an encoder from zstdEncoders, or a new one. It is
+// ZstdEncoder returns an encoder from zstdEncoders, or a new one. It is
 // used through EncodeAll only, which runs on the caller's goroutine.
 func ZstdEncoder() (*zstd.Encoder, error) {
 	if zw, ok := ZstdEncoders.Get().(*zstd.Encoder); ok {
