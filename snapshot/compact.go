@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"errors"
 	"unsafe"
 
@@ -256,37 +255,4 @@ func (t *SourceTable) push(r tableRec) {
 	c := &t.recs[len(t.recs)-1]
 	*c = append(*c, r)
 	t.n++
-}
-
-// RestoreRead says what Store.GetForRestore leaves out.
-type RestoreRead struct {
-	// NoSinkOffsets leaves out the sink groups' committed offsets (each
-	// SinkGroup's Offsets is nil; the groups, their connectors and states
-	// stay): a restore of source offsets only never reads them, and a
-	// snapshot of thousands of groups holds many of them.
-	NoSinkOffsets bool
-}
-
-// GetForRestore is GetFor for a restore: the snapshot's source offsets are
-// decoded into a compact SourceTable (see Snapshot.SourceTable), which
-// keeps their topics, partitions, keys, values and connectors only, and
-// its SourceOffsets stay nil. Such a snapshot cannot be encoded, and
-// SourceOffsets-based helpers (SourceOffsetsOf, Index.SourceOffsetsOf) see
-// no offsets; Filter, NewIndex, Unparsed and SourceKeys work on it. A
-// document the streamed decoder does not take is decoded whole, as Get
-// does, and its table is a view of its SourceOffsets. The Info is Get's.
-func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string, how RestoreRead) (*Snapshot, Info, error) {
-	id := ref
-	if _, err := ParseID(ref); err != nil {
-		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
-			return nil, Info{}, err
-		}
-	}
-	snap, info, err := s.getAs(ctx, id, &tableSink{t: new(SourceTable)})
-	if err == nil && how.NoSinkOffsets {
-		for i := range snap.SinkGroups {
-			snap.SinkGroups[i].Offsets = nil
-		}
-	}
-	return snap, info, err
 }

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -115,50 +114,6 @@ func TestSourceTableFilterAndEncode(t *testing.T) {
 	}
 	if err := got.Encode(new(bytes.Buffer)); !errors.Is(err, errCompact) {
 		t.Fatalf("Encode of a compact snapshot: %v, want errCompact", err)
-	}
-}
-
-// TestGetForRestore checks the store's path: the same snapshot as Get,
-// its source offsets in a table, and the same Info.
-func TestGetForRestore(t *testing.T) {
-	ctx := context.Background()
-	st := openTestStore(t, "mem://")
-	snap := fixtureSnapshot()
-	snap.ID = ""
-	info, err := st.Put(ctx, snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, winfo, err := st.Get(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, ginfo, err := st.GetForRestore(ctx, "latest", nil, RestoreRead{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
-		t.Fatal("GetForRestore's sink groups differ from Get's")
-	}
-	bare, _, err := st.GetForRestore(ctx, info.ID, nil, RestoreRead{NoSinkOffsets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(bare.SinkGroups) != len(want.SinkGroups) || len(want.SinkGroups) == 0 {
-		t.Fatalf("NoSinkOffsets: %d groups, Get has %d", len(bare.SinkGroups), len(want.SinkGroups))
-	}
-	for i, g := range bare.SinkGroups {
-		w := want.SinkGroups[i]
-		w.Offsets = nil
-		if !reflect.DeepEqual(g, w) {
-			t.Fatalf("NoSinkOffsets: group %+v, want %+v", g, w)
-		}
-	}
-	if !got.compactOffsets() || !reflect.DeepEqual(tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets)) {
-		t.Fatal("GetForRestore's table differs from Get's SourceOffsets")
-	}
-	if !reflect.DeepEqual(ginfo, winfo) {
-		t.Fatalf("Info: %+v, Get's %+v", ginfo, winfo)
 	}
 }
 

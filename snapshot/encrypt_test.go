@@ -69,7 +69,7 @@ func TestEncryptedStore(t *testing.T) {
 			wrong := &Store{bucket: st.bucket, where: st.where, keeper: openTestKeeper(t, wrongURL)}
 			t.Cleanup(func() { wrong.keeper.Close() })
 
-			snap := fixtureSnapshot()
+			snap := storeFixtureSnapshot()
 			snap.ID, snap.CreatedAt = "", snap.CreatedAt.AddDate(0, 0, 1)
 			info, err := st.Put(ctx, snap)
 			if err != nil {
@@ -103,7 +103,7 @@ func TestEncryptedStore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Get with the key: %v", err)
 			}
-			want := fixtureSnapshot()
+			want := storeFixtureSnapshot()
 			want.ID, want.CreatedAt = snap.ID, snap.CreatedAt
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("decrypted snapshot differs")
@@ -156,7 +156,7 @@ func TestEncryptedStore(t *testing.T) {
 
 // fixtureSnapshotWithID is the fixture with another ID (empty: Put assigns one).
 func fixtureSnapshotWithID(id string) *Snapshot {
-	s := fixtureSnapshot()
+	s := storeFixtureSnapshot()
 	s.ID, s.CreatedAt = id, s.CreatedAt.AddDate(0, 0, 2)
 	return s
 }
@@ -168,7 +168,7 @@ func TestEncryptedDamage(t *testing.T) {
 		withKey = NewStore(memblob.OpenBucket(nil))
 		withKey.SetKeeper(openTestKeeper(t, keyURL))
 		t.Cleanup(func() { withKey.Close() })
-		info, err := withKey.Put(ctx, fixtureSnapshot())
+		info, err := withKey.Put(ctx, storeFixtureSnapshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestEncryptedFixture(t *testing.T) {
 		{fmt.Sprintf("v%d-encrypted-bound.snap", Version), encryptionBound, true},
 	} {
 		t.Run(fx.file, func(t *testing.T) {
-			testEncryptedFixture(t, filepath.Join("testdata", fx.file), fx.encryption, fx.current && *update)
+			testEncryptedFixture(t, filepath.Join("testdata", fx.file), fx.encryption, fx.current && *storeUpdate)
 		})
 	}
 }
@@ -378,10 +378,10 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if write {
 		st := NewStore(memblob.OpenBucket(nil))
 		st.SetKeeper(openTestKeeper(t, keyURL))
-		if _, err := st.Put(ctx, fixtureSnapshot()); err != nil {
+		if _, err := st.Put(ctx, storeFixtureSnapshot()); err != nil {
 			t.Fatal(err)
 		}
-		obj, err := st.bucket.ReadAll(ctx, objectKey(fixtureID))
+		obj, err := st.bucket.ReadAll(ctx, objectKey(storeFixtureID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,7 +401,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	st := NewStore(memblob.OpenBucket(nil))
 	st.SetKeeper(openTestKeeper(t, keyURL))
 	defer st.Close()
-	if err := st.bucket.WriteAll(ctx, objectKey(fixtureID), obj, nil); err != nil {
+	if err := st.bucket.WriteAll(ctx, objectKey(storeFixtureID), obj, nil); err != nil {
 		t.Fatal(err)
 	}
 	snap, info, err := st.Get(ctx, "latest")
@@ -411,7 +411,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if !info.Encrypted || info.Size != int64(len(obj)) {
 		t.Errorf("Info = %+v", info)
 	}
-	checkFixtureV1(t, snap)
+	storeCheckFixtureV1(t, snap)
 }
 
 // An encrypted body is bound to its snapshot's ID: the same object stored
@@ -422,7 +422,7 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	st := NewStore(memblob.OpenBucket(nil))
 	st.SetKeeper(openTestKeeper(t, keyURL))
 	defer st.Close()
-	a, err := st.Put(ctx, fixtureSnapshot())
+	a, err := st.Put(ctx, storeFixtureSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}

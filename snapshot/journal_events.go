@@ -6,29 +6,11 @@ package snapshot
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"time"
 )
 
-// Event kinds, the kind label of offsetkeeper_reset_events_total.
-const (
-	// EventSourceTombstoned: a connector's source offset keys were
-	// tombstoned (a KIP-875 DELETE /offsets, or a tool writing nulls).
-	EventSourceTombstoned = "source-tombstoned"
-	// EventSourceRewound: a connector's source offsets were rewritten with
-	// a numeric position moving backwards.
-	EventSourceRewound = "source-rewound"
-	// EventSinkDeleted: a sink group was deleted, or offsets of some of
-	// its partitions were.
-	EventSinkDeleted = "sink-deleted"
-	// EventSinkRewound: sink group offsets moved backwards.
-	EventSinkRewound = "sink-rewound"
-	// EventConnectorDeleted: a connector's config was deleted.
-	EventConnectorDeleted = "connector-deleted"
-)
 
 // EventKinds are every kind of event, in a fixed order.
 var EventKinds = []string{EventSourceTombstoned, EventSourceRewound, EventSinkDeleted, EventSinkRewound, EventConnectorDeleted}
@@ -77,80 +59,6 @@ func numericFields(v []byte) (map[string]float64, bool) {
 		}
 	}
 	return out, true
-}
-
-// Event is one reset the journal recorded.
-type Event struct {
-	Time      time.Time `json:"time"`
-	Connector string    `json:"connector"`
-	Group     string    `json:"group,omitempty"`
-	Kind      string    `json:"kind"`
-	Count     int       `json:"count"`
-	// Before is the moment just before the reset: restore --at Before
-	// puts things back as they were.
-	Before  time.Time `json:"before"`
-	Epoch   string    `json:"epoch"`
-	Segment uint64    `json:"segment"`
-	// UndoGone, when set, says why restore --at Before is no longer
-	// possible: retention removed what it reads (see UndoGone).
-	UndoGone string `json:"undo_gone,omitempty"`
-}
-
-// Events returns the events the journal holds at or after since, oldest
-// first. It reads every segment whose last time is at or after since.
-func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
-	l, err := s.ListJournal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	infos, err := s.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cov := coverageOf(infos, l)
-	now := time.Now()
-	var out []Event
-	for _, e := range l.Epochs {
-		chain, _ := e.Chain()
-		for _, si := range chain {
-			if si.LastTime.Before(since) {
-				continue
-			}
-			seg, err := s.ReadSegment(ctx, si)
-			if err != nil {
-				return nil, err
-			}
-			for _, en := range seg.Entries {
-				if en.Kind != EntryEvent || fromMs(en.Time).Before(since) {
-					continue
-				}
-				ev := Event{
-					Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
-					Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
-				}
-				ev.Before = UndoMoment(e.ID, ev.Before, ev.Time)
-				out = append(out, ev)
-			}
-		}
-	}
-	// An epoch that starts from a snapshot overlaps the one before: the
-	// same reset may be seen by both.
-	type key struct {
-		conn, group, kind string
-		before            time.Time
-	}
-	slices.SortStableFunc(out, func(a, b Event) int { return a.Time.Compare(b.Time) })
-	var dedup []Event
-	seen := map[key]bool{}
-	for _, ev := range out {
-		k := key{ev.Connector, ev.Group, ev.Kind, ev.Before}
-		if !seen[k] {
-			seen[k] = true
-			ev.UndoGone = UndoGone(ev.Before, infos, cov, now)
-			dedup = append(dedup, ev)
-		}
-	}
-	return dedup, nil
 }
 
 // UndoMoment is the moment a restore --at goes back to for an event of

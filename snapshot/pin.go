@@ -39,13 +39,6 @@ const (
 // ErrNotPinned is Unpin of a snapshot that has no pin.
 var ErrNotPinned = errors.New("snapshot not pinned")
 
-// Pin says a snapshot is pinned: retention (the daemon and prune) never
-// removes it.
-type Pin struct {
-	PinnedAt time.Time `json:"pinned_at"`
-	Note     string    `json:"note,omitempty"`
-}
-
 // pinObject is a pin as stored.
 type pinObject struct {
 	Format   string    `json:"format"`

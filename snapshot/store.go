@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -32,27 +31,6 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 )
 
-// The object layout; see Store.
-const (
-	// keyPrefix is the folder every snapshot object is stored under.
-	keyPrefix = "snapshots/"
-	// keySuffix ends every snapshot object's key.
-	keySuffix = ".snap"
-	// contentType is the MIME type snapshot objects are written with.
-	contentType = "application/vnd.offsetkeeper.snapshot"
-	// objectFormat is the "format" value of every snapshot object header.
-	objectFormat = "offsetkeeper-snapshot"
-	// compressionZstd is the only body compression this build reads and writes.
-	compressionZstd = "zstd"
-	// maxDocumentSize is the largest decompressed document Get accepts, in
-	// bytes (4 GiB); a body that would inflate beyond it is ErrCorrupt.
-	maxDocumentSize = 4 << 30
-	// maxHeaderSize bounds the search for the header line, in bytes.
-	maxHeaderSize = 64 << 10
-	// listConcurrency bounds the Attributes calls List makes at once.
-	listConcurrency = 16
-)
-
 // Metadata keys written on every snapshot object so that List needs no
 // reads. Values are strings; counts are decimal, created is RFC 3339 UTC.
 const (
@@ -73,41 +51,6 @@ const (
 // maxMetaScope is the longest scope written as object metadata, in bytes:
 // S3 allows 2 KiB of user metadata per object.
 const maxMetaScope = 1024
-
-// idLayout is the time part of an ID: fixed width, UTC, microseconds.
-const idLayout = "20060102T150405.000000Z"
-
-// idLen is the length of every ID: the time part, "-", 6 hex digits.
-const idLen = len(idLayout) + 1 + 6
-
-// Info describes a stored snapshot without reading its document. Size is
-// the stored object's size in bytes; SHA256 is the hex SHA-256 of the
-// object's body (the compressed document).
-type Info struct {
-	ID        string    `json:"id"`
-	CreatedAt time.Time `json:"created_at"`
-	Reason    string    `json:"reason"`
-	// Kind is what the snapshot covers: KindFull, KindScoped or KindUndo.
-	// List fills it in for every snapshot, those stored before kinds were
-	// recorded included (from their reason and scope).
-	Kind string `json:"kind"`
-	// Scope names the connectors a scoped or undo snapshot holds; empty
-	// for a full snapshot.
-	Scope      []string `json:"scope,omitempty"`
-	ClusterID  string   `json:"cluster_id"`
-	Connectors int      `json:"connectors"`
-	SourceKeys int      `json:"source_keys"`
-	SinkGroups int      `json:"sink_groups"`
-	Size       int64    `json:"size"`
-	SHA256     string   `json:"sha256"`
-	// Encrypted is set for a snapshot encrypted with a Keeper (see
-	// SetKeeper); KeyID is then the ID of its key, never the key.
-	Encrypted bool   `json:"encrypted,omitempty"`
-	KeyID     string `json:"key_id,omitempty"`
-	// Pin is set for a pinned snapshot by ListPinned and WithPins (List
-	// leaves it nil): retention never removes it. See pin.go.
-	Pin *Pin `json:"pin,omitempty"`
-}
 
 // Store keeps snapshots in a gocloud.dev/blob bucket, one immutable object
 // per snapshot, and verifies every object's SHA-256 when reading it.
@@ -628,36 +571,6 @@ func (s *Store) in() string {
 	return " in store " + s.where
 }
 
-// NewID returns a new snapshot ID for a snapshot created at t: the UTC time
-// to the microsecond, fixed width so IDs sort by time, then 6 random
-// lowercase hex digits so that two IDs made in the same microsecond differ,
-// e.g. 20261130T134920.123456Z-3fa94c.
-func NewID(t time.Time) string {
-	var r [3]byte
-	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
-	return t.UTC().Format(idLayout) + "-" + hex.EncodeToString(r[:])
-}
-
-// ParseID checks that id is an ID as NewID makes them and returns its time.
-func ParseID(id string) (time.Time, error) {
-	bad := func() (time.Time, error) {
-		return time.Time{}, fmt.Errorf("%q is not a snapshot ID (like 20261130T134920.123456Z-3fa94c)", id)
-	}
-	if len(id) != idLen || id[len(idLayout)] != '-' {
-		return bad()
-	}
-	t, err := time.Parse(idLayout, id[:len(idLayout)])
-	if err != nil || t.Format(idLayout) != id[:len(idLayout)] {
-		return bad()
-	}
-	for _, c := range id[len(idLayout)+1:] {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return bad()
-		}
-	}
-	return t, nil
-}
-
 // objectKey is the key of the snapshot with ID id.
 func objectKey(id string) string { return keyPrefix + id + keySuffix }
 
@@ -1034,30 +947,6 @@ func (i Info) metadata() map[string]string {
 	return md
 }
 
-// kind is i.Kind, or, when it is empty (an Info made by hand), the kind
-// its Reason and Scope say.
-func (i Info) kind() string {
-	if i.Kind != "" {
-		return i.Kind
-	}
-	return kindOf(i.Reason, i.Scope)
-}
-
-// holds reports whether the snapshot i describes holds every one of
-// connectors: a full snapshot holds the whole cluster, a scoped or undo
-// one the connectors of its Scope.
-func (i Info) holds(connectors []string) bool {
-	if i.kind() == KindFull {
-		return true
-	}
-	for _, c := range connectors {
-		if !slices.Contains(i.Scope, c) {
-			return false
-		}
-	}
-	return true
-}
-
 // infoFromMetadata reads the summary of the snapshot with ID id back from
 // its object metadata; false if any of it is missing or malformed.
 func infoFromMetadata(id string, md map[string]string) (Info, bool) {
@@ -1193,3 +1082,20 @@ func (e *scrubbedError) Error() string { return e.msg }
 
 // Unwrap returns the original error.
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+const (
+	// keyPrefix is the folder every snapshot object is stored under.
+	keyPrefix = "snapshots/"
+	// keySuffix ends every snapshot object's key.
+	keySuffix = ".snap"
+	// contentType is the MIME type snapshot objects are written with.
+	contentType = "application/vnd.offsetkeeper.snapshot"
+	// objectFormat is the "format" value of every snapshot object header.
+	objectFormat = "offsetkeeper-snapshot"
+	// compressionZstd is the only body compression this build reads and writes.
+	compressionZstd = "zstd"
+	// maxHeaderSize bounds the search for the header line, in bytes.
+	maxHeaderSize = 64 << 10
+	// listConcurrency bounds the Attributes calls List makes at once.
+	listConcurrency = 16
+)

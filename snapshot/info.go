@@ -1,0 +1,172 @@
+package snapshot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// idLayout is the time part of an ID: fixed width, UTC, microseconds.
+const idLayout = "20060102T150405.000000Z"
+
+// idLen is the length of every ID: the time part, "-", 6 hex digits.
+const idLen = len(idLayout) + 1 + 6
+
+// Info describes a stored snapshot without reading its document. Size is
+// the stored object's size in bytes; SHA256 is the hex SHA-256 of the
+// object's body (the compressed document).
+type Info struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Reason    string    `json:"reason"`
+	// Kind is what the snapshot covers: KindFull, KindScoped or KindUndo.
+	// List fills it in for every snapshot, those stored before kinds were
+	// recorded included (from their reason and scope).
+	Kind string `json:"kind"`
+	// Scope names the connectors a scoped or undo snapshot holds; empty
+	// for a full snapshot.
+	Scope      []string `json:"scope,omitempty"`
+	ClusterID  string   `json:"cluster_id"`
+	Connectors int      `json:"connectors"`
+	SourceKeys int      `json:"source_keys"`
+	SinkGroups int      `json:"sink_groups"`
+	Size       int64    `json:"size"`
+	SHA256     string   `json:"sha256"`
+	// Encrypted is set for a snapshot encrypted with a Keeper (see
+	// SetKeeper); KeyID is then the ID of its key, never the key.
+	Encrypted bool   `json:"encrypted,omitempty"`
+	KeyID     string `json:"key_id,omitempty"`
+	// Pin is set for a pinned snapshot by ListPinned and WithPins (List
+	// leaves it nil): retention never removes it. See pin.go.
+	Pin *Pin `json:"pin,omitempty"`
+}
+
+// NewID returns a new snapshot ID for a snapshot created at t: the UTC time
+// to the microsecond, fixed width so IDs sort by time, then 6 random
+// lowercase hex digits so that two IDs made in the same microsecond differ,
+// e.g. 20261130T134920.123456Z-3fa94c.
+func NewID(t time.Time) string {
+	var r [3]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
+	return t.UTC().Format(idLayout) + "-" + hex.EncodeToString(r[:])
+}
+
+// ParseID checks that id is an ID as NewID makes them and returns its time.
+func ParseID(id string) (time.Time, error) {
+	bad := func() (time.Time, error) {
+		return time.Time{}, fmt.Errorf("%q is not a snapshot ID (like 20261130T134920.123456Z-3fa94c)", id)
+	}
+	if len(id) != idLen || id[len(idLayout)] != '-' {
+		return bad()
+	}
+	t, err := time.Parse(idLayout, id[:len(idLayout)])
+	if err != nil || t.Format(idLayout) != id[:len(idLayout)] {
+		return bad()
+	}
+	for _, c := range id[len(idLayout)+1:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return bad()
+		}
+	}
+	return t, nil
+}
+
+// kind is i.Kind, or, when it is empty (an Info made by hand), the kind
+// its Reason and Scope say.
+func (i Info) kind() string {
+	if i.Kind != "" {
+		return i.Kind
+	}
+	return kindOf(i.Reason, i.Scope)
+}
+
+// holds reports whether the snapshot i describes holds every one of
+// connectors: a full snapshot holds the whole cluster, a scoped or undo
+// one the connectors of its Scope.
+func (i Info) holds(connectors []string) bool {
+	if i.kind() == KindFull {
+		return true
+	}
+	for _, c := range connectors {
+		if !slices.Contains(i.Scope, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// The object layout; see Store.
+const (
+	// maxDocumentSize is the largest decompressed document Get accepts, in
+	// bytes (4 GiB); a body that would inflate beyond it is ErrCorrupt.
+	maxDocumentSize = 4 << 30
+)
+
+// Pin says a snapshot is pinned: retention (the daemon and prune) never
+// removes it.
+type Pin struct {
+	PinnedAt time.Time `json:"pinned_at"`
+	Note     string    `json:"note,omitempty"`
+}
+
+// JournalLive is how far the last segment of the newest epoch may lie
+// behind a moment for that moment to count as covered: the daemon writes a
+// segment at least every JournalHeartbeat, even when nothing changed, so a
+// journal whose last segment is younger than this is running.
+const JournalLive = 2*JournalHeartbeat + 30*time.Second
+
+// Coverage is one span of time the store can restore to exactly: an epoch
+// from its base snapshot to its last segment.
+type Coverage struct {
+	Epoch      string    `json:"epoch"`
+	From       time.Time `json:"from"`
+	To         time.Time `json:"to"`
+	Segments   int       `json:"segments"`
+	Bytes      int64     `json:"bytes"`
+	LastSeq    uint64    `json:"last_seq"`
+	Broken     string    `json:"broken,omitempty"`
+	BaseExists bool      `json:"base_exists"`
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Event is one reset the journal recorded.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Connector string    `json:"connector"`
+	Group     string    `json:"group,omitempty"`
+	Kind      string    `json:"kind"`
+	Count     int       `json:"count"`
+	// Before is the moment just before the reset: restore --at Before
+	// puts things back as they were.
+	Before  time.Time `json:"before"`
+	Epoch   string    `json:"epoch"`
+	Segment uint64    `json:"segment"`
+	// UndoGone, when set, says why restore --at Before is no longer
+	// possible: retention removed what it reads (see UndoGone).
+	UndoGone string `json:"undo_gone,omitempty"`
+}
+
+// JournalHeartbeat is the longest the daemon goes without writing a
+// segment while it journals: a segment with no changes proves that nothing
+// changed.
+const JournalHeartbeat = time.Minute
+
+// Event kinds, the kind label of offsetkeeper_reset_events_total.
+const (
+	// EventSourceTombstoned: a connector's source offset keys were
+	// tombstoned (a KIP-875 DELETE /offsets, or a tool writing nulls).
+	EventSourceTombstoned = "source-tombstoned"
+	// EventSourceRewound: a connector's source offsets were rewritten with
+	// a numeric position moving backwards.
+	EventSourceRewound = "source-rewound"
+	// EventSinkDeleted: a sink group was deleted, or offsets of some of
+	// its partitions were.
+	EventSinkDeleted = "sink-deleted"
+	// EventSinkRewound: sink group offsets moved backwards.
+	EventSinkRewound = "sink-rewound"
+	// EventConnectorDeleted: a connector's config was deleted.
+	EventConnectorDeleted = "connector-deleted"
+)

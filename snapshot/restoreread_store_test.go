@@ -1,0 +1,69 @@
+package snapshot
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+// TestGetForRestore checks the store's path: the same snapshot as Get,
+// its source offsets in a table, and the same Info.
+func TestGetForRestore(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, "mem://")
+	snap := storeFixtureSnapshot()
+	snap.ID = ""
+	info, err := st.Put(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, winfo, err := st.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ginfo, err := st.GetForRestore(ctx, "latest", nil, RestoreRead{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
+		t.Fatal("GetForRestore's sink groups differ from Get's")
+	}
+	bare, _, err := st.GetForRestore(ctx, info.ID, nil, RestoreRead{NoSinkOffsets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bare.SinkGroups) != len(want.SinkGroups) || len(want.SinkGroups) == 0 {
+		t.Fatalf("NoSinkOffsets: %d groups, Get has %d", len(bare.SinkGroups), len(want.SinkGroups))
+	}
+	for i, g := range bare.SinkGroups {
+		w := want.SinkGroups[i]
+		w.Offsets = nil
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("NoSinkOffsets: group %+v, want %+v", g, w)
+		}
+	}
+	if !got.compactOffsets() || !reflect.DeepEqual(storeTableOffsets(got.SourceTable()), storeRestoreView(want.SourceOffsets)) {
+		t.Fatal("GetForRestore's table differs from Get's SourceOffsets")
+	}
+	if !reflect.DeepEqual(ginfo, winfo) {
+		t.Fatalf("Info: %+v, Get's %+v", ginfo, winfo)
+	}
+}
+
+// tableOffsets (as in the snapshot package's tests) is what a SourceTable holds of each source offset, in order.
+func storeTableOffsets(t *SourceTable) []SourceOffset {
+	out := make([]SourceOffset, t.Len())
+	for i := range int32(t.Len()) {
+		out[i] = SourceOffset{Topic: t.Topic(i), Partition: t.Partition(i), Key: t.Key(i), Value: t.Value(i), Connector: t.Connector(i)}
+	}
+	return out
+}
+
+// restoreView is what a restore reads of SourceOffsets.
+func storeRestoreView(offs []SourceOffset) []SourceOffset {
+	out := make([]SourceOffset, len(offs))
+	for i, o := range offs {
+		out[i] = SourceOffset{Topic: o.Topic, Partition: o.Partition, Key: o.Key, Value: o.Value, Connector: o.Connector}
+	}
+	return out
+}
