@@ -20,6 +20,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Defaults for Config.
@@ -84,7 +85,7 @@ type Config struct {
 type Daemon struct {
 	Config Config
 	// Store receives the snapshots and is pruned by Config.Policy. Required.
-	Store *snapshot.Store
+	Store *store.Store
 	// Snapshot takes one snapshot; the daemon stores it. Usually the
 	// Capture (or CaptureStreamed) method of one long-lived
 	// snapshot.Capturer: it is never called concurrently, and a run stores
@@ -576,7 +577,7 @@ func (d *Daemon) topicGone(ctx context.Context, err error) error {
 		return err
 	}
 	latest := capture.LatestFull(infos)
-	return capture.Gone(err, latest, capture.HistoryTopics(ctx, d.Store, latest), "")
+	return capture.Gone(err, latest, store.HistoryTopics(ctx, d.Store, latest), "")
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

@@ -26,6 +26,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // waitTimeout bounds every wait in these tests. Waits poll a condition;
@@ -43,14 +44,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func memStore(t *testing.T) *snapshot.Store {
+func memStore(t *testing.T) *store.Store {
 	t.Helper()
-	s := snapshot.NewStore(memblob.OpenBucket(nil))
+	s := store.NewStore(memblob.OpenBucket(nil))
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-func listIDs(t *testing.T, s *snapshot.Store) []string {
+func listIDs(t *testing.T, s *store.Store) []string {
 	t.Helper()
 	infos, err := s.List(context.Background())
 	if err != nil {
@@ -307,16 +308,16 @@ func TestMovedBackwards(t *testing.T) {
 // The acceptance case: @every 1s with --keep-last 3 leaves exactly 3.
 func TestDaemonKeepLast(t *testing.T) {
 	t.Parallel()
-	store := memStore(t)
+	sto := memStore(t)
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1s", Policy: snapshot.Policy{Last: 3}},
-		Store:    store,
+		Store:    sto,
 		Snapshot: okSnapshot,
 	}
 	r := start(t, d)
 	waitFor(t, "5 successful runs", func() bool { return runs(t, d, ResultSuccess) >= 5 })
 	r.stop(t)
-	if ids := listIDs(t, store); len(ids) != 3 {
+	if ids := listIDs(t, sto); len(ids) != 3 {
 		t.Fatalf("store holds %d snapshots after keep-last 3: %v", len(ids), ids)
 	}
 	if del := metric(t, d, "offsetkeeper_retention_deletions_total"); del < 2 {
@@ -396,12 +397,12 @@ func TestDaemonShutdownAbortLeavesNoObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := snapshot.NewStore(bucket)
-	t.Cleanup(func() { store.Close() })
+	sto := store.NewStore(bucket)
+	t.Cleanup(func() { sto.Close() })
 	started := make(chan struct{})
 	d := &Daemon{
 		Config: Config{Schedule: "@every 1h", ShutdownTimeout: 50 * time.Millisecond},
-		Store:  store,
+		Store:  sto,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			close(started)
 			<-ctx.Done()
@@ -432,12 +433,12 @@ func TestDaemonShutdownAbortLeavesNoObject(t *testing.T) {
 // A snapshot running when shutdown begins may finish within
 // ShutdownTimeout, and is stored.
 func TestDaemonShutdownLetsRunFinish(t *testing.T) {
-	store := memStore(t)
+	sto := memStore(t)
 	release := make(chan struct{})
 	started := make(chan struct{})
 	d := &Daemon{
 		Config: Config{Schedule: "@every 1h", ShutdownTimeout: waitTimeout},
-		Store:  store,
+		Store:  sto,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			close(started)
 			<-release
@@ -450,7 +451,7 @@ func TestDaemonShutdownLetsRunFinish(t *testing.T) {
 	waitFor(t, "shutdown to begin", func() bool { return strings.Contains(r.logs.String(), "shutting down") })
 	close(release)
 	r.stop(t)
-	if ids := listIDs(t, store); len(ids) != 1 {
+	if ids := listIDs(t, sto); len(ids) != 1 {
 		t.Errorf("store holds %v, want the one snapshot that finished during shutdown", ids)
 	}
 }
@@ -475,11 +476,11 @@ func TestDaemonRunTimeout(t *testing.T) {
 // Regression: a run whose leadership term ends while it captures must not
 // store what it captured, even if its Snapshot func ignores the context.
 func TestDaemonLeadershipLostMidRunStoresNothing(t *testing.T) {
-	store := memStore(t)
+	sto := memStore(t)
 	started := make(chan struct{})
 	d := &Daemon{
 		Config: Config{Schedule: "@every 1h"},
-		Store:  store,
+		Store:  sto,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			close(started)
 			<-ctx.Done()
@@ -491,7 +492,7 @@ func TestDaemonLeadershipLostMidRunStoresNothing(t *testing.T) {
 	d.lead.end(endWait) // what the group's OnPartitionsRevoked does
 	waitFor(t, "the run to be abandoned", func() bool { return runs(t, d, ResultSkipped) >= 1 })
 	r.stop(t)
-	if ids := listIDs(t, store); len(ids) != 0 {
+	if ids := listIDs(t, sto); len(ids) != 0 {
 		t.Errorf("a run that lost the lead stored %v", ids)
 	}
 	if !strings.Contains(r.logs.String(), "leadership lost") {
@@ -519,13 +520,13 @@ func returns(snap *snapshot.Snapshot, err error) func(context.Context) (*snapsho
 
 func TestDaemonSinkOffsetsMovedBackwards(t *testing.T) {
 	t.Parallel()
-	store := memStore(t)
+	sto := memStore(t)
 	// The baseline is read from the store at the first run.
-	if _, err := store.Put(context.Background(), fakeSnapshot(map[int32]int64{0: 100, 1: 50, 2: 7})); err != nil {
+	if _, err := sto.Put(context.Background(), fakeSnapshot(map[int32]int64{0: 100, 1: 50, 2: 7})); err != nil {
 		t.Fatal(err)
 	}
 	st := make(steps)
-	d := &Daemon{Config: Config{Schedule: "@every 1s"}, Store: store, Snapshot: st.snapshot}
+	d := &Daemon{Config: Config{Schedule: "@every 1s"}, Store: sto, Snapshot: st.snapshot}
 	start(t, d)
 	backwards := func() float64 { return metric(t, d, "offsetkeeper_sink_offsets_moved_backwards", "connector", "sink") }
 
@@ -702,11 +703,11 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	}
 	t.Cleanup(exp.Stop)
 
-	store := memStore(t)
+	sto := memStore(t)
 	capt := capture.NewCapturer(cl, capture.Options{Reason: snapshot.ReasonScheduled, ProgramVersion: "test"})
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1s", Policy: snapshot.Policy{Last: 3}, Listen: "127.0.0.1:0"},
-		Store:    store,
+		Store:    sto,
 		Snapshot: capt.Capture,
 		Kafka:    cl,
 	}
@@ -722,14 +723,14 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	}
 	r.stop(t)
 
-	infos, err := store.List(ctx)
+	infos, err := sto.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(infos) != 3 {
 		t.Fatalf("store holds %d snapshots after keep-last 3, want 3", len(infos))
 	}
-	snap, _, err := store.Get(ctx, "latest")
+	snap, _, err := sto.Get(ctx, "latest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Journal defaults.
@@ -313,7 +314,7 @@ func (j *journal) resume(ctx context.Context) {
 		j.want(snapshot.EpochBroken)
 		return
 	}
-	if errors.Is(err, snapshot.ErrStore) {
+	if errors.Is(err, store.ErrStore) {
 		j.d.m.journalErrors.Inc()
 		j.log().Error("continue the journal from the store; the next flush retries", "epoch", newest.ID, "error", err)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // lockedBuffer collects a daemon's log.
@@ -42,10 +43,10 @@ type writer struct {
 	log *lockedBuffer
 }
 
-func newWriter(t *testing.T, store *snapshot.Store, base *snapshot.Snapshot, topics []snapshot.EpochTopic) *writer {
+func newWriter(t *testing.T, st *store.Store, base *snapshot.Snapshot, topics []snapshot.EpochTopic) *writer {
 	t.Helper()
 	log := &lockedBuffer{}
-	d := &Daemon{Store: store, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
+	d := &Daemon{Store: st, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
 		Logger: slog.New(slog.NewTextHandler(log, nil)),
 		Config: Config{Journal: JournalConfig{Interval: 10 * time.Second}}}
 	d.init()
@@ -71,26 +72,26 @@ func (w *writer) flush(ctx context.Context, entries []snapshot.Entry, at time.Ti
 }
 
 // journalWorld is a store with a base snapshot and its epoch.
-func journalWorld(t *testing.T, storeURL string) (*snapshot.Store, *snapshot.Snapshot, []snapshot.EpochTopic) {
+func journalWorld(t *testing.T, storeURL string) (*store.Store, *snapshot.Snapshot, []snapshot.EpochTopic) {
 	t.Helper()
 	ctx := t.Context()
-	store, err := snapshot.OpenStore(ctx, storeURL)
+	st, err := store.OpenStore(ctx, storeURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	store.SetTimeout(5 * time.Second)
+	t.Cleanup(func() { st.Close() })
+	st.SetTimeout(5 * time.Second)
 	base := &snapshot.Snapshot{CreatedAt: time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond), Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
 		Partitions: []snapshot.TopicPartition{{Partition: 0}}}}}
-	if _, err := store.Put(ctx, base); err != nil {
+	if _, err := st.Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true,
 		Start: []snapshot.PartitionNext{{Partition: 0}}}}
-	if err := store.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
+	if err := st.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
-	return store, base, topics
+	return st, base, topics
 }
 
 func record(offset int64, at time.Time) []snapshot.Entry {
@@ -100,9 +101,9 @@ func record(offset int64, at time.Time) []snapshot.Entry {
 
 // verifyJournal checks every epoch of store verifies, its chain whole,
 // with segments raw segments, and returns the listing.
-func verifyJournal(t *testing.T, store *snapshot.Store, segments int) {
+func verifyJournal(t *testing.T, st *store.Store, segments int) {
 	t.Helper()
-	checks, err := store.VerifyJournal(t.Context())
+	checks, err := st.VerifyJournal(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +117,9 @@ func verifyJournal(t *testing.T, store *snapshot.Store, segments int) {
 // an error naming the epoch and writes nothing more (no epoch either), and
 // the journal verifies.
 func TestJournalTwoWritersFenced(t *testing.T) {
-	store, base, topics := journalWorld(t, "file://"+t.TempDir())
+	st, base, topics := journalWorld(t, "file://"+t.TempDir())
 	ctx := t.Context()
-	a, b := newWriter(t, store, base, topics), newWriter(t, store, base, topics)
+	a, b := newWriter(t, st, base, topics), newWriter(t, st, base, topics)
 	at := base.CreatedAt
 	for i := int64(0); i < 6; i++ {
 		at = at.Add(10 * time.Second)
@@ -136,8 +137,8 @@ func TestJournalTwoWritersFenced(t *testing.T) {
 	}
 	// A snapshot the fenced daemon takes starts no epoch.
 	b.j.stored(snapshot.Info{ID: base.ID})
-	verifyJournal(t, store, 6)
-	l, err := store.ListJournal(ctx)
+	verifyJournal(t, st, 6)
+	l, err := st.ListJournal(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +171,9 @@ func TestJournalReplyLost(t *testing.T) {
 				u.RawQuery = q.Encode()
 				storeURL = u.String()
 			}
-			store, base, topics := journalWorld(t, storeURL)
+			st, base, topics := journalWorld(t, storeURL)
 			ctx := t.Context()
-			w := newWriter(t, store, base, topics)
+			w := newWriter(t, st, base, topics)
 			at := base.CreatedAt
 			var want []snapshot.Entry
 			for i := int64(0); i < 8; i++ {
@@ -193,8 +194,8 @@ func TestJournalReplyLost(t *testing.T) {
 			if w.j.pending != nil || w.j.fenced != 0 || w.j.tail == nil {
 				t.Fatalf("the writer did not recover: pending %v, fenced %d; log:\n%s", w.j.pending != nil, w.j.fenced, w.log.String())
 			}
-			verifyJournal(t, store, int(w.j.chain.Seq))
-			snap, _, err := store.StateAt(ctx, at)
+			verifyJournal(t, st, int(w.j.chain.Seq))
+			snap, _, err := st.StateAt(ctx, at)
 			if err != nil {
 				t.Fatalf("state at the last flush: %v", err)
 			}
@@ -211,9 +212,9 @@ func TestJournalReplyLost(t *testing.T) {
 func TestJournalAzuriteDown(t *testing.T) {
 	srv := storeservers.Azurite(t)
 	srv.Use(t)
-	store, base, topics := journalWorld(t, srv.URL)
+	st, base, topics := journalWorld(t, srv.URL)
 	ctx := t.Context()
-	w := newWriter(t, store, base, topics)
+	w := newWriter(t, st, base, topics)
 	at := base.CreatedAt
 	for i := int64(0); i < 6; i++ {
 		at = at.Add(10 * time.Second)
@@ -231,7 +232,7 @@ func TestJournalAzuriteDown(t *testing.T) {
 	if w.j.pending != nil || w.j.tail == nil {
 		t.Fatalf("the journal did not recover once Azurite was back:\n%s", w.log.String())
 	}
-	verifyJournal(t, store, int(w.j.chain.Seq))
+	verifyJournal(t, st, int(w.j.chain.Seq))
 }
 
 // A journal that stopped says so: a moment past its last flush plus two
@@ -239,25 +240,25 @@ func TestJournalAzuriteDown(t *testing.T) {
 // nothing (nothing changed) but its mark keeps the moments after it
 // covered.
 func TestJournalStoppedNotCovered(t *testing.T) {
-	store, base, topics := journalWorld(t, "file://"+t.TempDir())
+	st, base, topics := journalWorld(t, "file://"+t.TempDir())
 	ctx := t.Context()
-	w := newWriter(t, store, base, topics)
+	w := newWriter(t, st, base, topics)
 	at := base.CreatedAt
 	for i := int64(0); i < 3; i++ {
 		at = at.Add(10 * time.Second)
 		w.flush(ctx, record(i, at), at)
 	}
-	if _, _, err := store.StateAt(ctx, at); err != nil {
+	if _, _, err := st.StateAt(ctx, at); err != nil {
 		t.Fatalf("state at the last flush: %v", err)
 	}
-	_, _, err := store.StateAt(ctx, time.Now())
+	_, _, err := st.StateAt(ctx, time.Now())
 	if !errors.Is(err, snapshot.ErrNotRestorable) || !strings.Contains(err.Error(), "not covered yet: the journal's last flush was at "+at.UTC().Format("2006-01-02T15:04:05.000Z")) {
 		t.Fatalf("state now, an hour after the journal stopped: %v", err)
 	}
 	// The daemon flushes, nothing changed: no segment, a mark.
 	now := time.Now()
 	w.j.write(ctx, nil, now)
-	if _, _, err := store.StateAt(ctx, now); err != nil {
+	if _, _, err := st.StateAt(ctx, now); err != nil {
 		t.Fatalf("state at a flush that wrote nothing: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // The compaction loop itself, under a clock the test moves: over three
@@ -33,13 +34,13 @@ import (
 func TestJournalCompactionLoop(t *testing.T) {
 	ctx := context.Background()
 	dir, rawDir := t.TempDir(), t.TempDir()
-	store, err := snapshot.OpenStore(ctx, "file://"+dir)
+	st, err := store.OpenStore(ctx, "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	keep := 40 * time.Minute
-	d := &Daemon{Store: store, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
+	d := &Daemon{Store: st, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
 		Config: Config{Journal: JournalConfig{Interval: 10 * time.Second, KeepWithin: keep}}}
 	d.init()
 	d.lead.begin()
@@ -49,18 +50,18 @@ func TestJournalCompactionLoop(t *testing.T) {
 
 	base := &snapshot.Snapshot{CreatedAt: clock, Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
 		Partitions: []snapshot.TopicPartition{{Partition: 0}, {Partition: 1}}}}}
-	if _, err := store.Put(ctx, base); err != nil {
+	if _, err := st.Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 2, Worker: true,
 		Start: []snapshot.PartitionNext{{Partition: 0}, {Partition: 1}}}}
-	if err := store.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
+	if err := st.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.CopyFS(rawDir, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := snapshot.OpenStore(ctx, "file://"+rawDir)
+	raw, err := store.OpenStore(ctx, "file://"+rawDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 			}
 		}
 		if clock.Equal(base.CreatedAt.Add(5 * time.Minute)) {
-			checkBlocked(t, ctx, d, store, raw)
+			checkBlocked(t, ctx, d, st, raw)
 			if err := os.Remove(blocker); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 		t.Errorf("the loop compacted %d times while only heartbeats came (%d of them at an hour boundary, which merges them)", idleRuns, idleHours)
 	}
 
-	l, err := store.ListJournal(ctx)
+	l, err := st.ListJournal(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,15 +196,15 @@ func TestJournalCompactionLoop(t *testing.T) {
 		if per[snapshot.LevelHour] > 1 || per[snapshot.LevelMinute] > 1 || per[snapshot.LevelRaw] > 8 {
 			t.Fatalf("moment %s reads %v segments per level, want at most 1 level 2, 1 level 1 and a minute of raw", at, per)
 		}
-		sameAt(t, ctx, store, raw, at, at)
+		sameAt(t, ctx, st, raw, at, at)
 	}
 	// Older: restored as of the kept boundary before, which is exact.
 	for _, si := range e.Segments {
 		if si.Level > snapshot.LevelRaw && clock.Sub(si.LastTime) > keep {
-			sameAt(t, ctx, store, raw, si.LastTime, si.LastTime)
+			sameAt(t, ctx, st, raw, si.LastTime, si.LastTime)
 		}
 	}
-	if checks, err := store.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
+	if checks, err := st.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
 		t.Fatalf("verify: %v %+v", err, checks)
 	}
 }
@@ -211,9 +212,9 @@ func TestJournalCompactionLoop(t *testing.T) {
 // checkBlocked checks the journal while level 1 cannot be written: the
 // merges failed (and said so), no raw segment was deleted, and the state
 // at each flush equals the raw replay.
-func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, store, raw *snapshot.Store) {
+func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, st, raw *store.Store) {
 	t.Helper()
-	e := mustList(t, store)
+	e := mustList(t, st)
 	for _, si := range e.Segments {
 		if si.Level == snapshot.LevelMinute {
 			t.Fatalf("a level 1 segment %s was written where it cannot be", si.Key)
@@ -227,11 +228,11 @@ func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, store, raw *snap
 		t.Fatalf("the failed merges were not counted: %v %v", m.GetCounter().GetValue(), err)
 	}
 	for _, si := range e.Segments {
-		sameAt(t, ctx, store, raw, si.LastTime, si.LastTime)
+		sameAt(t, ctx, st, raw, si.LastTime, si.LastTime)
 	}
 }
 
-func mustList(t *testing.T, s *snapshot.Store) snapshot.EpochInfo {
+func mustList(t *testing.T, s *store.Store) snapshot.EpochInfo {
 	t.Helper()
 	l, err := s.ListJournal(context.Background())
 	if err != nil || len(l.Epochs) != 1 {
@@ -241,7 +242,7 @@ func mustList(t *testing.T, s *snapshot.Store) snapshot.EpochInfo {
 }
 
 // sameAt checks that the state at at in s equals the state at want in raw.
-func sameAt(t *testing.T, ctx context.Context, s, raw *snapshot.Store, at, want time.Time) {
+func sameAt(t *testing.T, ctx context.Context, s, raw *store.Store, at, want time.Time) {
 	t.Helper()
 	got, _, err := s.StateAt(ctx, at)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // replica is one daemon of an HA pair and how many snapshots it took.
@@ -26,7 +27,7 @@ func (rp *replica) leading(t *testing.T) bool {
 	return metric(t, rp.d, "offsetkeeper_leader") == 1
 }
 
-func newReplica(t *testing.T, name string, c *kfake.Cluster, store *snapshot.Store, session time.Duration) *replica {
+func newReplica(t *testing.T, name string, c *kfake.Cluster, st *store.Store, session time.Duration) *replica {
 	rp := &replica{name: name}
 	rp.d = &Daemon{
 		Config: Config{
@@ -38,7 +39,7 @@ func newReplica(t *testing.T, name string, c *kfake.Cluster, store *snapshot.Sto
 				ClientOpts:     []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
 			},
 		},
-		Store: store,
+		Store: st,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			rp.calls.Add(1)
 			return okSnapshot(ctx)
@@ -61,26 +62,26 @@ func leaderOf(t *testing.T, a, b *replica) (leader, standby *replica) {
 func TestLeaderElectionHandover(t *testing.T) {
 	t.Parallel()
 	c := newKfake(t)
-	store := memStore(t)
-	a := newReplica(t, "a", c, store, 0)
-	b := newReplica(t, "b", c, store, 0)
+	st := memStore(t)
+	a := newReplica(t, "a", c, st, 0)
+	b := newReplica(t, "b", c, st, 0)
 	leader, standby := leaderOf(t, a, b)
 
 	waitFor(t, "3 snapshots by the leader", func() bool { return leader.calls.Load() >= 3 })
 	if n := standby.calls.Load(); n != 0 {
 		t.Fatalf("standby %s took %d snapshots while %s led", standby.name, n, leader.name)
 	}
-	if got, want := int32(len(listIDs(t, store))), leader.calls.Load(); got < want-1 || got > want {
+	if got, want := int32(len(listIDs(t, st))), leader.calls.Load(); got < want-1 || got > want {
 		t.Errorf("store holds %d snapshots, leader took %d", got, want)
 	}
 
 	// The leader shuts down cleanly: it leaves the group and the standby
 	// takes over at once, snapshotting as soon as it leads.
 	leader.r.stop(t)
-	before := len(listIDs(t, store))
+	before := len(listIDs(t, st))
 	waitFor(t, standby.name+" to lead", func() bool { return standby.leading(t) })
 	waitFor(t, standby.name+" to snapshot", func() bool { return standby.calls.Load() >= 1 })
-	waitFor(t, "the store to grow", func() bool { return len(listIDs(t, store)) > before })
+	waitFor(t, "the store to grow", func() bool { return len(listIDs(t, st)) > before })
 	if metric(t, leader.d, "offsetkeeper_leader") != 0 {
 		t.Errorf("stopped replica still reports offsetkeeper_leader 1")
 	}
@@ -95,10 +96,10 @@ func TestLeaderElectionHandover(t *testing.T) {
 func TestLeaderElectionLeaderDies(t *testing.T) {
 	t.Parallel()
 	c := newKfake(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))
-	store := memStore(t)
+	st := memStore(t)
 	const session = time.Second
-	a := newReplica(t, "a", c, store, session)
-	b := newReplica(t, "b", c, store, session)
+	a := newReplica(t, "a", c, st, session)
+	b := newReplica(t, "b", c, st, session)
 	leader, standby := leaderOf(t, a, b)
 	waitFor(t, "a snapshot by the leader", func() bool { return leader.calls.Load() >= 1 })
 

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // retention is what retain remembers between runs.
 type retention struct {
 	// events caches the resets read from journal segments.
-	events snapshot.EventCache
+	events store.EventCache
 
 	mu sync.Mutex
 	// said is, by snapshot ID, the reasons last logged for keeping it:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // noPanic fails the test when a run's output shows a Go panic or a crash.
@@ -154,14 +155,14 @@ func TestMalformedOffsetsRecords(t *testing.T) {
 }
 
 // objectPath is where the file store keeps snapshot id.
-func objectPath(store, id string) string {
-	return filepath.Join(store, "snapshots", id+".snap")
+func objectPath(st, id string) string {
+	return filepath.Join(st, "snapshots", id+".snap")
 }
 
 // rewrite replaces a stored object's bytes, keeping its metadata sidecar.
-func rewrite(t *testing.T, store, id string, data []byte) {
+func rewrite(t *testing.T, st, id string, data []byte) {
 	t.Helper()
-	if err := os.WriteFile(objectPath(store, id), data, 0o644); err != nil {
+	if err := os.WriteFile(objectPath(st, id), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,7 +224,7 @@ func TestBadSnapshotObjects(t *testing.T) {
 	}
 	c.damage(1) // so that a restore would have work to do
 
-	store := c.openStore()
+	st := c.openStore()
 	for i, tc := range []struct {
 		name string
 		data []byte
@@ -248,7 +249,7 @@ func TestBadSnapshotObjects(t *testing.T) {
 			rewrite(t, c.store, good, tc.data)
 			defer rewrite(t, c.store, good, data)
 			ends := c.ends(offsetsTopics...)
-			stored := listIDs(t, store)
+			stored := listIDs(t, st)
 
 			r := c.bin("verify", good)
 			noPanic(t, "verify", r)
@@ -274,7 +275,7 @@ func TestBadSnapshotObjects(t *testing.T) {
 			if got := c.ends(offsetsTopics...); got != ends {
 				t.Errorf("a refused restore wrote to the offsets topics")
 			}
-			if got := listIDs(t, store); len(got) != len(stored) {
+			if got := listIDs(t, st); len(got) != len(stored) {
 				t.Errorf("a refused restore stored a snapshot: %v", got)
 			}
 		})
@@ -284,9 +285,9 @@ func TestBadSnapshotObjects(t *testing.T) {
 }
 
 // listIDs lists a store's snapshot IDs in process.
-func listIDs(t *testing.T, store *snapshot.Store) []string {
+func listIDs(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	infos, err := store.List(context.Background())
+	infos, err := st.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,14 +353,14 @@ func TestBadFlags(t *testing.T) {
 			name = strings.Join(tc.env, " ") + " " + name
 		}
 		t.Run(name, func(t *testing.T) {
-			store := t.TempDir()
-			env := append(c.env(), "OFFSETKEEPER_STORE="+store)
+			st := t.TempDir()
+			env := append(c.env(), "OFFSETKEEPER_STORE="+st)
 			r := runBin(t, append(env, tc.env...), tc.args...)
 			noPanic(t, name, r)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 				t.Errorf("want exit %d and %q on stderr, got %s", tc.code, tc.want, r)
 			}
-			if entries, _ := os.ReadDir(filepath.Join(store, "snapshots")); len(entries) > 0 {
+			if entries, _ := os.ReadDir(filepath.Join(st, "snapshots")); len(entries) > 0 {
 				t.Errorf("a failed command wrote %d files to the store", len(entries))
 			}
 		})

@@ -18,8 +18,8 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // fired counts the requests an injected fault acted on; a fault that never
@@ -224,13 +224,13 @@ func snapshotRetried(t *testing.T, c *cluster, want string, inject func(t *testi
 	if hits() == 0 {
 		t.Fatal("the fault never fired: the test proves nothing")
 	}
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
-	defer store.Close()
-	info, err := store.Put(ctx, snap)
+	st := store.NewStore(memblob.OpenBucket(nil))
+	defer st.Close()
+	info, err := st.Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, _, err := store.Get(ctx, info.ID)
+	stored, _, err := st.Get(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,9 +348,9 @@ func TestSnapshotBrokerFaultsFail(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := t.TempDir()
+			st := t.TempDir()
 			hits := tc.inject(t)
-			args := append([]string{"snapshot", "--store", store}, tc.args...)
+			args := append([]string{"snapshot", "--store", st}, tc.args...)
 			r := runBin(t, c.env(), args...)
 			if r.code != 1 {
 				t.Fatalf("want exit 1, got %s", r)
@@ -371,7 +371,7 @@ func TestSnapshotBrokerFaultsFail(t *testing.T) {
 			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
 				t.Errorf("stderr shows a panic:\n%s", r.stderr)
 			}
-			if l := runBin(t, c.env(), "list", "--store", store, "--output", "json"); l.code != 0 || strings.TrimSpace(l.stdout) != "[]" {
+			if l := runBin(t, c.env(), "list", "--store", st, "--output", "json"); l.code != 0 || strings.TrimSpace(l.stdout) != "[]" {
 				t.Errorf("a failed snapshot left something listed: %s", l)
 			}
 		})

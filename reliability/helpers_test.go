@@ -23,6 +23,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // binDir holds the offsetkeeper binary built for this test run.
@@ -247,9 +248,9 @@ func (c *cluster) capture() *snapshot.Snapshot {
 }
 
 // openStore opens the cluster's store directory in process.
-func (c *cluster) openStore() *snapshot.Store {
+func (c *cluster) openStore() *store.Store {
 	c.t.Helper()
-	s, err := snapshot.OpenStore(context.Background(), c.store)
+	s, err := store.OpenStore(context.Background(), c.store)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -324,17 +325,17 @@ func stateDiff(got, want map[string]string) string {
 
 // checkStore asserts that every snapshot the store lists verifies, and
 // returns their IDs.
-func checkStore(t testing.TB, store *snapshot.Store) []string {
+func checkStore(t testing.TB, st *store.Store) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	infos, err := store.List(ctx)
+	infos, err := st.List(ctx)
 	if err != nil {
 		t.Fatalf("list store: %v", err)
 	}
 	var ids []string
 	for _, i := range infos {
-		if _, err := store.Verify(ctx, i.ID); err != nil {
+		if _, err := st.Verify(ctx, i.ID); err != nil {
 			t.Errorf("listed snapshot %s does not verify: %v", i.ID, err)
 		}
 		ids = append(ids, i.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 type syncLog struct {
@@ -37,18 +38,18 @@ func (l *syncLog) String() string {
 
 // journalDaemon is a journaling daemon of c on its own Store of dir, as a
 // second process would open it, leader election off.
-func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Daemon, *snapshot.Store, *syncLog) {
+func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Daemon, *store.Store, *syncLog) {
 	t.Helper()
-	store, err := snapshot.OpenStore(context.Background(), "file://"+dir)
+	sto, err := store.OpenStore(context.Background(), "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { sto.Close() })
 	log := &syncLog{}
 	capt := capture.NewCapturer(c.cl, capture.Options{Incremental: true})
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1h", SkipImmediately: skip, Journal: daemon.JournalConfig{Interval: 100 * time.Millisecond}},
-		Store:  store,
+		Store:  sto,
 		Logger: slog.New(slog.NewTextHandler(log, nil)),
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			return capt.Capture(ctx)
@@ -62,7 +63,7 @@ func journalDaemon(t *testing.T, c *cluster, dir string, skip bool) (*daemon.Dae
 			},
 		},
 	}
-	return d, store, log
+	return d, sto, log
 }
 
 // TestJournalTwoDaemonsFenced: two daemons with leader election off
@@ -75,7 +76,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	dir := t.TempDir()
-	a, store, logA := journalDaemon(t, c, dir, false)
+	a, sto, logA := journalDaemon(t, c, dir, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -83,7 +84,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	go func() { defer wg.Done(); _ = a.Run(ctx) }()
 	covered := func(at time.Time) func() bool {
 		return func() bool {
-			cov, err := store.JournalCoverage(context.Background())
+			cov, err := sto.JournalCoverage(context.Background())
 			return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at)
 		}
 	}
@@ -108,7 +109,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 		c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: fmt.Appendf(nil, `{"incrementing":%d}`, i)})
 		time.Sleep(20 * time.Millisecond)
 	}
-	l, err := store.ListJournal(context.Background())
+	l, err := sto.ListJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	eventually(t, 60*time.Second, "the journal after the fence", covered(at))
 	cancel()
 	wg.Wait()
-	checks, err := store.VerifyJournal(context.Background())
+	checks, err := sto.VerifyJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 			t.Errorf("verify epoch %s: %v", ch.Epoch, ch.Err)
 		}
 	}
-	l, err = store.ListJournal(context.Background())
+	l, err = sto.ListJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 			t.Errorf("epoch %s: %v", e.ID, hole)
 		}
 	}
-	cov, _ := store.JournalCoverage(context.Background())
-	st, _, err := store.StateAt(context.Background(), cov[len(cov)-1].To)
+	cov, _ := sto.JournalCoverage(context.Background())
+	st, _, err := sto.StateAt(context.Background(), cov[len(cov)-1].To)
 	if err != nil {
 		t.Fatalf("state now: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // startDaemonBin starts the daemon binary journaling every second; kill
@@ -81,7 +81,7 @@ func (s *syncBuffer) String() string {
 
 // segments counts the journal segments in the store and checks that
 // every epoch's chain is whole.
-func segments(t *testing.T, s *snapshot.Store) int {
+func segments(t *testing.T, s *store.Store) int {
 	t.Helper()
 	l, err := s.ListJournal(context.Background())
 	if err != nil {
@@ -106,21 +106,21 @@ func TestKillDaemonJournal(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	c.stopAll()
-	store := c.openStore()
+	st := c.openStore()
 	_, kill := c.startDaemonBin(t)
-	eventually(t, 30*time.Second, "a first segment", func() bool { return segments(t, store) > 0 })
+	eventually(t, 30*time.Second, "a first segment", func() bool { return segments(t, st) > 0 })
 
 	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":4242}`)})
 	time.Sleep(5 * time.Millisecond)
 	committed := time.Now()
 	kill()
-	killed := segments(t, store)
+	killed := segments(t, st)
 
 	// A second daemon continues the journal where the store ends.
 	logs, _ := c.startDaemonBin(t)
 	eventually(t, 30*time.Second, "the journal continued after the restart", func() bool {
-		return strings.Contains(logs.String(), "journal continues from the store") && segments(t, store) > killed
+		return strings.Contains(logs.String(), "journal continues from the store") && segments(t, st) > killed
 	})
 	if strings.Contains(logs.String(), `"reason":"gap"`) || strings.Contains(logs.String(), "could not continue") {
 		t.Fatalf("the restart broke the journal:\n%s", logs.String())
@@ -130,7 +130,7 @@ func TestKillDaemonJournal(t *testing.T) {
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc})
 	after := time.Now()
 	eventually(t, 30*time.Second, "the journal observed the damage", func() bool {
-		cov, err := store.JournalCoverage(context.Background())
+		cov, err := st.JournalCoverage(context.Background())
 		return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(after)
 	})
 	at := committed.UTC().Format(time.RFC3339Nano)
@@ -159,12 +159,12 @@ func TestTermDaemonFlushesJournal(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	c.stopAll()
-	store := c.openStore()
+	st := c.openStore()
 	logs, signal := c.startDaemonBinArgs(t, "--journal-interval", "1h")
 	eventually(t, 30*time.Second, "the journal's epoch started", func() bool {
 		return strings.Contains(logs.String(), "journal epoch started")
 	})
-	before := segments(t, store)
+	before := segments(t, st)
 
 	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":5151}`)})
@@ -173,8 +173,8 @@ func TestTermDaemonFlushesJournal(t *testing.T) {
 	if err := signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, logs.String())
 	}
-	if !strings.Contains(logs.String(), "journal flushed before stopping") || segments(t, store) != before+1 {
-		t.Fatalf("no last segment written on SIGTERM (%d segments before, %d after):\n%s", before, segments(t, store), logs.String())
+	if !strings.Contains(logs.String(), "journal flushed before stopping") || segments(t, st) != before+1 {
+		t.Fatalf("no last segment written on SIGTERM (%d segments before, %d after):\n%s", before, segments(t, st), logs.String())
 	}
 	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Errorf("the daemon logged an error while stopping:\n%s", logs.String())

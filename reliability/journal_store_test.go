@@ -13,6 +13,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestJournalStoreFaults: segment writes that fail, or commit but report
@@ -26,11 +27,11 @@ func TestJournalStoreFaults(t *testing.T) {
 	real := memblob.OpenBucket(nil)
 	defer real.Close()
 	fb := newFaultBucket(real)
-	store := snapshot.NewStore(blob.NewBucket(fb))
+	sto := store.NewStore(blob.NewBucket(fb))
 	capt := capture.NewCapturer(c.cl, capture.Options{Incremental: true})
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1h", Journal: daemon.JournalConfig{Interval: 200 * time.Millisecond}},
-		Store:  store,
+		Store:  sto,
 		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			return capt.Capture(ctx)
 		},
@@ -50,12 +51,12 @@ func TestJournalStoreFaults(t *testing.T) {
 
 	covered := func(at time.Time) func() bool {
 		return func() bool {
-			cov, err := store.JournalCoverage(context.Background())
+			cov, err := sto.JournalCoverage(context.Background())
 			return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at)
 		}
 	}
 	eventually(t, 30*time.Second, "a first segment", covered(time.Now()))
-	l, err := store.ListJournal(context.Background())
+	l, err := sto.ListJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestJournalStoreFaults(t *testing.T) {
 		}
 		fb.reset()
 		eventually(t, 30*time.Second, "the journal after the fault", covered(at))
-		st, _, err := store.StateAt(context.Background(), at)
+		st, _, err := sto.StateAt(context.Background(), at)
 		if err != nil {
 			t.Fatalf("fault %d: %v", i, err)
 		}
@@ -91,7 +92,7 @@ func TestJournalStoreFaults(t *testing.T) {
 			t.Fatalf("fault %d: the state after the failed writes has %s, want %s", i, got, value)
 		}
 	}
-	checks, err := store.VerifyJournal(context.Background())
+	checks, err := sto.VerifyJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // realBuckets opens the real buckets store faults are injected in front of.
@@ -80,7 +81,7 @@ func allKeys(t *testing.T, b *blob.Bucket) []string {
 func TestStoreWriteFaults(t *testing.T) {
 	snap := capturedSnapshot(t)
 	size := func() int64 {
-		s := snapshot.NewStore(memblob.OpenBucket(nil))
+		s := store.NewStore(memblob.OpenBucket(nil))
 		defer s.Close()
 		info, err := s.Put(context.Background(), fresh(snap))
 		if err != nil {
@@ -121,7 +122,7 @@ func TestStoreWriteFaults(t *testing.T) {
 					real := rb.open(t)
 					defer real.Close()
 					fb := newFaultBucket(real)
-					store := snapshot.NewStore(blob.NewBucket(fb))
+					st := store.NewStore(blob.NewBucket(fb))
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
 					if f.timeout > 0 {
@@ -132,7 +133,7 @@ func TestStoreWriteFaults(t *testing.T) {
 
 					s := fresh(snap)
 					began := time.Now()
-					_, err := store.Put(ctx, s)
+					_, err := st.Put(ctx, s)
 					if err == nil {
 						t.Fatal("Put succeeded under a store fault")
 					}
@@ -144,7 +145,7 @@ func TestStoreWriteFaults(t *testing.T) {
 					}
 
 					// What the real bucket holds, read without faults.
-					direct := snapshot.NewStore(real)
+					direct := store.NewStore(real)
 					ids := checkStore(t, direct)
 					switch {
 					case f.whole && len(ids) > 1, !f.whole && len(ids) > 0:
@@ -156,11 +157,11 @@ func TestStoreWriteFaults(t *testing.T) {
 
 					// The store works again once the fault is gone.
 					fb.reset()
-					info, err := store.Put(context.Background(), fresh(snap))
+					info, err := st.Put(context.Background(), fresh(snap))
 					if err != nil {
 						t.Fatalf("Put after the fault: %v", err)
 					}
-					if _, err := store.Verify(context.Background(), info.ID); err != nil {
+					if _, err := st.Verify(context.Background(), info.ID); err != nil {
 						t.Fatalf("verify after the fault: %v", err)
 					}
 				})
@@ -182,16 +183,16 @@ func TestStoreReadFaults(t *testing.T) {
 			real := rb.open(t)
 			defer real.Close()
 			ctx := context.Background()
-			info, err := snapshot.NewStore(real).Put(ctx, fresh(snap))
+			info, err := store.NewStore(real).Put(ctx, fresh(snap))
 			if err != nil {
 				t.Fatal(err)
 			}
 			fb := newFaultBucket(real)
-			store := snapshot.NewStore(blob.NewBucket(fb))
+			st := store.NewStore(blob.NewBucket(fb))
 
 			refused := func(what string, wantIs ...error) {
 				t.Helper()
-				got, _, err := store.Get(ctx, info.ID)
+				got, _, err := st.Get(ctx, info.ID)
 				if err == nil {
 					t.Fatalf("%s: Get decoded snapshot %s", what, got.ID)
 				}
@@ -207,7 +208,7 @@ func TestStoreReadFaults(t *testing.T) {
 				if !strings.Contains(err.Error(), info.ID) {
 					t.Fatalf("%s: error %q does not name the snapshot", what, err)
 				}
-				if _, err := store.Verify(ctx, info.ID); err == nil {
+				if _, err := st.Verify(ctx, info.ID); err == nil {
 					t.Fatalf("%s: Verify passed", what)
 				}
 			}
@@ -226,7 +227,7 @@ func TestStoreReadFaults(t *testing.T) {
 				refused("read fails at byte " + itoa(n))
 			}
 			fb.set(func(b *faultBucket) { b.failReadAt = -1 })
-			if _, _, err := store.Get(ctx, info.ID); err != nil {
+			if _, _, err := st.Get(ctx, info.ID); err != nil {
 				t.Fatalf("Get without faults: %v", err)
 			}
 		})
@@ -399,12 +400,12 @@ func TestStoreS3Faults(t *testing.T) {
 	t.Setenv("AWS_MAX_ATTEMPTS", "2") // one retry, not the SDK's backoff over 3
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	store, err := snapshot.OpenStore(ctx, viaProxy)
+	st, err := store.OpenStore(ctx, viaProxy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	straight, err := snapshot.OpenStore(ctx, direct)
+	defer st.Close()
+	straight, err := store.OpenStore(ctx, direct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestStoreS3Faults(t *testing.T) {
 		p.dropPuts.Store(-1)
 		defer p.dropPuts.Store(0)
 		s := fresh(snap)
-		if _, err := store.Put(ctx, s); err == nil || !strings.Contains(err.Error(), s.ID) {
+		if _, err := st.Put(ctx, s); err == nil || !strings.Contains(err.Error(), s.ID) {
 			t.Fatalf("Put through a proxy dropping every upload: %v", err)
 		}
 		if ids := checkStore(t, straight); len(ids) > 0 {
@@ -424,7 +425,7 @@ func TestStoreS3Faults(t *testing.T) {
 	t.Run("first upload dropped", func(t *testing.T) {
 		p.dropPuts.Store(1)
 		before := p.puts.Load()
-		info, err := store.Put(ctx, fresh(snap))
+		info, err := st.Put(ctx, fresh(snap))
 		if err != nil {
 			t.Fatalf("Put with one dropped upload (the SDK retries): %v", err)
 		}
@@ -453,7 +454,7 @@ func TestStoreS3Faults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p.getMode.Store(tc.mode)
 			defer p.getMode.Store(getOK)
-			_, _, err := store.Get(ctx, id)
+			_, _, err := st.Get(ctx, id)
 			if err == nil {
 				t.Fatal("Get decoded a damaged download")
 			}
@@ -470,7 +471,7 @@ func TestStoreS3Faults(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := store.Get(ctx, id); err != nil {
+	if _, _, err := st.Get(ctx, id); err != nil {
 		t.Fatalf("Get without faults: %v", err)
 	}
 }

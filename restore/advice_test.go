@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestFailedCommitAdvice: whatever the broker answers a restore's commit,
@@ -73,13 +74,13 @@ func TestFailedCommitAdvice(t *testing.T) {
 				resp.ErrorCode = tc.code
 				return resp, nil, true
 			})
-			store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+			sto, err := store.OpenStore(ctx, "file://"+t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer store.Close()
+			defer sto.Close()
 			var out bytes.Buffer
-			rep, err := restore.Run(ctx, restore.Env{Client: cl, Store: store, Out: &out}, restore.Request{Snapshot: snap})
+			rep, err := restore.Run(ctx, restore.Env{Client: cl, Store: sto, Out: &out}, restore.Request{Snapshot: snap})
 			if err == nil {
 				t.Fatalf("Run: no error\n%s", out.String())
 			}
@@ -151,13 +152,13 @@ func TestPartialWriteAdvice(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	sto, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer sto.Close()
 	settings := restore.CommandSettings{Flags: []string{"--store", "s3://b/p"}}
-	rep, err := restore.Run(ctx, restore.Env{Client: cl, Store: store}, restore.Request{Snapshot: snap, Commands: settings})
+	rep, err := restore.Run(ctx, restore.Env{Client: cl, Store: sto}, restore.Request{Snapshot: snap, Commands: settings})
 	if err == nil || rep.Undo == "" {
 		t.Fatalf("Run: %v, undo %q", err, rep.Undo)
 	}

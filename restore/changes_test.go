@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // planText is everything a plan shows: its printed form, its JSON
@@ -53,23 +54,23 @@ func planText(t *testing.T, p *Plan) string {
 // of scope).
 func TestPlanOfSourceTable(t *testing.T) {
 	ctx := context.Background()
-	store, err := snapshot.OpenStore(ctx, "mem://")
+	st, err := store.OpenStore(ctx, "mem://")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	both := func(t *testing.T, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) {
 		t.Helper()
 		snap.ID = ""
-		info, err := store.Put(ctx, snap)
+		info, err := st.Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, _, err := store.Get(ctx, info.ID)
+		whole, _, err := st.Get(ctx, info.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		compact, _, err := store.GetForRestore(ctx, info.ID, nil, snapshot.RestoreRead{NoSinkOffsets: opts.SourceOnly})
+		compact, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: opts.SourceOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

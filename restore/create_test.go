@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // connectCluster is a kfake cluster with the worker topics (compact), a
@@ -130,17 +131,17 @@ func TestCreateConnectors(t *testing.T) {
 	if _, err := dst.rc.CreateConnector(ctx, "other", otherHere, connectrest.StateStopped); err != nil {
 		t.Fatal(err)
 	}
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	renamed, _, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"src": "src2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	env := restore.Env{Client: dst.cl, Store: store, Connect: dst.rc, Out: &out, Warn: &out}
+	env := restore.Env{Client: dst.cl, Store: st, Connect: dst.rc, Out: &out, Warn: &out}
 	req := restore.Request{Snapshot: renamed, Options: restore.Options{AllowOtherCluster: true}, CreateConnectors: true, Resume: true, StopTimeout: 30 * time.Second}
 
 	// An older worker: refused, nothing created or written.
@@ -315,13 +316,13 @@ func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
 		!strings.Contains(table.String(), "sink offsets into group archive-loader") || !strings.Contains(table.String(), "translation (none: offsets kept as numbers): 1 sink partition") {
 		t.Fatalf("renamed sink groups %+v:\n%s", renamed.SinkGroups, table.String())
 	}
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	var out bytes.Buffer
-	env := restore.Env{Client: dst.cl, Store: store, Connect: dst.rc, Out: &out, Warn: &out}
+	env := restore.Env{Client: dst.cl, Store: st, Connect: dst.rc, Out: &out, Warn: &out}
 	req := restore.Request{Snapshot: renamed, Options: restore.Options{AllowOtherCluster: true}, CreateConnectors: true, Resume: true, StopTimeout: 30 * time.Second}
 	if _, err := restore.Run(ctx, env, req); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())

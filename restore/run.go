@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Values of Request.Via.
@@ -33,7 +34,7 @@ type Env struct {
 	// Client reaches the cluster restored into.
 	Client *kgo.Client
 	// Store keeps the undo snapshot.
-	Store *snapshot.Store
+	Store *store.Store
 	// Connect, when set, adds the Connect REST states to the plan and the
 	// safety checks; Request.StopConnectors and Via ViaConnect need it.
 	Connect *connectrest.Client

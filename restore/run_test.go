@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestRun: one call refuses a restore the safety checks refuse (writing
@@ -20,13 +21,13 @@ import (
 func TestRun(t *testing.T) {
 	cl, snap := small(t, "compact,delete")
 	ctx := context.Background()
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	var out, warn bytes.Buffer
-	env := restore.Env{Client: cl, Store: store, Out: &out, Warn: &warn}
+	env := restore.Env{Client: cl, Store: st, Out: &out, Warn: &warn}
 
 	rep, err := restore.Run(ctx, env, restore.Request{Snapshot: snap})
 	var refused *restore.RefusedError
@@ -36,7 +37,7 @@ func TestRun(t *testing.T) {
 	if len(rep.Refusals) != 1 || rep.Refusals[0].Check != restore.CheckCleanupPolicy || rep.Undo != "" || rep.Applied != nil {
 		t.Fatalf("refused report %+v", rep)
 	}
-	if infos, err := store.List(ctx); err != nil || len(infos) != 0 {
+	if infos, err := st.List(ctx); err != nil || len(infos) != 0 {
 		t.Fatalf("store after a refusal: %v, %v; want empty", infos, err)
 	}
 
@@ -61,7 +62,7 @@ func TestRun(t *testing.T) {
 	if rep.Undo == "" || rep.Applied == nil || rep.Applied.SourceWrites != 1 || rep.Verified == nil || rep.Verified.Connectors != 1 || len(rep.Refusals) != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	if _, _, err := store.Get(ctx, rep.Undo); err != nil {
+	if _, _, err := st.Get(ctx, rep.Undo); err != nil {
 		t.Errorf("undo snapshot %s: %v", rep.Undo, err)
 	}
 	for _, want := range []string{"undo snapshot: " + rep.Undo + "\n", "applied: 1 source write and 0 tombstones in 1 topic", "verified: 1 connector matches the snapshot\n"} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestRunBlockedByTransaction: a restore whose committed records another
@@ -65,13 +66,13 @@ func TestRunBlockedByTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	var out bytes.Buffer
-	env := Env{Client: cl, Store: store, Out: &out}
+	env := Env{Client: cl, Store: st, Out: &out}
 	_, err = Run(ctx, env, Request{Snapshot: snap})
 	msg := ""
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestIncludeUnowned: the keys no connector owns are not restored unless
@@ -40,13 +41,13 @@ func TestIncludeUnowned(t *testing.T) {
 		t.Fatalf("snapshot holds %d unowned keys", snap.Unparsed())
 	}
 	dst := newConnectCluster(t, "new-cluster")
-	store, err := snapshot.OpenStore(ctx, "file://"+t.TempDir())
+	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	var out bytes.Buffer
-	env := restore.Env{Client: dst.cl, Store: store, Out: &out, Warn: &out}
+	env := restore.Env{Client: dst.cl, Store: st, Out: &out, Warn: &out}
 	opts := restore.Options{AllowOtherCluster: true}
 
 	rep, err := restore.Run(ctx, env, restore.Request{Snapshot: snap, Options: opts, DryRun: true})

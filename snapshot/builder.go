@@ -255,12 +255,12 @@ func SortedPartitions(parts map[int32]*keyview.PartView) []int32 {
 	return ps
 }
 
-// duplicateWarnings reports the keys of suspects (kept keys found off
+// DuplicateWarnings reports the keys of suspects (kept keys found off
 // their murmur2 partition) that are live in more than one partition of v.
 // A key that every partition holds on its murmur2 partition only cannot be
 // live twice, so only suspects need looking at. Whether a key is kept
 // depends on its bytes alone, so every copy of a kept key is kept too.
-func duplicateWarnings(v *keyview.TopicView, suspects []string) []string {
+func DuplicateWarnings(v *keyview.TopicView, suspects []string) []string {
 	return DuplicateWarningsIn(v, suspects, nil)
 }
 
@@ -330,7 +330,7 @@ func (s *ConfigState) Apply(r keyview.LogRecord) {
 			delete(s.tasks, name)
 			return
 		}
-		props, ok := connectorProperties(r.Value)
+		props, ok := ConnectorProperties(r.Value)
 		if !ok {
 			return // the worker logs and ignores it too
 		}
@@ -369,10 +369,10 @@ func (s *ConfigState) Apply(r keyview.LogRecord) {
 	}
 }
 
-// connectorProperties reads the properties of a connector-<name> record
+// ConnectorProperties reads the properties of a connector-<name> record
 // value, {"properties":{...}}; false when the worker would ignore it.
-func connectorProperties(value []byte) (map[string]string, bool) {
-	if props, ok := plainProperties(value); ok {
+func ConnectorProperties(value []byte) (map[string]string, bool) {
+	if props, ok := PlainProperties(value); ok {
 		return props, true
 	}
 	var v struct {
@@ -392,13 +392,13 @@ func connectorProperties(value []byte) (map[string]string, bool) {
 	return props, true
 }
 
-// plainProperties reads a connector config record value as the worker
+// PlainProperties reads a connector config record value as the worker
 // writes nearly all of them, {"properties":{...}} with nothing but plain
 // strings (see connectjson.PlainObjectEnd) as names and values, without
 // encoding/json, which is slow for thousands of configs. Anything else, it
 // reports false and the caller decodes the value in full; for what it
 // accepts both give the same map.
-func plainProperties(v []byte) (map[string]string, bool) {
+func PlainProperties(v []byte) (map[string]string, bool) {
 	const prefix = `{"properties":`
 	if len(v) < len(prefix)+3 || string(v[:len(prefix)]) != prefix || v[len(v)-1] != '}' ||
 		connectjson.PlainObjectEnd(v, len(prefix)) != len(v)-1 {

@@ -25,20 +25,20 @@ type SourceTable struct {
 	offs []SourceOffset
 	// recs are the records, tableChunk to a chunk (a slice grown by append
 	// allocated its size about five times over), n of them.
-	recs [][]tableRec
+	recs [][]TableRec
 	n    int
 	// arena holds the keys and values of recs.
 	arena keyview.Arena
-	// topic and conn number the names recs refer to; conn.names[0] is "".
-	topic, conn numbered
+	// TopicNames and conn number the names recs refer to; conn.names[0] is "".
+	TopicNames, conn numbered
 	// unparsed counts the offsets without a connector.
 	unparsed int
 	scratch  []byte
 }
 
-// tableRec is one source offset in a SourceTable: its key and value lie
+// TableRec is one source offset in a SourceTable: its key and value lie
 // one after the other in chunk of the arena, at off.
-type tableRec struct {
+type TableRec struct {
 	chunk, off uint32
 	klen, vlen uint32
 	part       int32
@@ -53,9 +53,9 @@ const (
 	nilValue
 )
 
-// maxTableTopics is the most topics a SourceTable numbers; a document of
+// MaxTableTopics is the most topics a SourceTable numbers; a document of
 // more is decoded whole.
-const maxTableTopics = 1 << 16
+const MaxTableTopics = 1 << 16
 
 // Len is the number of source offsets.
 func (t *SourceTable) Len() int {
@@ -70,7 +70,7 @@ func (t *SourceTable) Topic(i int32) string {
 	if t.offs != nil {
 		return t.offs[i].Topic
 	}
-	return t.topic.names[t.rec(i).topic]
+	return t.TopicNames.names[t.rec(i).topic]
 }
 
 // Partition is the partition of source offset i.
@@ -122,7 +122,7 @@ func (t *SourceTable) Footprint() int64 {
 	}
 	var n int64
 	for _, c := range t.recs {
-		n += int64(cap(c)) * int64(unsafe.Sizeof(tableRec{}))
+		n += int64(cap(c)) * int64(unsafe.Sizeof(TableRec{}))
 	}
 	return n + t.arena.Held()
 }
@@ -130,19 +130,19 @@ func (t *SourceTable) Footprint() int64 {
 // SourceTable returns the snapshot's source offsets as a table: the one a
 // Store.GetForRestore decoded, or one over SourceOffsets.
 func (s *Snapshot) SourceTable() *SourceTable {
-	if s.table != nil {
-		return s.table
+	if s.Table != nil {
+		return s.Table
 	}
 	return &SourceTable{offs: s.SourceOffsets}
 }
 
-// compactOffsets reports whether s holds its source offsets in a compact
+// CompactOffsets reports whether s holds its source offsets in a compact
 // SourceTable instead of SourceOffsets.
-func (s *Snapshot) compactOffsets() bool { return s.table != nil && s.table.offs == nil }
+func (s *Snapshot) CompactOffsets() bool { return s.Table != nil && s.Table.offs == nil }
 
-// errCompact is the error of encoding a snapshot that holds its source
+// ErrCompact is the error of encoding a snapshot that holds its source
 // offsets in a compact table: it lacks what they do not keep.
-var errCompact = errors.New("snapshot was read for a restore (its source offsets hold only keys and values) and cannot be encoded")
+var ErrCompact = errors.New("snapshot was read for a restore (its source offsets hold only keys and values) and cannot be encoded")
 
 // numbered numbers names: the offsets of a document come in runs of one
 // topic and of one connector, so a name is mostly the one before.
@@ -152,8 +152,8 @@ type numbered struct {
 	last  uint32
 }
 
-// of is the number of name, added when new.
-func (n *numbered) of(name string) uint32 {
+// Of is the number of name, added when new.
+func (n *numbered) Of(name string) uint32 {
 	if len(n.names) > 0 && n.names[n.last] == name {
 		return n.last
 	}
@@ -170,17 +170,17 @@ func (n *numbered) of(name string) uint32 {
 	return k
 }
 
-// add appends o, copying its key and value into the arena; false when the
+// Add appends o, copying its key and value into the arena; false when the
 // table cannot number its topic.
-func (t *SourceTable) add(o *SourceOffset) bool {
+func (t *SourceTable) Add(o *SourceOffset) bool {
 	if len(t.conn.names) == 0 {
-		t.conn.of("")
+		t.conn.Of("")
 	}
-	topic := t.topic.of(o.Topic)
-	if topic >= maxTableTopics {
+	topic := t.TopicNames.Of(o.Topic)
+	if topic >= MaxTableTopics {
 		return false
 	}
-	r := tableRec{part: o.Partition, topic: uint16(topic), conn: t.conn.of(o.Connector)}
+	r := TableRec{part: o.Partition, topic: uint16(topic), conn: t.conn.Of(o.Connector)}
 	if o.Connector == "" {
 		t.unparsed++
 	}
@@ -198,13 +198,13 @@ func (t *SourceTable) add(o *SourceOffset) bool {
 	return true
 }
 
-// tableSink decodes the source offsets of a document into a SourceTable.
-type tableSink struct{ t *SourceTable }
+// TableSink decodes the source offsets of a document into a SourceTable.
+type TableSink struct{ T *SourceTable }
 
-// add copies o into the table, and lets the decoder's arena go once it
+// Add copies o into the table, and lets the decoder's arena go once it
 // is large: nothing else keeps what it holds.
-func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) bool {
-	if !k.t.add(o) {
+func (k *TableSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
+	if !k.T.Add(o) {
 		return false
 	}
 	if d.arena.Size > 1<<20 {
@@ -213,16 +213,16 @@ func (k *tableSink) add(o *SourceOffset, d *offsetDecoder) bool {
 	return true
 }
 
-func (k *tableSink) finish(s *Snapshot) {
-	t := k.t
-	t.topic.no, t.conn.no, t.scratch = nil, nil, nil
-	s.SourceOffsets, s.table = nil, t
+func (k *TableSink) Finish(s *Snapshot) {
+	t := k.T
+	t.TopicNames.no, t.conn.no, t.scratch = nil, nil, nil
+	s.SourceOffsets, s.Table = nil, t
 }
 
 // filter returns the table of the source offsets of connectors keep: t
 // itself when it keeps them all.
 func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
-	kept := func(r *tableRec) bool { c := t.conn.names[r.conn]; return c != "" && keep[c] }
+	kept := func(r *TableRec) bool { c := t.conn.names[r.conn]; return c != "" && keep[c] }
 	n := 0
 	for i := range int32(t.n) {
 		if kept(t.rec(i)) {
@@ -232,7 +232,7 @@ func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
 	if n == t.n {
 		return t
 	}
-	out := &SourceTable{arena: t.arena, topic: numbered{names: t.topic.names}, conn: numbered{names: t.conn.names}}
+	out := &SourceTable{arena: t.arena, TopicNames: numbered{names: t.TopicNames.names}, conn: numbered{names: t.conn.names}}
 	for i := range int32(t.n) {
 		if r := t.rec(i); kept(r) {
 			out.push(*r)
@@ -245,12 +245,12 @@ func (t *SourceTable) filter(keep map[string]bool) *SourceTable {
 const tableChunk = 1 << 14
 
 // rec returns record i.
-func (t *SourceTable) rec(i int32) *tableRec { return &t.recs[i/tableChunk][i%tableChunk] }
+func (t *SourceTable) rec(i int32) *TableRec { return &t.recs[i/tableChunk][i%tableChunk] }
 
 // push appends r.
-func (t *SourceTable) push(r tableRec) {
+func (t *SourceTable) push(r TableRec) {
 	if t.n%tableChunk == 0 {
-		t.recs = append(t.recs, make([]tableRec, 0, tableChunk))
+		t.recs = append(t.recs, make([]TableRec, 0, tableChunk))
 	}
 	c := &t.recs[len(t.recs)-1]
 	*c = append(*c, r)

@@ -50,13 +50,13 @@ func TestSourceTableDecode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, ahead := range []int{1, 64, windowAhead} {
-			got, ok := decodeStreamedAhead(bytes.NewReader(doc), ahead, &tableSink{t: new(SourceTable)})
+		for _, ahead := range []int{1, 64, WindowAhead} {
+			got, ok := DecodeStreamedAhead(bytes.NewReader(doc), ahead, &TableSink{T: new(SourceTable)})
 			if !ok {
 				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
 			}
-			if got.SourceOffsets != nil || !got.compactOffsets() {
-				t.Fatalf("%s: SourceOffsets %v, compact %v", name, got.SourceOffsets != nil, got.compactOffsets())
+			if got.SourceOffsets != nil || !got.CompactOffsets() {
+				t.Fatalf("%s: SourceOffsets %v, compact %v", name, got.SourceOffsets != nil, got.CompactOffsets())
 			}
 			if g, w := tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets); !reflect.DeepEqual(g, w) {
 				t.Fatalf("%s (ahead %d): the table holds\n%+v\nDecode has\n%+v", name, ahead, g, w)
@@ -65,7 +65,7 @@ func TestSourceTableDecode(t *testing.T) {
 				t.Fatalf("%s: counts differ: %d/%d keys, %d/%d unparsed", name, got.SourceKeys(), want.SourceKeys(), got.Unparsed(), want.Unparsed())
 			}
 			rest, wrest := *got, *want
-			rest.table, wrest.SourceOffsets = nil, nil
+			rest.Table, wrest.SourceOffsets = nil, nil
 			if !reflect.DeepEqual(rest, wrest) {
 				t.Fatalf("%s: the rest of the document differs", name)
 			}
@@ -92,7 +92,7 @@ func TestSourceTableFilterAndEncode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := decodeStreamedAhead(bytes.NewReader(doc), windowAhead, &tableSink{t: new(SourceTable)})
+	got, ok := DecodeStreamedAhead(bytes.NewReader(doc), WindowAhead, &TableSink{T: new(SourceTable)})
 	if !ok {
 		t.Fatal("not decoded")
 	}
@@ -112,7 +112,7 @@ func TestSourceTableFilterAndEncode(t *testing.T) {
 			}
 		}
 	}
-	if err := got.Encode(new(bytes.Buffer)); !errors.Is(err, errCompact) {
+	if err := got.Encode(new(bytes.Buffer)); !errors.Is(err, ErrCompact) {
 		t.Fatalf("Encode of a compact snapshot: %v, want errCompact", err)
 	}
 }
@@ -138,7 +138,7 @@ func TestSourceTableFootprint(t *testing.T) {
 	if err := s.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := decodeStreamedAhead(bytes.NewReader(b.Bytes()), windowAhead, &tableSink{t: new(SourceTable)})
+	got, ok := DecodeStreamedAhead(bytes.NewReader(b.Bytes()), WindowAhead, &TableSink{T: new(SourceTable)})
 	if !ok {
 		t.Fatal("not decoded")
 	}
@@ -148,8 +148,8 @@ func TestSourceTableFootprint(t *testing.T) {
 	if held > bound {
 		t.Fatalf("the table holds %d bytes, more than %d", held, bound)
 	}
-	if unsafe.Sizeof(tableRec{}) != 28 {
-		t.Errorf("a tableRec is %d bytes, want 28", unsafe.Sizeof(tableRec{}))
+	if unsafe.Sizeof(TableRec{}) != 28 {
+		t.Errorf("a tableRec is %d bytes, want 28", unsafe.Sizeof(TableRec{}))
 	}
 }
 
@@ -157,17 +157,17 @@ func TestSourceTableFootprint(t *testing.T) {
 // numbers is left to the whole decoder (a SourceOffsets snapshot).
 func TestSourceTableTooManyTopics(t *testing.T) {
 	st := new(SourceTable)
-	for i := range maxTableTopics {
-		st.topic.of(fmt.Sprint("t", i))
+	for i := range MaxTableTopics {
+		st.TopicNames.Of(fmt.Sprint("t", i))
 	}
-	if st.add(&SourceOffset{Topic: "one too many", Key: Bytes("k"), Value: Bytes("v")}) {
+	if st.Add(&SourceOffset{Topic: "one too many", Key: Bytes("k"), Value: Bytes("v")}) {
 		t.Fatal("add numbered a topic past maxTableTopics")
 	}
-	if !st.add(&SourceOffset{Topic: "t7", Key: Bytes("k"), Value: Bytes("v")}) || st.Topic(0) != "t7" {
+	if !st.Add(&SourceOffset{Topic: "t7", Key: Bytes("k"), Value: Bytes("v")}) || st.Topic(0) != "t7" {
 		t.Fatal("add of a known topic failed")
 	}
-	sink := &tableSink{t: st}
-	if sink.add(&SourceOffset{Topic: "another"}, &offsetDecoder{}) {
+	sink := &TableSink{T: st}
+	if sink.Add(&SourceOffset{Topic: "another"}, &OffsetDecoder{}) {
 		t.Fatal("the sink took an offset its table cannot hold")
 	}
 }

@@ -48,7 +48,7 @@ func TestPlainProperties(t *testing.T) {
 		{`[]`, false},
 		{``, false},
 	} {
-		got, ok := plainProperties([]byte(tc.in))
+		got, ok := PlainProperties([]byte(tc.in))
 		if ok != tc.plain {
 			t.Errorf("%s: plain %v, want %v", tc.in, ok, tc.plain)
 			continue
@@ -67,7 +67,7 @@ func FuzzPlainProperties(f *testing.F) {
 	f.Add([]byte(`{"properties":{"connector.class":"X","tasks.max":"1"}}`))
 	f.Add([]byte(`{"properties":{"a":"1","b":2}}`))
 	f.Fuzz(func(t *testing.T, v []byte) {
-		got, ok := plainProperties(v)
+		got, ok := PlainProperties(v)
 		if !ok {
 			return
 		}

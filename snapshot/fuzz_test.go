@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // fuzzID is the ID the fuzzed objects are stored under: the fixture's, so
@@ -34,7 +35,7 @@ var fuzzZstd, _ = zstd.NewWriter(nil)
 //
 //	go test -run '^$' -fuzz=FuzzDecode -fuzztime=60s ./snapshot/
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"testdata/v1.json", "testdata/v1.snap", "testdata/v1-configs.json"} {
+	for _, name := range []string{"testdata/v1.json", "store/testdata/v1.snap", "testdata/v1-configs.json"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -59,13 +60,13 @@ func fuzzOne(t *testing.T, data []byte) {
 	if err := bucket.WriteAll(ctx, "snapshots/"+fuzzID+".snap", data, nil); err != nil {
 		t.Fatal(err)
 	}
-	store := snapshot.NewStore(bucket)
-	if snap, _, err := store.Get(ctx, fuzzID); err == nil {
+	st := store.NewStore(bucket)
+	if snap, _, err := st.Get(ctx, fuzzID); err == nil {
 		if snap.ID != fuzzID {
 			t.Fatalf("Get(%s) returned snapshot %s", fuzzID, snap.ID)
 		}
 		roundTrip(t, snap)
-	} else if _, verr := store.Verify(ctx, fuzzID); verr == nil && !errors.Is(err, snapshot.ErrEncrypted) {
+	} else if _, verr := st.Verify(ctx, fuzzID); verr == nil && !errors.Is(err, snapshot.ErrEncrypted) {
 		t.Fatalf("Get failed (%v) but Verify passed", err)
 	}
 
@@ -77,7 +78,7 @@ func fuzzOne(t *testing.T, data []byte) {
 	if err := bucket.WriteAll(ctx, "snapshots/"+fuzzID+".snap", obj, nil); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _, err := store.Get(ctx, fuzzID); err == nil {
+	if snap, _, err := st.Get(ctx, fuzzID); err == nil {
 		roundTrip(t, snap)
 	}
 }
@@ -120,13 +121,13 @@ func roundTrip(t *testing.T, snap *snapshot.Snapshot) {
 	if _, err := snapshot.ParseID(again.ID); err != nil || again.CreatedAt.IsZero() {
 		return
 	}
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
-	defer store.Close()
+	st := store.NewStore(memblob.OpenBucket(nil))
+	defer st.Close()
 	ctx := context.Background()
-	if _, err := store.Put(ctx, again); err != nil {
+	if _, err := st.Put(ctx, again); err != nil {
 		t.Fatalf("put a decoded snapshot: %v", err)
 	}
-	got, _, err := store.Get(ctx, again.ID)
+	got, _, err := st.Get(ctx, again.ID)
 	if err != nil {
 		t.Fatalf("get a stored snapshot: %v", err)
 	}

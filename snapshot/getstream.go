@@ -14,11 +14,11 @@ import (
 // decodes it. Anything unusual reports false, and the caller decodes the
 // whole document the old way, which gives the same result or error.
 
-// soMarker precedes the source offsets array in a document Encode writes.
+// SoMarker precedes the source offsets array in a document Encode writes.
 // It cannot occur inside a JSON string (a quote there is escaped, so it
 // never follows a comma), so its first occurrence is a field name; the
 // rest's decodeFastAt then checks it is the top-level one.
-const soMarker = `,"source_offsets":`
+const SoMarker = `,"source_offsets":`
 
 // streamWindow is a window over a stream: buf[i:] is what is read and not
 // yet consumed.
@@ -53,33 +53,33 @@ func (w *streamWindow) fill(i, n int) int {
 	return 0
 }
 
-// windowAhead is what the window keeps ahead of an entry before decoding
+// WindowAhead is what the window keeps ahead of an entry before decoding
 // it; a larger entry makes the window grow until it fits.
-const windowAhead = 256 << 10
+const WindowAhead = 256 << 10
 
 // decodeStreamed decodes the document r yields as Decode would, reporting
 // false when it must be decoded whole instead (a document Encode did not
 // write, or a damaged one: Decode then says what is wrong).
 func decodeStreamed(r io.Reader) (*Snapshot, bool) {
-	return decodeStreamedAhead(r, windowAhead, new(offsetsCollector))
+	return DecodeStreamedAhead(r, WindowAhead, new(OffsetsCollector))
 }
 
-// offsetSink is where decodeStreamedAhead puts the source offsets it
+// OffsetSink is where decodeStreamedAhead puts the source offsets it
 // decodes: add takes each in document order (its bytes in d's arena), or
 // reports false to leave the document to the whole decoder; finish sets
 // them on the snapshot decoded.
-type offsetSink interface {
-	add(o *SourceOffset, d *offsetDecoder) bool
-	finish(s *Snapshot)
+type OffsetSink interface {
+	Add(o *SourceOffset, d *OffsetDecoder) bool
+	Finish(s *Snapshot)
 }
 
-// offsetsCollector collects the source offsets into SourceOffsets.
-type offsetsCollector struct {
+// OffsetsCollector collects the source offsets into SourceOffsets.
+type OffsetsCollector struct {
 	chunks [][]SourceOffset
 	out    []SourceOffset
 }
 
-func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) bool {
+func (c *OffsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
 	if c.out == nil {
 		c.out = make([]SourceOffset, 0, 1024)
 	}
@@ -91,7 +91,7 @@ func (c *offsetsCollector) add(o *SourceOffset, _ *offsetDecoder) bool {
 	return true
 }
 
-func (c *offsetsCollector) finish(s *Snapshot) {
+func (c *OffsetsCollector) Finish(s *Snapshot) {
 	n := len(c.out)
 	for _, ch := range c.chunks {
 		n += len(ch)
@@ -103,27 +103,27 @@ func (c *offsetsCollector) finish(s *Snapshot) {
 	s.SourceOffsets = append(all, c.out...)
 }
 
-// decodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
+// DecodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
 // (tests make it small, to cut entries at every byte), giving the source
 // offsets to sink.
-func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bool) {
+func DecodeStreamedAhead(r io.Reader, ahead int, sink OffsetSink) (*Snapshot, bool) {
 	w := &streamWindow{r: r, buf: make([]byte, 0, 4*ahead)}
 	// The head, up to and including the marker.
 	var head []byte
 	i := 0
 	for {
 		// The window holds more than the marker, so each round moves on.
-		i = w.fill(i, max(ahead, 2*len(soMarker)))
-		if at := bytes.Index(w.buf[i:], []byte(soMarker)); at >= 0 {
-			head = append(head, w.buf[i:i+at+len(soMarker)]...)
-			i += at + len(soMarker)
+		i = w.fill(i, max(ahead, 2*len(SoMarker)))
+		if at := bytes.Index(w.buf[i:], []byte(SoMarker)); at >= 0 {
+			head = append(head, w.buf[i:i+at+len(SoMarker)]...)
+			i += at + len(SoMarker)
 			break
 		}
 		if w.eof {
 			return nil, false
 		}
 		// Keep the bytes that may start the marker.
-		keep := max(len(w.buf)-len(soMarker)+1, i)
+		keep := max(len(w.buf)-len(SoMarker)+1, i)
 		head = append(head, w.buf[i:keep]...)
 		i = keep
 	}
@@ -131,7 +131,7 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 	if i >= len(w.buf) || w.buf[i] != '[' {
 		return nil, false
 	}
-	d := offsetDecoder{b: w.buf, i: i + 1, interned: map[string]string{}}
+	d := OffsetDecoder{b: w.buf, i: i + 1, interned: map[string]string{}}
 	// One SourceOffset for every entry: sink.add takes its address, which
 	// made one escape to the heap per entry (160 bytes a key).
 	var o SourceOffset
@@ -146,7 +146,7 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 		}
 		ok := false
 		for at, more := d.i, ahead; ; more *= 2 {
-			if o, ok = d.sourceOffset(); ok || w.eof || more > maxDocumentSize {
+			if o, ok = d.sourceOffset(); ok || w.eof || more > MaxDocumentSize {
 				break
 			}
 			// Cut off by the window's end, or invalid: look again with
@@ -158,7 +158,7 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 		if !ok {
 			return nil, false
 		}
-		if !sink.add(&o, &d) {
+		if !sink.Add(&o, &d) {
 			return nil, false
 		}
 	}
@@ -166,7 +166,7 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 	// (io.ReadAll and a copy allocated it about five times over).
 	buf := bytes.NewBuffer(append(append(head, "[]"...), w.buf[d.i:]...))
 	w.buf = nil
-	if _, err := buf.ReadFrom(io.LimitReader(w.r, maxDocumentSize-int64(buf.Len())+1)); err != nil || w.err != nil || int64(buf.Len()) > maxDocumentSize {
+	if _, err := buf.ReadFrom(io.LimitReader(w.r, MaxDocumentSize-int64(buf.Len())+1)); err != nil || w.err != nil || int64(buf.Len()) > MaxDocumentSize {
 		return nil, false
 	}
 	rest := buf.Bytes()
@@ -174,6 +174,6 @@ func decodeStreamedAhead(r io.Reader, ahead int, sink offsetSink) (*Snapshot, bo
 	if !ok || at != len(head) {
 		return nil, false
 	}
-	sink.finish(s)
+	sink.Finish(s)
 	return s, true
 }

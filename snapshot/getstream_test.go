@@ -64,7 +64,7 @@ func TestDecodeStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, ahead := range []int{1, 7, 64, 1000, windowAhead} {
+		for _, ahead := range []int{1, 7, 64, 1000, WindowAhead} {
 			for how, r := range map[string]func() *bytes.Reader{"whole": func() *bytes.Reader { return bytes.NewReader(doc) }} {
 				for _, cut := range []string{"reads as they come", "one byte per read"} {
 					rd := any(r()).(interface{ Read([]byte) (int, error) })
@@ -74,7 +74,7 @@ func TestDecodeStreamed(t *testing.T) {
 						}
 						rd = iotest.OneByteReader(r())
 					}
-					got, ok := decodeStreamedAhead(rd, ahead, new(offsetsCollector))
+					got, ok := DecodeStreamedAhead(rd, ahead, new(OffsetsCollector))
 					if !ok {
 						t.Fatalf("%s (%s, ahead %d, %s): not decoded streamed", name, how, ahead, cut)
 					}
@@ -93,18 +93,18 @@ func TestDecodeStreamed(t *testing.T) {
 // field, the marker inside a nested object.
 func TestDecodeStreamedRefuses(t *testing.T) {
 	doc := streamedDocs(t)["fixture"]
-	at := bytes.Index(doc, []byte(soMarker))
+	at := bytes.Index(doc, []byte(SoMarker))
 	cases := map[string][]byte{
 		"cut short":      doc[:len(doc)-10],
 		"cut in offsets": doc[:at+100],
 		"damaged entry":  bytes.Replace(doc, []byte(`"partition":1,"offset":12`), []byte(`"partition":1,"offset":x`), 1),
-		"null":           append(append(doc[:at+len(soMarker):at+len(soMarker)], "null"...), doc[bytes.Index(doc, []byte(`,"sink_groups"`)):]...),
+		"null":           append(append(doc[:at+len(SoMarker):at+len(SoMarker)], "null"...), doc[bytes.Index(doc, []byte(`,"sink_groups"`)):]...),
 		"twice":          bytes.Replace(doc, []byte(`,"warnings"`), []byte(`,"source_offsets":[],"warnings"`), 1),
 		"nested":         bytes.Replace(doc, []byte(`"cluster_id":"lkc-7q2x9"`), []byte(`"cluster_id":"lkc-7q2x9","x":{"a":1,"source_offsets":[]}`), 1),
 		"no marker":      []byte(`{"version":1}`),
 	}
 	for name, data := range cases {
-		if _, ok := decodeStreamedAhead(bytes.NewReader(data), 16, new(offsetsCollector)); ok {
+		if _, ok := DecodeStreamedAhead(bytes.NewReader(data), 16, new(OffsetsCollector)); ok {
 			t.Errorf("%s: decoded streamed", name)
 		}
 	}
@@ -119,7 +119,7 @@ func FuzzDecodeStreamed(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, ahead uint16) {
-		got, ok := decodeStreamedAhead(bytes.NewReader(data), int(ahead%4096)+1, new(offsetsCollector))
+		got, ok := DecodeStreamedAhead(bytes.NewReader(data), int(ahead%4096)+1, new(OffsetsCollector))
 		if !ok {
 			return
 		}

@@ -115,7 +115,7 @@ func (x *Index) Positions(name string) []int32 {
 // snapshot's order. They point into the snapshot: do not change them.
 func (x *Index) SourceOffsetsOf(name string) iter.Seq[*SourceOffset] {
 	return func(yield func(*SourceOffset) bool) {
-		if x.snap.compactOffsets() {
+		if x.snap.CompactOffsets() {
 			return // no SourceOffsets (GetForRestore)
 		}
 		for _, i := range x.Positions(name) {

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// idLayout is the time part of an ID: fixed width, UTC, microseconds.
-const idLayout = "20060102T150405.000000Z"
+// IdLayout is the time part of an ID: fixed width, UTC, microseconds.
+const IdLayout = "20060102T150405.000000Z"
 
 // idLen is the length of every ID: the time part, "-", 6 hex digits.
-const idLen = len(idLayout) + 1 + 6
+const idLen = len(IdLayout) + 1 + 6
 
 // Info describes a stored snapshot without reading its document. Size is
 // the stored object's size in bytes; SHA256 is the hex SHA-256 of the
@@ -50,7 +50,7 @@ type Info struct {
 func NewID(t time.Time) string {
 	var r [3]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
-	return t.UTC().Format(idLayout) + "-" + hex.EncodeToString(r[:])
+	return t.UTC().Format(IdLayout) + "-" + hex.EncodeToString(r[:])
 }
 
 // ParseID checks that id is an ID as NewID makes them and returns its time.
@@ -58,14 +58,14 @@ func ParseID(id string) (time.Time, error) {
 	bad := func() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not a snapshot ID (like 20261130T134920.123456Z-3fa94c)", id)
 	}
-	if len(id) != idLen || id[len(idLayout)] != '-' {
+	if len(id) != idLen || id[len(IdLayout)] != '-' {
 		return bad()
 	}
-	t, err := time.Parse(idLayout, id[:len(idLayout)])
-	if err != nil || t.Format(idLayout) != id[:len(idLayout)] {
+	t, err := time.Parse(IdLayout, id[:len(IdLayout)])
+	if err != nil || t.Format(IdLayout) != id[:len(IdLayout)] {
 		return bad()
 	}
-	for _, c := range id[len(idLayout)+1:] {
+	for _, c := range id[len(IdLayout)+1:] {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return bad()
 		}
@@ -73,20 +73,20 @@ func ParseID(id string) (time.Time, error) {
 	return t, nil
 }
 
-// kind is i.Kind, or, when it is empty (an Info made by hand), the kind
-// its Reason and Scope say.
-func (i Info) kind() string {
+// EffectiveKind is i.Kind, or, when it is empty (an Info made by hand),
+// the kind its Reason and Scope say.
+func (i Info) EffectiveKind() string {
 	if i.Kind != "" {
 		return i.Kind
 	}
-	return kindOf(i.Reason, i.Scope)
+	return KindOf(i.Reason, i.Scope)
 }
 
-// holds reports whether the snapshot i describes holds every one of
+// Holds reports whether the snapshot i describes holds every one of
 // connectors: a full snapshot holds the whole cluster, a scoped or undo
 // one the connectors of its Scope.
-func (i Info) holds(connectors []string) bool {
-	if i.kind() == KindFull {
+func (i Info) Holds(connectors []string) bool {
+	if i.EffectiveKind() == KindFull {
 		return true
 	}
 	for _, c := range connectors {
@@ -99,9 +99,9 @@ func (i Info) holds(connectors []string) bool {
 
 // The object layout; see Store.
 const (
-	// maxDocumentSize is the largest decompressed document Get accepts, in
+	// MaxDocumentSize is the largest decompressed document Get accepts, in
 	// bytes (4 GiB); a body that would inflate beyond it is ErrCorrupt.
-	maxDocumentSize = 4 << 30
+	MaxDocumentSize = 4 << 30
 )
 
 // Pin says a snapshot is pinned: retention (the daemon and prune) never
@@ -130,7 +130,7 @@ type Coverage struct {
 	BaseExists bool      `json:"base_exists"`
 }
 
-func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func FmtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // Event is one reset the journal recorded.
 type Event struct {

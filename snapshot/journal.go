@@ -346,14 +346,14 @@ func EncodeEntries(entries []Entry) []byte {
 // DecodeEntries decodes a body EncodeEntries wrote, of about n entries.
 // Key and Value alias body.
 func DecodeEntries(body []byte, n int) ([]Entry, error) {
-	out, _, err := decodeEntries(body, n, false)
+	out, _, err := DecodeEntriesSkipping(body, n, false)
 	return out, err
 }
 
-// decodeEntries is DecodeEntries that, with skipEvents, checks and
-// counts event entries without keeping them (a replay does not use them,
-// and a merged segment may hold many); count is every entry read.
-func decodeEntries(body []byte, n int, skipEvents bool) (out []Entry, count int, err error) {
+// DecodeEntriesSkipping is DecodeEntries that, with skipEvents, checks
+// and counts event entries without keeping them (a replay does not use
+// them, and a merged segment may hold many); count is every entry read.
+func DecodeEntriesSkipping(body []byte, n int, skipEvents bool) (out []Entry, count int, err error) {
 	r := entryReader{b: body}
 	out = make([]Entry, 0, n)
 	var e Entry
@@ -394,5 +394,5 @@ func (r *entryReader) skipStr() {
 // Ms is t in Unix milliseconds.
 func Ms(t time.Time) int64 { return t.UnixMilli() }
 
-// fromMs is the time of Unix milliseconds v, in UTC.
-func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }
+// FromMs is the time of Unix milliseconds v, in UTC.
+func FromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -33,11 +33,11 @@ const (
 	LevelRaw    = 0
 	LevelMinute = 1
 	LevelHour   = 2
-	topLevel    = LevelHour
+	TopLevel    = LevelHour
 )
 
-// levelEvery is the wall-clock boundary each merged level is written on.
-var levelEvery = [...]time.Duration{LevelMinute: time.Minute, LevelHour: time.Hour}
+// LevelEvery is the wall-clock boundary each merged level is written on.
+var LevelEvery = [...]time.Duration{LevelMinute: time.Minute, LevelHour: time.Hour}
 
 // minuteSkip: a level 1 segment is not rewritten at a boundary when the raw
 // segments after the current one hold less than 1/minuteSkip of its bytes
@@ -45,9 +45,9 @@ var levelEvery = [...]time.Duration{LevelMinute: time.Minute, LevelHour: time.Ho
 // level 2 segment covers them.
 const minuteSkip = 4
 
-// compaction returns the segments a level's segment at boundary b merges,
+// Compaction returns the segments a level's segment at boundary b merges,
 // or nil when it is there already or not worth writing.
-func (e *EpochInfo) compaction(level int, b time.Time) []SegmentInfo {
+func (e *EpochInfo) Compaction(level int, b time.Time) []SegmentInfo {
 	var last uint64
 	for _, si := range e.Segments {
 		if si.Level < level && !si.LastTime.After(b) && si.LastSeq > last {
@@ -55,7 +55,7 @@ func (e *EpochInfo) compaction(level int, b time.Time) []SegmentInfo {
 		}
 	}
 	first := uint64(1)
-	if level < topLevel {
+	if level < TopLevel {
 		for _, si := range e.Segments {
 			if si.Level > level && si.LastSeq <= last && si.LastSeq >= first {
 				first = si.LastSeq + 1
@@ -140,7 +140,7 @@ type merger struct {
 	bucket int64            // ms; 0 keeps every event
 	keep   []Entry
 	pos    []Entry
-	latest int64
+	Latest int64
 }
 
 // partMerge is the records merged of one source partition.
@@ -178,7 +178,7 @@ func eventBucket(level int) int64 {
 	return 0
 }
 
-func newMerger(level int) *merger {
+func NewMerger(level int) *merger {
 	return &merger{parts: map[mergeTP]*partMerge{}, groups: map[string]*groupMerge{}, conns: map[string]Entry{},
 		confs: map[string]Entry{}, events: map[eventKey]int{}, bucket: eventBucket(level)}
 }
@@ -205,15 +205,15 @@ func (m *merger) part(tp mergeTP) *partMerge {
 	return p
 }
 
-// add merges the entries of the segment that follows the ones added.
-func (m *merger) add(seg *Segment) {
-	m.latest = max(m.latest, Ms(seg.LastTime))
+// Add merges the entries of the segment that follows the ones added.
+func (m *merger) Add(seg *Segment) {
+	m.Latest = max(m.Latest, Ms(seg.LastTime))
 	m.pos = m.pos[:0]
 	for i := range seg.Entries {
 		e := &seg.Entries[i]
 		switch e.Kind {
 		case EntrySource, EntrySink, EntryGroup, EntryConfig:
-			m.latest = max(m.latest, e.Time)
+			m.Latest = max(m.Latest, e.Time)
 		}
 		switch e.Kind {
 		case EntrySource:
@@ -277,8 +277,8 @@ func (m *merger) event(e *Entry) {
 	}
 }
 
-// entries returns the merge, in the order a replay applies it.
-func (m *merger) entries() []Entry {
+// Entries returns the merge, in the order a replay applies it.
+func (m *merger) Entries() []Entry {
 	n := len(m.conns) + len(m.confs) + len(m.keep) + len(m.pos)
 	for _, p := range m.parts {
 		n += len(p.recs)
@@ -331,7 +331,7 @@ func (m *merger) entries() []Entry {
 	return append(out, m.pos...)
 }
 
-// mergedNote says that a moment lies where only merged segments are kept.
-func mergedNote(si SegmentInfo, asOf time.Time) string {
-	return fmt.Sprintf("the raw journal after %s is merged (level %d, up to %s; raw segments are kept for --journal-keep-within): the moment is restored as of %s, the last merged boundary at or before it", fmtTime(asOf), si.Level, fmtTime(si.LastTime), fmtTime(asOf))
+// MergedNote says that a moment lies where only merged segments are kept.
+func MergedNote(si SegmentInfo, asOf time.Time) string {
+	return fmt.Sprintf("the raw journal after %s is merged (level %d, up to %s; raw segments are kept for --journal-keep-within): the moment is restored as of %s, the last merged boundary at or before it", FmtTime(asOf), si.Level, FmtTime(si.LastTime), FmtTime(asOf))
 }

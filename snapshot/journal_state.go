@@ -14,11 +14,11 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
-// lateRecords is how long after a moment a segment may still hold a
+// LateRecords is how long after a moment a segment may still hold a
 // record whose timestamp is at or before it (a producer's clock behind the
 // daemon's): segments that begin later than this after the moment are not
 // read. A record appended later than that is never part of the state.
-const lateRecords = time.Minute
+const LateRecords = time.Minute
 
 // ReasonAt is the Reason of a Snapshot made by StateAt.
 const ReasonAt = "at"
@@ -43,7 +43,7 @@ type StateInfo struct {
 	Fallback bool
 }
 
-func coverageOf(infos []Info, l *JournalListing) []Coverage {
+func CoverageOf(infos []Info, l *JournalListing) []Coverage {
 	byID := make(map[string]Info, len(infos))
 	for _, i := range infos {
 		byID[i.ID] = i
@@ -76,11 +76,11 @@ func coverageOf(infos []Info, l *JournalListing) []Coverage {
 	return out
 }
 
-func describeCoverage(cov []Coverage) string {
+func DescribeCoverage(cov []Coverage) string {
 	var parts []string
 	for _, c := range cov {
 		if c.BaseExists {
-			parts = append(parts, fmtTime(c.From)+" to "+fmtTime(c.To))
+			parts = append(parts, FmtTime(c.From)+" to "+FmtTime(c.To))
 		}
 	}
 	if len(parts) == 0 {
@@ -89,26 +89,26 @@ func describeCoverage(cov []Coverage) string {
 	return strings.Join(parts, ", ")
 }
 
-// probingKey marks the context of lastRestorable's trial replay.
-type probingKey struct{}
+// ProbingKey marks the context of lastRestorable's trial replay.
+type ProbingKey struct{}
 
-// replayState is the state being rebuilt.
-type replayState struct {
+// ReplayState is the state being rebuilt.
+type ReplayState struct {
 	views   map[string]*keyview.TopicView
 	nparts  map[string]int32
 	ends    map[string]map[int32]int64
 	cut     map[string]map[int32]bool
 	groups  map[string]*SinkGroup
 	sinks   map[string]map[SinkTP]SinkOffset
-	conns   map[string]Connector
+	Conns   map[string]Connector
 	confCut bool
-	notes   []string
+	Notes   []string
 	// ownTopics are the offsets topics connectors name, not the worker's.
 	ownTopics map[string]bool
 }
 
-// setWorkers marks the offsets topics that are not the worker's.
-func (st *replayState) setWorkers(topics []EpochTopic) {
+// SetWorkers marks the offsets topics that are not the worker's.
+func (st *ReplayState) SetWorkers(topics []EpochTopic) {
 	st.ownTopics = map[string]bool{}
 	for _, t := range topics {
 		if t.Role == RoleOffsets && !t.Worker {
@@ -119,11 +119,11 @@ func (st *replayState) setWorkers(topics []EpochTopic) {
 
 // readable says whether a capture would read offsets topic name: a worker
 // topic, or one a connector with a config names.
-func (st *replayState) readable(name string) bool {
+func (st *ReplayState) readable(name string) bool {
 	if !st.ownTopics[name] {
 		return true
 	}
-	for _, c := range st.conns {
+	for _, c := range st.Conns {
 		if c.HasConfig && c.OffsetsTopic == name {
 			return true
 		}
@@ -136,11 +136,11 @@ type SinkTP struct {
 	Part  int32
 }
 
-func newReplayState(base *Snapshot) *replayState {
-	st := &replayState{
+func NewReplayState(base *Snapshot) *ReplayState {
+	st := &ReplayState{
 		views: map[string]*keyview.TopicView{}, nparts: map[string]int32{}, ends: map[string]map[int32]int64{},
 		cut: map[string]map[int32]bool{}, groups: map[string]*SinkGroup{}, sinks: map[string]map[SinkTP]SinkOffset{},
-		conns: map[string]Connector{},
+		Conns: map[string]Connector{},
 	}
 	for _, t := range base.Topics {
 		if t.Role != RoleOffsets {
@@ -173,14 +173,14 @@ func newReplayState(base *Snapshot) *replayState {
 	}
 	for _, c := range base.Connectors {
 		if c.HasConfig {
-			st.conns[c.Name] = c
+			st.Conns[c.Name] = c
 		}
 	}
 	return st
 }
 
-// apply applies one segment's entries that are at or before atMs.
-func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
+// Apply applies one segment's entries that are at or before atMs.
+func (st *ReplayState) Apply(entries []Entry, atMs int64, si *StateInfo) {
 	for i := range entries {
 		e := &entries[i]
 		switch e.Kind {
@@ -238,30 +238,30 @@ func (st *replayState) apply(entries []Entry, atMs int64, si *StateInfo) {
 				continue
 			}
 			if e.Deleted {
-				delete(st.conns, e.Connector)
+				delete(st.Conns, e.Connector)
 			} else {
 				c := *e.Conn
 				c.Name = e.Connector
-				c.Config = configOf(e, st.conns[e.Connector].Config)
-				st.conns[e.Connector] = c
+				c.Config = configOf(e, st.Conns[e.Connector].Config)
+				st.Conns[e.Connector] = c
 			}
 			si.ConfigRecords++
 		case EntryGap:
 			if e.Time <= atMs && atMs <= e.Until {
-				st.notes = append(st.notes, fmt.Sprintf("the journal did not observe the sink groups from %s to %s (%s): sink offsets are those observed before", fmtTime(fromMs(e.Time)), fmtTime(fromMs(e.Until)), e.Reason))
+				st.Notes = append(st.Notes, fmt.Sprintf("the journal did not observe the sink groups from %s to %s (%s): sink offsets are those observed before", FmtTime(FromMs(e.Time)), FmtTime(FromMs(e.Until)), e.Reason))
 			}
 		}
 	}
 }
 
-// build makes the Snapshot, as Capture would have made it at that state.
-func (st *replayState) build(base *Snapshot) *Snapshot {
+// Build makes the Snapshot, as Capture would have made it at that state.
+func (st *ReplayState) Build(base *Snapshot) *Snapshot {
 	snap := &Snapshot{
 		Version: Version, ProgramVersion: base.ProgramVersion, ClusterID: base.ClusterID,
 		SourceOffsets: []SourceOffset{}, SinkGroups: []SinkGroup{}, Connectors: []Connector{},
 	}
 	conns := map[string]*Connector{}
-	for name, c := range st.conns {
+	for name, c := range st.Conns {
 		c := c
 		conns[name] = &c
 	}
@@ -306,7 +306,7 @@ func (st *replayState) build(base *Snapshot) *Snapshot {
 				}
 			}
 		}
-		warnings = append(warnings, duplicateWarnings(v, suspects)...)
+		warnings = append(warnings, DuplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
 		warnings = append(warnings, CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
@@ -362,7 +362,7 @@ func configOf(e *Entry, prev map[string]string) map[string]string {
 		return e.Conn.Config // made by a Tail, not decoded from a segment
 	}
 	if string(e.Key) == "connector-"+e.Connector && e.Value != nil {
-		if props, ok := connectorProperties(e.Value); ok {
+		if props, ok := ConnectorProperties(e.Value); ok {
 			return props
 		}
 	}

@@ -112,19 +112,19 @@ type Segment struct {
 	// in the header for readers to tell a stopped journal; 0 if unknown.
 	Interval time.Duration
 
-	// key and obj are the object PutSegment writes, kept for its retries.
-	key string
-	obj []byte
+	// Key and obj are the object PutSegment writes, kept for its retries.
+	Key string
+	Obj []byte
 }
 
 // SegmentKey is the object name of a segment.
 func SegmentKey(epoch string, level int, first, last uint64, lastTime time.Time) string {
-	return fmt.Sprintf("%s%s/%d/%016x-%016x-%013d%s", journalPrefix, epoch, level, first, last, Ms(lastTime), segmentSuffix)
+	return fmt.Sprintf("%s%s/%d/%016x-%016x-%013d%s", JournalPrefix, epoch, level, first, last, Ms(lastTime), segmentSuffix)
 }
 
-// parseSegmentKey reads a segment's object name.
-func parseSegmentKey(key string) (SegmentInfo, bool) {
-	rest, ok := strings.CutPrefix(key, journalPrefix)
+// ParseSegmentKey reads a segment's object name.
+func ParseSegmentKey(key string) (SegmentInfo, bool) {
+	rest, ok := strings.CutPrefix(key, JournalPrefix)
 	if !ok {
 		return SegmentInfo{}, false
 	}
@@ -150,7 +150,7 @@ func parseSegmentKey(key string) (SegmentInfo, bool) {
 	if err1 != nil || err2 != nil || err3 != nil || first == 0 || last < first {
 		return SegmentInfo{}, false
 	}
-	return SegmentInfo{Epoch: parts[0], Level: level, FirstSeq: first, LastSeq: last, LastTime: fromMs(t), Key: key}, true
+	return SegmentInfo{Epoch: parts[0], Level: level, FirstSeq: first, LastSeq: last, LastTime: FromMs(t), Key: key}, true
 }
 
 // EpochInfo is one epoch as the listing shows it.
@@ -188,7 +188,7 @@ func cmpU(a, b uint64) int {
 	return 0
 }
 
-func epochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
+func EpochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
 	e := m[id]
 	if e == nil {
 		e = &EpochInfo{ID: id}
@@ -197,9 +197,9 @@ func epochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
 	return e
 }
 
-// sortSegments orders segments by FirstSeq, then LastSeq, then level
+// SortSegments orders segments by FirstSeq, then LastSeq, then level
 // (higher first).
-func sortSegments(segs []SegmentInfo) {
+func SortSegments(segs []SegmentInfo) {
 	slices.SortFunc(segs, func(a, b SegmentInfo) int {
 		if a.FirstSeq != b.FirstSeq {
 			return cmpU(a.FirstSeq, b.FirstSeq)
@@ -342,8 +342,8 @@ func (e *EpochInfo) Last() (SegmentInfo, bool) {
 	return c[len(c)-1], true
 }
 
-// checkLink checks that seg follows prev (nil for the first of an epoch).
-func checkLink(prev, seg *Segment, key string) error {
+// CheckLink checks that seg follows prev (nil for the first of an epoch).
+func CheckLink(prev, seg *Segment, key string) error {
 	if prev == nil {
 		if seg.FirstSeq != 1 || seg.PrevDigest != "" {
 			return fmt.Errorf("read journal segment %s: %w: the epoch's first segment is missing", key, ErrJournalBroken)
@@ -367,6 +367,6 @@ type EpochCheck struct {
 }
 
 const (
-	journalPrefix = "journal/"
+	JournalPrefix = "journal/"
 	segmentSuffix = ".seg"
 )

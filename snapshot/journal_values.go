@@ -29,51 +29,51 @@ import (
 // value, which can only make an event be seen or missed; the journal's
 // records are the keys and values read, never these.
 type LastValues struct {
-	seed  maphash.Seed
-	index wordIndex // key hash -> an inline value or where it lies in arena
-	arena keyview.Arena
+	Seed  maphash.Seed
+	Index WordIndex // key hash -> an inline value or where it lies in arena
+	Arena keyview.Arena
 	Live  int64 // bytes of the values in arena, their lengths included
 	// names are the field names of the inline values, numbered by no.
 	names   []string
 	no      map[string]uint16
-	scratch []byte // the last value get rebuilt, or set copied
+	Scratch []byte // the last value get rebuilt, or set copied
 }
 
 // A value word of lastValues.index: inline (the top bit set) holds the
 // name's number and N; otherwise the arena chunk and offset of the value,
 // whose length is an uvarint before it.
 const (
-	inlineBit   = 1 << 63
+	InlineBit   = 1 << 63
 	inlineShift = 48
 	inlineMax   = 1<<inlineShift - 1
 	maxNames    = 1<<(63-inlineShift) - 1
 )
 
 func NewLastValues(seed maphash.Seed) *LastValues {
-	return &LastValues{seed: seed}
+	return &LastValues{Seed: seed}
 }
 
 // Get returns the last value of key; the bytes are valid until the next
 // Get, set or remove.
 func (lv *LastValues) Get(key []byte) ([]byte, bool) {
-	w, ok := lv.index.get(maphash.Bytes(lv.seed, key))
+	w, ok := lv.Index.Get(maphash.Bytes(lv.Seed, key))
 	if !ok {
 		return nil, false
 	}
-	if w&inlineBit != 0 {
-		b := append(lv.scratch[:0], `{"`...)
-		b = append(b, lv.names[(w&^inlineBit)>>inlineShift]...)
+	if w&InlineBit != 0 {
+		b := append(lv.Scratch[:0], `{"`...)
+		b = append(b, lv.names[(w&^InlineBit)>>inlineShift]...)
 		b = append(b, `":`...)
 		b = strconv.AppendUint(b, w&inlineMax, 10)
-		lv.scratch = append(b, '}')
-		return lv.scratch, true
+		lv.Scratch = append(b, '}')
+		return lv.Scratch, true
 	}
 	return lv.stored(w), true
 }
 
 // stored returns the value an arena word refers to (non-nil).
 func (lv *LastValues) stored(w uint64) []byte {
-	c := lv.arena.Chunks[w>>32]
+	c := lv.Arena.Chunks[w>>32]
 	off := uint32(w)
 	n, k := binary.Uvarint(c[off:])
 	return c[off+uint32(k) : off+uint32(k)+uint32(n) : off+uint32(k)+uint32(n)]
@@ -81,7 +81,7 @@ func (lv *LastValues) stored(w uint64) []byte {
 
 // storedLen is the arena bytes of the value an arena word refers to.
 func (lv *LastValues) storedLen(w uint64) int64 {
-	if w&inlineBit != 0 {
+	if w&InlineBit != 0 {
 		return 0
 	}
 	n := len(lv.stored(w))
@@ -98,13 +98,13 @@ func uvarintLen(x uint64) int {
 
 // Set makes value the last value of key.
 func (lv *LastValues) Set(key, value []byte) {
-	h := maphash.Bytes(lv.seed, key)
+	h := maphash.Bytes(lv.Seed, key)
 	w, inline := lv.inline(value)
 	if !inline {
 		w = lv.put(value)
 		lv.Live += lv.storedLen(w)
 	}
-	if old, ok := lv.index.set(h, w); ok {
+	if old, ok := lv.Index.Set(h, w); ok {
 		lv.Live -= lv.storedLen(old)
 	}
 	lv.maybeCompact()
@@ -112,10 +112,10 @@ func (lv *LastValues) Set(key, value []byte) {
 
 // put copies value, its length first, into the arena, and returns its word.
 func (lv *LastValues) put(value []byte) uint64 {
-	lv.scratch = append(binary.AppendUvarint(lv.scratch[:0], uint64(len(value))), value...)
-	s := lv.arena.Put(lv.scratch)
-	if cap(lv.scratch) > 4<<10 {
-		lv.scratch = nil // a large value's copy is not kept
+	lv.Scratch = append(binary.AppendUvarint(lv.Scratch[:0], uint64(len(value))), value...)
+	s := lv.Arena.Put(lv.Scratch)
+	if cap(lv.Scratch) > 4<<10 {
+		lv.Scratch = nil // a large value's copy is not kept
 	}
 	return uint64(s.Chunk)<<32 | uint64(s.Off)
 }
@@ -160,15 +160,15 @@ func (lv *LastValues) inline(v []byte) (uint64, bool) {
 		lv.names = append(lv.names, string(name))
 		lv.no[string(name)] = k
 	}
-	return inlineBit | uint64(k)<<inlineShift | n, true
+	return InlineBit | uint64(k)<<inlineShift | n, true
 }
 
 // Remove forgets key (a tombstone).
 func (lv *LastValues) Remove(key []byte) {
-	h := maphash.Bytes(lv.seed, key)
-	if old, ok := lv.index.get(h); ok {
+	h := maphash.Bytes(lv.Seed, key)
+	if old, ok := lv.Index.Get(h); ok {
 		lv.Live -= lv.storedLen(old)
-		lv.index.remove(h)
+		lv.Index.Remove(h)
 		lv.maybeCompact()
 	}
 }
@@ -178,142 +178,142 @@ func (lv *LastValues) Remove(key []byte) {
 // compactAbove: under steady rewrites the arena stays within about twice
 // the live values, at a cost linear in them once per doubling.
 func (lv *LastValues) maybeCompact() {
-	if lv.arena.Size-lv.Live <= max(lv.Live, keyview.CompactAbove) {
+	if lv.Arena.Size-lv.Live <= max(lv.Live, keyview.CompactAbove) {
 		return
 	}
 	var a keyview.Arena
 	a.Reserve(lv.Live)
-	lv.index.update(func(w uint64) uint64 {
-		if w&inlineBit != 0 {
+	lv.Index.Update(func(w uint64) uint64 {
+		if w&InlineBit != 0 {
 			return w
 		}
 		n := lv.storedLen(w)
-		c := lv.arena.Chunks[w>>32]
+		c := lv.Arena.Chunks[w>>32]
 		s := a.Put(c[uint32(w) : uint32(w)+uint32(n)])
 		return uint64(s.Chunk)<<32 | uint64(s.Off)
 	})
-	lv.arena = a
+	lv.Arena = a
 }
 
-// len is the number of keys held.
-func (lv *LastValues) Len() int { return lv.index.len() }
+// Len is the number of keys held.
+func (lv *LastValues) Len() int { return lv.Index.Len() }
 
-// wordIndex maps 64-bit key hashes to 64-bit words without a pointer: two
+// WordIndex maps 64-bit key hashes to 64-bit words without a pointer: two
 // sorted arrays, 16 bytes a key, searched by bisection, and a map of the
 // keys added since they were merged into the arrays, at most an eighth of
 // them (or mergeAbove). A key is in one of the two: set finds it in the
 // arrays first, and a removed key stays in them, goneWord, until the next
 // merge.
-type wordIndex struct {
-	hs, ws []uint64
-	gone   int // entries of hs removed
-	more   map[uint64]uint64
-	// loading defers merging to the caller (a seed merges each
+type WordIndex struct {
+	Hs, Ws []uint64
+	Gone   int // entries of hs removed
+	More   map[uint64]uint64
+	// Loading defers merging to the caller (a seed merges each
 	// partition's keys once: see TailSeed).
-	loading bool
+	Loading bool
 }
 
 // goneWord marks a removed key in wordIndex.ws; no value word is all ones
 // (a name's number is below maxNames).
 const goneWord = ^uint64(0)
 
-// mergeAbove is the fewest keys a wordIndex adds before merging them.
-const mergeAbove = 1024
+// MergeAbove is the fewest keys a wordIndex adds before merging them.
+const MergeAbove = 1024
 
-func (x *wordIndex) get(h uint64) (uint64, bool) {
-	if w, ok := x.more[h]; ok {
+func (x *WordIndex) Get(h uint64) (uint64, bool) {
+	if w, ok := x.More[h]; ok {
 		return w, true
 	}
-	if i, ok := slices.BinarySearch(x.hs, h); ok && x.ws[i] != goneWord {
-		return x.ws[i], true
+	if i, ok := slices.BinarySearch(x.Hs, h); ok && x.Ws[i] != goneWord {
+		return x.Ws[i], true
 	}
 	return 0, false
 }
 
-// set makes w the word of h, and returns the word it replaces.
-func (x *wordIndex) set(h, w uint64) (uint64, bool) {
-	if i, ok := slices.BinarySearch(x.hs, h); ok {
-		old := x.ws[i]
-		x.ws[i] = w
+// Set makes w the word of h, and returns the word it replaces.
+func (x *WordIndex) Set(h, w uint64) (uint64, bool) {
+	if i, ok := slices.BinarySearch(x.Hs, h); ok {
+		old := x.Ws[i]
+		x.Ws[i] = w
 		if old == goneWord {
-			x.gone--
+			x.Gone--
 			return 0, false
 		}
 		return old, true
 	}
-	if x.more == nil {
-		x.more = map[uint64]uint64{}
+	if x.More == nil {
+		x.More = map[uint64]uint64{}
 	}
-	old, ok := x.more[h]
-	x.more[h] = w
-	if !x.loading && len(x.more) > max(mergeAbove, len(x.hs)/8) {
-		x.merge()
+	old, ok := x.More[h]
+	x.More[h] = w
+	if !x.Loading && len(x.More) > max(MergeAbove, len(x.Hs)/8) {
+		x.Merge()
 	}
 	return old, ok
 }
 
-func (x *wordIndex) remove(h uint64) {
-	if _, ok := x.more[h]; ok {
-		delete(x.more, h)
+func (x *WordIndex) Remove(h uint64) {
+	if _, ok := x.More[h]; ok {
+		delete(x.More, h)
 		return
 	}
-	if i, ok := slices.BinarySearch(x.hs, h); ok && x.ws[i] != goneWord {
-		x.ws[i] = goneWord
-		x.gone++
-		if x.gone > max(mergeAbove, len(x.hs)/2) {
-			x.merge()
+	if i, ok := slices.BinarySearch(x.Hs, h); ok && x.Ws[i] != goneWord {
+		x.Ws[i] = goneWord
+		x.Gone++
+		if x.Gone > max(MergeAbove, len(x.Hs)/2) {
+			x.Merge()
 		}
 	}
 }
 
-func (x *wordIndex) len() int { return len(x.hs) - x.gone + len(x.more) }
+func (x *WordIndex) Len() int { return len(x.Hs) - x.Gone + len(x.More) }
 
-// update replaces every word w by f(w).
-func (x *wordIndex) update(f func(uint64) uint64) {
-	for i, w := range x.ws {
+// Update replaces every word w by f(w).
+func (x *WordIndex) Update(f func(uint64) uint64) {
+	for i, w := range x.Ws {
 		if w != goneWord {
-			x.ws[i] = f(w)
+			x.Ws[i] = f(w)
 		}
 	}
-	for h, w := range x.more {
-		x.more[h] = f(w)
+	for h, w := range x.More {
+		x.More[h] = f(w)
 	}
 }
 
 // loaded ends loading: the keys set are merged when set would have
 // merged them.
-func (x *wordIndex) loaded() {
-	x.loading = false
-	if len(x.more) > max(mergeAbove, len(x.hs)/8) {
-		x.merge()
+func (x *WordIndex) loaded() {
+	x.Loading = false
+	if len(x.More) > max(MergeAbove, len(x.Hs)/8) {
+		x.Merge()
 	}
 }
 
-// merge makes the arrays hold every key, the removed ones left out.
-func (x *wordIndex) merge() {
-	if len(x.more) == 0 && x.gone == 0 {
+// Merge makes the arrays hold every key, the removed ones left out.
+func (x *WordIndex) Merge() {
+	if len(x.More) == 0 && x.Gone == 0 {
 		return
 	}
-	add := make([]uint64, 0, len(x.more))
-	for h := range x.more {
+	add := make([]uint64, 0, len(x.More))
+	for h := range x.More {
 		add = append(add, h)
 	}
 	slices.Sort(add)
-	n := x.len()
+	n := x.Len()
 	hs, ws := make([]uint64, 0, n), make([]uint64, 0, n)
 	i, j := 0, 0
-	for i < len(x.hs) || j < len(add) {
-		if j == len(add) || (i < len(x.hs) && x.hs[i] < add[j]) {
-			if x.ws[i] != goneWord {
-				hs, ws = append(hs, x.hs[i]), append(ws, x.ws[i])
+	for i < len(x.Hs) || j < len(add) {
+		if j == len(add) || (i < len(x.Hs) && x.Hs[i] < add[j]) {
+			if x.Ws[i] != goneWord {
+				hs, ws = append(hs, x.Hs[i]), append(ws, x.Ws[i])
 			}
 			i++
 			continue
 		}
-		hs, ws = append(hs, add[j]), append(ws, x.more[add[j]])
+		hs, ws = append(hs, add[j]), append(ws, x.More[add[j]])
 		j++
 	}
-	x.hs, x.ws, x.gone, x.more = hs, ws, 0, nil
+	x.Hs, x.Ws, x.Gone, x.More = hs, ws, 0, nil
 }
 
 // TailSeed is what a Tail keeps of a state's source offsets: the
@@ -334,7 +334,7 @@ type TailSeed struct {
 	Taken bool
 }
 
-func newTailSeed() *TailSeed {
+func NewTailSeed() *TailSeed {
 	return &TailSeed{Seed: maphash.MakeSeed(), Last: map[string]map[int32]*LastValues{}}
 }
 
@@ -352,9 +352,9 @@ func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
 	}
 	if lv != s.cur {
 		if s.cur != nil {
-			s.cur.index.loaded()
+			s.cur.Index.loaded()
 		}
-		lv.index.loading, s.cur = true, lv
+		lv.Index.Loading, s.cur = true, lv
 	}
 	lv.Set(key, value)
 }
@@ -363,7 +363,7 @@ func (s *TailSeed) set(topic string, partition int32, key, value []byte) {
 // them in their order (a key twice in a partition keeps its last value, as
 // the tail's record hook would).
 func SeedOf(state *Snapshot) *TailSeed {
-	s := newTailSeed()
+	s := NewTailSeed()
 	t := state.SourceTable()
 	for i := range int32(t.Len()) {
 		s.set(t.Topic(i), t.Partition(i), t.Key(i), t.Value(i))
@@ -377,31 +377,31 @@ func SeedOf(state *Snapshot) *TailSeed {
 func (s *TailSeed) merge() {
 	for _, parts := range s.Last {
 		for _, lv := range parts {
-			lv.index.loading = false
-			lv.index.merge()
+			lv.Index.Loading = false
+			lv.Index.Merge()
 		}
 	}
 	s.cur = nil
 }
 
-// seedSink decodes the source offsets of a document into a TailSeed; done
+// SeedSink decodes the source offsets of a document into a TailSeed; done
 // once the streamed decoder took the whole document.
-type seedSink struct {
-	s    *TailSeed
-	done bool
+type SeedSink struct {
+	S    *TailSeed
+	Done bool
 }
 
-// add copies o's value into the seed, and lets the decoder's arena go once
+// Add copies o's value into the seed, and lets the decoder's arena go once
 // it is large: nothing else keeps what it holds.
-func (k *seedSink) add(o *SourceOffset, d *offsetDecoder) bool {
-	k.s.set(o.Topic, o.Partition, o.Key, o.Value)
+func (k *SeedSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
+	k.S.set(o.Topic, o.Partition, o.Key, o.Value)
 	if d.arena.Size > 1<<20 {
 		d.arena = keyview.Arena{}
 	}
 	return true
 }
 
-func (k *seedSink) finish(s *Snapshot) {
-	k.s.merge()
-	s.SourceOffsets, k.done = nil, true
+func (k *SeedSink) Finish(s *Snapshot) {
+	k.S.merge()
+	s.SourceOffsets, k.Done = nil, true
 }

@@ -56,8 +56,8 @@ func TestLastValues(t *testing.T) {
 	if want := keys - (keys+2)/3; lv.Len() != want {
 		t.Fatalf("%d keys held, want %d", lv.Len(), want)
 	}
-	if lv.arena.Size > 2*lv.Live+keyview.CompactAbove+64 || lv.Live == 0 {
-		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.arena.Size, lv.Live)
+	if lv.Arena.Size > 2*lv.Live+keyview.CompactAbove+64 || lv.Live == 0 {
+		t.Fatalf("arena of %d bytes for %d live bytes after 40 rewrites of every key", lv.Arena.Size, lv.Live)
 	}
 }
 
@@ -103,7 +103,7 @@ func TestLastValuesInline(t *testing.T) {
 	for i, c := range cases {
 		key := fmt.Appendf(nil, "k%d", i)
 		lv.Set(key, []byte(c.v))
-		if w, _ := lv.index.get(maphash.Bytes(lv.seed, key)); (w&inlineBit != 0) != c.inline {
+		if w, _ := lv.Index.Get(maphash.Bytes(lv.Seed, key)); (w&InlineBit != 0) != c.inline {
 			t.Errorf("%q: inline %v, want %v", c.v, !c.inline, c.inline)
 		}
 	}
@@ -182,8 +182,8 @@ func sameSeed(state *Snapshot, got, want map[string]map[int32]*LastValues) strin
 			if g == nil {
 				return fmt.Sprintf("%s/%d: no last values", topic, p)
 			}
-			if g.Len() != w.Len() || g.Live != w.Live || g.arena.Size != w.arena.Size {
-				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.Len(), g.Live, g.arena.Size, w.Len(), w.Live, w.arena.Size)
+			if g.Len() != w.Len() || g.Live != w.Live || g.Arena.Size != w.Arena.Size {
+				return fmt.Sprintf("%s/%d: %d keys, %d live bytes, arena %d; want %d, %d, %d", topic, p, g.Len(), g.Live, g.Arena.Size, w.Len(), w.Live, w.Arena.Size)
 			}
 		}
 	}
@@ -235,16 +235,16 @@ func TestTailSeedDecode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, ahead := range []int{1, 64, windowAhead} {
-			sink := &seedSink{s: newTailSeed()}
-			got, ok := decodeStreamedAhead(bytes.NewReader(doc), ahead, sink)
+		for _, ahead := range []int{1, 64, WindowAhead} {
+			sink := &SeedSink{S: NewTailSeed()}
+			got, ok := DecodeStreamedAhead(bytes.NewReader(doc), ahead, sink)
 			if !ok {
 				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
 			}
-			if got.SourceOffsets != nil || !sink.done {
-				t.Fatalf("%s: SourceOffsets %v, seed done %v", name, got.SourceOffsets != nil, sink.done)
+			if got.SourceOffsets != nil || !sink.Done {
+				t.Fatalf("%s: SourceOffsets %v, seed done %v", name, got.SourceOffsets != nil, sink.Done)
 			}
-			if d := sameSeed(want, sink.s.Last, oldSeed(want)); d != "" {
+			if d := sameSeed(want, sink.S.Last, oldSeed(want)); d != "" {
 				t.Fatalf("%s (ahead %d): %s", name, ahead, d)
 			}
 			// A seed made from SourceOffsets (a document decoded whole, a
@@ -267,7 +267,7 @@ func TestTailSeedDecode(t *testing.T) {
 func TestWordIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, keys := range []int{10, 3000, 40000} {
-		var x wordIndex
+		var x WordIndex
 		want := map[uint64]uint64{}
 		hash := func() uint64 {
 			switch k := uint64(r.IntN(keys)); k {
@@ -282,32 +282,32 @@ func TestWordIndex(t *testing.T) {
 		for i := range 20 * keys {
 			h := hash()
 			if r.IntN(3) == 0 {
-				x.remove(h)
+				x.Remove(h)
 				delete(want, h)
 			} else {
-				x.set(h, uint64(i))
+				x.Set(h, uint64(i))
 				want[h] = uint64(i)
 			}
 			if i%997 == 0 {
 				h := hash()
-				w, ok := x.get(h)
+				w, ok := x.Get(h)
 				if ww, wok := want[h]; ok != wok || w != ww {
 					t.Fatalf("%d keys, op %d: get %x = %d %v, want %d %v", keys, i, h, w, ok, ww, wok)
 				}
 			}
 		}
-		x.update(func(w uint64) uint64 { return w + 1 })
-		if x.len() != len(want) {
-			t.Fatalf("%d keys: len %d, want %d", keys, x.len(), len(want))
+		x.Update(func(w uint64) uint64 { return w + 1 })
+		if x.Len() != len(want) {
+			t.Fatalf("%d keys: len %d, want %d", keys, x.Len(), len(want))
 		}
 		for h, ww := range want {
-			if w, ok := x.get(h); !ok || w != ww+1 {
+			if w, ok := x.Get(h); !ok || w != ww+1 {
 				t.Fatalf("%d keys: get %x = %d %v, want %d", keys, h, w, ok, ww+1)
 			}
 		}
-		x.merge()
-		if len(x.more) != 0 || x.gone != 0 || len(x.hs) != len(want) || !slices.IsSorted(x.hs) {
-			t.Fatalf("%d keys: after merge %d added, %d gone, %d held, want %d", keys, len(x.more), x.gone, len(x.hs), len(want))
+		x.Merge()
+		if len(x.More) != 0 || x.Gone != 0 || len(x.Hs) != len(want) || !slices.IsSorted(x.Hs) {
+			t.Fatalf("%d keys: after merge %d added, %d gone, %d held, want %d", keys, len(x.More), x.Gone, len(x.Hs), len(want))
 		}
 	}
 }
@@ -331,8 +331,8 @@ func TestTailSeedFootprint(t *testing.T) {
 		seed := SeedOf(s)
 		n := 0
 		for _, lv := range seed.Last["connect-offsets"] {
-			if len(lv.index.more) != 0 || cap(lv.index.hs) != lv.Len() || cap(lv.index.ws) != lv.Len() || lv.arena.Size != 0 || lv.index.loading {
-				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.Len(), len(lv.index.more), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size)
+			if len(lv.Index.More) != 0 || cap(lv.Index.Hs) != lv.Len() || cap(lv.Index.Ws) != lv.Len() || lv.Arena.Size != 0 || lv.Index.Loading {
+				t.Fatalf("%s: %d keys: %d in the map, arrays of %d and %d, arena of %d bytes", order, lv.Len(), len(lv.Index.More), cap(lv.Index.Hs), cap(lv.Index.Ws), lv.Arena.Size)
 			}
 			n += lv.Len()
 		}
@@ -354,12 +354,12 @@ func TestLastValuesHostile(t *testing.T) {
 	lv := NewLastValues(maphash.MakeSeed())
 	big := bytes.Repeat([]byte("x"), 1<<20)
 	lv.Set([]byte("big"), big)
-	if got, ok := lv.Get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.scratch) > 4<<10 {
-		t.Fatalf("a value of 1 MiB: %d bytes back, scratch of %d", len(got), cap(lv.scratch))
+	if got, ok := lv.Get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.Scratch) > 4<<10 {
+		t.Fatalf("a value of 1 MiB: %d bytes back, scratch of %d", len(got), cap(lv.Scratch))
 	}
 	lv.Set([]byte("big"), []byte(`{"position":1}`))
-	if lv.arena.Size > keyview.CompactAbove || lv.Live != 0 {
-		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.arena.Size, lv.Live)
+	if lv.Arena.Size > keyview.CompactAbove || lv.Live != 0 {
+		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.Arena.Size, lv.Live)
 	}
 
 	lv = NewLastValues(maphash.MakeSeed())
@@ -367,14 +367,14 @@ func TestLastValuesHostile(t *testing.T) {
 	for i := range tiny {
 		lv.Set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
 	}
-	lv.index.merge()
-	if lv.Len() != tiny || cap(lv.index.hs) != tiny || cap(lv.index.ws) != tiny || lv.arena.Size > 2*lv.Live+keyview.CompactAbove {
-		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.Len(), cap(lv.index.hs), cap(lv.index.ws), lv.arena.Size, lv.Live)
+	lv.Index.Merge()
+	if lv.Len() != tiny || cap(lv.Index.Hs) != tiny || cap(lv.Index.Ws) != tiny || lv.Arena.Size > 2*lv.Live+keyview.CompactAbove {
+		t.Fatalf("a million tiny keys: %d held, arrays of %d and %d, arena of %d bytes for %d live", lv.Len(), cap(lv.Index.Hs), cap(lv.Index.Ws), lv.Arena.Size, lv.Live)
 	}
 	for i := range tiny {
 		lv.Remove(strconv.AppendInt(nil, int64(i), 36))
 	}
-	if lv.Len() != 0 || cap(lv.index.hs) > 2*mergeAbove || lv.arena.Size > keyview.CompactAbove || lv.Live != 0 {
-		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.Len(), cap(lv.index.hs), lv.arena.Size, lv.Live)
+	if lv.Len() != 0 || cap(lv.Index.Hs) > 2*MergeAbove || lv.Arena.Size > keyview.CompactAbove || lv.Live != 0 {
+		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.Len(), cap(lv.Index.Hs), lv.Arena.Size, lv.Live)
 	}
 }

@@ -74,8 +74,8 @@ func (s *Snapshot) SourceKeys() int {
 	if s.Stream != nil {
 		return s.Stream.Len()
 	}
-	if s.compactOffsets() {
-		return s.table.Len()
+	if s.CompactOffsets() {
+		return s.Table.Len()
 	}
 	return len(s.SourceOffsets)
 }

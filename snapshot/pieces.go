@@ -34,32 +34,32 @@ func (z PieceSizes) OrDefault() PieceSizes {
 	return z
 }
 
-// piece is one independently encoded part of a document: exactly one of
+// Piece is one independently encoded part of a document: exactly one of
 // raw, offs, run, pre or groups is set. pre is a run of a stream that was
 // compressed as soon as it was read: its frames (or the error compressing
 // them gave, preErr) are stored as they are, in frames of their own.
-type piece struct {
+type Piece struct {
 	raw    []byte
 	offs   []SourceOffset
-	run    OffsetRun
-	pre    OffsetRun
-	frames [][]byte
-	preErr error
+	Run    OffsetRun
+	Pre    OffsetRun
+	Frames [][]byte
+	PreErr error
 	groups []SinkGroup
 	// comma says the piece continues an array: it starts with ','.
 	comma bool
 }
 
-// pieces splits the document of s into pieces.
-func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
+// Pieces splits the document of s into pieces.
+func (s *Snapshot) Pieces(z PieceSizes) ([]Piece, error) {
 	z = z.OrDefault()
-	var ps []piece
+	var ps []Piece
 	raw := func(b ...byte) {
 		if n := len(ps); n > 0 && ps[n-1].raw != nil {
 			ps[n-1].raw = append(ps[n-1].raw, b...)
 			return
 		}
-		ps = append(ps, piece{raw: append([]byte(nil), b...)})
+		ps = append(ps, Piece{raw: append([]byte(nil), b...)})
 	}
 	e := docEncoder{buf: make([]byte, 0, 4096)}
 	if err := e.head(s); err != nil {
@@ -80,11 +80,11 @@ func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
 				if n > 0 {
 					raw(',')
 				}
-				ps = append(ps, piece{pre: r, frames: fs, preErr: err})
+				ps = append(ps, Piece{Pre: r, Frames: fs, PreErr: err})
 				n += r.Len()
 				continue
 			}
-			ps = append(ps, piece{run: r, comma: n > 0})
+			ps = append(ps, Piece{Run: r, comma: n > 0})
 			n += r.Len()
 		}
 		raw(']')
@@ -94,7 +94,7 @@ func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
 		raw('[')
 		for from := 0; from < len(s.SourceOffsets); from += z.Keys {
 			to := min(from+z.Keys, len(s.SourceOffsets))
-			ps = append(ps, piece{offs: s.SourceOffsets[from:to], comma: from > 0})
+			ps = append(ps, Piece{offs: s.SourceOffsets[from:to], comma: from > 0})
 		}
 		raw(']')
 	}
@@ -105,7 +105,7 @@ func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
 		raw('[')
 		for from := 0; from < len(s.SinkGroups); from += z.Groups {
 			to := min(from+z.Groups, len(s.SinkGroups))
-			ps = append(ps, piece{groups: s.SinkGroups[from:to], comma: from > 0})
+			ps = append(ps, Piece{groups: s.SinkGroups[from:to], comma: from > 0})
 		}
 		raw(']')
 	}
@@ -117,14 +117,14 @@ func (s *Snapshot) pieces(z PieceSizes) ([]piece, error) {
 	return ps, nil
 }
 
-// weight is how much of a frame the piece fills, counted in source
+// Weight is how much of a frame the piece fills, counted in source
 // offsets: a sink group of about 50 partitions weighs as much as 16.
-func (p *piece) weight(z PieceSizes) int {
+func (p *Piece) Weight(z PieceSizes) int {
 	switch {
-	case p.run != nil:
-		return p.run.Len()
-	case p.pre != nil:
-		return p.pre.Len()
+	case p.Run != nil:
+		return p.Run.Len()
+	case p.Pre != nil:
+		return p.Pre.Len()
 	case p.offs != nil:
 		return len(p.offs)
 	default:
@@ -132,20 +132,20 @@ func (p *piece) weight(z PieceSizes) int {
 	}
 }
 
-// appendTo appends the piece's bytes to dst. names interns the connector
+// AppendTo appends the piece's bytes to dst. names interns the connector
 // names of a stream's runs, one map per goroutine.
-func (p *piece) appendTo(dst []byte, names map[string]string) ([]byte, error) {
+func (p *Piece) AppendTo(dst []byte, names map[string]string) ([]byte, error) {
 	var err error
 	switch {
 	case p.raw != nil:
 		return append(dst, p.raw...), nil
-	case p.pre != nil:
-		if p.preErr != nil {
-			return dst, p.preErr
+	case p.Pre != nil:
+		if p.PreErr != nil {
+			return dst, p.PreErr
 		}
-		return appendFrames(dst, p.frames)
-	case p.run != nil:
-		return p.run.AppendTo(dst, p.comma, names)
+		return appendFrames(dst, p.Frames)
+	case p.Run != nil:
+		return p.Run.AppendTo(dst, p.comma, names)
 	case p.offs != nil:
 		for i := range p.offs {
 			if i > 0 || p.comma {
@@ -168,7 +168,7 @@ func (p *piece) appendTo(dst []byte, names map[string]string) ([]byte, error) {
 
 // appendFrames appends the document the frames hold.
 func appendFrames(dst []byte, frames [][]byte) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDocumentSize))
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDocumentSize))
 	if err != nil {
 		return dst, fmt.Errorf("create zstd decoder: %w", err)
 	}

@@ -230,7 +230,7 @@ func heldReasons(sorted []Info, j Journal, p Policy, now time.Time) map[string][
 		if ev.Group != "" && ev.Group != ev.Connector {
 			why += " (group " + ev.Group + ")"
 		}
-		why += " at " + fmtTime(ev.Time)
+		why += " at " + FmtTime(ev.Time)
 		if id, _ := undoBase(ev.Before, sorted, j.Coverage, now); id != "" {
 			add(id, why)
 		}
@@ -266,7 +266,7 @@ func undoBase(at time.Time, snaps []Info, cov []Coverage, now time.Time) (id str
 		}
 	}
 	for i := len(snaps) - 1; i >= 0; i-- {
-		if s := snaps[i]; s.kind() == KindFull && !s.CreatedAt.After(at) {
+		if s := snaps[i]; s.EffectiveKind() == KindFull && !s.CreatedAt.After(at) {
 			return s.ID, false
 		}
 	}
@@ -289,11 +289,11 @@ func UndoGone(at time.Time, snaps []Info, cov []Coverage, now time.Time) string 
 	}
 	for _, c := range cov {
 		if byID[c.Epoch] && c.From.Before(at) {
-			return "the journal no longer covers " + fmtTime(at) + " (its snapshot and epoch were removed)"
+			return "the journal no longer covers " + FmtTime(at) + " (its snapshot and epoch were removed)"
 		}
 	}
 	if id == "" {
-		return "no full snapshot at or before " + fmtTime(at) + " is stored"
+		return "no full snapshot at or before " + FmtTime(at) + " is stored"
 	}
 	return ""
 }
@@ -329,9 +329,9 @@ func fullBuckets(p Policy) []bucket {
 	}
 }
 
-// manual reports whether s is a manual full snapshot: taken by the
+// Manual reports whether s is a manual full snapshot: taken by the
 // snapshot command, not by the daemon's schedule.
-func (i Info) manual() bool { return i.kind() == KindFull && i.Reason == ReasonManual }
+func (i Info) Manual() bool { return i.EffectiveKind() == KindFull && i.Reason == ReasonManual }
 
 // applyCluster applies p to the snapshots sorted[idx...], given newest
 // first: the scheduled full ones through the count and age rules, the
@@ -339,18 +339,18 @@ func (i Info) manual() bool { return i.kind() == KindFull && i.Reason == ReasonM
 // ones through UndoWithin.
 func applyCluster(sorted []Info, idx []int, p Policy, now time.Time, kept []bool, reasons map[string][]string) {
 	buckets := fullBuckets(p)
-	hasFull := slices.ContainsFunc(idx, func(i int) bool { return sorted[i].kind() == KindFull })
+	hasFull := slices.ContainsFunc(idx, func(i int) bool { return sorted[i].EffectiveKind() == KindFull })
 	full, scheduled := 0, 0 // full and scheduled full snapshots seen so far, newest first
 	for n, i := range idx {
 		s := sorted[i]
 		var why []string
 		switch {
-		case s.kind() != KindFull:
+		case s.EffectiveKind() != KindFull:
 			why = undoReasons(s, p, now)
 			if n == 0 && !hasFull {
 				why = append([]string{reasonNoFull}, why...)
 			}
-		case s.manual():
+		case s.Manual():
 			why = manualReasons(s, p, now, full)
 			full++
 		default:
@@ -424,7 +424,7 @@ func manualReasons(s Info, p Policy, now time.Time, full int) []string {
 // it is not.
 func undoReasons(s Info, p Policy, now time.Time) []string {
 	if p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin {
-		return []string{s.kind() + " within " + FormatDuration(p.UndoWithin)}
+		return []string{s.EffectiveKind() + " within " + FormatDuration(p.UndoWithin)}
 	}
 	return nil
 }
@@ -432,16 +432,16 @@ func undoReasons(s Info, p Policy, now time.Time) []string {
 // removeReason says why s is removed.
 func removeReason(s Info, p Policy) string {
 	switch {
-	case s.manual() && p.ManualWithin <= 0:
+	case s.Manual() && p.ManualWithin <= 0:
 		return reasonManualDisabled
-	case s.manual():
+	case s.Manual():
 		return "manual older than " + FormatDuration(p.ManualWithin) + " (keep-manual-within)"
-	case s.kind() == KindFull:
+	case s.EffectiveKind() == KindFull:
 		return reasonNoRule
 	case p.UndoWithin <= 0:
 		return reasonUndoDisabled
 	}
-	return s.kind() + " older than " + FormatDuration(p.UndoWithin) + " (keep-undo-within)"
+	return s.EffectiveKind() + " older than " + FormatDuration(p.UndoWithin) + " (keep-undo-within)"
 }
 
 // ParseDuration parses a retention duration: a Go duration ("36h",

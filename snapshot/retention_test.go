@@ -410,7 +410,7 @@ func formatDecision(p Policy, now time.Time, snaps, keep, remove []Info, reasons
 		if kept[s.ID] {
 			action = "keep"
 		}
-		fmt.Fprintf(&b, "%-6s  %s  %-20s  %-9s  %-9s  %-6s  %-30s  %s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.ClusterID, s.Reason, s.kind(), strings.Join(s.Scope, ","), strings.Join(reasons[s.ID], ", "))
+		fmt.Fprintf(&b, "%-6s  %s  %-20s  %-9s  %-9s  %-6s  %-30s  %s\n", action, s.ID, s.CreatedAt.UTC().Format(time.RFC3339), s.ClusterID, s.Reason, s.EffectiveKind(), strings.Join(s.Scope, ","), strings.Join(reasons[s.ID], ", "))
 	}
 	return b.String()
 }
@@ -510,19 +510,19 @@ func TestApplyPolicyInvariants(t *testing.T) {
 				t.Fatalf("iter %d: empty policy removed %s", iter, s.ID)
 			}
 			young := p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin
-			if s.kind() != KindFull && young && !kept[s.ID] {
-				t.Fatalf("iter %d: %s snapshot %s younger than %s removed", iter, s.kind(), s.ID, p.UndoWithin)
+			if s.EffectiveKind() != KindFull && young && !kept[s.ID] {
+				t.Fatalf("iter %d: %s snapshot %s younger than %s removed", iter, s.EffectiveKind(), s.ID, p.UndoWithin)
 			}
 			n, ok := newest[s.ClusterID]
 			switch {
-			case !ok, s.kind() == KindFull && (n.kind() != KindFull || newer(s, n)), s.kind() != KindFull && n.kind() != KindFull && newer(s, n):
+			case !ok, s.EffectiveKind() == KindFull && (n.EffectiveKind() != KindFull || newer(s, n)), s.EffectiveKind() != KindFull && n.EffectiveKind() != KindFull && newer(s, n):
 				newest[s.ClusterID] = s
 			}
 		}
 		for _, s := range snaps {
 			young := p.UndoWithin > 0 && now.Sub(s.CreatedAt) < p.UndoWithin
-			if !p.Empty() && s.kind() != KindFull && !young && kept[s.ID] && newest[s.ClusterID].ID != s.ID && s.Pin == nil {
-				t.Fatalf("iter %d: %s snapshot %s older than %s kept: %v", iter, s.kind(), s.ID, p.UndoWithin, reasons[s.ID])
+			if !p.Empty() && s.EffectiveKind() != KindFull && !young && kept[s.ID] && newest[s.ClusterID].ID != s.ID && s.Pin == nil {
+				t.Fatalf("iter %d: %s snapshot %s older than %s kept: %v", iter, s.EffectiveKind(), s.ID, p.UndoWithin, reasons[s.ID])
 			}
 		}
 		for _, s := range snaps {
@@ -534,14 +534,14 @@ func TestApplyPolicyInvariants(t *testing.T) {
 		// them (and with the newest full kept anyway), the scheduled ones
 		// kept are the same.
 		if !p.Empty() {
-			noManual := slices.DeleteFunc(slices.Clone(snaps), func(s Info) bool { return s.manual() })
+			noManual := slices.DeleteFunc(slices.Clone(snaps), func(s Info) bool { return s.Manual() })
 			keep2, _, _ := ApplyPolicy(noManual, Journal{}, p, now)
 			kept2 := map[string]bool{}
 			for _, s := range keep2 {
 				kept2[s.ID] = true
 			}
 			for _, s := range noManual {
-				if s.kind() == KindFull && kept2[s.ID] && !kept[s.ID] {
+				if s.EffectiveKind() == KindFull && kept2[s.ID] && !kept[s.ID] {
 					t.Fatalf("iter %d: manual snapshots pushed scheduled snapshot %s out (policy %s)", iter, s.ID, p)
 				}
 			}

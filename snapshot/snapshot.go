@@ -1,28 +1,24 @@
-// Package snapshot is the snapshot format and the store that keeps
-// snapshots and the journal in object storage.
+// Package snapshot is the snapshot format: the document, its encoding and
+// decoding, what a store lists of it, the retention policy, and the config
+// topic's replay. It holds no Kafka client and no bucket.
 //
-// The two types to know are [Snapshot], one immutable, versioned document
-// holding every Kafka Connect offset of a cluster at one moment, and [Store],
-// which writes snapshots to a gocloud.dev/blob bucket as single, compressed,
-// checksummed objects and reads them back, verifying the checksum every time.
-// Package snapshot/capture builds a Snapshot from a live cluster; a
-// snapshot it streams (capture.Capturer.CaptureStreamed) holds its source
-// offsets as an [OffsetStream] that Store.Put encodes straight from what was
-// read. [ApplyPolicy] is the retention policy over a store's [Info] list, a
-// pure function that the daemon and the prune command both call.
+// The type to know is [Snapshot], one immutable, versioned document holding
+// every Kafka Connect offset of a cluster at one moment. [Info] is what a
+// store lists of one without reading it, and [ApplyPolicy] the retention
+// policy over a store's Info list, a pure function that the daemon and the
+// prune command both call. [OffsetStream] is the seam through which a
+// capture streams its source offsets into a store without building them,
+// and [SourceTable] the compact form a restore reads them in.
 //
-// The journal (journal*.go, docs/journal.md) keeps every change after a
-// full snapshot: capture.Tail reads it from exact positions,
-// [Store.PutSegment] stores it as immutable, chained [Segment] objects, and
-// [Store.StateAt] rebuilds the Snapshot of any moment an epoch covers.
+// The rooms around it: snapshot/capture reads a cluster into snapshots and
+// journal entries; snapshot/store keeps snapshots and the journal in a
+// gocloud.dev/blob bucket (docs/format.md, docs/journal.md).
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the
 //     offsets topic. Nothing is ever decoded and re-encoded on the way back.
-//   - A snapshot is listed only once it is whole: it is written with
-//     IfNotExist in one object, and a failed write leaves nothing behind.
-//   - Readers accept format versions MinVersion..Version and name the version
-//     they found otherwise.
+//   - Decode accepts format versions MinVersion..Version and names the
+//     version it found otherwise.
 package snapshot
 
 import (
@@ -71,8 +67,8 @@ const (
 	KindUndo = "undo"
 )
 
-// kindOf is the kind of a snapshot taken for reason over scope.
-func kindOf(reason string, scope []string) string {
+// KindOf is the kind of a snapshot taken for reason over scope.
+func KindOf(reason string, scope []string) string {
 	switch {
 	case reason == ReasonUndo:
 		return KindUndo
@@ -84,7 +80,7 @@ func kindOf(reason string, scope []string) string {
 
 // Kind returns what s covers: KindUndo for an undo snapshot, KindScoped
 // for a capture limited to some connectors (Scope), KindFull otherwise.
-func (s *Snapshot) Kind() string { return kindOf(s.Reason, s.Scope) }
+func (s *Snapshot) Kind() string { return KindOf(s.Reason, s.Scope) }
 
 // Target states of a connector, as the Connect worker reads them.
 const (
@@ -170,9 +166,11 @@ type Snapshot struct {
 	// (Capturer.CaptureStreamed) instead of SourceOffsets, which is nil:
 	// they are encoded from what the capture read.
 	Stream OffsetStream `json:"-"`
-	// table holds the source offsets of a snapshot read by
-	// Store.GetForRestore, instead of SourceOffsets (compact.go).
-	table *SourceTable
+	// Table, when set without SourceOffsets, holds the source offsets of
+	// a snapshot read for a restore (store.Store.GetForRestore) as a
+	// compact SourceTable instead (compact.go): such a snapshot does not
+	// encode.
+	Table *SourceTable `json:"-"`
 }
 
 // Topic is one topic read for the snapshot.
@@ -450,8 +448,8 @@ func (s *Snapshot) Unparsed() int {
 	if s.Stream != nil {
 		return s.Stream.Unparsed()
 	}
-	if s.compactOffsets() {
-		return s.table.unparsed
+	if s.CompactOffsets() {
+		return s.Table.unparsed
 	}
 	n := 0
 	for _, o := range s.SourceOffsets {
@@ -480,17 +478,17 @@ func EncodeInPieces(s *Snapshot, w io.Writer, keys, groups int) error {
 }
 
 func (s *Snapshot) encode(w io.Writer, z PieceSizes) error {
-	if s.compactOffsets() {
-		return fmt.Errorf("encode snapshot %s: %w", s.ID, errCompact)
+	if s.CompactOffsets() {
+		return fmt.Errorf("encode snapshot %s: %w", s.ID, ErrCompact)
 	}
-	ps, err := s.pieces(z)
+	ps, err := s.Pieces(z)
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}
 	names := make(map[string]string)
 	buf := make([]byte, 0, encodeChunk+4096)
 	for i := range ps {
-		if buf, err = ps[i].appendTo(buf, names); err != nil {
+		if buf, err = ps[i].AppendTo(buf, names); err != nil {
 			return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 		}
 		if len(buf) >= encodeChunk || i == len(ps)-1 {
@@ -791,8 +789,8 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 	out := *s
 	out.Stream = nil // a filtered copy holds its source offsets
 	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
-	if s.compactOffsets() {
-		out.SourceOffsets, out.table = nil, s.table.filter(keep)
+	if s.CompactOffsets() {
+		out.SourceOffsets, out.Table = nil, s.Table.filter(keep)
 	}
 	for _, c := range s.Connectors {
 		if keep[c.Name] {
@@ -962,7 +960,7 @@ func decodeFastAt(data []byte) (*Snapshot, int, bool) {
 // SinkGroup.appendJSON writes it, returning the index past it; anything
 // else is false, for encoding/json to read.
 func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
-	d := offsetDecoder{b: b, i: i, interned: map[string]string{}}
+	d := OffsetDecoder{b: b, i: i, interned: map[string]string{}}
 	if d.lit("null") {
 		return nil, d.i, true
 	}
@@ -1047,7 +1045,7 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return nil, 0, false
 	}
-	d := offsetDecoder{b: b, i: i + 1, interned: map[string]string{}}
+	d := OffsetDecoder{b: b, i: i + 1, interned: map[string]string{}}
 	// The offsets are collected in chunks and copied once into a slice of
 	// the exact size: one slice grown by append copied every offset about
 	// five times over (a 160-byte struct).
@@ -1083,7 +1081,7 @@ func decodeSourceOffsets(b []byte, i int) ([]SourceOffset, int, bool) {
 
 // sourceOffset reads one source offset object as SourceOffset.appendJSON
 // writes it.
-func (d *offsetDecoder) sourceOffset() (SourceOffset, bool) {
+func (d *OffsetDecoder) sourceOffset() (SourceOffset, bool) {
 	var o SourceOffset
 	var ok bool
 	if o.Topic, o.Partition, o.Offset, ok = d.position(); !ok || !d.lit(`,"key":`) {
@@ -1129,8 +1127,8 @@ func (d *offsetDecoder) sourceOffset() (SourceOffset, bool) {
 	return o, true
 }
 
-// offsetDecoder is the cursor of decodeSourceOffsets.
-type offsetDecoder struct {
+// OffsetDecoder is the cursor of decodeSourceOffsets.
+type OffsetDecoder struct {
 	b        []byte
 	i        int
 	arena    keyview.Arena // keys, values and raw messages
@@ -1140,7 +1138,7 @@ type offsetDecoder struct {
 
 // position reads {"topic":T,"partition":P,"offset":O, how every source
 // and sink offset begins.
-func (d *offsetDecoder) position() (topic string, partition int32, offset int64, ok bool) {
+func (d *OffsetDecoder) position() (topic string, partition int32, offset int64, ok bool) {
 	if !d.lit(`{"topic":`) {
 		return "", 0, 0, false
 	}
@@ -1160,7 +1158,7 @@ func (d *offsetDecoder) position() (topic string, partition int32, offset int64,
 // lit consumes s if the input continues with it.
 // lastConsumed reads the rest of a last_consumed object as Encode writes
 // it, after its `{"offset":`.
-func (d *offsetDecoder) lastConsumed() (*LastConsumed, bool) {
+func (d *OffsetDecoder) lastConsumed() (*LastConsumed, bool) {
 	var lc LastConsumed
 	var ok bool
 	if lc.Offset, ok = d.int(64); !ok || !d.lit(`,"timestamp":`) {
@@ -1173,7 +1171,7 @@ func (d *offsetDecoder) lastConsumed() (*LastConsumed, bool) {
 	return &lc, d.lit("}")
 }
 
-func (d *offsetDecoder) lit(s string) bool {
+func (d *OffsetDecoder) lit(s string) bool {
 	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
 		d.i += len(s)
 		return true
@@ -1182,7 +1180,7 @@ func (d *offsetDecoder) lit(s string) bool {
 }
 
 // int reads an integer that fits in bits bits, as JSON writes integers.
-func (d *offsetDecoder) int(bits int) (int64, bool) {
+func (d *OffsetDecoder) int(bits int) (int64, bool) {
 	start := d.i
 	if d.i < len(d.b) && d.b[d.i] == '-' {
 		d.i++
@@ -1202,7 +1200,7 @@ func (d *offsetDecoder) int(bits int) (int64, bool) {
 // decodes them (escapes resolved, invalid UTF-8 and lone surrogates as
 // U+FFFD), in scratch or in the input; false if it is not a valid JSON
 // string.
-func (d *offsetDecoder) unquote() ([]byte, bool) {
+func (d *OffsetDecoder) unquote() ([]byte, bool) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return nil, false
 	}
@@ -1319,7 +1317,7 @@ func hex4(s []byte) rune {
 
 // str reads a JSON string; intern shares the strings that repeat (topic
 // and connector names).
-func (d *offsetDecoder) str(intern bool) (string, bool) {
+func (d *OffsetDecoder) str(intern bool) (string, bool) {
 	b, ok := d.unquote()
 	if !ok {
 		return "", false
@@ -1337,7 +1335,7 @@ func (d *offsetDecoder) str(intern bool) (string, bool) {
 
 // bytes reads a Bytes value as Bytes.UnmarshalJSON does: a string, null,
 // or {"base64":"..."} (in plain base64 characters).
-func (d *offsetDecoder) bytes() (Bytes, bool) {
+func (d *OffsetDecoder) bytes() (Bytes, bool) {
 	if d.lit("null") {
 		return nil, true
 	}
@@ -1375,7 +1373,7 @@ func (d *offsetDecoder) bytes() (Bytes, bool) {
 // When the object's bytes are those that end same (suffix, for the key
 // without its closing bracket) or equal it (whole), the result aliases
 // same instead of being copied.
-func (d *offsetDecoder) raw(same []byte, suffix bool) (json.RawMessage, bool) {
+func (d *OffsetDecoder) raw(same []byte, suffix bool) (json.RawMessage, bool) {
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return nil, false
 	}

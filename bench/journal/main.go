@@ -25,18 +25,19 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 func main() {
 	var (
 		brokers  = flag.String("brokers", "127.0.0.1:19092", "bootstrap brokers")
-		store    = flag.String("store", "", "the daemon's store directory")
+		sto      = flag.String("store", "", "the daemon's store directory")
 		rate     = flag.Int("rate", 2000, "offset changes per second")
 		duration = flag.Duration("duration", 2*time.Minute, "how long to write")
 		settle   = flag.Duration("settle", 30*time.Second, "how long to wait for the last flush after writing")
 	)
 	flag.Parse()
-	if err := run(*brokers, *store, *rate, *duration, *settle); err != nil {
+	if err := run(*brokers, *sto, *rate, *duration, *settle); err != nil {
 		fmt.Fprintln(os.Stderr, "journal:", err)
 		os.Exit(1)
 	}
@@ -85,7 +86,7 @@ func run(brokers, dir string, rate int, duration, settle time.Duration) error {
 // report reads the segments written since began and prints the lag of
 // every record written between began and ended, and the journal's size.
 func report(ctx context.Context, dir string, began, ended time.Time, written int) error {
-	s, err := snapshot.OpenStore(ctx, dir)
+	s, err := store.OpenStore(ctx, dir)
 	if err != nil {
 		return err
 	}

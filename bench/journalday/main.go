@@ -36,6 +36,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 func main() {
@@ -98,7 +99,7 @@ type key struct {
 // day is the journal being written.
 type day struct {
 	c     config
-	s     *snapshot.Store
+	s     *store.Store
 	rng   *rand.Rand
 	keys  []key
 	next  map[string]map[int32]int64 // next offset per offsets topic partition
@@ -124,7 +125,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer cl.Close()
-	s, err := snapshot.OpenStore(ctx, "file://"+c.store)
+	s, err := store.OpenStore(ctx, "file://"+c.store)
 	if err != nil {
 		return err
 	}

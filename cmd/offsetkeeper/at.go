@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // parseAt reads a --at TIME: RFC 3339 (fractional seconds allowed) or a
@@ -33,12 +34,12 @@ func parseAt(flagName, s string, now time.Time) (time.Time, error) {
 // stateAt is the state of the store's cluster at TIME, for restore, show
 // and diff: it prints the effective moment and the precision of each part
 // to w (nil: not at all).
-func stateAt(ctx context.Context, w io.Writer, store *snapshot.Store, at string) (*snapshot.Snapshot, error) {
+func stateAt(ctx context.Context, w io.Writer, st *store.Store, at string) (*snapshot.Snapshot, error) {
 	t, err := parseAt("at", at, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	snap, info, err := store.StateAt(ctx, t)
+	snap, info, err := st.StateAt(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("read state at %s: %w", at, err)
 	}

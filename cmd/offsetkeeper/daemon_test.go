@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // lockedBuffer collects a running command's output; safe to read while it
@@ -61,7 +62,7 @@ func httpGet(url string) (int, string, error) {
 // into exactly this context cancel).
 func TestDaemonCommand(t *testing.T) {
 	brokers, _, _ := demoCluster(t, connectdemo.DefaultSpec())
-	store := "file://" + t.TempDir()
+	st := "file://" + t.TempDir()
 	addr := freeAddr(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,7 +70,7 @@ func TestDaemonCommand(t *testing.T) {
 	var stdout, stderr lockedBuffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"daemon", "--brokers", brokers, "--store", store,
+		exit <- run(ctx, []string{"daemon", "--brokers", brokers, "--store", st,
 			"--schedule", "@every 1s", "--keep-last", "3", "--listen", addr, "--log-format", "json"}, &stdout, &stderr)
 	}()
 
@@ -107,7 +108,7 @@ func TestDaemonCommand(t *testing.T) {
 		t.Fatal("daemon did not exit after cancel")
 	}
 
-	s, err := snapshot.OpenStore(context.Background(), store)
+	s, err := store.OpenStore(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // dailyNormal replaces what changes from run to run (IDs, times, sizes,
@@ -121,13 +121,13 @@ func TestDemoDailyOutput(t *testing.T) {
 		ddone <- run(dctx, []string{"daemon", "--brokers", brokers, "--schedule", "@every 1000h", "--journal-interval", "100ms",
 			"--listen", "", "--leader-election=false"}, &dout, &derr)
 	}()
-	store, err := snapshot.OpenStore(ctx, defaultStore)
+	st, err := store.OpenStore(ctx, defaultStore)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	for {
-		l, err := store.ListJournal(ctx)
+		l, err := st.ListJournal(ctx)
 		if err == nil && len(l.Epochs) > 0 && len(l.Epochs[len(l.Epochs)-1].Segments) >= 2 {
 			break
 		}

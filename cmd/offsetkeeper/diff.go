@@ -13,6 +13,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // diffCommand is the diff entry of the command table (main.go).
@@ -74,12 +75,12 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	sides, err := c.sides(ctx, store, args)
+	defer st.Close()
+	sides, err := c.sides(ctx, st, args)
 	if err != nil {
 		return err
 	}
@@ -147,10 +148,10 @@ func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, s diffSides
 }
 
 // sides reads the snapshots named, then the states --at names, in order.
-func (c *diffCmd) sides(ctx context.Context, store *snapshot.Store, args []string) ([]*snapshot.Snapshot, error) {
+func (c *diffCmd) sides(ctx context.Context, st *store.Store, args []string) ([]*snapshot.Snapshot, error) {
 	var out []*snapshot.Snapshot
 	for _, ref := range args {
-		s, _, err := store.GetFor(ctx, ref, c.connectors)
+		s, _, err := st.GetFor(ctx, ref, c.connectors)
 		if err != nil {
 			return nil, fmt.Errorf("read snapshot %q: %w", ref, err)
 		}
@@ -161,7 +162,7 @@ func (c *diffCmd) sides(ctx context.Context, store *snapshot.Store, args []strin
 		w = c.stderr
 	}
 	for _, at := range c.at {
-		s, err := stateAt(ctx, w, store, at)
+		s, err := stateAt(ctx, w, st, at)
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // defaultStore is where snapshots go when --store is not given.
@@ -70,7 +71,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn: a command prints its result on stdout, and only warnings and errors on stderr; info for daemon, serve and demo)")
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
 	fs.StringVar(&g.store, "store", defaultStore, "snapshot store: a gocloud.dev/blob URL (file://, s3://, gs://, azblob://, mem://) or a local directory")
-	fs.DurationVar(&g.storeTimeout, "store-timeout", snapshot.DefaultStoreTimeout, "give up a store call (a read, a write, a listing page) that makes no progress for this long")
+	fs.DurationVar(&g.storeTimeout, "store-timeout", store.DefaultStoreTimeout, "give up a store call (a read, a write, a listing page) that makes no progress for this long")
 	fs.StringVar(&g.encryptKey, "encrypt-key", "", "encrypt new snapshots and decrypt stored ones with this key: base64key://<32-byte key in base64>, or a KMS key URL (awskms://, gcpkms://, azurekeyvault://); prefer OFFSETKEEPER_ENCRYPT_KEY: flags show in ps")
 	fs.StringVar(&g.brokers, "brokers", "localhost:9092", "Kafka bootstrap brokers, comma-separated")
 	fs.StringVar(&g.workerConfig, "worker-config", "", "a Kafka Connect worker .properties file to read bootstrap.servers, topics, group.id and security settings from; explicit flags win")
@@ -239,33 +240,33 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 // created. Commands that take snapshots (snapshot, daemon, demo) use
 // createStore instead. With --encrypt-key, the store encrypts what it
 // writes and decrypts what it reads with that key.
-func (g *globals) openStore(ctx context.Context) (*snapshot.Store, error) {
-	return g.keyStore(ctx, snapshot.OpenExistingStore)
+func (g *globals) openStore(ctx context.Context) (*store.Store, error) {
+	return g.keyStore(ctx, store.OpenExistingStore)
 }
 
 // createStore is openStore that creates a missing local directory.
-func (g *globals) createStore(ctx context.Context) (*snapshot.Store, error) {
-	return g.keyStore(ctx, snapshot.OpenStore)
+func (g *globals) createStore(ctx context.Context) (*store.Store, error) {
+	return g.keyStore(ctx, store.OpenStore)
 }
 
-func (g *globals) keyStore(ctx context.Context, open func(context.Context, string) (*snapshot.Store, error)) (*snapshot.Store, error) {
+func (g *globals) keyStore(ctx context.Context, open func(context.Context, string) (*store.Store, error)) (*store.Store, error) {
 	if g.storeTimeout < 0 {
 		return nil, usagef("--store-timeout must be positive")
 	}
-	store, err := open(ctx, g.store)
+	st, err := open(ctx, g.store)
 	if err == nil {
-		store.SetTimeout(g.storeTimeout)
+		st.SetTimeout(g.storeTimeout)
 	}
 	if err != nil || g.encryptKey == "" {
-		return store, err
+		return st, err
 	}
-	k, err := snapshot.OpenKeeper(ctx, g.encryptKey)
+	k, err := store.OpenKeeper(ctx, g.encryptKey)
 	if err != nil {
-		store.Close()
+		st.Close()
 		return nil, err
 	}
-	store.SetKeeper(k)
-	return store, nil
+	st.SetKeeper(k)
+	return st, nil
 }
 
 func splitList(s string) []string {

@@ -7,18 +7,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // topicGone explains a worker topic that does not exist although the
 // store has snapshots of it (see snapshot.Gone); other errors, and a store
 // that cannot be listed, leave err as it is.
-func topicGone(ctx context.Context, store *snapshot.Store, cl *kgo.Client, err error) error {
+func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error) error {
 	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
-	infos, lerr := store.List(ctx)
+	infos, lerr := st.List(ctx)
 	if lerr != nil {
 		return err
 	}
@@ -27,5 +27,5 @@ func topicGone(ctx context.Context, store *snapshot.Store, cl *kgo.Client, err e
 		cluster = md.Cluster
 	}
 	latest := capture.LatestFull(infos)
-	return capture.Gone(err, latest, capture.HistoryTopics(ctx, store, latest), cluster)
+	return capture.Gone(err, latest, store.HistoryTopics(ctx, st, latest), cluster)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // startDaemon runs the daemon command against c until the test ends;
@@ -42,7 +43,7 @@ func (c *cluster) startDaemon(args ...string) *lockedBuffer {
 // waitJournal waits until the journal in the store covers the moment at.
 func (c *cluster) waitJournal(at time.Time, logs *lockedBuffer) {
 	c.t.Helper()
-	s, err := snapshot.OpenStore(context.Background(), c.store)
+	s, err := store.OpenStore(context.Background(), c.store)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestJournalBreakStartsEpoch(t *testing.T) {
 	if _, err := c.adm.CreatePartitions(context.Background(), 1, connectdemo.DefaultOffsetsTopic); err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.OpenStore(context.Background(), c.store)
+	s, err := store.OpenStore(context.Background(), c.store)
 	if err != nil {
 		t.Fatal(err)
 	}

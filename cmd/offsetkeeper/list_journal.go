@@ -6,13 +6,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // coverage prints, after the snapshots, from when to when each journal
 // epoch can restore the cluster (restore --at).
-func (c *listCmd) coverage(ctx context.Context, store *snapshot.Store) error {
-	cov, err := store.JournalCoverage(ctx)
+func (c *listCmd) coverage(ctx context.Context, st *store.Store) error {
+	cov, err := st.JournalCoverage(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // pinCommand and unpinCommand are the pin and unpin entries of the
@@ -71,17 +72,17 @@ func (c *pinCmd) Run(ctx context.Context, args []string) error {
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
 	}
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer st.Close()
 	var (
 		results []pinResult
 		errs    []error
 	)
 	for _, ref := range args {
-		r, err := c.one(ctx, store, ref)
+		r, err := c.one(ctx, st, ref)
 		if err != nil {
 			errs = append(errs, err)
 			r = pinResult{ID: ref, Error: err.Error()}
@@ -106,12 +107,12 @@ func (c *pinCmd) Run(ctx context.Context, args []string) error {
 	return errors.Join(errs...)
 }
 
-func (c *pinCmd) one(ctx context.Context, store *snapshot.Store, ref string) (pinResult, error) {
+func (c *pinCmd) one(ctx context.Context, st *store.Store, ref string) (pinResult, error) {
 	if c.unpin {
-		id, err := store.Unpin(ctx, ref)
+		id, err := st.Unpin(ctx, ref)
 		return pinResult{ID: id}, err
 	}
-	id, p, err := store.Pin(ctx, ref, c.note, time.Now())
+	id, p, err := st.Pin(ctx, ref, c.note, time.Now())
 	return pinResult{ID: id, Pinned: err == nil, Pin: &p}, err
 }
 

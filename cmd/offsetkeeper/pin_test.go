@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestPinCommands runs pin, list and unpin as a user would: IDs by
@@ -16,24 +17,24 @@ import (
 // not stored or not pinned refused with exit 1, and the pin flags never
 // read from the environment.
 func TestPinCommands(t *testing.T) {
-	store, ids := pruneStore(t, 3)
-	code, out, errs := runCLI(t, "pin", "--store", store, ids[0][:22], "--note", "before the upgrade")
+	st, ids := pruneStore(t, 3)
+	code, out, errs := runCLI(t, "pin", "--store", st, ids[0][:22], "--note", "before the upgrade")
 	if code != 0 || !strings.Contains(out, "pinned "+ids[0]+": before the upgrade") {
 		t.Fatalf("pin: exit %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := runCLI(t, "pin", "--store", store, "latest"); code != 0 || !strings.Contains(out, "pinned "+ids[2]) {
+	if code, out, errs := runCLI(t, "pin", "--store", st, "latest"); code != 0 || !strings.Contains(out, "pinned "+ids[2]) {
 		t.Fatalf("pin latest: exit %d\n%s%s", code, out, errs)
 	}
 	absent := snapshot.NewID(time.Now())
-	if code, _, errs := runCLI(t, "pin", "--store", store, absent); code != 1 || !strings.Contains(errs, "not found") {
+	if code, _, errs := runCLI(t, "pin", "--store", st, absent); code != 1 || !strings.Contains(errs, "not found") {
 		t.Fatalf("pin of an absent ID: exit %d, %s; want 1, not found", code, errs)
 	}
 
-	code, out, _ = runCLI(t, "list", "--store", store)
+	code, out, _ = runCLI(t, "list", "--store", st)
 	if code != 0 || strings.Count(out, " pinned") != 2 || !strings.Contains(out, "Pinned:") || !strings.Contains(out, "before the upgrade") {
 		t.Fatalf("list does not show the pins and the note: exit %d\n%s", code, out)
 	}
-	code, out, _ = runCLI(t, "list", "--store", store, "--output", "json")
+	code, out, _ = runCLI(t, "list", "--store", st, "--output", "json")
 	var infos []snapshot.Info
 	if err := json.Unmarshal([]byte(out), &infos); code != 0 || err != nil {
 		t.Fatalf("list --output json: exit %d, %v\n%s", code, err, out)
@@ -42,18 +43,18 @@ func TestPinCommands(t *testing.T) {
 		t.Fatalf("list --output json pins = %+v, %+v, %+v", infos[0].Pin, infos[1].Pin, infos[2].Pin)
 	}
 
-	if code, out, errs := runCLI(t, "unpin", "--store", store, ids[2]); code != 0 || !strings.Contains(out, "unpinned "+ids[2]) {
+	if code, out, errs := runCLI(t, "unpin", "--store", st, ids[2]); code != 0 || !strings.Contains(out, "unpinned "+ids[2]) {
 		t.Fatalf("unpin: exit %d\n%s%s", code, out, errs)
 	}
-	if code, _, errs := runCLI(t, "unpin", "--store", store, ids[2]); code != 1 || !strings.Contains(errs, "not pinned") {
+	if code, _, errs := runCLI(t, "unpin", "--store", st, ids[2]); code != 1 || !strings.Contains(errs, "not pinned") {
 		t.Fatalf("unpin twice: exit %d, %s; want 1, not pinned", code, errs)
 	}
-	if code, _, _ := runCLI(t, "pin", "--store", store); code != 2 {
+	if code, _, _ := runCLI(t, "pin", "--store", st); code != 2 {
 		t.Fatalf("pin without an ID: exit %d, want 2", code)
 	}
 
 	t.Setenv("OFFSETKEEPER_NOTE", "from the environment")
-	if code, out, errs := runCLI(t, "pin", "--store", store, ids[1]); code != 0 || strings.Contains(out, "from the environment") {
+	if code, out, errs := runCLI(t, "pin", "--store", st, ids[1]); code != 0 || strings.Contains(out, "from the environment") {
 		t.Fatalf("pin read --note from the environment: exit %d\n%s%s", code, out, errs)
 	}
 	os.Unsetenv("OFFSETKEEPER_NOTE")
@@ -67,7 +68,7 @@ func incidentStore(t *testing.T, n, reset int) (url string, ids []string, manual
 	t.Helper()
 	ctx := context.Background()
 	url, ids = pruneStore(t, n)
-	s, err := snapshot.OpenStore(ctx, url)
+	s, err := store.OpenStore(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +107,8 @@ func incidentStore(t *testing.T, n, reset int) (url string, ids []string, manual
 // epoch base and its journal), names the rule for each, in text and JSON,
 // dry run and real; events still lists the reset and its undo is possible.
 func TestPruneKeepsWhatAnIncidentNeeds(t *testing.T) {
-	store, ids, manual, resetAt := incidentStore(t, 8, 3)
-	if code, _, errs := runCLI(t, "pin", "--store", store, ids[0], "--note", "INC-7"); code != 0 {
+	st, ids, manual, resetAt := incidentStore(t, 8, 3)
+	if code, _, errs := runCLI(t, "pin", "--store", st, ids[0], "--note", "INC-7"); code != 0 {
 		t.Fatalf("pin: %s", errs)
 	}
 	want := map[string]string{
@@ -118,7 +119,7 @@ func TestPruneKeepsWhatAnIncidentNeeds(t *testing.T) {
 		ids[7]: "base of the newest journal epoch",
 	}
 	for _, dry := range []bool{true, false} {
-		args := []string{"prune", "--store", store, "--keep-last", "2", "--output", "json"}
+		args := []string{"prune", "--store", st, "--keep-last", "2", "--output", "json"}
 		if dry {
 			args = append(args, "--dry-run")
 		}
@@ -140,14 +141,14 @@ func TestPruneKeepsWhatAnIncidentNeeds(t *testing.T) {
 			}
 		}
 	}
-	code, out, _ := runCLI(t, "prune", "--store", store, "--keep-last", "2", "--dry-run")
+	code, out, _ := runCLI(t, "prune", "--store", st, "--keep-last", "2", "--dry-run")
 	if code != 0 || !strings.Contains(out, "before a reset of inventory-connector") || !strings.Contains(out, "pinned (INC-7)") {
 		t.Errorf("prune text does not name the rules:\n%s", out)
 	}
-	if got := storeIDs(t, store); len(got) != len(want) {
+	if got := storeIDs(t, st); len(got) != len(want) {
 		t.Errorf("after prune the store holds %v, want %d snapshots", got, len(want))
 	}
-	code, out, errs := runCLI(t, "events", "--store", store, "--since", "-24h", "--output", "json")
+	code, out, errs := runCLI(t, "events", "--store", st, "--since", "-24h", "--output", "json")
 	var evs []snapshot.Event
 	if err := json.Unmarshal([]byte(out), &evs); code != 0 || err != nil || len(evs) != 1 || evs[0].UndoGone != "" {
 		t.Fatalf("events after prune: exit %d, %v, %+v\n%s", code, err, evs, errs)
@@ -157,12 +158,12 @@ func TestPruneKeepsWhatAnIncidentNeeds(t *testing.T) {
 // TestPruneResetRuleOff: with --keep-reset-within 0 the reset keeps
 // nothing, and events then says its undo is no longer possible.
 func TestPruneResetRuleOff(t *testing.T) {
-	store, _, _, _ := incidentStore(t, 8, 3)
-	if code, _, errs := runCLI(t, "prune", "--store", store, "--keep-last", "2", "--keep-reset-within", "0", "--keep-manual-within", "0"); code != 0 {
+	st, _, _, _ := incidentStore(t, 8, 3)
+	if code, _, errs := runCLI(t, "prune", "--store", st, "--keep-last", "2", "--keep-reset-within", "0", "--keep-manual-within", "0"); code != 0 {
 		t.Fatalf("prune: %s", errs)
 	}
 	// The reset's epoch went with its base: events no longer lists it.
-	code, out, _ := runCLI(t, "events", "--store", store, "--since", "-24h", "--output", "json")
+	code, out, _ := runCLI(t, "events", "--store", st, "--since", "-24h", "--output", "json")
 	var evs []snapshot.Event
 	if err := json.Unmarshal([]byte(out), &evs); code != 0 || err != nil || len(evs) != 0 {
 		t.Fatalf("events: exit %d, %v, %+v", code, err, evs)

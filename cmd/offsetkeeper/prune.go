@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // pruneCommand is the prune entry of the command table (main.go).
@@ -170,17 +171,17 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if p.Empty() {
 		return usagef("no retention rule: give at least one of --keep-last, --keep-hourly, --keep-daily, --keep-weekly, --keep-monthly, --keep-within, --keep-undo-within")
 	}
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	infos, err := store.ListPinned(ctx)
+	defer st.Close()
+	infos, err := st.ListPinned(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	jr, err := store.RetentionJournal(ctx, infos, p, now, nil)
+	jr, err := st.RetentionJournal(ctx, infos, p, now, nil)
 	if err != nil {
 		return fmt.Errorf("read the journal's resets for retention: %w", err)
 	}
@@ -206,7 +207,7 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if c.dryRun {
 		res.Removed = len(remove) // would be
 	} else {
-		errs = c.remove(ctx, store, &res)
+		errs = c.remove(ctx, st, &res)
 	}
 	if c.output == "json" {
 		if err := writeJSON(c.stdout, res); err != nil {
@@ -229,7 +230,7 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 
 // remove deletes the snapshots res marks for removal, logging each with
 // its kind and why, and counts what was removed and what failed.
-func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *pruneResult) []error {
+func (c *pruneCmd) remove(ctx context.Context, st *store.Store, res *pruneResult) []error {
 	var errs []error
 	for i := range res.Snapshots {
 		d := &res.Snapshots[i]
@@ -237,7 +238,7 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 			continue
 		}
 		// A pin written since the listing still keeps the snapshot.
-		if pinned, err := store.Pinned(ctx, d.ID); err != nil || pinned {
+		if pinned, err := st.Pinned(ctx, d.ID); err != nil || pinned {
 			if err != nil {
 				errs = append(errs, err)
 				d.Error = err.Error()
@@ -248,7 +249,7 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 			res.Kept++
 			continue
 		}
-		if err := store.Delete(ctx, d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
+		if err := st.Delete(ctx, d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
 			errs = append(errs, err)
 			d.Error = err.Error()
 			res.Failed++
@@ -258,7 +259,7 @@ func (c *pruneCmd) remove(ctx context.Context, store *snapshot.Store, res *prune
 		c.log.Info("snapshot removed", "snapshot_id", d.ID, "kind", d.Kind, "created_at", d.CreatedAt, "why", strings.Join(d.Why, ", "))
 	}
 	// The journal of a removed snapshot's epoch goes with it.
-	epochs, err := store.PruneJournal(ctx)
+	epochs, err := st.PruneJournal(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // pruneStore returns a file store holding one scheduled snapshot per hour
@@ -14,7 +15,7 @@ import (
 func pruneStore(t *testing.T, n int) (string, []string) {
 	t.Helper()
 	url := "file://" + t.TempDir()
-	s, err := snapshot.OpenStore(context.Background(), url)
+	s, err := store.OpenStore(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func pruneStore(t *testing.T, n int) (string, []string) {
 
 func storeIDs(t *testing.T, url string) []string {
 	t.Helper()
-	s, err := snapshot.OpenStore(context.Background(), url)
+	s, err := store.OpenStore(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +55,10 @@ func storeIDs(t *testing.T, url string) []string {
 }
 
 func TestPrune(t *testing.T) {
-	store, ids := pruneStore(t, 6)
+	st, ids := pruneStore(t, 6)
 
 	// The dry run says what and why, and removes nothing.
-	code, out, errs := runCLI(t, "prune", "--store", store, "--keep-last", "2", "--dry-run")
+	code, out, errs := runCLI(t, "prune", "--store", st, "--keep-last", "2", "--dry-run")
 	if code != 0 {
 		t.Fatalf("prune --dry-run: exit %d\n%s", code, errs)
 	}
@@ -80,17 +81,17 @@ func TestPrune(t *testing.T) {
 	if !strings.Contains(out, "nothing removed") {
 		t.Errorf("dry run does not say nothing was removed:\n%s", out)
 	}
-	if got := storeIDs(t, store); len(got) != 6 {
+	if got := storeIDs(t, st); len(got) != 6 {
 		t.Fatalf("dry run removed snapshots: %v", got)
 	}
 
 	// Env twin, flags after the command.
 	t.Setenv("OFFSETKEEPER_KEEP_WITHIN", "150m")
-	code, out, errs = runCLI(t, "prune", "--store", store, "--keep-last", "1")
+	code, out, errs = runCLI(t, "prune", "--store", st, "--keep-last", "1")
 	if code != 0 {
 		t.Fatalf("prune: exit %d\n%s", code, errs)
 	}
-	got := storeIDs(t, store)
+	got := storeIDs(t, st)
 	// keep-last 1 keeps the newest; keep-within 150m keeps the snapshots
 	// of the last two hours.
 	if strings.Join(got, " ") != strings.Join(ids[4:], " ") {
@@ -102,19 +103,19 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneUsage(t *testing.T) {
-	store, _ := pruneStore(t, 1)
+	st, _ := pruneStore(t, 1)
 	for _, args := range [][]string{
-		{"prune", "--store", store},                       // no rule: nothing to do is a mistake
-		{"prune", "--store", store, "--keep-daily", "-5"}, // -1 is "all", below is nonsense
-		{"prune", "--store", store, "--keep-within", "yesterday"},
-		{"prune", "--store", store, "--keep-last", "1", "latest"}, // no positional arguments
+		{"prune", "--store", st},                       // no rule: nothing to do is a mistake
+		{"prune", "--store", st, "--keep-daily", "-5"}, // -1 is "all", below is nonsense
+		{"prune", "--store", st, "--keep-within", "yesterday"},
+		{"prune", "--store", st, "--keep-last", "1", "latest"}, // no positional arguments
 	} {
 		code, _, errs := runCLI(t, args...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, errs)
 		}
 	}
-	if got := storeIDs(t, store); len(got) != 1 {
+	if got := storeIDs(t, st); len(got) != 1 {
 		t.Errorf("a refused prune removed snapshots: %v", got)
 	}
 }

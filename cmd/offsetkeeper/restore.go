@@ -12,6 +12,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // restoreCommand is the restore entry of the command table (main.go).
@@ -184,12 +185,12 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	snap, err := c.storedSnapshot(ctx, store, args)
+	defer st.Close()
+	snap, err := c.storedSnapshot(ctx, st, args)
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		if snap, err = c.fileSnapshot(ctx, cl, store, req.Options); err != nil {
+		if snap, err = c.fileSnapshot(ctx, cl, st, req.Options); err != nil {
 			return err
 		}
 	}
@@ -235,7 +236,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		snap = translated
 	}
 	req.Snapshot = snap
-	env := restore.Env{Client: cl, Store: store, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(capture.Progress)}
+	env := restore.Env{Client: cl, Store: st, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(capture.Progress)}
 	progress := c.progressMode.start(c.stderr, "restore", env.Progress)
 	env.Out, env.Warn = progress.Wrap(c.progress()), progress.Wrap(c.stderr)
 	env.Log = progress.Logger(c.g, c.log)
@@ -252,14 +253,14 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 // storedSnapshot reads what the restore restores from the store: the state
 // at --at, or the snapshot named; nil for --from-file (read later, once the
 // client is made).
-func (c *restoreCmd) storedSnapshot(ctx context.Context, store *snapshot.Store, args []string) (*snapshot.Snapshot, error) {
+func (c *restoreCmd) storedSnapshot(ctx context.Context, st *store.Store, args []string) (*snapshot.Snapshot, error) {
 	switch {
 	case c.at != "":
 		w := c.stdout // how the state was made: beside the plan, or on stderr beside JSON
 		if c.output == "json" {
 			w = c.stderr
 		}
-		snap, err := stateAt(ctx, w, store, c.at)
+		snap, err := stateAt(ctx, w, st, c.at)
 		if err != nil {
 			return nil, withNothingWritten(err)
 		}
@@ -270,9 +271,9 @@ func (c *restoreCmd) storedSnapshot(ctx context.Context, store *snapshot.Store, 
 	// Restored as it is, its source offsets are read into a compact table
 	// (a translation rewrites them: it needs them whole), and with
 	// --source-only without the sink groups' offsets.
-	var how *snapshot.RestoreRead
+	var how *store.RestoreRead
 	if !c.tr.active() {
-		how = &snapshot.RestoreRead{NoSinkOffsets: c.sourceOnly}
+		how = &store.RestoreRead{NoSinkOffsets: c.sourceOnly}
 		// Then the restore's large structures are the snapshot's and the
 		// plan's pointer-free records and arenas: collecting them often is
 		// cheap (see internal/memlimit). A state at a moment, a
@@ -281,7 +282,7 @@ func (c *restoreCmd) storedSnapshot(ctx context.Context, store *snapshot.Store, 
 		// journal took about twice the CPU it takes without it.
 		memlimit.Start()
 	}
-	return readSnapshot(ctx, store, args[0], c.connectors, how)
+	return readSnapshot(ctx, st, args[0], c.connectors, how)
 }
 
 func (c *restoreCmd) checkUsage(args []string) error {
@@ -311,19 +312,19 @@ func (c *restoreCmd) checkUsage(args []string) error {
 // holds them.
 //
 // With how, it is read for a restore as it is (Store.GetForRestore).
-func readSnapshot(ctx context.Context, store *snapshot.Store, id string, connectors []string, how *snapshot.RestoreRead) (*snapshot.Snapshot, error) {
+func readSnapshot(ctx context.Context, st *store.Store, id string, connectors []string, how *store.RestoreRead) (*snapshot.Snapshot, error) {
 	var snap *snapshot.Snapshot
 	var err error
 	if how != nil {
-		snap, _, err = store.GetForRestore(ctx, id, connectors, *how)
+		snap, _, err = st.GetForRestore(ctx, id, connectors, *how)
 	} else {
-		snap, _, err = store.GetFor(ctx, id, connectors)
+		snap, _, err = st.GetFor(ctx, id, connectors)
 	}
 	if err != nil {
 		if errors.Is(err, snapshot.ErrNotFound) {
 			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots; nothing was written", id, err)
 		}
-		if errors.Is(err, snapshot.ErrStore) {
+		if errors.Is(err, store.ErrStore) {
 			return nil, fmt.Errorf("read snapshot %q: %w; nothing was written", id, err)
 		}
 		return nil, fmt.Errorf("read snapshot %q: %w; do not restore it; nothing was written", id, err)

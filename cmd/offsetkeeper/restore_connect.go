@@ -12,6 +12,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // checkConnectUsage checks the flags that go with the Connect REST API.
@@ -44,7 +45,7 @@ func (c *restoreCmd) checkConnectUsage() error {
 // fileSnapshot reads --from-file and turns it into the snapshot to
 // restore, reusing the key bytes of the latest stored snapshot where the
 // cluster has none for a partition.
-func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *snapshot.Store, ropts restore.Options) (*snapshot.Snapshot, error) {
+func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, st *store.Store, ropts restore.Options) (*snapshot.Snapshot, error) {
 	data, err := os.ReadFile(c.fromFile)
 	if err != nil {
 		return nil, fmt.Errorf("read --from-file: %w; nothing was written", err)
@@ -77,7 +78,7 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, store *sn
 		return nil, err
 	}
 	var previous *snapshot.Snapshot
-	if prev, _, err := store.Get(ctx, "latest"); err == nil {
+	if prev, _, err := st.Get(ctx, "latest"); err == nil {
 		previous = prev
 	} else if !errors.Is(err, snapshot.ErrNotFound) {
 		return nil, fmt.Errorf("read the latest snapshot (for the key bytes of partitions the cluster has no key for): %w; nothing was written", err)

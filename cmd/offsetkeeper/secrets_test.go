@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestSecretKey is the masking rule of show: which config keys' values
@@ -77,7 +78,7 @@ func TestSecretKey(t *testing.T) {
 func TestShowMasksSecrets(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	st, err := snapshot.OpenStore(ctx, dir)
+	st, err := store.OpenStore(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // showCommand is the show entry of the command table (main.go).
@@ -103,12 +104,12 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	snap, err := c.load(ctx, store, args)
+	defer st.Close()
+	snap, err := c.load(ctx, st, args)
 	if err != nil {
 		return err
 	}
@@ -155,16 +156,16 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 
 // load reads the snapshot named, or the state --at names; how that state
 // was made goes to stdout for text output and to stderr otherwise.
-func (c *showCmd) load(ctx context.Context, store *snapshot.Store, args []string) (*snapshot.Snapshot, error) {
+func (c *showCmd) load(ctx context.Context, st *store.Store, args []string) (*snapshot.Snapshot, error) {
 	if c.at == "" {
-		snap, _, err := store.GetFor(ctx, args[0], c.connectors)
+		snap, _, err := st.GetFor(ctx, args[0], c.connectors)
 		return snap, err
 	}
 	w := c.stderr
 	if c.output == "text" {
 		w = c.stdout
 	}
-	return stateAt(ctx, w, store, c.at)
+	return stateAt(ctx, w, st, c.at)
 }
 
 // showText prints a summary of s; rest, when not nil, holds the connectors'

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // snapshotCommand is the snapshot entry of the command table (main.go).
@@ -44,11 +45,11 @@ type snapshotResult struct {
 
 // pinStored pins the snapshot just stored (snapshot --pin). A pin that
 // fails leaves the snapshot stored: the error says how to pin it again.
-func (c *snapshotCmd) pinStored(ctx context.Context, store *snapshot.Store, info *snapshot.Info) error {
+func (c *snapshotCmd) pinStored(ctx context.Context, sto *store.Store, info *snapshot.Info) error {
 	if !c.pin {
 		return nil
 	}
-	_, p, err := store.Pin(ctx, info.ID, c.note, time.Now())
+	_, p, err := sto.Pin(ctx, info.ID, c.note, time.Now())
 	if err != nil {
 		return fmt.Errorf("snapshot %s stored, but not pinned: %w; pin it with: offsetkeeper pin %s", info.ID, err, info.ID)
 	}
@@ -76,19 +77,19 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if c.note != "" && !c.pin {
 		return usagef("--note goes with --pin")
 	}
-	if len(c.note) > snapshot.MaxPinNote {
-		return usagef("--note: %d bytes, at most %d", len(c.note), snapshot.MaxPinNote)
+	if len(c.note) > store.MaxPinNote {
+		return usagef("--note: %d bytes, at most %d", len(c.note), store.MaxPinNote)
 	}
 	// A capture's heap is its views, pointer-free: collecting it more
 	// often is cheap (see internal/memlimit).
 	memlimit.Start()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	store, err := c.g.createStore(ctx)
+	sto, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer sto.Close()
 	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {
 		return err
@@ -107,11 +108,11 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	// soon as it is read, and what was read goes as it is encoded.
 	snap, err := capt.CaptureStreamedOnce(ctx)
 	if err != nil {
-		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, store, cl, err)))
+		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err)))
 	}
 	captured := time.Now()
 	opts.Progress.SetPhase(capture.PhaseStore)
-	info, err := store.Put(ctx, snap)
+	info, err := sto.Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}
@@ -124,7 +125,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),
 		"capture", captured.Sub(began).Round(time.Millisecond), "store", time.Since(captured).Round(time.Millisecond))
-	if err := c.pinStored(ctx, store, &info); err != nil {
+	if err := c.pinStored(ctx, sto, &info); err != nil {
 		return err
 	}
 	if c.output == "json" {

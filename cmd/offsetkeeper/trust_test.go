@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // End-to-end tests of issue 13, "Trust in an incident": each drives run()
@@ -34,7 +35,7 @@ type mixed struct {
 func mixedStore(t *testing.T) mixed {
 	t.Helper()
 	m := mixed{store: filepath.Join(t.TempDir(), "store")}
-	st, err := snapshot.OpenStore(context.Background(), m.store)
+	st, err := store.OpenStore(context.Background(), m.store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +68,9 @@ func mixedStore(t *testing.T) mixed {
 }
 
 // listed returns the store's snapshots as list --output json prints them.
-func listed(t *testing.T, store string) []snapshot.Info {
+func listed(t *testing.T, sto string) []snapshot.Info {
 	t.Helper()
-	code, out, errs := runCLI(t, "list", "--store", store, "--output", "json")
+	code, out, errs := runCLI(t, "list", "--store", sto, "--output", "json")
 	if code != 0 {
 		t.Fatalf("list: exit %d\n%s", code, errs)
 	}
@@ -283,16 +284,16 @@ func TestReadOnlyCommandsNeverCreateAStore(t *testing.T) {
 		{"diff", "latest", "latest"}, {"prune", "--keep-last", "1"}, {"prune", "--keep-last", "1", "--dry-run"},
 		{"restore", "latest", "--brokers", "127.0.0.1:1", "--kafka-timeout", "1s"},
 	} {
-		for _, store := range []string{missing, "file://" + missing} {
-			code, out, errs := runCLI(t, append(args, "--store", store)...)
+		for _, sto := range []string{missing, "file://" + missing} {
+			code, out, errs := runCLI(t, append(args, "--store", sto)...)
 			if code != exitError {
-				t.Errorf("%v --store %s: exit %d, want 1\n%s%s", args, store, code, out, errs)
+				t.Errorf("%v --store %s: exit %d, want 1\n%s%s", args, sto, code, out, errs)
 			}
 			if args[0] != "restore" && !strings.Contains(errs, missing) {
 				t.Errorf("%v: the error does not name %s:\n%s", args, missing, errs)
 			}
 			if _, err := os.Stat(filepath.Dir(filepath.Dir(missing))); err == nil {
-				t.Fatalf("%v --store %s created a directory", args, store)
+				t.Fatalf("%v --store %s created a directory", args, sto)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // verifyCommand is the verify entry of the command table (main.go).
@@ -52,19 +53,19 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
 	}
-	store, err := c.g.openStore(ctx)
+	st, err := c.g.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	ids, err := c.resolve(ctx, store, args)
+	defer st.Close()
+	ids, err := c.resolve(ctx, st, args)
 	if err != nil {
 		return err
 	}
 	res := verifyResult{Checked: len(ids), Snapshots: []verified{}}
 	for _, id := range ids {
 		v := verified{ID: id}
-		info, err := store.Verify(ctx, id)
+		info, err := st.Verify(ctx, id)
 		if err != nil {
 			res.Failed++
 			v.Error = err.Error()
@@ -88,7 +89,7 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 	}
 	badEpochs := 0
 	if len(args) == 0 {
-		if res.Journal, badEpochs, err = c.journal(ctx, store); err != nil {
+		if res.Journal, badEpochs, err = c.journal(ctx, st); err != nil {
 			return err
 		}
 	}
@@ -112,9 +113,9 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 // none. A reference that matches nothing is an error saying so, not a
 // failed verification; an ambiguous prefix is a usage error listing the
 // matches.
-func (c *verifyCmd) resolve(ctx context.Context, store *snapshot.Store, refs []string) ([]string, error) {
+func (c *verifyCmd) resolve(ctx context.Context, st *store.Store, refs []string) ([]string, error) {
 	if len(refs) == 0 {
-		infos, err := store.List(ctx)
+		infos, err := st.List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +127,7 @@ func (c *verifyCmd) resolve(ctx context.Context, store *snapshot.Store, refs []s
 	}
 	ids := make([]string, 0, len(refs))
 	for _, ref := range refs {
-		id, err := store.Resolve(ctx, ref)
+		id, err := st.Resolve(ctx, ref)
 		switch {
 		case errors.Is(err, snapshot.ErrAmbiguous):
 			return nil, usageError{err.Error()}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // verifiedEpoch is one journal epoch's result in verify --output json.
@@ -21,8 +21,8 @@ type verifiedEpoch struct {
 // journal verifies every journal segment and each epoch's chain, printing
 // a line per epoch with --output text, and returns the results and how
 // many epochs failed.
-func (c *verifyCmd) journal(ctx context.Context, store *snapshot.Store) ([]verifiedEpoch, int, error) {
-	checks, err := store.VerifyJournal(ctx)
+func (c *verifyCmd) journal(ctx context.Context, st *store.Store) ([]verifiedEpoch, int, error) {
+	checks, err := st.VerifyJournal(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

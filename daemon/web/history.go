@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Point is one observation of a value.
@@ -164,14 +165,14 @@ type segCache struct {
 }
 
 // read returns the kept part of segment si, reading it if not cached.
-func (c *segCache) read(ctx context.Context, store *snapshot.Store, epoch string, si snapshot.SegmentInfo) (*segData, error) {
+func (c *segCache) read(ctx context.Context, st *store.Store, epoch string, si snapshot.SegmentInfo) (*segData, error) {
 	c.mu.Lock()
 	d, ok := c.m[si.Key]
 	c.mu.Unlock()
 	if ok {
 		return d, nil
 	}
-	seg, err := store.ReadSegment(ctx, si)
+	seg, err := st.ReadSegment(ctx, si)
 	if err != nil {
 		return nil, fmt.Errorf("read journal segment %s: %w", si.Key, err)
 	}
@@ -204,8 +205,8 @@ func (c *segCache) keep(keys map[string]bool) {
 }
 
 // readJournal adds the journal's records in [h.from, h.to] to h.
-func (h *history) readJournal(ctx context.Context, store *snapshot.Store, cache *segCache) error {
-	l, err := store.ListJournal(ctx)
+func (h *history) readJournal(ctx context.Context, st *store.Store, cache *segCache) error {
+	l, err := st.ListJournal(ctx)
 	if err != nil {
 		return fmt.Errorf("list journal: %w", err)
 	}
@@ -219,7 +220,7 @@ func (h *history) readJournal(ctx context.Context, store *snapshot.Store, cache 
 				continue
 			}
 			keys[si.Key] = true
-			d, err := cache.read(ctx, store, e.ID, si)
+			d, err := cache.read(ctx, st, e.ID, si)
 			if err != nil {
 				return err
 			}
@@ -362,14 +363,14 @@ type snapCache struct {
 	m  map[string]*snapshot.Snapshot
 }
 
-func (c *snapCache) get(ctx context.Context, store *snapshot.Store, id string) (*snapshot.Snapshot, error) {
+func (c *snapCache) get(ctx context.Context, st *store.Store, id string) (*snapshot.Snapshot, error) {
 	c.mu.Lock()
 	s, ok := c.m[id]
 	c.mu.Unlock()
 	if ok {
 		return s, nil
 	}
-	s, _, err := store.Get(ctx, id)
+	s, _, err := st.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

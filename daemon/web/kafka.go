@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // LogEnds returns a Source.LogEnd that reads the log end offsets of the
@@ -45,15 +46,15 @@ func LogEnds(cl *kgo.Client, timeout time.Duration) func(context.Context, []stri
 
 // SnapshotList answers /api/snapshots: the store's snapshots as a JSON
 // array, oldest first; 503 without a store, 502 when listing fails.
-func SnapshotList(store *snapshot.Store) http.HandlerFunc {
+func SnapshotList(st *store.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if store == nil {
+		if st == nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
 			return
 		}
-		infos, err := store.ListPinned(r.Context())
+		infos, err := st.ListPinned(r.Context())
 		if err != nil {
 			w.WriteHeader(http.StatusBadGateway)
 			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})

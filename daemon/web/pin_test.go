@@ -12,31 +12,32 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestPinsOnThePage: the timeline's snapshot list and GET /api/snapshots
 // show a pin and its note (escaped).
 func TestPinsOnThePage(t *testing.T) {
 	ctx := context.Background()
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	var ids []string
 	for i := range 2 {
-		info, err := store.Put(ctx, &snapshot.Snapshot{ClusterID: "c", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(time.Duration(i-2) * time.Minute)})
+		info, err := st.Put(ctx, &snapshot.Snapshot{ClusterID: "c", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(time.Duration(i-2) * time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, info.ID)
 	}
-	if _, _, err := store.Pin(ctx, ids[0], "INC-9 <before>", time.Now()); err != nil {
+	if _, _, err := st.Pin(ctx, ids[0], "INC-9 <before>", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Source{Store: store})
+	s, err := New(Source{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	s.Register(mux)
-	mux.HandleFunc("GET /api/snapshots", SnapshotList(store))
+	mux.HandleFunc("GET /api/snapshots", SnapshotList(st))
 	get := func(path string) string {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))

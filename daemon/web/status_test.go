@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // The board shows what the workers report in the status topic beside the
@@ -31,17 +32,17 @@ func TestWorkerStates(t *testing.T) {
 	).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Put(ctx, snap); err != nil {
+	if _, err := st.Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	var page string
 	serve := func(topic string) (Board, string) {
-		s, err := New(Source{Store: store, Status: func(ctx context.Context) (*capture.Statuses, error) {
+		s, err := New(Source{Store: st, Status: func(ctx context.Context) (*capture.Statuses, error) {
 			return capture.ReadStatuses(ctx, cl, topic)
 		}})
 		if err != nil {

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Defaults of a Source.
@@ -33,7 +33,7 @@ const (
 // Source is what the page reads.
 type Source struct {
 	// Store holds the snapshots and the journal. Required.
-	Store *snapshot.Store
+	Store *store.Store
 	// LogEnd, when set, returns the log end offset of each partition of
 	// the topics named; it gives sinks their lag. The daemon reads Kafka;
 	// serve without brokers leaves it nil and the page says so.

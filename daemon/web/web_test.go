@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // With the journal off the page works from snapshots alone: the board
@@ -26,13 +27,13 @@ import (
 func TestSnapshotsOnly(t *testing.T) {
 	ctx := context.Background()
 	cl := seededCluster(t)
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	put := func() snapshot.Info {
 		snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := store.Put(ctx, snap)
+		info, err := st.Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func TestSnapshotsOnly(t *testing.T) {
 	}
 	second := put()
 
-	s, err := New(Source{Store: store})
+	s, err := New(Source{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,17 +193,17 @@ func seededCluster(t *testing.T) *kgo.Client {
 func TestPlanCommands(t *testing.T) {
 	ctx := context.Background()
 	cl := seededCluster(t)
-	store := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	snap, err := capture.Capture(ctx, cl, capture.Options{Reason: snapshot.ReasonScheduled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := store.Put(ctx, snap)
+	info, err := st.Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	settings := restore.CommandSettings{Flags: []string{"--store", "s3://b/p", "--brokers", "k:9092"}, ConnectURL: true}
-	s, err := New(Source{Store: store, Commands: settings})
+	s, err := New(Source{Store: st, Commands: settings})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,12 @@
 // reliability) may import any of them; nothing imports cmd/....
 //
 // Inside the snapshot layer the rooms are ranked too (snapshotRooms): the
-// views of a compacted topic (snapshot/internal/keyview) under the reader
-// (snapshot/internal/kread) under snapshot, and capture (reading a
-// cluster into snapshots and journal entries) over it; snapshot's internal
-// packages are its own. The pure packages (keyview, internal/connectjson,
-// internal/english, internal/retry) import no Kafka client and no bucket.
+// views of a compacted topic (snapshot/internal/keyview) and the zstd
+// frames (snapshot/internal/frames) under the reader
+// (snapshot/internal/kread), under the format (snapshot), under capture
+// (reading a cluster) and store (keeping snapshots and the journal in a
+// bucket), which never import each other: the daemon and the commands join
+// them. snapshot's internal packages are its own. The pure packages
+// (snapshot, keyview, frames, internal/connectjson, internal/english,
+// internal/retry) import no Kafka client and no bucket.
 package layering

@@ -41,6 +41,8 @@ var helpers = map[string]bool{module + "internal/connecttest": true, module + "i
 // fuzzer or a future version can always open.
 var pure = map[string]bool{
 	module + "snapshot/internal/keyview": true,
+	module + "snapshot/internal/frames":  true,
+	module + "snapshot":                  true,
 	module + "internal/connectjson":      true,
 	module + "internal/english":          true,
 	module + "internal/retry":            true,
@@ -51,10 +53,12 @@ var pure = map[string]bool{
 // ranked below it. Two rooms of one rank never import each other.
 var snapshotRooms = map[string]int{
 	"snapshot/internal/keyview": 0, // the views of a compacted topic
+	"snapshot/internal/frames":  0, // zstd frames, the store's and an early capture's
 	"snapshot/internal/kread":   1, // reading compacted topics through Fetch
-	"snapshot":                  2,
+	"snapshot":                  2, // the format: documents, Info, retention
 	"snapshot/capture":          3, // reading a cluster into snapshots and the journal's entries
-	"snapshot/storetest":        3, // the store conformance kit, over snapshot
+	"snapshot/store":            3, // snapshots and the journal in a bucket; never imports capture, nor capture it
+	"snapshot/storetest":        4, // the store conformance kit
 }
 
 // client says whether imp is a Kafka client or bucket package.
@@ -95,7 +99,7 @@ func wrongWay(pkg, imp string) string {
 		case !aok || !bok:
 			return "a package of the snapshot layer must be ranked in snapshotRooms"
 		case b >= a:
-			return "in the snapshot layer, imports flow capture, storetest → snapshot → internal/kread → internal/keyview"
+			return "in the snapshot layer, imports flow storetest → store, capture (never each other) → snapshot → internal/kread → internal/keyview, internal/frames"
 		}
 		return ""
 	case ri >= rp:
@@ -177,6 +181,14 @@ func TestWrongWay(t *testing.T) {
 		{"snapshot/capture", "snapshot", false},
 		{"snapshot/capture", "snapshot/internal/kread", false},
 		{"snapshot", "snapshot/capture", true},
+		{"snapshot/capture", "snapshot/store", true},
+		{"snapshot/store", "snapshot/capture", true},
+		{"snapshot/store", "snapshot", false},
+		{"snapshot/storetest", "snapshot/store", false},
+		{"snapshot", "snapshot/store", true},
+		{"snapshot", "../gocloud.dev/blob", true},
+		{"snapshot", "../github.com/twmb/franz-go/pkg/kgo", true},
+		{"snapshot/store", "../gocloud.dev/blob", false},
 		{"snapshot/capture", "snapshot/storetest", true},
 		{"snapshot/internal/keyview", "snapshot/internal/kread", true},
 		{"snapshot", "snapshot/internal/kread", false},

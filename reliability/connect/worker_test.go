@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestRealWorker drives the binary as an operator would against one real
@@ -277,7 +277,7 @@ func journalUndo(p *pipeline, _, _ string) {
 func journalCovers(p *pipeline, at time.Time, logs func() string) {
 	p.t.Helper()
 	realconnect.Eventually(p.t, "the journal covers "+at.Format(time.RFC3339Nano), func() (bool, string) {
-		s, err := snapshot.OpenStore(context.Background(), p.store)
+		s, err := store.OpenStore(context.Background(), p.store)
 		if err != nil {
 			return false, err.Error()
 		}

@@ -37,6 +37,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 func envInt(b testing.TB, name string, def int) int {
@@ -120,9 +121,9 @@ func client(b *testing.B, brokers []string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-func fileStore(b *testing.B) *snapshot.Store {
+func fileStore(b *testing.B) *store.Store {
 	b.Helper()
-	st, err := snapshot.OpenStore(context.Background(), "file://"+b.TempDir())
+	st, err := store.OpenStore(context.Background(), "file://"+b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

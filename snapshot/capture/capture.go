@@ -57,23 +57,6 @@ func LatestFull(infos []snapshot.Info) *snapshot.Info {
 	return out
 }
 
-// HistoryTopics are the names of the topics the snapshot info in store
-// read (nil when info is nil or cannot be read), for Gone.
-func HistoryTopics(ctx context.Context, store *snapshot.Store, info *snapshot.Info) []string {
-	if info == nil {
-		return nil
-	}
-	snap, _, err := store.Get(ctx, info.ID)
-	if err != nil {
-		return nil
-	}
-	names := make([]string, 0, len(snap.Topics))
-	for _, t := range snap.Topics {
-		names = append(names, t.Name)
-	}
-	return names
-}
-
 // Gone explains err when it holds a *MissingTopicError for a topic that
 // latest, the newest full snapshot of a store, read (topics are the names
 // of its Topics) and latest holds offsets: the topic was deleted, or the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -149,7 +150,7 @@ func (o *overlap) wait() {
 	for range cap(o.scratch) {
 		sc := <-o.scratch
 		if sc.zw != nil {
-			snapshot.ZstdEncoders.Put(sc.zw)
+			frames.Release(sc.zw)
 		}
 		o.scratch <- new(jobScratch)
 	}
@@ -193,7 +194,7 @@ func (o *overlap) run(topic string, p int32, pv *keyview.PartView, sc *jobScratc
 // compresses each into a frame, as compressPieces would.
 func (o *overlap) compress(lp *lazyPart, sc *jobScratch) ([][]byte, error) {
 	if sc.zw == nil {
-		zw, err := snapshot.ZstdEncoder()
+		zw, err := frames.Encoder()
 		if err != nil {
 			return nil, err
 		}

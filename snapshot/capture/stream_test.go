@@ -21,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // encodeAs encodes snap with the given ID and time, so that documents of
@@ -142,7 +143,7 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 
 	// Through a store: the streamed snapshot stores what the built one
 	// does, and reads back as a whole snapshot.
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	streamed.ID, streamed.CreatedAt = "", time.Time{}
 	info, err := st.Put(ctx, streamed)
@@ -330,7 +331,7 @@ func TestPiecesAndFrames(t *testing.T) {
 	}
 
 	b := memblob.OpenBucket(nil)
-	st := snapshot.NewStore(b)
+	st := store.NewStore(b)
 	defer st.Close()
 	st.SetPieceSizes(3, 2)
 	for _, snap := range []*snapshot.Snapshot{built, streamed} {
@@ -380,7 +381,7 @@ func TestEncodeOnce(t *testing.T) {
 	oddRecords(t, cl)
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
-	st := snapshot.NewStore(b)
+	st := store.NewStore(b)
 	defer st.Close()
 	st.SetPieceSizes(3, 2)
 	plain, err := capture.NewCapturer(cl, capture.Options{}).CaptureStreamed(ctx)
@@ -510,7 +511,7 @@ func TestCaptureStreamedOnce(t *testing.T) {
 		}
 		sameDocument(t, once, built)
 
-		st := snapshot.NewStore(memblob.OpenBucket(nil))
+		st := store.NewStore(memblob.OpenBucket(nil))
 		defer st.Close()
 		st.SetPieceSizes(4, 2)
 		once.ID, once.CreatedAt = "", time.Time{}
@@ -558,7 +559,7 @@ func TestCaptureStreamedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	if _, err := st.Put(ctx, s); err != nil {
 		t.Fatal(err)

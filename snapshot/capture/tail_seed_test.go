@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -32,7 +33,7 @@ func epochTopicsFor(snap *snapshot.Snapshot) []snapshot.EpochTopic {
 // one Tail only.
 func TestGetForTail(t *testing.T) {
 	ctx := context.Background()
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	t.Cleanup(func() { st.Close() })
 	// The format's fixture, as the snapshot package's golden file holds it.
 	doc, err := os.ReadFile(filepath.Join("..", "testdata", "v1.json"))

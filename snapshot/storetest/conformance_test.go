@@ -25,6 +25,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // backend is one store under test.
@@ -154,14 +155,14 @@ var cases = []conformanceCase{
 var prefixes atomic.Int64
 
 // open opens a part of b's store of its own.
-func open(t *testing.T, b *backend) *snapshot.Store {
+func open(t *testing.T, b *backend) *store.Store {
 	t.Helper()
 	s, _, _ := openPrefixed(t, b)
 	return s
 }
 
 // openPrefixed is open, also returning the store's URL and its prefix.
-func openPrefixed(t *testing.T, b *backend) (*snapshot.Store, string, string) {
+func openPrefixed(t *testing.T, b *backend) (*store.Store, string, string) {
 	t.Helper()
 	prefix := fmt.Sprintf("case-%d/", prefixes.Add(1))
 	raw := b.url
@@ -177,9 +178,9 @@ func openPrefixed(t *testing.T, b *backend) (*snapshot.Store, string, string) {
 	return openURL(t, raw), raw, prefix
 }
 
-func openURL(t *testing.T, raw string) *snapshot.Store {
+func openURL(t *testing.T, raw string) *store.Store {
 	t.Helper()
-	s, err := snapshot.OpenStore(t.Context(), raw)
+	s, err := store.OpenStore(t.Context(), raw)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -278,7 +279,7 @@ func rawSegment(seq uint64, prev string, ts time.Time, value string) *snapshot.S
 		Entries: []snapshot.Entry{{Kind: snapshot.EntrySource, Topic: "connect-offsets", Offset: int64(seq), Time: ts.UnixMilli(), Key: []byte("k"), Value: []byte(value)}}}
 }
 
-func putEpoch(t *testing.T, s *snapshot.Store) {
+func putEpoch(t *testing.T, s *store.Store) {
 	t.Helper()
 	if _, err := s.Put(t.Context(), &snapshot.Snapshot{ID: epochID, ClusterID: "conformance", Reason: "base"}); err != nil {
 		t.Fatal(err)
@@ -288,7 +289,7 @@ func putEpoch(t *testing.T, s *snapshot.Store) {
 	}
 }
 
-func verifyClean(t *testing.T, s *snapshot.Store, segments int) {
+func verifyClean(t *testing.T, s *store.Store, segments int) {
 	t.Helper()
 	checks, err := s.VerifyJournal(t.Context())
 	if err != nil {
@@ -378,7 +379,7 @@ func oneLine(t *testing.T, what string, err error, want ...string) {
 	if strings.Contains(msg, "\n") || strings.Contains(msg, "panic") {
 		t.Errorf("%s: error is not one line without a panic: %q", what, msg)
 	}
-	if !errors.Is(err, snapshot.ErrStore) && !errors.Is(err, snapshot.ErrStoreNotFound) {
+	if !errors.Is(err, store.ErrStore) && !errors.Is(err, snapshot.ErrStoreNotFound) {
 		t.Errorf("%s: error %q is not a store error", what, msg)
 	}
 	for _, w := range want {
@@ -476,7 +477,7 @@ func testWrongCredentials(t *testing.T, b *backend) {
 }
 
 func testMissingBucket(t *testing.T, b *backend) {
-	s, err := snapshot.OpenExistingStore(t.Context(), b.missing)
+	s, err := store.OpenExistingStore(t.Context(), b.missing)
 	if err == nil {
 		defer s.Close()
 		_, err = s.List(t.Context())
@@ -488,7 +489,7 @@ func testMissingBucket(t *testing.T, b *backend) {
 	if b.name == "file" {
 		return
 	}
-	s, err = snapshot.OpenStore(t.Context(), b.missing)
+	s, err = store.OpenStore(t.Context(), b.missing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,13 +571,13 @@ const listEnv = "OFFSETKEEPER_STORETEST_LIST"
 
 func TestMain(m *testing.M) {
 	if raw := os.Getenv(listEnv); raw != "" {
-		s, err := snapshot.OpenStore(context.Background(), raw)
+		s, err := store.OpenStore(context.Background(), raw)
 		if err == nil {
 			_, err = s.List(context.Background())
 		}
 		if err != nil {
-			if errors.Is(err, snapshot.ErrStore) {
-				err = fmt.Errorf("%w (%v)", err, snapshot.ErrStore)
+			if errors.Is(err, store.ErrStore) {
+				err = fmt.Errorf("%w (%v)", err, store.ErrStore)
 			}
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -584,7 +585,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if raw := os.Getenv(childEnv); raw != "" {
-		s, err := snapshot.OpenStore(context.Background(), raw)
+		s, err := store.OpenStore(context.Background(), raw)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

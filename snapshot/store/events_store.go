@@ -1,14 +1,15 @@
-package snapshot
+package store
 
 import (
 	"context"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"time"
 )
 
 // Events returns the events the journal holds at or after since, oldest
 // first. It reads every segment whose last time is at or after since.
-func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, error) {
 	l, err := s.ListJournal(ctx)
 	if err != nil {
 		return nil, err
@@ -17,9 +18,9 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	cov := coverageOf(infos, l)
+	cov := snapshot.CoverageOf(infos, l)
 	now := time.Now()
-	var out []Event
+	var out []snapshot.Event
 	for _, e := range l.Epochs {
 		chain, _ := e.Chain()
 		for _, si := range chain {
@@ -31,14 +32,14 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 				return nil, err
 			}
 			for _, en := range seg.Entries {
-				if en.Kind != EntryEvent || fromMs(en.Time).Before(since) {
+				if en.Kind != snapshot.EntryEvent || snapshot.FromMs(en.Time).Before(since) {
 					continue
 				}
-				ev := Event{
-					Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
-					Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
+				ev := snapshot.Event{
+					Time: snapshot.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
+					Before: snapshot.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
 				}
-				ev.Before = UndoMoment(e.ID, ev.Before, ev.Time)
+				ev.Before = snapshot.UndoMoment(e.ID, ev.Before, ev.Time)
 				out = append(out, ev)
 			}
 		}
@@ -49,14 +50,14 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]Event, error) {
 		conn, group, kind string
 		before            time.Time
 	}
-	slices.SortStableFunc(out, func(a, b Event) int { return a.Time.Compare(b.Time) })
-	var dedup []Event
+	slices.SortStableFunc(out, func(a, b snapshot.Event) int { return a.Time.Compare(b.Time) })
+	var dedup []snapshot.Event
 	seen := map[key]bool{}
 	for _, ev := range out {
 		k := key{ev.Connector, ev.Group, ev.Kind, ev.Before}
 		if !seen[k] {
 			seen[k] = true
-			ev.UndoGone = UndoGone(ev.Before, infos, cov, now)
+			ev.UndoGone = snapshot.UndoGone(ev.Before, infos, cov, now)
 			dedup = append(dedup, ev)
 		}
 	}

@@ -1,8 +1,9 @@
-package snapshot
+package store
 
 import (
 	"context"
 	"errors"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func testPins(t *testing.T, st *Store) {
 	if _, _, err := st.Pin(ctx, a.ID, "INC-42", now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Pin(ctx, NewID(now), "", now); !errors.Is(err, ErrNotFound) {
+	if _, _, err := st.Pin(ctx, snapshot.NewID(now), "", now); !errors.Is(err, snapshot.ErrNotFound) {
 		t.Fatalf("Pin(absent ID) = %v, want ErrNotFound", err)
 	}
 	if _, _, err := st.Pin(ctx, a.ID, strings.Repeat("x", MaxPinNote+1), now); err == nil {

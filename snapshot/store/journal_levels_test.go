@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // The state at a moment read through the merged levels equals the state
@@ -79,7 +80,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := snapshot.NewStore(rb)
+	raw := store.NewStore(rb)
 	defer raw.Close()
 
 	// The levels as the daemon writes them over time: a minute boundary
@@ -140,7 +141,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	}
 
 	// The key: set, tombstoned inside a merged span, re-added after.
-	value := func(s *snapshot.Store, at time.Time) string {
+	value := func(s *store.Store, at time.Time) string {
 		t.Helper()
 		st, _, err := s.StateAt(ctx, at)
 		if err != nil {
@@ -248,7 +249,7 @@ func eventTotals(evs []snapshot.Event) map[string]eventTotal {
 func TestJournalStateAcrossRawBlocks(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := snapshot.OpenStore(ctx, "file://"+dir)
+	s, err := store.OpenStore(ctx, "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // journalWorld is a seeded cluster, a file store holding a base snapshot
@@ -29,14 +30,14 @@ type journalWorld struct {
 	t     *testing.T
 	cl    *kgo.Client
 	adm   *kadm.Client
-	store *snapshot.Store
+	store *store.Store
 	dir   string
 	base  *snapshot.Snapshot
 	tail  *capture.Tail
 	chain snapshot.ChainWriter
 }
 
-func newJournalWorld(t *testing.T, keeper *snapshot.Keeper) *journalWorld {
+func newJournalWorld(t *testing.T, keeper *store.Keeper) *journalWorld {
 	t.Helper()
 	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	dir := t.TempDir()
@@ -44,7 +45,7 @@ func newJournalWorld(t *testing.T, keeper *snapshot.Keeper) *journalWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := snapshot.NewStore(b)
+	store := store.NewStore(b)
 	t.Cleanup(func() { store.Close() })
 	if keeper != nil {
 		store.SetKeeper(keeper)
@@ -390,7 +391,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 // Encrypted segments: the body is not readable without the key, and an
 // object moved to another segment's name does not authenticate.
 func TestJournalEncrypted(t *testing.T) {
-	k, err := snapshot.OpenKeeper(context.Background(), "base64key://smGbjm71Nxd1Ig5FS0wj9SlbzAIrnolCz9bQQ6uAhl4=")
+	k, err := store.OpenKeeper(context.Background(), "base64key://smGbjm71Nxd1Ig5FS0wj9SlbzAIrnolCz9bQQ6uAhl4=")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestJournalEncrypted(t *testing.T) {
 	}
 	// Without the key: refused, saying so.
 	b, _ := fileblob.OpenBucket(w.dir, nil)
-	plain := snapshot.NewStore(b)
+	plain := store.NewStore(b)
 	defer plain.Close()
 	if _, err := plain.ReadSegment(ctx, segs[0]); !errors.Is(err, snapshot.ErrEncrypted) {
 		t.Fatalf("read without key: %v, want ErrEncrypted", err)

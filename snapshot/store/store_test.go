@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // storeBackend opens an empty Store for a conformance test. dir is the
@@ -101,29 +102,29 @@ var trickyKeys = []struct{ key, value []byte }{
 
 // testSnapshot returns a snapshot without ID holding trickyKeys, two
 // connectors and a sink group.
-func testSnapshot() *Snapshot {
-	s := &Snapshot{
+func testSnapshot() *snapshot.Snapshot {
+	s := &snapshot.Snapshot{
 		ProgramVersion: "test",
 		ClusterID:      "cluster-<1>",
-		Reason:         ReasonManual,
-		Topics: []Topic{
-			{Name: "connect-offsets", Role: RoleOffsets, Partitions: []TopicPartition{{Partition: 0, StartOffset: 0, EndOffset: 42}}},
-			{Name: "connect-configs", Role: RoleConfig, Partitions: []TopicPartition{{Partition: 0, StartOffset: 3, EndOffset: 9}}},
+		Reason:         snapshot.ReasonManual,
+		Topics: []snapshot.Topic{
+			{Name: "connect-offsets", Role: snapshot.RoleOffsets, Partitions: []snapshot.TopicPartition{{Partition: 0, StartOffset: 0, EndOffset: 42}}},
+			{Name: "connect-configs", Role: snapshot.RoleConfig, Partitions: []snapshot.TopicPartition{{Partition: 0, StartOffset: 3, EndOffset: 9}}},
 		},
-		Connectors: []Connector{
-			{Name: "src", Type: TypeSource, Class: "io.example.Source", HasConfig: true, TargetState: StateStarted, Tasks: 2},
-			{Name: "sink", Type: TypeSink, HasConfig: true, TargetState: StatePaused, Tasks: 1, Group: "connect-sink"},
+		Connectors: []snapshot.Connector{
+			{Name: "src", Type: snapshot.TypeSource, Class: "io.example.Source", HasConfig: true, TargetState: snapshot.StateStarted, Tasks: 2},
+			{Name: "sink", Type: snapshot.TypeSink, HasConfig: true, TargetState: snapshot.StatePaused, Tasks: 1, Group: "connect-sink"},
 		},
-		SinkGroups: []SinkGroup{{
+		SinkGroups: []snapshot.SinkGroup{{
 			Group: "connect-sink", Connector: "sink", State: "Empty",
-			Offsets: []SinkOffset{{Topic: "orders", Partition: 3, Offset: 1234, LeaderEpoch: 7, Metadata: "m"}},
+			Offsets: []snapshot.SinkOffset{{Topic: "orders", Partition: 3, Offset: 1234, LeaderEpoch: 7, Metadata: "m"}},
 		}},
 		Warnings: []string{"1 key did not parse"},
 	}
 	for i, k := range trickyKeys {
-		s.SourceOffsets = append(s.SourceOffsets, SourceOffset{
+		s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{
 			Topic: "connect-offsets", Partition: int32(i % 2), Offset: int64(100 + i),
-			Key: Bytes(k.key), Value: Bytes(k.value), Connector: "src",
+			Key: snapshot.Bytes(k.key), Value: snapshot.Bytes(k.value), Connector: "src",
 		})
 	}
 	s.Normalize()
@@ -131,7 +132,7 @@ func testSnapshot() *Snapshot {
 }
 
 // mustPut puts snap and fails the test on error.
-func mustPut(t *testing.T, st *Store, snap *Snapshot) Info {
+func mustPut(t *testing.T, st *Store, snap *snapshot.Snapshot) snapshot.Info {
 	t.Helper()
 	info, err := st.Put(context.Background(), snap)
 	if err != nil {
@@ -141,7 +142,7 @@ func mustPut(t *testing.T, st *Store, snap *Snapshot) Info {
 }
 
 // mustList lists the store and fails the test on error.
-func mustList(t *testing.T, st *Store) []Info {
+func mustList(t *testing.T, st *Store) []snapshot.Info {
 	t.Helper()
 	infos, err := st.List(context.Background())
 	if err != nil {
@@ -151,7 +152,7 @@ func mustList(t *testing.T, st *Store) []Info {
 }
 
 // idsOf returns the IDs of infos.
-func idsOf(infos []Info) []string {
+func idsOf(infos []snapshot.Info) []string {
 	ids := make([]string, len(infos))
 	for i, info := range infos {
 		ids[i] = info.ID
@@ -196,12 +197,12 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 	if list := mustList(t, st); len(list) != 0 {
 		t.Fatalf("List of an empty store = %v", list)
 	}
-	if _, err := st.Resolve(ctx, "latest"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no snapshots") {
+	if _, err := st.Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no snapshots") {
 		t.Errorf("Resolve(latest) on an empty store: %v, want ErrNotFound saying no snapshots", err)
 	}
 
 	second := time.Date(2026, 11, 30, 13, 49, 20, 0, time.UTC)
-	var puts []Info
+	var puts []snapshot.Info
 	for i, at := range []time.Time{
 		second.Add(123456 * time.Microsecond),
 		second.Add(123457 * time.Microsecond),
@@ -240,7 +241,7 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 
 	list := mustList(t, st)
 	want := slices.Clone(puts)
-	slices.SortFunc(want, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(want, func(a, b snapshot.Info) int { return strings.Compare(a.ID, b.ID) })
 	if !reflect.DeepEqual(list, want) {
 		t.Errorf("List =\n%+v\nwant (oldest first)\n%+v", list, want)
 	}
@@ -248,7 +249,7 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 	for i, info := range list {
 		groups += info.SinkGroups
 		if info.Connectors != 2 || info.SourceKeys != len(trickyKeys) || info.Size <= 0 || len(info.SHA256) != 64 ||
-			info.Reason != ReasonManual || info.ClusterID != "cluster-<1>" {
+			info.Reason != snapshot.ReasonManual || info.ClusterID != "cluster-<1>" {
 			t.Errorf("List[%d] = %+v", i, info)
 		}
 	}
@@ -257,9 +258,9 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 	}
 
 	latest := list[len(list)-1].ID
-	unique := puts[0].ID[:len(idLayout)] // the only snapshot of its microsecond
+	unique := puts[0].ID[:len(snapshot.IdLayout)] // the only snapshot of its microsecond
 	// The shortest prefix telling apart the two snapshots of one microsecond.
-	n := len(idLayout) + 1
+	n := len(snapshot.IdLayout) + 1
 	for strings.HasPrefix(puts[2].ID, puts[1].ID[:n]) {
 		n++
 	}
@@ -274,10 +275,10 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 		{ref: puts[2].ID, want: puts[2].ID},
 		{ref: unique, want: puts[0].ID},
 		{ref: puts[1].ID[:n], want: puts[1].ID},
-		{ref: puts[1].ID[:len(idLayout)], errText: "matches 2 snapshots"},
+		{ref: puts[1].ID[:len(snapshot.IdLayout)], errText: "matches 2 snapshots"},
 		{ref: "2026", errText: "matches"},
-		{ref: "1999", wantErr: ErrNotFound, errText: "1999"},
-		{ref: NewID(second), wantErr: ErrNotFound, errText: "not found"},
+		{ref: "1999", wantErr: snapshot.ErrNotFound, errText: "1999"},
+		{ref: snapshot.NewID(second), wantErr: snapshot.ErrNotFound, errText: "not found"},
 		{ref: "", errText: "empty reference"},
 	}
 	for _, tt := range tests {
@@ -297,7 +298,7 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 	}
 	// An ambiguous prefix names the candidates and is not "not found".
 	_, err := st.Resolve(ctx, "2026")
-	if errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), puts[0].ID) {
+	if errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), puts[0].ID) {
 		t.Errorf("Resolve(2026): %v, want an ambiguity error naming %s", err, puts[0].ID)
 	}
 
@@ -317,17 +318,17 @@ func testDelete(t *testing.T, st *Store, dir string) {
 	a := mustPut(t, st, testSnapshot())
 	b := mustPut(t, st, testSnapshot())
 	for _, ref := range []string{"latest", a.ID[:10], ""} {
-		if err := st.Delete(ctx, ref); err == nil || errors.Is(err, ErrNotFound) {
+		if err := st.Delete(ctx, ref); err == nil || errors.Is(err, snapshot.ErrNotFound) {
 			t.Errorf("Delete(%q): %v, want a refusal: only full IDs are deleted", ref, err)
 		}
 	}
 	if err := st.Delete(ctx, a.ID); err != nil {
 		t.Fatalf("Delete(%s): %v", a.ID, err)
 	}
-	if err := st.Delete(ctx, a.ID); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
+	if err := st.Delete(ctx, a.ID); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
 		t.Errorf("second Delete(%s): %v, want ErrNotFound naming the ID", a.ID, err)
 	}
-	if _, _, err := st.Get(ctx, a.ID); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
+	if _, _, err := st.Get(ctx, a.ID); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
 		t.Errorf("Get(deleted %s): %v, want ErrNotFound naming the ID", a.ID, err)
 	}
 	if got := idsOf(mustList(t, st)); !reflect.DeepEqual(got, []string{b.ID}) {
@@ -375,7 +376,7 @@ func rawObject(t *testing.T, header map[string]any, doc []byte, compress bool) [
 		}
 		body = enc.EncodeAll(doc, nil)
 	}
-	h := map[string]any{"format": objectFormat, "version": Version, "compression": compressionZstd}
+	h := map[string]any{"format": objectFormat, "version": snapshot.Version, "compression": compressionZstd}
 	sum := sha256.Sum256(body)
 	h["sha256"], h["body_size"] = hex.EncodeToString(sum[:]), len(body)
 	for k, v := range header {
@@ -394,7 +395,7 @@ func rawObject(t *testing.T, header map[string]any, doc []byte, compress bool) [
 
 // docWithVersion returns the JSON document of snap with its version
 // replaced by v.
-func docWithVersion(t *testing.T, snap *Snapshot, v int) []byte {
+func docWithVersion(t *testing.T, snap *snapshot.Snapshot, v int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := snap.Encode(&buf); err != nil {
@@ -433,7 +434,7 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 		{
 			name:    "flipped body byte",
 			damage:  func(b []byte) []byte { b[nl+1+(len(b)-nl-1)/2] ^= 0x01; return b },
-			wantErr: ErrChecksum,
+			wantErr: snapshot.ErrChecksum,
 			texts:   []string{"modified or damaged", "take a new snapshot or restore another ID"},
 		},
 		{
@@ -446,73 +447,73 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 				}
 				return b
 			},
-			wantErr: ErrChecksum,
+			wantErr: snapshot.ErrChecksum,
 			texts:   []string{"modified or damaged"},
 		},
 		{
 			name:    "truncated body",
 			damage:  func(b []byte) []byte { return b[:len(b)-10] },
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"truncated"},
 		},
 		{
 			name:    "trailing data",
 			damage:  func(b []byte) []byte { return append(b, 'x') },
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"trailing data"},
 		},
 		{
 			name:    "truncated header",
 			damage:  func(b []byte) []byte { return b[:nl/2] },
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"no header line"},
 		},
 		{
 			name:    "empty object",
 			damage:  func(b []byte) []byte { return nil },
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"no header line"},
 		},
 		{
 			name:    "header not JSON",
 			damage:  func(b []byte) []byte { return append([]byte("PK\x03\x04 a zip file\n"), b[nl+1:]...) },
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"decode header"},
 		},
 		{
 			name:    "unknown format",
 			build:   built(map[string]any{"format": "litestream"}, 1, true),
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{`"litestream"`},
 		},
 		{
 			name:    "header version 99",
 			build:   built(map[string]any{"version": 99}, 1, true),
-			wantErr: ErrUnsupportedVersion,
+			wantErr: snapshot.ErrUnsupportedVersion,
 			texts:   []string{"version 99"},
 		},
 		{
 			name:    "header version 0",
 			build:   built(map[string]any{"version": 0}, 1, true),
-			wantErr: ErrUnsupportedVersion,
+			wantErr: snapshot.ErrUnsupportedVersion,
 			texts:   []string{"version 0"},
 		},
 		{
 			name:    "header without version",
 			build:   built(map[string]any{"version": nil}, 1, true),
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"no version"},
 		},
 		{
 			name:    "header without body_size",
 			build:   built(map[string]any{"body_size": nil}, 1, true),
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"no body_size"},
 		},
 		{
 			name:    "document version 99",
 			build:   built(nil, 99, true),
-			wantErr: ErrUnsupportedVersion,
+			wantErr: snapshot.ErrUnsupportedVersion,
 			texts:   []string{"version 99"},
 		},
 		{
@@ -528,15 +529,15 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 		{
 			name:    "body not zstd",
 			build:   built(nil, 1, false),
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"decompress"},
 		},
 		{
 			name: "document of another ID",
 			build: func(id string) []byte {
-				return rawObject(t, nil, docWithVersion(t, withID(good, NewID(time.Now())), 1), true)
+				return rawObject(t, nil, docWithVersion(t, withID(good, snapshot.NewID(time.Now())), 1), true)
 			},
-			wantErr: ErrCorrupt,
+			wantErr: snapshot.ErrCorrupt,
 			texts:   []string{"document ID"},
 		},
 		{
@@ -550,7 +551,7 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 		t.Run(tt.name, func(t *testing.T) {
 			id := goodInfo.ID
 			if tt.build != nil {
-				id = NewID(time.Now())
+				id = snapshot.NewID(time.Now())
 				if err := st.bucket.WriteAll(ctx, objectKey(id), tt.build(id), nil); err != nil {
 					t.Fatal(err)
 				}
@@ -593,7 +594,7 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 }
 
 // withID returns a copy of snap with ID id.
-func withID(snap *Snapshot, id string) *Snapshot {
+func withID(snap *snapshot.Snapshot, id string) *snapshot.Snapshot {
 	c := *snap
 	c.ID = id
 	return &c
@@ -606,10 +607,10 @@ func testExists(t *testing.T, st *Store, _ string) {
 
 	again := testSnapshot()
 	again.ID, again.CreatedAt = first.ID, first.CreatedAt
-	again.Reason = ReasonUndo
+	again.Reason = snapshot.ReasonUndo
 	again.Connectors = nil
-	for _, snap := range []*Snapshot{first, again} {
-		if _, err := st.Put(ctx, snap); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), first.ID) {
+	for _, snap := range []*snapshot.Snapshot{first, again} {
+		if _, err := st.Put(ctx, snap); !errors.Is(err, snapshot.ErrExists) || !strings.Contains(err.Error(), first.ID) {
 			t.Errorf("Put of stored ID %s: %v, want ErrExists naming it", first.ID, err)
 		}
 	}
@@ -657,7 +658,7 @@ func testCancelledPut(t *testing.T, st *Store, dir string) {
 			if list := mustList(t, st); len(list) != 0 {
 				t.Errorf("List after a cancelled Put = %+v, want nothing", list)
 			}
-			if _, _, err := st.Get(context.Background(), snap.ID); !errors.Is(err, ErrNotFound) {
+			if _, _, err := st.Get(context.Background(), snap.ID); !errors.Is(err, snapshot.ErrNotFound) {
 				t.Errorf("Get after a cancelled Put: %v, want ErrNotFound", err)
 			}
 			if dir != "" {
@@ -682,10 +683,10 @@ func testPutDefaultsAndValidation(t *testing.T, st *Store, _ string) {
 	snap.Version = 0
 	before := time.Now().UTC().Truncate(time.Microsecond)
 	info := mustPut(t, st, snap)
-	if snap.Version != Version || snap.ID == "" || snap.CreatedAt.Before(before) || snap.CreatedAt.Location() != time.UTC {
+	if snap.Version != snapshot.Version || snap.ID == "" || snap.CreatedAt.Before(before) || snap.CreatedAt.Location() != time.UTC {
 		t.Errorf("Put set version %d, ID %q, created %v", snap.Version, snap.ID, snap.CreatedAt)
 	}
-	if at, err := ParseID(snap.ID); err != nil || !at.Equal(snap.CreatedAt) {
+	if at, err := snapshot.ParseID(snap.ID); err != nil || !at.Equal(snap.CreatedAt) {
 		t.Errorf("ID %s does not name CreatedAt %v (%v)", snap.ID, snap.CreatedAt, err)
 	}
 	if info.ID != snap.ID || !info.CreatedAt.Equal(snap.CreatedAt) {
@@ -694,14 +695,14 @@ func testPutDefaultsAndValidation(t *testing.T, st *Store, _ string) {
 
 	tests := []struct {
 		name    string
-		snap    *Snapshot
+		snap    *snapshot.Snapshot
 		wantErr error
 		text    string
 	}{
 		{name: "nil", snap: nil, text: "nil"},
-		{name: "version 99", snap: &Snapshot{Version: 99}, wantErr: ErrUnsupportedVersion, text: "99"},
-		{name: "bad ID", snap: &Snapshot{ID: "my-snapshot"}, text: `"my-snapshot" is not a snapshot ID`},
-		{name: "uppercase ID", snap: &Snapshot{ID: "20261130T134920.123456Z-ABCDEF"}, text: "not a snapshot ID"},
+		{name: "version 99", snap: &snapshot.Snapshot{Version: 99}, wantErr: snapshot.ErrUnsupportedVersion, text: "99"},
+		{name: "bad ID", snap: &snapshot.Snapshot{ID: "my-snapshot"}, text: `"my-snapshot" is not a snapshot ID`},
+		{name: "uppercase ID", snap: &snapshot.Snapshot{ID: "20261130T134920.123456Z-ABCDEF"}, text: "not a snapshot ID"},
 	}
 	for _, tt := range tests {
 		_, err := st.Put(ctx, tt.snap)
@@ -736,18 +737,18 @@ func testCopiedWithoutMetadata(t *testing.T, st *Store, _ string) {
 
 func TestNewIDAndParseID(t *testing.T) {
 	at := time.Date(2026, 11, 30, 14, 49, 20, 123456789, time.FixedZone("CET", 3600))
-	id := NewID(at)
+	id := snapshot.NewID(at)
 	if !strings.HasPrefix(id, "20261130T134920.123456Z-") || len(id) != len("20261130T134920.123456Z-000000") {
 		t.Errorf("NewID(%v) = %q", at, id)
 	}
-	if other := NewID(at); other == id {
+	if other := snapshot.NewID(at); other == id {
 		t.Errorf("two NewID calls for the same microsecond both returned %s", id)
 	}
-	got, err := ParseID(id)
+	got, err := snapshot.ParseID(id)
 	if err != nil || !got.Equal(at.Truncate(time.Microsecond)) {
 		t.Errorf("ParseID(%s) = %v, %v; want %v", id, got, err, at.Truncate(time.Microsecond))
 	}
-	if a, b := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), NewID(time.Date(2026, 1, 2, 3, 4, 5, 1000, time.UTC)); a >= b {
+	if a, b := snapshot.NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), snapshot.NewID(time.Date(2026, 1, 2, 3, 4, 5, 1000, time.UTC)); a >= b {
 		t.Errorf("IDs do not sort by time: %s >= %s", a, b)
 	}
 
@@ -765,7 +766,7 @@ func TestNewIDAndParseID(t *testing.T) {
 		"20261130T134920.123456+-3fa94c",
 		"2026-11-30T13:49:20Z-3fa94c",
 	} {
-		if _, err := ParseID(bad); err == nil {
+		if _, err := snapshot.ParseID(bad); err == nil {
 			t.Errorf("ParseID(%q) accepted it", bad)
 		}
 	}

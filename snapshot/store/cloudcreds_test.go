@@ -1,8 +1,9 @@
-package snapshot
+package store
 
 import (
 	"context"
 	"errors"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"io"
 	"net"
 	"os"
@@ -96,7 +97,7 @@ func TestCloudStoreCredentialErrors(t *testing.T) {
 					s.Close()
 				}
 			})
-			if !errors.Is(err, ErrNoCredentials) {
+			if !errors.Is(err, snapshot.ErrNoCredentials) {
 				t.Fatalf("got %v, want ErrNoCredentials", err)
 			}
 			msg := err.Error()

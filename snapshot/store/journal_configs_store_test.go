@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -14,29 +15,29 @@ import (
 // segment (no Conn.Config) has each connector's config, also after a
 // merge whose last entry of the connector is a target state.
 func TestJournalConfigs(t *testing.T) {
-	conn := &Connector{Type: TypeSource, HasConfig: true, TargetState: StateStarted, Tasks: -1}
-	stopped := &Connector{Type: TypeSource, HasConfig: true, TargetState: StateStopped, Tasks: -1}
-	entries := []Entry{
-		{Kind: EntryConfig, Offset: 1, Time: 1, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"1"}}`), Connector: "a", Conn: conn},
-		{Kind: EntryConfig, Offset: 2, Time: 2, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"2"}}`), Connector: "a", Conn: conn},
-		{Kind: EntryConfig, Offset: 3, Time: 3, Key: []byte("target-state-a"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "a", Conn: stopped},
+	conn := &snapshot.Connector{Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStarted, Tasks: -1}
+	stopped := &snapshot.Connector{Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped, Tasks: -1}
+	entries := []snapshot.Entry{
+		{Kind: snapshot.EntryConfig, Offset: 1, Time: 1, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"1"}}`), Connector: "a", Conn: conn},
+		{Kind: snapshot.EntryConfig, Offset: 2, Time: 2, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"2"}}`), Connector: "a", Conn: conn},
+		{Kind: snapshot.EntryConfig, Offset: 3, Time: 3, Key: []byte("target-state-a"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "a", Conn: stopped},
 	}
-	decoded, err := DecodeEntries(EncodeEntries(entries), len(entries))
+	decoded, err := snapshot.DecodeEntries(snapshot.EncodeEntries(entries), len(entries))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMerger(LevelMinute)
-	m.add(&Segment{Entries: decoded})
-	merged, err := DecodeEntries(EncodeEntries(m.entries()), 4)
+	m := snapshot.NewMerger(snapshot.LevelMinute)
+	m.Add(&snapshot.Segment{Entries: decoded})
+	merged, err := snapshot.DecodeEntries(snapshot.EncodeEntries(m.Entries()), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"name": "a", "tasks.max": "2"}
-	for name, es := range map[string][]Entry{"raw": decoded, "merged": merged} {
-		st := newReplayState(&Snapshot{})
-		st.apply(es, 10, &StateInfo{})
-		c := st.conns["a"]
-		if !maps.Equal(c.Config, want) || c.TargetState != StateStopped {
+	for name, es := range map[string][]snapshot.Entry{"raw": decoded, "merged": merged} {
+		st := snapshot.NewReplayState(&snapshot.Snapshot{})
+		st.Apply(es, 10, &snapshot.StateInfo{})
+		c := st.Conns["a"]
+		if !maps.Equal(c.Config, want) || c.TargetState != snapshot.StateStopped {
 			t.Errorf("%s: connector a = %+v, want config %v, STOPPED", name, c, want)
 		}
 	}
@@ -45,11 +46,11 @@ func TestJournalConfigs(t *testing.T) {
 // TestFixtureConfigsStored: the configs of the configs fixture survive a
 // store's Put, Get and GetForRestore.
 func TestFixtureConfigsStored(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(fixtureDir, "v1-configs.json"))
+	doc, err := os.ReadFile(filepath.Join(docDir, "v1-configs.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Decode(doc)
+	s, err := snapshot.Decode(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

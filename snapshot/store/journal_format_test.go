@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 var updateJournal = flag.Bool("update-journal", false, "rewrite testdata/journal-v1")
@@ -50,7 +51,7 @@ func TestJournalFormatV1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := snapshot.NewStore(b)
+		s := store.NewStore(b)
 		ctx := context.Background()
 		if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: epoch, Reason: snapshot.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 			Topics: []snapshot.EpochTopic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, TopicID: "00112233445566778899aabbccddeeff", Partitions: 25, Worker: true, Start: []snapshot.PartitionNext{{Partition: 20, Next: 1204}}}}}); err != nil {
@@ -76,7 +77,7 @@ func TestJournalFormatV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := snapshot.NewStore(b)
+	s := store.NewStore(b)
 	defer s.Close()
 	ctx := context.Background()
 	ep, err := s.GetEpoch(ctx, epoch)

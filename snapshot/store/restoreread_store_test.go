@@ -1,7 +1,8 @@
-package snapshot
+package store
 
 import (
 	"context"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"reflect"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 func TestGetForRestore(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, "mem://")
-	snap := storeFixtureSnapshot()
+	snap := fixtureSnapshot()
 	snap.ID = ""
 	info, err := st.Put(ctx, snap)
 	if err != nil {
@@ -42,7 +43,7 @@ func TestGetForRestore(t *testing.T) {
 			t.Fatalf("NoSinkOffsets: group %+v, want %+v", g, w)
 		}
 	}
-	if !got.compactOffsets() || !reflect.DeepEqual(storeTableOffsets(got.SourceTable()), storeRestoreView(want.SourceOffsets)) {
+	if !got.CompactOffsets() || !reflect.DeepEqual(tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets)) {
 		t.Fatal("GetForRestore's table differs from Get's SourceOffsets")
 	}
 	if !reflect.DeepEqual(ginfo, winfo) {
@@ -51,19 +52,19 @@ func TestGetForRestore(t *testing.T) {
 }
 
 // tableOffsets (as in the snapshot package's tests) is what a SourceTable holds of each source offset, in order.
-func storeTableOffsets(t *SourceTable) []SourceOffset {
-	out := make([]SourceOffset, t.Len())
+func tableOffsets(t *snapshot.SourceTable) []snapshot.SourceOffset {
+	out := make([]snapshot.SourceOffset, t.Len())
 	for i := range int32(t.Len()) {
-		out[i] = SourceOffset{Topic: t.Topic(i), Partition: t.Partition(i), Key: t.Key(i), Value: t.Value(i), Connector: t.Connector(i)}
+		out[i] = snapshot.SourceOffset{Topic: t.Topic(i), Partition: t.Partition(i), Key: t.Key(i), Value: t.Value(i), Connector: t.Connector(i)}
 	}
 	return out
 }
 
 // restoreView is what a restore reads of SourceOffsets.
-func storeRestoreView(offs []SourceOffset) []SourceOffset {
-	out := make([]SourceOffset, len(offs))
+func restoreView(offs []snapshot.SourceOffset) []snapshot.SourceOffset {
+	out := make([]snapshot.SourceOffset, len(offs))
 	for i, o := range offs {
-		out[i] = SourceOffset{Topic: o.Topic, Partition: o.Partition, Key: o.Key, Value: o.Value, Connector: o.Connector}
+		out[i] = snapshot.SourceOffset{Topic: o.Topic, Partition: o.Partition, Key: o.Key, Value: o.Value, Connector: o.Connector}
 	}
 	return out
 }

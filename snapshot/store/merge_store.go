@@ -1,9 +1,10 @@
-package snapshot
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"time"
 )
@@ -11,20 +12,20 @@ import (
 // CompactEpoch writes the merged segments epoch e lacks at now, top level
 // first, and returns them. A segment another daemon wrote meanwhile is not
 // an error.
-func (s *Store) CompactEpoch(ctx context.Context, e EpochInfo, now time.Time) ([]SegmentInfo, error) {
-	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(levelEvery[level]) })
+func (s *Store) CompactEpoch(ctx context.Context, e snapshot.EpochInfo, now time.Time) ([]snapshot.SegmentInfo, error) {
+	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(snapshot.LevelEvery[level]) })
 }
 
 // compactAt is CompactEpoch with each level's last boundary given.
-func (s *Store) compactAt(ctx context.Context, e EpochInfo, boundary func(level int) time.Time) ([]SegmentInfo, error) {
-	var out []SegmentInfo
-	for level := topLevel; level >= LevelMinute; level-- {
-		cover := e.compaction(level, boundary(level))
+func (s *Store) compactAt(ctx context.Context, e snapshot.EpochInfo, boundary func(level int) time.Time) ([]snapshot.SegmentInfo, error) {
+	var out []snapshot.SegmentInfo
+	for level := snapshot.TopLevel; level >= snapshot.LevelMinute; level-- {
+		cover := e.Compaction(level, boundary(level))
 		if len(cover) == 0 {
 			continue
 		}
 		si, err := s.mergeCover(ctx, e.ID, level, cover)
-		if errors.Is(err, ErrExists) {
+		if errors.Is(err, snapshot.ErrExists) {
 			continue
 		}
 		if err != nil {
@@ -32,49 +33,49 @@ func (s *Store) compactAt(ctx context.Context, e EpochInfo, boundary func(level 
 		}
 		out = append(out, si)
 		e.Segments = append(slices.Clone(e.Segments), si)
-		sortSegments(e.Segments)
+		snapshot.SortSegments(e.Segments)
 	}
 	return out, nil
 }
 
 // mergeCover reads the segments of cover, checks that each follows the one
 // before, and writes their merge at level.
-func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []SegmentInfo) (SegmentInfo, error) {
-	m := newMerger(level)
-	var first, prev *Segment
+func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []snapshot.SegmentInfo) (snapshot.SegmentInfo, error) {
+	m := snapshot.NewMerger(level)
+	var first, prev *snapshot.Segment
 	for _, si := range cover {
 		seg, err := s.ReadSegment(ctx, si)
 		if err != nil {
-			return SegmentInfo{}, err
+			return snapshot.SegmentInfo{}, err
 		}
 		if prev != nil && (seg.FirstSeq != prev.LastSeq+1 || seg.PrevDigest != prev.LastDigest) {
-			return SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, ErrJournalBroken, prev.LastSeq)
+			return snapshot.SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, snapshot.ErrJournalBroken, prev.LastSeq)
 		}
 		if first == nil {
 			first = seg
 		}
-		m.add(seg)
+		m.Add(seg)
 		prev = seg
 	}
-	merged := &Segment{
+	merged := &snapshot.Segment{
 		Epoch: epoch, Level: level, FirstSeq: first.FirstSeq, LastSeq: prev.LastSeq,
-		FirstTime: first.FirstTime, LastTime: fromMs(m.latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
-		Entries: m.entries(),
+		FirstTime: first.FirstTime, LastTime: snapshot.FromMs(m.Latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
+		Entries: m.Entries(),
 	}
 	return s.PutSegment(ctx, merged)
 }
 
 // DropRaw deletes the raw segments of e that a merged segment holds and
 // whose last time is keep or more before now, and returns how many.
-func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (s *Store) DropRaw(ctx context.Context, e snapshot.EpochInfo, keep time.Duration, now time.Time) (int, error) {
 	n := 0
 	for _, si := range e.Segments {
-		if si.Level != LevelRaw || now.Sub(si.LastTime) < keep {
+		if si.Level != snapshot.LevelRaw || now.Sub(si.LastTime) < keep {
 			continue
 		}
 		held := false
 		for _, m := range e.Segments {
-			if m.Level > LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
+			if m.Level > snapshot.LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
 				held = true
 				break
 			}
@@ -99,7 +100,7 @@ func (s *Store) DropRaw(ctx context.Context, e EpochInfo, keep time.Duration, no
 // raw segments; an older one, whose raw segments --journal-keep-within
 // deleted, is restored as of the boundary before it that is still kept:
 // the hour's level 2 segment, or the hour's last level 1 segment.
-func (s *Store) ThinMinutes(ctx context.Context, e EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (s *Store) ThinMinutes(ctx context.Context, e snapshot.EpochInfo, keep time.Duration, now time.Time) (int, error) {
 	if keep <= 0 {
 		return 0, nil
 	}
@@ -108,15 +109,15 @@ func (s *Store) ThinMinutes(ctx context.Context, e EpochInfo, keep time.Duration
 	var hour uint64               // the farthest level 2 segment
 	for _, si := range e.Segments {
 		switch si.Level {
-		case LevelMinute:
+		case snapshot.LevelMinute:
 			newest[si.FirstSeq] = max(newest[si.FirstSeq], si.LastSeq)
-		case LevelHour:
+		case snapshot.LevelHour:
 			hour = max(hour, si.LastSeq)
 		}
 	}
 	n := 0
 	for _, si := range e.Segments {
-		if si.Level != LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
+		if si.Level != snapshot.LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
 			continue
 		}
 		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {

@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -69,7 +70,7 @@ func TestEncryptedStore(t *testing.T) {
 			wrong := &Store{bucket: st.bucket, where: st.where, keeper: openTestKeeper(t, wrongURL)}
 			t.Cleanup(func() { wrong.keeper.Close() })
 
-			snap := storeFixtureSnapshot()
+			snap := fixtureSnapshot()
 			snap.ID, snap.CreatedAt = "", snap.CreatedAt.AddDate(0, 0, 1)
 			info, err := st.Put(ctx, snap)
 			if err != nil {
@@ -103,7 +104,7 @@ func TestEncryptedStore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Get with the key: %v", err)
 			}
-			want := storeFixtureSnapshot()
+			want := fixtureSnapshot()
 			want.ID, want.CreatedAt = snap.ID, snap.CreatedAt
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("decrypted snapshot differs")
@@ -118,7 +119,7 @@ func TestEncryptedStore(t *testing.T) {
 			// Without the key: refused clearly; verify checks the checksum.
 			_, _, err = plain.Get(ctx, id)
 			wantMsg := fmt.Sprintf("snapshot %s is encrypted: pass --encrypt-key (OFFSETKEEPER_ENCRYPT_KEY) with the key it was encrypted with, key %s", id, info.KeyID)
-			if !errors.Is(err, ErrEncrypted) || err.Error() != wantMsg {
+			if !errors.Is(err, snapshot.ErrEncrypted) || err.Error() != wantMsg {
 				t.Errorf("Get without the key: %v\nwant %s", err, wantMsg)
 			}
 			vinfo, err := plain.Verify(ctx, id)
@@ -132,7 +133,7 @@ func TestEncryptedStore(t *testing.T) {
 
 			// A wrong key names both keys.
 			_, _, err = wrong.Get(ctx, id)
-			if !errors.Is(err, ErrDecrypt) || !strings.HasPrefix(err.Error(), "decrypt snapshot "+id+": wrong key?") ||
+			if !errors.Is(err, snapshot.ErrDecrypt) || !strings.HasPrefix(err.Error(), "decrypt snapshot "+id+": wrong key?") ||
 				!strings.Contains(err.Error(), info.KeyID) || !strings.Contains(err.Error(), wrong.keeper.ID()) {
 				t.Errorf("Get with a wrong key: %v", err)
 			}
@@ -155,8 +156,8 @@ func TestEncryptedStore(t *testing.T) {
 }
 
 // fixtureSnapshotWithID is the fixture with another ID (empty: Put assigns one).
-func fixtureSnapshotWithID(id string) *Snapshot {
-	s := storeFixtureSnapshot()
+func fixtureSnapshotWithID(id string) *snapshot.Snapshot {
+	s := fixtureSnapshot()
 	s.ID, s.CreatedAt = id, s.CreatedAt.AddDate(0, 0, 2)
 	return s
 }
@@ -168,7 +169,7 @@ func TestEncryptedDamage(t *testing.T) {
 		withKey = NewStore(memblob.OpenBucket(nil))
 		withKey.SetKeeper(openTestKeeper(t, keyURL))
 		t.Cleanup(func() { withKey.Close() })
-		info, err := withKey.Put(ctx, storeFixtureSnapshot())
+		info, err := withKey.Put(ctx, fixtureSnapshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,10 +191,10 @@ func TestEncryptedDamage(t *testing.T) {
 		rewrite(t, withKey, id, func(obj []byte) []byte { obj[len(obj)-10] ^= 1; return obj })
 		// The checksum is checked before any key is needed, and before decrypting.
 		for name, st := range map[string]*Store{"without key": without, "with key": withKey} {
-			if _, err := st.Verify(ctx, id); !errors.Is(err, ErrChecksum) {
+			if _, err := st.Verify(ctx, id); !errors.Is(err, snapshot.ErrChecksum) {
 				t.Errorf("Verify %s: %v, want ErrChecksum", name, err)
 			}
-			if _, _, err := st.Get(ctx, id); !errors.Is(err, ErrChecksum) {
+			if _, _, err := st.Get(ctx, id); !errors.Is(err, snapshot.ErrChecksum) {
 				t.Errorf("Get %s: %v, want ErrChecksum", name, err)
 			}
 		}
@@ -216,14 +217,14 @@ func TestEncryptedDamage(t *testing.T) {
 			t.Errorf("Verify without the key sees only the checksum, which matches: %v", err)
 		}
 		_, _, err := withKey.Get(ctx, id)
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
+		if !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
 			t.Errorf("Get with the key: %v, want ErrCorrupt: does not authenticate", err)
 		}
 	})
 	t.Run("truncated", func(t *testing.T) {
 		withKey, without, id := newStores(t)
 		rewrite(t, withKey, id, func(obj []byte) []byte { return obj[:len(obj)-1] })
-		if _, err := without.Verify(ctx, id); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), id) {
+		if _, err := without.Verify(ctx, id); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), id) {
 			t.Errorf("Verify: %v, want ErrCorrupt naming the ID", err)
 		}
 	})
@@ -233,7 +234,7 @@ func TestEncryptedDamage(t *testing.T) {
 			return bytes.Replace(obj, []byte(`"version":1`), []byte(`"version":99`), 1)
 		})
 		// The version is reported before the missing key.
-		if _, err := without.Verify(ctx, id); !errors.Is(err, ErrUnsupportedVersion) || !strings.Contains(err.Error(), "99") {
+		if _, err := without.Verify(ctx, id); !errors.Is(err, snapshot.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "99") {
 			t.Errorf("Verify: %v, want ErrUnsupportedVersion 99", err)
 		}
 	})
@@ -257,7 +258,7 @@ func TestEncryptedDamage(t *testing.T) {
 			t.Errorf("List with a wrong key = %+v, %v", infos, err)
 		}
 		// Verify, though, fails with a wrong key.
-		if _, err := wrong.Verify(ctx, id); !errors.Is(err, ErrDecrypt) {
+		if _, err := wrong.Verify(ctx, id); !errors.Is(err, snapshot.ErrDecrypt) {
 			t.Errorf("Verify with a wrong key: %v, want ErrDecrypt", err)
 		}
 	})
@@ -363,11 +364,11 @@ func TestEncryptedFixture(t *testing.T) {
 		file, encryption string
 		current          bool
 	}{
-		{fmt.Sprintf("v%d-encrypted.snap", Version), encryptionSecrets, false},
-		{fmt.Sprintf("v%d-encrypted-bound.snap", Version), encryptionBound, true},
+		{fmt.Sprintf("v%d-encrypted.snap", snapshot.Version), encryptionSecrets, false},
+		{fmt.Sprintf("v%d-encrypted-bound.snap", snapshot.Version), encryptionBound, true},
 	} {
 		t.Run(fx.file, func(t *testing.T) {
-			testEncryptedFixture(t, filepath.Join("testdata", fx.file), fx.encryption, fx.current && *storeUpdate)
+			testEncryptedFixture(t, filepath.Join("testdata", fx.file), fx.encryption, fx.current && *update)
 		})
 	}
 }
@@ -378,10 +379,10 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if write {
 		st := NewStore(memblob.OpenBucket(nil))
 		st.SetKeeper(openTestKeeper(t, keyURL))
-		if _, err := st.Put(ctx, storeFixtureSnapshot()); err != nil {
+		if _, err := st.Put(ctx, fixtureSnapshot()); err != nil {
 			t.Fatal(err)
 		}
-		obj, err := st.bucket.ReadAll(ctx, objectKey(storeFixtureID))
+		obj, err := st.bucket.ReadAll(ctx, objectKey(fixtureID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,7 +402,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	st := NewStore(memblob.OpenBucket(nil))
 	st.SetKeeper(openTestKeeper(t, keyURL))
 	defer st.Close()
-	if err := st.bucket.WriteAll(ctx, objectKey(storeFixtureID), obj, nil); err != nil {
+	if err := st.bucket.WriteAll(ctx, objectKey(fixtureID), obj, nil); err != nil {
 		t.Fatal(err)
 	}
 	snap, info, err := st.Get(ctx, "latest")
@@ -411,7 +412,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if !info.Encrypted || info.Size != int64(len(obj)) {
 		t.Errorf("Info = %+v", info)
 	}
-	storeCheckFixtureV1(t, snap)
+	checkFixtureV1(t, snap)
 }
 
 // An encrypted body is bound to its snapshot's ID: the same object stored
@@ -422,7 +423,7 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	st := NewStore(memblob.OpenBucket(nil))
 	st.SetKeeper(openTestKeeper(t, keyURL))
 	defer st.Close()
-	a, err := st.Put(ctx, storeFixtureSnapshot())
+	a, err := st.Put(ctx, fixtureSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,23 +431,23 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := NewID(a.CreatedAt.Add(time.Second))
+	other := snapshot.NewID(a.CreatedAt.Add(time.Second))
 	if err := st.bucket.WriteAll(ctx, objectKey(other), obj, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = st.Verify(ctx, other)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
+	if !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
 		t.Fatalf("Verify of a body moved to %s = %v, want a failed authentication", other, err)
 	}
 	// The first envelopes are caught by the document's own ID instead.
-	old, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d-encrypted.snap", Version)))
+	old, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d-encrypted.snap", snapshot.Version)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.bucket.WriteAll(ctx, objectKey(other), old, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Verify(ctx, other); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "document ID") {
+	if _, err := st.Verify(ctx, other); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "document ID") {
 		t.Fatalf("Verify of an old envelope moved to %s = %v, want a document ID mismatch", other, err)
 	}
 }

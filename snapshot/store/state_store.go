@@ -1,9 +1,10 @@
-package snapshot
+package store
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"maps"
 	"math"
 	"slices"
@@ -13,7 +14,7 @@ import (
 
 // JournalCoverage returns, per epoch, the span it covers, oldest first. It
 // reads only the listings of snapshots and journal.
-func (s *Store) JournalCoverage(ctx context.Context) ([]Coverage, error) {
+func (s *Store) JournalCoverage(ctx context.Context) ([]snapshot.Coverage, error) {
 	infos, err := s.List(ctx)
 	if err != nil {
 		return nil, err
@@ -22,7 +23,7 @@ func (s *Store) JournalCoverage(ctx context.Context) ([]Coverage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return coverageOf(infos, l), nil
+	return snapshot.CoverageOf(infos, l), nil
 }
 
 // StateAt returns the state of the cluster at moment at: the newest full
@@ -41,10 +42,10 @@ func (s *Store) JournalCoverage(ctx context.Context) ([]Coverage, error) {
 // A moment in the future, before anything restorable or inside a gap
 // between epochs is ErrNotRestorable naming the spans that are; a segment
 // missing or altered on the way to at is ErrJournalBroken naming it.
-func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInfo, error) {
+func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
 	now := time.Now()
 	if at.After(now) {
-		return nil, nil, fmt.Errorf("%w: %s is in the future (now is %s)", ErrNotRestorable, fmtTime(at), fmtTime(now))
+		return nil, nil, fmt.Errorf("%w: %s is in the future (now is %s)", snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(now))
 	}
 	infos, err := s.List(ctx)
 	if err != nil {
@@ -67,7 +68,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 		if !e.HasFile {
 			continue
 		}
-		c := coverageOf(infos, &JournalListing{Epochs: []EpochInfo{e}})[0]
+		c := snapshot.CoverageOf(infos, &snapshot.JournalListing{Epochs: []snapshot.EpochInfo{e}})[0]
 		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c) // covered
 		}
@@ -84,7 +85,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 	if err != nil {
 		return nil, nil, err
 	}
-	cov := coverageOf(infos, l)
+	cov := snapshot.CoverageOf(infos, l)
 	pick := -1
 	for i, c := range cov {
 		if !c.BaseExists || c.From.After(at) {
@@ -116,7 +117,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*Snapshot, *StateInf
 // killed, the store unreachable) is ErrNotRestorable: the moment is not
 // covered yet. A journal that did not record its interval is taken as
 // running while its last segment is younger than JournalLive.
-func (s *Store) flushedLately(ctx context.Context, e *EpochInfo, c Coverage, at, now time.Time) error {
+func (s *Store) flushedLately(ctx context.Context, e *snapshot.EpochInfo, c snapshot.Coverage, at, now time.Time) error {
 	last, interval, err := s.journalFlushed(ctx, e, c)
 	if err != nil {
 		return err
@@ -124,22 +125,22 @@ func (s *Store) flushedLately(ctx context.Context, e *EpochInfo, c Coverage, at,
 	if interval > 0 && !at.After(last.Add(2*interval)) {
 		return nil
 	}
-	if interval <= 0 && now.Sub(c.To) <= JournalLive {
+	if interval <= 0 && now.Sub(c.To) <= snapshot.JournalLive {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is not covered yet: the journal's last flush was at %s (epoch %s, segment %d) and it flushes every %v; is the daemon journaling (running, leading, reaching the store)? Pick a moment at or before %s, or restore a snapshot by ID",
-		ErrNotRestorable, fmtTime(at), fmtTime(last), e.ID, c.LastSeq, cmp.Or(interval, JournalHeartbeat), fmtTime(last))
+		snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(last), e.ID, c.LastSeq, cmp.Or(interval, snapshot.JournalHeartbeat), snapshot.FmtTime(last))
 }
 
 // newestEpoch reports whether none of the snapshots newer than an
 // epoch's base (a few undo or hand-taken ones at most) starts an epoch:
 // then that epoch is the newest, the one the daemon still writes.
-func (s *Store) newestEpoch(ctx context.Context, newer []Info) bool {
+func (s *Store) newestEpoch(ctx context.Context, newer []snapshot.Info) bool {
 	if len(newer) > 8 {
 		return false // the whole listing decides
 	}
 	for _, i := range newer {
-		if ok, err := s.exists(ctx, journalPrefix+i.ID+"/"+epochFile); err != nil || ok {
+		if ok, err := s.exists(ctx, snapshot.JournalPrefix+i.ID+"/"+epochFile); err != nil || ok {
 			return false
 		}
 	}
@@ -147,11 +148,11 @@ func (s *Store) newestEpoch(ctx context.Context, newer []Info) bool {
 }
 
 // fallback is StateAt for a moment no epoch covers.
-func (s *Store) fallback(ctx context.Context, at time.Time, infos []Info, cov []Coverage) (*Snapshot, *StateInfo, error) {
-	spans := describeCoverage(cov)
-	var base *Info
+func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Info, cov []snapshot.Coverage) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
+	spans := snapshot.DescribeCoverage(cov)
+	var base *snapshot.Info
 	for i := range infos {
-		if !infos[i].CreatedAt.After(at) && infos[i].Kind == KindFull {
+		if !infos[i].CreatedAt.After(at) && infos[i].Kind == snapshot.KindFull {
 			base = &infos[i]
 		}
 	}
@@ -160,46 +161,46 @@ func (s *Store) fallback(ctx context.Context, at time.Time, infos []Info, cov []
 			// After the first epoch began: between epochs, or past the end.
 			for _, c := range cov {
 				if c.Broken != "" && c.From.Before(at) {
-					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s", ErrNotRestorable, fmtTime(at), c.Epoch, c.Broken)
+					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s", snapshot.ErrNotRestorable, snapshot.FmtTime(at), c.Epoch, c.Broken)
 				}
 			}
-			return nil, nil, fmt.Errorf("%w: %s is inside a gap of the journal (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID", ErrNotRestorable, fmtTime(at), spans)
+			return nil, nil, fmt.Errorf("%w: %s is inside a gap of the journal (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID", snapshot.ErrNotRestorable, snapshot.FmtTime(at), spans)
 		}
 	}
 	if base == nil {
 		if len(infos) == 0 {
-			return nil, nil, fmt.Errorf("%w: %s: the store holds no snapshot", ErrNotRestorable, fmtTime(at))
+			return nil, nil, fmt.Errorf("%w: %s: the store holds no snapshot", snapshot.ErrNotRestorable, snapshot.FmtTime(at))
 		}
 		for _, i := range infos {
-			if i.Kind == KindFull {
-				return nil, nil, fmt.Errorf("%w: %s is before the earliest restorable moment, %s (snapshot %s)", ErrNotRestorable, fmtTime(at), fmtTime(i.CreatedAt), i.ID)
+			if i.Kind == snapshot.KindFull {
+				return nil, nil, fmt.Errorf("%w: %s is before the earliest restorable moment, %s (snapshot %s)", snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(i.CreatedAt), i.ID)
 			}
 		}
-		return nil, nil, fmt.Errorf("%w: %s: the store holds no full snapshot", ErrNotRestorable, fmtTime(at))
+		return nil, nil, fmt.Errorf("%w: %s: the store holds no full snapshot", snapshot.ErrNotRestorable, snapshot.FmtTime(at))
 	}
 	snap, info, err := s.Get(ctx, base.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	si := &StateInfo{At: at, Base: info, Fallback: true}
-	si.Precision = []string{fmt.Sprintf("everything: as snapshot %s had it at %s (%s before the moment)", base.ID, fmtTime(info.CreatedAt), at.Sub(info.CreatedAt).Round(time.Second))}
+	si := &snapshot.StateInfo{At: at, Base: info, Fallback: true}
+	si.Precision = []string{fmt.Sprintf("everything: as snapshot %s had it at %s (%s before the moment)", base.ID, snapshot.FmtTime(info.CreatedAt), at.Sub(info.CreatedAt).Round(time.Second))}
 	note := "no journal covers this moment: this is the newest snapshot at or before it"
 	if len(cov) > 0 {
 		note += "; the journal covers " + spans
 	}
 	si.Notes = append(si.Notes, note)
 	out := *snap
-	out.ID = fmt.Sprintf("at %s (snapshot %s, no journal)", fmtTime(at), base.ID)
+	out.ID = fmt.Sprintf("at %s (snapshot %s, no journal)", snapshot.FmtTime(at), base.ID)
 	return &out, si, nil
 }
 
 // replay builds the state at at from epoch e's base snapshot and segments.
-func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Coverage) (*Snapshot, *StateInfo, error) {
+func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo, c snapshot.Coverage) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
 	// The base is read while the first segments are (eachSegment reads
 	// ahead); they are applied once it is.
 	type baseRead struct {
-		snap *Snapshot
-		info Info
+		snap *snapshot.Snapshot
+		info snapshot.Info
 		err  error
 	}
 	bch := make(chan baseRead, 1)
@@ -208,48 +209,48 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		bch <- baseRead{b, i, err}
 	}()
 	var (
-		base    *Snapshot
-		st      *replayState
+		base    *snapshot.Snapshot
+		st      *snapshot.ReplayState
 		baseErr error
 	)
-	si := &StateInfo{At: at, Epoch: e.ID}
+	si := &snapshot.StateInfo{At: at, Epoch: e.ID}
 	readBase := func() error {
 		r := <-bch
 		switch {
 		case r.err != nil:
 			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w", e.ID, r.err)
 		case len(r.snap.Scope) > 0:
-			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, ErrCorrupt)
+			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, snapshot.ErrCorrupt)
 		default:
-			base, si.Base, st = r.snap, r.info, newReplayState(r.snap)
+			base, si.Base, st = r.snap, r.info, snapshot.NewReplayState(r.snap)
 			if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
-				st.setWorkers(ep.Topics)
+				st.SetWorkers(ep.Topics)
 			}
 		}
 		return baseErr
 	}
 	plan, past, hole := e.PlanAt(at)
-	atMs := Ms(at)
+	atMs := snapshot.Ms(at)
 	lastSeen := c.From
 	// restorable is the last moment the journal read so far restores: the
 	// time of the last segment applied.
 	restorable := c.From
 	read := map[int]int{}
-	err := s.eachSegment(ctx, plan, func(seg *Segment) (bool, error) {
+	err := s.eachSegment(ctx, plan, func(seg *snapshot.Segment) (bool, error) {
 		if st == nil && readBase() != nil {
 			return false, baseErr
 		}
-		if seg.FirstTime.After(at.Add(lateRecords)) {
+		if seg.FirstTime.After(at.Add(snapshot.LateRecords)) {
 			return false, nil
 		}
 		// A merged segment is in the plan only when its time, the latest of
 		// everything it holds, is at or before the moment: applied whole,
 		// it gives what its raw segments give.
-		st.apply(seg.Entries, atMs, si)
+		st.Apply(seg.Entries, atMs, si)
 		si.Seq = seg.LastSeq
 		restorable = seg.LastTime
 		read[seg.Level]++
-		if seg.Level > LevelRaw {
+		if seg.Level > snapshot.LevelRaw {
 			si.Merged++
 		}
 		if !seg.LastTime.After(at) {
@@ -264,14 +265,14 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 		return nil, nil, baseErr
 	}
 	if err == nil && past != nil {
-		st.notes = append(st.notes, mergedNote(*past, lastSeen))
+		st.Notes = append(st.Notes, snapshot.MergedNote(*past, lastSeen))
 	}
 	if si.Merged > 0 {
 		var parts []string
 		for _, level := range slices.Backward(slices.Sorted(maps.Keys(read))) {
 			parts = append(parts, fmt.Sprintf("%d of level %d", read[level], level))
 		}
-		st.notes = append(st.notes, "journal segments read: "+strings.Join(parts, ", ")+" (levels 1 and 2 are merged; see docs/journal.md)")
+		st.Notes = append(st.Notes, "journal segments read: "+strings.Join(parts, ", ")+" (levels 1 and 2 are merged; see docs/journal.md)")
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w; restore refuses to cross it: %s", err, s.lastRestorable(ctx, restorable, e, c))
@@ -279,16 +280,16 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 	if hole != nil && c.To.Before(at) {
 		return nil, nil, fmt.Errorf("%w; restore refuses to cross it", hole)
 	}
-	snap := st.build(base)
-	snap.ID = fmt.Sprintf("at %s (snapshot %s + journal to seq %d)", fmtTime(at), e.ID, si.Seq)
+	snap := st.Build(base)
+	snap.ID = fmt.Sprintf("at %s (snapshot %s + journal to seq %d)", snapshot.FmtTime(at), e.ID, si.Seq)
 	snap.CreatedAt = at.UTC()
-	snap.Reason = ReasonAt
+	snap.Reason = snapshot.ReasonAt
 	si.Precision = []string{
-		fmt.Sprintf("source offsets: record time; every offsets topic partition cut at its first record after %s", fmtTime(at)),
-		fmt.Sprintf("sink offsets: as observed at %s, at or before the moment (the journal reads the groups once per interval)", fmtTime(lastSeen)),
+		fmt.Sprintf("source offsets: record time; every offsets topic partition cut at its first record after %s", snapshot.FmtTime(at)),
+		fmt.Sprintf("sink offsets: as observed at %s, at or before the moment (the journal reads the groups once per interval)", snapshot.FmtTime(lastSeen)),
 		"connectors: config topic record time",
 	}
-	si.Notes = append(si.Notes, st.notes...)
+	si.Notes = append(si.Notes, st.Notes...)
 	return snap, si, nil
 }
 
@@ -296,21 +297,21 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *EpochInfo, c Covera
 // latest moment whose replay stops short of it (late records are read up
 // to lateRecords past a moment, so a minute before the last good
 // segment's time, tried once), else the epoch's base snapshot by ID.
-func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *EpochInfo, c Coverage) string {
+func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *snapshot.EpochInfo, c snapshot.Coverage) string {
 	byID := fmt.Sprintf("restore its base snapshot %s by ID", e.ID)
-	m := good.Add(-lateRecords - time.Millisecond)
-	if m.Before(c.From) || ctx.Value(probingKey{}) != nil {
+	m := good.Add(-snapshot.LateRecords - time.Millisecond)
+	if m.Before(c.From) || ctx.Value(snapshot.ProbingKey{}) != nil {
 		return byID
 	}
-	if _, _, err := s.replay(context.WithValue(ctx, probingKey{}, true), m, e, c); err != nil {
+	if _, _, err := s.replay(context.WithValue(ctx, snapshot.ProbingKey{}, true), m, e, c); err != nil {
 		return byID
 	}
-	return fmt.Sprintf("the last restorable moment before it is %s (--at %s), or %s", fmtTime(m), m.UTC().Format(time.RFC3339Nano), byID)
+	return fmt.Sprintf("the last restorable moment before it is %s (--at %s), or %s", snapshot.FmtTime(m), m.UTC().Format(time.RFC3339Nano), byID)
 }
 
 // JournalHead reads epoch id whole, checking every segment and the chain,
 // and returns where it stands.
-func (s *Store) JournalHead(ctx context.Context, id string) (*JournalHead, error) {
+func (s *Store) JournalHead(ctx context.Context, id string) (*snapshot.JournalHead, error) {
 	ep, err := s.GetEpoch(ctx, id)
 	if err != nil {
 		return nil, err
@@ -321,7 +322,7 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*JournalHead, error
 	}
 	e, ok := l.Epoch(id)
 	if !ok {
-		return nil, fmt.Errorf("read journal epoch %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("read journal epoch %s: %w", id, snapshot.ErrNotFound)
 	}
 	base, _, err := s.Get(ctx, id)
 	if err != nil {
@@ -331,22 +332,22 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*JournalHead, error
 	if hole != nil {
 		return nil, hole
 	}
-	st := newReplayState(base)
-	var prev *Segment
-	si := &StateInfo{}
-	err = s.eachSegment(ctx, chain, func(seg *Segment) (bool, error) {
-		st.apply(seg.Entries, math.MaxInt64, si)
+	st := snapshot.NewReplayState(base)
+	var prev *snapshot.Segment
+	si := &snapshot.StateInfo{}
+	err = s.eachSegment(ctx, chain, func(seg *snapshot.Segment) (bool, error) {
+		st.Apply(seg.Entries, math.MaxInt64, si)
 		prev = seg
 		return true, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	h := &JournalHead{Epoch: ep, State: st.build(base), Last: prev, Positions: slices.Clone(ep.Topics)}
+	h := &snapshot.JournalHead{Epoch: ep, State: st.Build(base), Last: prev, Positions: slices.Clone(ep.Topics)}
 	if prev != nil {
 		pos := map[string]map[int32]int64{}
 		for _, en := range prev.Entries {
-			if en.Kind == EntryPosition {
+			if en.Kind == snapshot.EntryPosition {
 				if pos[en.Topic] == nil {
 					pos[en.Topic] = map[int32]int64{}
 				}

@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
@@ -84,7 +85,7 @@ func checkAWSCredentials(ctx context.Context, u *url.URL) error {
 	defer cancel()
 	if _, err := cfg.Credentials.Retrieve(cctx); err != nil {
 		return fmt.Errorf("%w: AWS (environment, shared config, web identity, container and instance role tried): %s; %s",
-			ErrNoCredentials, rootCause(err), awsCredentialsHelp)
+			snapshot.ErrNoCredentials, rootCause(err), awsCredentialsHelp)
 	}
 	return nil
 }
@@ -114,7 +115,7 @@ func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 		creds, err = gcp.DefaultCredentials(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: Google Cloud Application Default Credentials: %s; %s", ErrNoCredentials, rootCause(err), gcpCredentialsHelp)
+		return nil, fmt.Errorf("%w: Google Cloud Application Default Credentials: %s; %s", snapshot.ErrNoCredentials, rootCause(err), gcpCredentialsHelp)
 	}
 	// A token now, so that a metadata server that does not answer, or a key
 	// that is revoked, fails here once (the storage client retries it
@@ -129,7 +130,7 @@ func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: Google Cloud access token: %s; check the service account: %s", ErrNoCredentials, rootCause(err), gcpCredentialsHelp)
+		return nil, fmt.Errorf("%w: Google Cloud access token: %s; check the service account: %s", snapshot.ErrNoCredentials, rootCause(err), gcpCredentialsHelp)
 	}
 	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), creds.TokenSource)
 	if err != nil {
@@ -179,7 +180,7 @@ func (e *bucketError) Error() string { return e.msg }
 func (e *bucketError) Unwrap() error { return e.err }
 
 func (e *bucketError) Is(target error) bool {
-	return target == ErrStore || (e.missing && target == ErrStoreNotFound)
+	return target == ErrStore || (e.missing && target == snapshot.ErrStoreNotFound)
 }
 
 // describeBucketError is (&Store{}).describe, for callers without a Store.
@@ -327,5 +328,5 @@ func oneLine(s string) string {
 // notFound reports whether err is an object that is not there (not a
 // bucket that is not there).
 func notFound(err error) bool {
-	return gcerrors.Code(err) == gcerrors.NotFound && !errors.Is(err, ErrStoreNotFound)
+	return gcerrors.Code(err) == gcerrors.NotFound && !errors.Is(err, snapshot.ErrStoreNotFound)
 }

@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 // This file reads what ApplyPolicy needs to know of the journal.
 
@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"sync"
 	"time"
@@ -16,7 +17,7 @@ import (
 // once. The zero EventCache is ready; a nil one caches nothing.
 type EventCache struct {
 	mu    sync.Mutex
-	bySeg map[string][]Event
+	bySeg map[string][]snapshot.Event
 }
 
 // RetentionJournal returns the Journal ApplyPolicy needs to apply p to
@@ -27,16 +28,16 @@ type EventCache struct {
 // would remove without the reset rule (a reset only matters for what
 // would otherwise go). cache, when not nil, keeps what was read for the
 // next call.
-func (s *Store) RetentionJournal(ctx context.Context, infos []Info, p Policy, now time.Time, cache *EventCache) (Journal, error) {
+func (s *Store) RetentionJournal(ctx context.Context, infos []snapshot.Info, p snapshot.Policy, now time.Time, cache *EventCache) (snapshot.Journal, error) {
 	l, err := s.ListJournal(ctx)
 	if err != nil {
-		return Journal{}, err
+		return snapshot.Journal{}, err
 	}
-	j := Journal{Coverage: coverageOf(infos, l)}
+	j := snapshot.Journal{Coverage: snapshot.CoverageOf(infos, l)}
 	if p.Empty() || p.ResetWithin <= 0 || len(l.Epochs) == 0 {
 		return j, nil
 	}
-	_, remove, _ := ApplyPolicy(infos, j, Policy{
+	_, remove, _ := snapshot.ApplyPolicy(infos, j, snapshot.Policy{
 		Last: p.Last, Hourly: p.Hourly, Daily: p.Daily, Weekly: p.Weekly, Monthly: p.Monthly,
 		Within: p.Within, UndoWithin: p.UndoWithin, ManualWithin: p.ManualWithin,
 	}, now)
@@ -51,7 +52,7 @@ func (s *Store) RetentionJournal(ctx context.Context, infos []Info, p Policy, no
 	for _, c := range j.Coverage {
 		from := prevFrom
 		prevFrom = c.From
-		if c.To.Before(since) || !slices.ContainsFunc(remove, func(i Info) bool {
+		if c.To.Before(since) || !slices.ContainsFunc(remove, func(i snapshot.Info) bool {
 			return !i.CreatedAt.Before(from) && !i.CreatedAt.After(c.To)
 		}) {
 			continue
@@ -59,7 +60,7 @@ func (s *Store) RetentionJournal(ctx context.Context, infos []Info, p Policy, no
 		e, _ := l.Epoch(c.Epoch)
 		evs, err := s.epochEvents(ctx, e, since, cache, live)
 		if err != nil {
-			return Journal{}, err
+			return snapshot.Journal{}, err
 		}
 		j.Resets = append(j.Resets, evs...)
 	}
@@ -74,8 +75,8 @@ func (s *Store) RetentionJournal(ctx context.Context, infos []Info, p Policy, no
 
 // epochEvents returns the resets of e's chain at or after since, reading
 // the segments cache does not hold and noting every key used in live.
-func (s *Store) epochEvents(ctx context.Context, e *EpochInfo, since time.Time, cache *EventCache, live map[string]bool) ([]Event, error) {
-	var out []Event
+func (s *Store) epochEvents(ctx context.Context, e *snapshot.EpochInfo, since time.Time, cache *EventCache, live map[string]bool) ([]snapshot.Event, error) {
+	var out []snapshot.Event
 	chain, _ := e.Chain()
 	for _, si := range chain {
 		if si.LastTime.Before(since) {
@@ -85,26 +86,26 @@ func (s *Store) epochEvents(ctx context.Context, e *EpochInfo, since time.Time, 
 		evs, ok := cache.bySeg[si.Key]
 		if !ok {
 			seg, err := s.ReadSegment(ctx, si)
-			if errors.Is(err, ErrJournalBroken) {
+			if errors.Is(err, snapshot.ErrJournalBroken) {
 				continue // deleted since listed (compaction); verify reports damage
 			}
-			if errors.Is(err, ErrEncrypted) {
+			if errors.Is(err, snapshot.ErrEncrypted) {
 				return nil, fmt.Errorf("%w: retention needs the key to read the resets of epoch %s (or keep-reset-within 0)", err, e.ID)
 			}
 			if err != nil {
 				return nil, err
 			}
-			evs = []Event{}
+			evs = []snapshot.Event{}
 			for _, en := range seg.Entries {
-				if en.Kind == EntryEvent {
-					evs = append(evs, Event{
-						Time: fromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
-						Before: fromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
+				if en.Kind == snapshot.EntryEvent {
+					evs = append(evs, snapshot.Event{
+						Time: snapshot.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
+						Before: snapshot.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
 					})
 				}
 			}
 			if cache.bySeg == nil {
-				cache.bySeg = map[string][]Event{}
+				cache.bySeg = map[string][]snapshot.Event{}
 			}
 			cache.bySeg[si.Key] = evs
 		}
@@ -119,13 +120,13 @@ func (s *Store) epochEvents(ctx context.Context, e *EpochInfo, since time.Time, 
 
 // dedupEvents sorts evs by time and drops the same reset seen twice (by
 // two overlapping epochs, or a raw and a merged segment).
-func dedupEvents(evs []Event) []Event {
+func dedupEvents(evs []snapshot.Event) []snapshot.Event {
 	type key struct {
 		conn, group, kind, epoch string
 		before                   time.Time
 	}
-	slices.SortStableFunc(evs, func(a, b Event) int { return a.Time.Compare(b.Time) })
-	var out []Event
+	slices.SortStableFunc(evs, func(a, b snapshot.Event) int { return a.Time.Compare(b.Time) })
+	var out []snapshot.Event
 	seen := map[key]bool{}
 	for _, ev := range evs {
 		k := key{ev.Connector, ev.Group, ev.Kind, ev.Epoch, ev.Before}

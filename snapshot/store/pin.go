@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 // This file is the pins: a snapshot kept whatever the retention policy
 // says. Snapshots are immutable objects, so a pin lives beside its
@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -55,31 +56,31 @@ func pinKey(id string) string { return pinPrefix + id + pinSuffix }
 // snapshot that is not stored is ErrNotFound and nothing is written; one
 // removed while it is pinned (retention of another process) has its pin
 // removed again and is ErrNotFound.
-func (s *Store) Pin(ctx context.Context, ref, note string, now time.Time) (string, Pin, error) {
+func (s *Store) Pin(ctx context.Context, ref, note string, now time.Time) (string, snapshot.Pin, error) {
 	if len(note) > MaxPinNote {
-		return "", Pin{}, fmt.Errorf("pin snapshot %s: note of %d bytes: at most %d", ref, len(note), MaxPinNote)
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s: note of %d bytes: at most %d", ref, len(note), MaxPinNote)
 	}
 	id, err := s.Resolve(ctx, ref)
 	if err != nil {
-		return "", Pin{}, fmt.Errorf("pin snapshot: %w", err)
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot: %w", err)
 	}
-	p := Pin{PinnedAt: now.UTC(), Note: note}
+	p := snapshot.Pin{PinnedAt: now.UTC(), Note: note}
 	data, err := json.Marshal(pinObject{Format: pinFormat, Version: 1, ID: id, PinnedAt: p.PinnedAt, Note: note})
 	if err != nil {
-		return "", Pin{}, fmt.Errorf("pin snapshot %s: %w", id, err)
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s: %w", id, err)
 	}
 	if err := s.bucket.WriteAll(ctx, pinKey(id), append(data, '\n'), &blob.WriterOptions{ContentType: pinType}); err != nil {
-		return "", Pin{}, fmt.Errorf("pin snapshot %s%s: %w", id, s.in(), describeBucketError(err))
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s%s: %w", id, s.in(), describeBucketError(err))
 	}
 	// Retention that listed before the pin was written may have removed
 	// the snapshot since: a pin must never stand for a snapshot gone.
 	ok, err := s.bucket.Exists(ctx, objectKey(id))
 	if err == nil && !ok {
 		_ = s.bucket.Delete(ctx, pinKey(id))
-		return "", Pin{}, fmt.Errorf("pin snapshot %s: %w: it was removed while being pinned%s", id, ErrNotFound, s.in())
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s: %w: it was removed while being pinned%s", id, snapshot.ErrNotFound, s.in())
 	}
 	if err != nil {
-		return "", Pin{}, fmt.Errorf("pin snapshot %s: check it is still stored%s: %w", id, s.in(), err)
+		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s: check it is still stored%s: %w", id, s.in(), err)
 	}
 	return id, p, nil
 }
@@ -89,8 +90,8 @@ func (s *Store) Pin(ctx context.Context, ref, note string, now time.Time) (strin
 // gone. A snapshot without a pin is ErrNotPinned.
 func (s *Store) Unpin(ctx context.Context, ref string) (string, error) {
 	id, err := s.Resolve(ctx, ref)
-	if errors.Is(err, ErrNotFound) {
-		if _, perr := ParseID(ref); perr == nil {
+	if errors.Is(err, snapshot.ErrNotFound) {
+		if _, perr := snapshot.ParseID(ref); perr == nil {
 			id, err = ref, nil // a pin left by a snapshot removed by hand
 		}
 	}
@@ -124,8 +125,8 @@ func (s *Store) Pinned(ctx context.Context, id string) (bool, error) {
 // Pins returns every pin in the store by snapshot ID, with one LIST of
 // pins/ and one read per pin. A pin object that does not read as one is
 // an error naming it.
-func (s *Store) Pins(ctx context.Context) (map[string]Pin, error) {
-	out := map[string]Pin{}
+func (s *Store) Pins(ctx context.Context) (map[string]snapshot.Pin, error) {
+	out := map[string]snapshot.Pin{}
 	var keys []string
 	err := s.listKeys(ctx, &blob.ListOptions{Prefix: pinPrefix}, func(obj *blob.ListObject) {
 		if !obj.IsDir {
@@ -141,11 +142,11 @@ func (s *Store) Pins(ctx context.Context) (map[string]Pin, error) {
 		if !ok {
 			continue
 		}
-		if _, err := ParseID(id); err != nil {
+		if _, err := snapshot.ParseID(id); err != nil {
 			continue // not a pin (another tool's object)
 		}
 		p, err := s.readPin(ctx, key, id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, snapshot.ErrNotFound) {
 			continue // unpinned since listed
 		}
 		if err != nil {
@@ -156,28 +157,28 @@ func (s *Store) Pins(ctx context.Context) (map[string]Pin, error) {
 	return out, nil
 }
 
-func (s *Store) readPin(ctx context.Context, key, id string) (Pin, error) {
+func (s *Store) readPin(ctx context.Context, key, id string) (snapshot.Pin, error) {
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
-		return Pin{}, ErrNotFound
+		return snapshot.Pin{}, snapshot.ErrNotFound
 	}
 	if err != nil {
-		return Pin{}, fmt.Errorf("read pin %s%s: %w", key, s.in(), err)
+		return snapshot.Pin{}, fmt.Errorf("read pin %s%s: %w", key, s.in(), err)
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, maxPinSize))
 	if err != nil {
-		return Pin{}, fmt.Errorf("read pin %s%s: %w", key, s.in(), err)
+		return snapshot.Pin{}, fmt.Errorf("read pin %s%s: %w", key, s.in(), err)
 	}
 	var o pinObject
 	if err := json.Unmarshal(data, &o); err != nil || o.Format != pinFormat || o.ID != id {
-		return Pin{}, fmt.Errorf("read pin %s%s: %w: not a pin of snapshot %s; remove it with unpin %s", key, s.in(), ErrCorrupt, id, id)
+		return snapshot.Pin{}, fmt.Errorf("read pin %s%s: %w: not a pin of snapshot %s; remove it with unpin %s", key, s.in(), snapshot.ErrCorrupt, id, id)
 	}
-	return Pin{PinnedAt: o.PinnedAt, Note: o.Note}, nil
+	return snapshot.Pin{PinnedAt: o.PinnedAt, Note: o.Note}, nil
 }
 
 // WithPins returns infos with the Pin of each pinned snapshot set.
-func WithPins(infos []Info, pins map[string]Pin) []Info {
+func WithPins(infos []snapshot.Info, pins map[string]snapshot.Pin) []snapshot.Info {
 	out := slices.Clone(infos)
 	for i := range out {
 		if p, ok := pins[out[i].ID]; ok {
@@ -188,7 +189,7 @@ func WithPins(infos []Info, pins map[string]Pin) []Info {
 }
 
 // ListPinned is List with the pins of the snapshots set (see WithPins).
-func (s *Store) ListPinned(ctx context.Context) ([]Info, error) {
+func (s *Store) ListPinned(ctx context.Context) ([]snapshot.Info, error) {
 	infos, err := s.List(ctx)
 	if err != nil {
 		return nil, err

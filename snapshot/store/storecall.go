@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 // This file is the store's boundary: every call to the bucket goes through
 // it, with a deadline (Store.SetTimeout, --store-timeout) and a recover, so

@@ -1,6 +1,9 @@
-package snapshot
+package store
 
-import "context"
+import (
+	"context"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
 
 // RestoreRead says what Store.GetForRestore leaves out.
 type RestoreRead struct {
@@ -19,14 +22,14 @@ type RestoreRead struct {
 // no offsets; Filter, NewIndex, Unparsed and SourceKeys work on it. A
 // document the streamed decoder does not take is decoded whole, as Get
 // does, and its table is a view of its SourceOffsets. The Info is Get's.
-func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string, how RestoreRead) (*Snapshot, Info, error) {
+func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string, how RestoreRead) (*snapshot.Snapshot, snapshot.Info, error) {
 	id := ref
-	if _, err := ParseID(ref); err != nil {
+	if _, err := snapshot.ParseID(ref); err != nil {
 		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
-			return nil, Info{}, err
+			return nil, snapshot.Info{}, err
 		}
 	}
-	snap, info, err := s.getAs(ctx, id, &tableSink{t: new(SourceTable)})
+	snap, info, err := s.getAs(ctx, id, &snapshot.TableSink{T: new(snapshot.SourceTable)})
 	if err == nil && how.NoSinkOffsets {
 		for i := range snap.SinkGroups {
 			snap.SinkGroups[i].Offsets = nil

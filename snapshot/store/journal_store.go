@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 // This file keeps the journal in the store, beside the snapshots:
 //
@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -46,24 +48,24 @@ const claimSuffix = ".claim"
 
 // claimKey is the key of the claim of seq in epoch.
 func claimKey(epoch string, seq uint64) string {
-	return fmt.Sprintf("%s%s/%d/%016x%s", journalPrefix, epoch, LevelRaw, seq, claimSuffix)
+	return fmt.Sprintf("%s%s/%d/%016x%s", snapshot.JournalPrefix, epoch, snapshot.LevelRaw, seq, claimSuffix)
 }
 
 // parseClaimKey returns the epoch of a claim's key, or false.
 func parseClaimKey(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, journalPrefix)
+	rest, ok := strings.CutPrefix(key, snapshot.JournalPrefix)
 	if !ok {
 		return "", false
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || parts[1] != strconv.Itoa(LevelRaw) {
+	if len(parts) != 3 || parts[1] != strconv.Itoa(snapshot.LevelRaw) {
 		return "", false
 	}
 	name, ok := strings.CutSuffix(parts[2], claimSuffix)
 	if _, err := strconv.ParseUint(name, 16, 64); !ok || err != nil || len(name) != 16 {
 		return "", false
 	}
-	if _, err := ParseID(parts[0]); err != nil {
+	if _, err := snapshot.ParseID(parts[0]); err != nil {
 		return "", false
 	}
 	return parts[0], true
@@ -92,77 +94,77 @@ type segmentHeader struct {
 
 // ListJournal lists the journal with one LIST of journal/. Objects that
 // are not epoch files or segment names are ignored.
-func (s *Store) ListJournal(ctx context.Context) (*JournalListing, error) {
-	byID := map[string]*EpochInfo{}
-	err := s.eachObject(ctx, &blob.ListOptions{Prefix: journalPrefix}, func(obj *blob.ListObject) error {
+func (s *Store) ListJournal(ctx context.Context) (*snapshot.JournalListing, error) {
+	byID := map[string]*snapshot.EpochInfo{}
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: snapshot.JournalPrefix}, func(obj *blob.ListObject) error {
 		if obj.IsDir {
 			return nil
 		}
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journalPrefix), "/"+epochFile); ok {
-			if _, err := ParseID(id); err == nil {
-				e := epochEntry(byID, id)
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, snapshot.JournalPrefix), "/"+epochFile); ok {
+			if _, err := snapshot.ParseID(id); err == nil {
+				e := snapshot.EpochEntry(byID, id)
 				e.HasFile = true
 			}
 			return nil
 		}
 		if c, ok := parseClaimKey(obj.Key); ok {
-			e := epochEntry(byID, c)
+			e := snapshot.EpochEntry(byID, c)
 			e.Claims = append(e.Claims, obj.Key)
 			return nil
 		}
-		si, ok := parseSegmentKey(obj.Key)
+		si, ok := snapshot.ParseSegmentKey(obj.Key)
 		if !ok {
 			return nil
 		}
 		si.Size = obj.Size
-		e := epochEntry(byID, si.Epoch)
+		e := snapshot.EpochEntry(byID, si.Epoch)
 		e.Segments = append(e.Segments, si)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list journal: %w", err)
 	}
-	out := &JournalListing{}
+	out := &snapshot.JournalListing{}
 	for _, e := range byID {
-		sortSegments(e.Segments)
+		snapshot.SortSegments(e.Segments)
 		out.Epochs = append(out.Epochs, *e)
 	}
-	slices.SortFunc(out.Epochs, func(a, b EpochInfo) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out.Epochs, func(a, b snapshot.EpochInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
 // PutEpoch writes journal/<ID>/epoch.json with IfNotExist; an epoch
 // already stored is ErrExists.
-func (s *Store) PutEpoch(ctx context.Context, e *Epoch) error {
-	if _, err := ParseID(e.ID); err != nil {
+func (s *Store) PutEpoch(ctx context.Context, e *snapshot.Epoch) error {
+	if _, err := snapshot.ParseID(e.ID); err != nil {
 		return fmt.Errorf("put journal epoch: %w", err)
 	}
-	e.Format, e.Version = epochFormat, JournalVersion
+	e.Format, e.Version = epochFormat, snapshot.JournalVersion
 	data, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return fmt.Errorf("put journal epoch %s: %w", e.ID, err)
 	}
-	return s.putOnce(ctx, journalPrefix+e.ID+"/"+epochFile, "application/json", append(data, '\n'))
+	return s.putOnce(ctx, snapshot.JournalPrefix+e.ID+"/"+epochFile, "application/json", append(data, '\n'))
 }
 
 // GetEpoch reads the epoch with that ID; a missing one is ErrNotFound.
-func (s *Store) GetEpoch(ctx context.Context, id string) (*Epoch, error) {
-	data, err := s.readAll(ctx, journalPrefix+id+"/"+epochFile)
+func (s *Store) GetEpoch(ctx context.Context, id string) (*snapshot.Epoch, error) {
+	data, err := s.readAll(ctx, snapshot.JournalPrefix+id+"/"+epochFile)
 	if notFound(err) {
-		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, ErrNotFound, s.in())
+		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, snapshot.ErrNotFound, s.in())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal epoch %s: %w", id, err)
 	}
-	var e Epoch
+	var e snapshot.Epoch
 	if err := json.Unmarshal(data, &e); err != nil || e.Format != epochFormat {
-		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, ErrCorrupt)
+		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, snapshot.ErrCorrupt)
 	}
-	if e.Version < MinJournalVersion || e.Version > JournalVersion {
-		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, ErrUnsupportedVersion, e.Version, MinJournalVersion, JournalVersion)
+	if e.Version < snapshot.MinJournalVersion || e.Version > snapshot.JournalVersion {
+		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, snapshot.ErrUnsupportedVersion, e.Version, snapshot.MinJournalVersion, snapshot.JournalVersion)
 	}
 	if e.ID != id {
-		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, ErrCorrupt, e.ID)
+		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, snapshot.ErrCorrupt, e.ID)
 	}
 	return &e, nil
 }
@@ -175,7 +177,7 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 		return err
 	}, nil)
 	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-		return fmt.Errorf("write %s%s: %w", key, s.in(), ErrExists)
+		return fmt.Errorf("write %s%s: %w", key, s.in(), snapshot.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
@@ -195,20 +197,20 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 // failed may be called again with the same seg: it writes the same bytes
 // under the same name, and a claim or segment an earlier try stored (the
 // reply lost) is found and taken as written.
-func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, error) {
-	if seg.obj == nil {
+func (s *Store) PutSegment(ctx context.Context, seg *snapshot.Segment) (snapshot.SegmentInfo, error) {
+	if seg.Obj == nil {
 		if err := s.encodeSegment(ctx, seg); err != nil {
-			return SegmentInfo{}, err
+			return snapshot.SegmentInfo{}, err
 		}
 	}
-	key, obj := seg.key, seg.obj
-	if seg.Level == LevelRaw {
+	key, obj := seg.Key, seg.Obj
+	if seg.Level == snapshot.LevelRaw {
 		if err := s.claim(ctx, seg); err != nil {
-			return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+			return snapshot.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
 		}
 	}
 	err := s.putOnce(ctx, key, segmentType, obj)
-	if errors.Is(err, ErrExists) {
+	if errors.Is(err, snapshot.ErrExists) {
 		// An earlier try stored it (the reply was lost): the same bytes are
 		// this write.
 		if stored, rerr := s.readAll(ctx, key); rerr == nil && bytes.Equal(stored, obj) {
@@ -216,21 +218,21 @@ func (s *Store) PutSegment(ctx context.Context, seg *Segment) (SegmentInfo, erro
 		}
 	}
 	if err != nil {
-		return SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+		return snapshot.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
 	}
-	si, _ := parseSegmentKey(key)
+	si, _ := snapshot.ParseSegmentKey(key)
 	si.Size = int64(len(obj))
 	return si, nil
 }
 
 // claim stores the claim of seg's sequence number, or finds it stored by
 // an earlier try of this write.
-func (s *Store) claim(ctx context.Context, seg *Segment) error {
-	sum := sha256.Sum256(seg.obj)
-	body := []byte(seg.key + " " + hex.EncodeToString(sum[:]) + "\n")
+func (s *Store) claim(ctx context.Context, seg *snapshot.Segment) error {
+	sum := sha256.Sum256(seg.Obj)
+	body := []byte(seg.Key + " " + hex.EncodeToString(sum[:]) + "\n")
 	ck := claimKey(seg.Epoch, seg.FirstSeq)
 	err := s.putOnce(ctx, ck, "text/plain", body)
-	if !errors.Is(err, ErrExists) {
+	if !errors.Is(err, snapshot.ErrExists) {
 		return err
 	}
 	got, err := s.readAll(ctx, ck)
@@ -245,26 +247,26 @@ func (s *Store) claim(ctx context.Context, seg *Segment) error {
 	if err != nil {
 		return fmt.Errorf("read journal claim %s: %w", ck, err)
 	}
-	return &FencedError{Epoch: seg.Epoch, Seq: seg.FirstSeq, Other: other, Stored: stored}
+	return &snapshot.FencedError{Epoch: seg.Epoch, Seq: seg.FirstSeq, Other: other, Stored: stored}
 }
 
 // encodeSegment sets seg's key and stored bytes.
-func (s *Store) encodeSegment(ctx context.Context, seg *Segment) error {
-	plain := EncodeEntries(seg.Entries)
+func (s *Store) encodeSegment(ctx context.Context, seg *snapshot.Segment) error {
+	plain := snapshot.EncodeEntries(seg.Entries)
 	if seg.Level == 0 {
 		sum := sha256.Sum256(plain)
 		seg.LastDigest = hex.EncodeToString(sum[:])
 	}
-	key := SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
-	zw, err := ZstdEncoder()
+	key := snapshot.SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
+	zw, err := frames.Encoder()
 	if err != nil {
 		return err
 	}
 	body := zw.EncodeAll(plain, nil)
-	ZstdEncoders.Put(zw)
+	frames.Release(zw)
 	h := segmentHeader{
-		Format: segmentFormat, Version: JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
-		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: Ms(seg.FirstTime), LastTimeMs: Ms(seg.LastTime),
+		Format: segmentFormat, Version: snapshot.JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
+		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: snapshot.Ms(seg.FirstTime), LastTimeMs: snapshot.Ms(seg.LastTime),
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
 		IntervalMs: seg.Interval.Milliseconds(),
 	}
@@ -280,7 +282,7 @@ func (s *Store) encodeSegment(ctx context.Context, seg *Segment) error {
 	if err != nil {
 		return fmt.Errorf("put journal segment %s: %w", key, err)
 	}
-	seg.key, seg.obj = key, append(append(head, '\n'), body...)
+	seg.Key, seg.Obj = key, append(append(head, '\n'), body...)
 	return nil
 }
 
@@ -301,11 +303,11 @@ type flushMark struct {
 // PutFlushMark records a flush of epoch that wrote no segment: the journal
 // is complete to seq and to t, and flushes every interval.
 func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
-	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: Ms(t), IntervalMs: interval.Milliseconds()})
+	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: snapshot.Ms(t), IntervalMs: interval.Milliseconds()})
 	if err != nil {
 		return err
 	}
-	key := journalPrefix + epoch + "/" + flushFile
+	key := snapshot.JournalPrefix + epoch + "/" + flushFile
 	err = s.put(ctx, key, &blob.WriterOptions{ContentType: "application/json"}, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -320,15 +322,15 @@ func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t ti
 // store tells (the last segment of c's chain, or a later flush mark that
 // follows it), and the interval it flushes at (0: not recorded, a journal
 // written before intervals were).
-func (s *Store) journalFlushed(ctx context.Context, e *EpochInfo, c Coverage) (time.Time, time.Duration, error) {
+func (s *Store) journalFlushed(ctx context.Context, e *snapshot.EpochInfo, c snapshot.Coverage) (time.Time, time.Duration, error) {
 	last, interval := c.To, time.Duration(0)
-	data, err := s.readAll(ctx, journalPrefix+e.ID+"/"+flushFile)
+	data, err := s.readAll(ctx, snapshot.JournalPrefix+e.ID+"/"+flushFile)
 	if err != nil && !notFound(err) {
 		return last, 0, fmt.Errorf("read journal epoch %s: %w", e.ID, err)
 	}
 	var m flushMark
 	if err == nil && json.Unmarshal(data, &m) == nil && m.Epoch == e.ID && m.Seq >= c.LastSeq {
-		if t := fromMs(m.TimeMs); t.After(last) {
+		if t := snapshot.FromMs(m.TimeMs); t.After(last) {
 			last = t
 		}
 		interval = time.Duration(m.IntervalMs) * time.Millisecond
@@ -380,15 +382,15 @@ func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byt
 // SHA-256 of the stored body, the decryption (which authenticates the
 // object name), the name against the header, and for a raw segment that
 // its entries hash to its LastDigest. Every error names the object.
-func (s *Store) ReadSegment(ctx context.Context, si SegmentInfo) (*Segment, error) {
+func (s *Store) ReadSegment(ctx context.Context, si snapshot.SegmentInfo) (*snapshot.Segment, error) {
 	return s.readSegment(ctx, si, false)
 }
 
 // readSegment is ReadSegment; with skipEvents the Segment holds no event
 // entries (they are still checked).
-func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool) (*Segment, error) {
+func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEvents bool) (*snapshot.Segment, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, ErrJournalBroken, fmt.Sprintf(format, args...))
+		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, snapshot.ErrJournalBroken, fmt.Sprintf(format, args...))
 	}
 	data, err := s.readAll(ctx, si.Key)
 	if notFound(err) {
@@ -405,10 +407,10 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Format != segmentFormat {
 		return nil, bad("not a journal segment header")
 	}
-	if h.Version < MinJournalVersion || h.Version > JournalVersion {
-		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, ErrUnsupportedVersion, h.Version, MinJournalVersion, JournalVersion)
+	if h.Version < snapshot.MinJournalVersion || h.Version > snapshot.JournalVersion {
+		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, snapshot.ErrUnsupportedVersion, h.Version, snapshot.MinJournalVersion, snapshot.JournalVersion)
 	}
-	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != Ms(si.LastTime) {
+	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != snapshot.Ms(si.LastTime) {
 		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
 	}
 	body := data[nl+1:]
@@ -431,8 +433,8 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 			}
 			// What the header says, checked against the body's checksum,
 			// for a verify without the key.
-			return &Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
-				FirstTime: fromMs(h.FirstTimeMs), LastTime: fromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
+			return &snapshot.Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
+				FirstTime: snapshot.FromMs(h.FirstTimeMs), LastTime: snapshot.FromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
 		}
 		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, []byte(segmentSealLabel+si.Key)); err != nil {
 			return nil, err
@@ -454,16 +456,16 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 			return nil, bad("its entries do not hash to its digest")
 		}
 	}
-	entries, count, err := decodeEntries(plain, min(h.Entries, len(plain)), skipEvents)
+	entries, count, err := snapshot.DecodeEntriesSkipping(plain, min(h.Entries, len(plain)), skipEvents)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	if count != h.Entries {
 		return nil, bad("header says %d entries, found %d", h.Entries, count)
 	}
-	return &Segment{
+	return &snapshot.Segment{
 		Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
-		FirstTime: fromMs(h.FirstTimeMs), LastTime: fromMs(h.LastTimeMs),
+		FirstTime: snapshot.FromMs(h.FirstTimeMs), LastTime: snapshot.FromMs(h.LastTimeMs),
 		PrevDigest: h.PrevDigest, LastDigest: h.LastDigest, Entries: entries,
 	}, nil
 }
@@ -471,15 +473,15 @@ func (s *Store) readSegment(ctx context.Context, si SegmentInfo, skipEvents bool
 // DeleteJournalObject removes one journal object by key; a missing one is
 // not an error.
 func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
-	if !strings.HasPrefix(key, journalPrefix) {
-		return fmt.Errorf("delete journal object %q: not under %s", key, journalPrefix)
+	if !strings.HasPrefix(key, snapshot.JournalPrefix) {
+		return fmt.Errorf("delete journal object %q: not under %s", key, snapshot.JournalPrefix)
 	}
 	err := s.deleteKey(ctx, key)
 	if err != nil && !notFound(err) {
 		return fmt.Errorf("delete journal object %s: %w", key, err)
 	}
 	// A raw segment's claim goes with it.
-	if si, ok := parseSegmentKey(key); ok && si.Level == LevelRaw {
+	if si, ok := snapshot.ParseSegmentKey(key); ok && si.Level == snapshot.LevelRaw {
 		err := s.deleteKey(ctx, claimKey(si.Epoch, si.FirstSeq))
 		if err != nil && !notFound(err) {
 			return fmt.Errorf("delete journal object %s: %w", claimKey(si.Epoch, si.FirstSeq), err)
@@ -489,7 +491,7 @@ func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
 }
 
 // DeleteEpoch removes an epoch's segments and its epoch file.
-func (s *Store) DeleteEpoch(ctx context.Context, e EpochInfo) error {
+func (s *Store) DeleteEpoch(ctx context.Context, e snapshot.EpochInfo) error {
 	for _, si := range e.Segments {
 		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
 			return err
@@ -500,10 +502,10 @@ func (s *Store) DeleteEpoch(ctx context.Context, e EpochInfo) error {
 			return err
 		}
 	}
-	if err := s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+flushFile); err != nil {
+	if err := s.DeleteJournalObject(ctx, snapshot.JournalPrefix+e.ID+"/"+flushFile); err != nil {
 		return err
 	}
-	return s.DeleteJournalObject(ctx, journalPrefix+e.ID+"/"+epochFile)
+	return s.DeleteJournalObject(ctx, snapshot.JournalPrefix+e.ID+"/"+epochFile)
 }
 
 // PruneJournal deletes the journal of every epoch whose base snapshot is
@@ -540,18 +542,18 @@ func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
 // VerifyJournal reads every segment of every epoch and checks it (see
 // ReadSegment) and the chain: each follows the one before by sequence
 // and digest, the first starts at 1, and the epoch file reads.
-func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
+func (s *Store) VerifyJournal(ctx context.Context) ([]snapshot.EpochCheck, error) {
 	l, err := s.ListJournal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []EpochCheck
+	var out []snapshot.EpochCheck
 	for _, e := range l.Epochs {
-		c := EpochCheck{Epoch: e.ID}
+		c := snapshot.EpochCheck{Epoch: e.ID}
 		out = append(out, c)
 		cp := &out[len(out)-1]
 		if !e.HasFile {
-			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, ErrJournalBroken)
+			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, snapshot.ErrJournalBroken)
 			continue
 		}
 		if _, err := s.GetEpoch(ctx, e.ID); err != nil {
@@ -561,7 +563,7 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
 		if ok, err := s.exists(ctx, objectKey(e.ID)); err != nil || !ok {
 			cp.Err = err
 			if err == nil {
-				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, ErrJournalBroken, e.ID)
+				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, snapshot.ErrJournalBroken, e.ID)
 			}
 			continue
 		}
@@ -579,12 +581,12 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]EpochCheck, error) {
 // prev_digest, every other's prev_digest is the last_digest of the
 // segments that end at the seq before it, and all segments that end at
 // one seq (a raw one and the merged ones holding it) agree on its digest.
-func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) error {
+func (s *Store) verifyLevels(ctx context.Context, e snapshot.EpochInfo, cp *snapshot.EpochCheck) error {
 	digest := map[uint64]string{}
-	var segs []*Segment
+	var segs []*snapshot.Segment
 	for _, si := range e.Segments {
 		seg, err := s.ReadSegment(ctx, si)
-		if errors.Is(err, ErrEncrypted) && seg != nil {
+		if errors.Is(err, snapshot.ErrEncrypted) && seg != nil {
 			cp.Encrypted++
 			err = nil
 		}
@@ -592,7 +594,7 @@ func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) e
 			return err
 		}
 		if d, ok := digest[seg.LastSeq]; ok && d != seg.LastDigest {
-			return fmt.Errorf("read journal segment %s: %w: its last digest differs from another segment ending at seq %d (digest chain broken across levels)", si.Key, ErrJournalBroken, seg.LastSeq)
+			return fmt.Errorf("read journal segment %s: %w: its last digest differs from another segment ending at seq %d (digest chain broken across levels)", si.Key, snapshot.ErrJournalBroken, seg.LastSeq)
 		}
 		digest[seg.LastSeq] = seg.LastDigest
 		segs = append(segs, seg)
@@ -602,7 +604,7 @@ func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) e
 		key := e.Segments[i].Key
 		if seg.FirstSeq == 1 {
 			if seg.PrevDigest != "" {
-				return fmt.Errorf("read journal segment %s: %w: the epoch's first segment names a previous one", key, ErrJournalBroken)
+				return fmt.Errorf("read journal segment %s: %w: the epoch's first segment names a previous one", key, snapshot.ErrJournalBroken)
 			}
 			continue
 		}
@@ -611,7 +613,7 @@ func (s *Store) verifyLevels(ctx context.Context, e EpochInfo, cp *EpochCheck) e
 			continue // the segments before it were deleted (a hole Chain reports, or raw ones merged)
 		}
 		if seg.PrevDigest != d {
-			return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, ErrJournalBroken, seg.FirstSeq-1)
+			return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, snapshot.ErrJournalBroken, seg.FirstSeq-1)
 		}
 	}
 	return nil
@@ -626,11 +628,11 @@ const segmentPrefetch = 4
 // decoding a segment costs about what applying it does), checks that each
 // follows the one before, and calls fn with each until fn returns false
 // or an error. The first error, naming its segment, ends it.
-func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*Segment) (bool, error)) error {
+func (s *Store) eachSegment(ctx context.Context, chain []snapshot.SegmentInfo, fn func(*snapshot.Segment) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
-		seg *Segment
+		seg *snapshot.Segment
 		err error
 	}
 	results := make([]chan result, len(chain))
@@ -651,7 +653,7 @@ func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*S
 			}()
 		}
 	}()
-	var prev *Segment
+	var prev *snapshot.Segment
 	for i, si := range chain {
 		var r result
 		select {
@@ -663,7 +665,7 @@ func (s *Store) eachSegment(ctx context.Context, chain []SegmentInfo, fn func(*S
 		if r.err != nil {
 			return r.err
 		}
-		if err := checkLink(prev, r.seg, si.Key); err != nil {
+		if err := snapshot.CheckLink(prev, r.seg, si.Key); err != nil {
 			return err
 		}
 		prev = r.seg
@@ -687,9 +689,9 @@ const rawBlock = 256
 // by more than the late records a replay reads. Every segment a plan for
 // at starts from is listed, so PlanAt of the result is that of the whole
 // listing, and its coverage reaches at when the journal does.
-func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInfo, error) {
-	e := EpochInfo{ID: id}
-	dir := journalPrefix + id + "/"
+func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot.EpochInfo, error) {
+	e := snapshot.EpochInfo{ID: id}
+	dir := snapshot.JournalPrefix + id + "/"
 	ok, err := s.exists(ctx, dir+epochFile)
 	if err != nil {
 		return e, fmt.Errorf("read journal epoch %s: %w", id, err)
@@ -698,11 +700,11 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInf
 	if !ok {
 		return e, nil
 	}
-	list := func(prefix string, keep func(SegmentInfo) bool) (uint64, bool, error) {
+	list := func(prefix string, keep func(snapshot.SegmentInfo) bool) (uint64, bool, error) {
 		var last uint64
 		past := false
 		err := s.listKeys(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
-			si, ok := parseSegmentKey(obj.Key)
+			si, ok := snapshot.ParseSegmentKey(obj.Key)
 			if !ok || si.Epoch != id {
 				return
 			}
@@ -710,13 +712,13 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInf
 			if keep(si) {
 				si.Size = obj.Size
 				e.Segments = append(e.Segments, si)
-				past = past || si.LastTime.After(at.Add(lateRecords+JournalHeartbeat))
+				past = past || si.LastTime.After(at.Add(snapshot.LateRecords+snapshot.JournalHeartbeat))
 			}
 		})
 		return last, past, err
 	}
-	all := func(SegmentInfo) bool { return true }
-	if _, _, err := list(fmt.Sprintf("%s%d/", dir, LevelHour), all); err != nil {
+	all := func(snapshot.SegmentInfo) bool { return true }
+	if _, _, err := list(fmt.Sprintf("%s%d/", dir, snapshot.LevelHour), all); err != nil {
 		return e, err
 	}
 	first := uint64(1)
@@ -725,18 +727,18 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInf
 			first = max(first, si.LastSeq+1)
 		}
 	}
-	if _, _, err := list(fmt.Sprintf("%s%d/%016x-", dir, LevelMinute, first), all); err != nil {
+	if _, _, err := list(fmt.Sprintf("%s%d/%016x-", dir, snapshot.LevelMinute, first), all); err != nil {
 		return e, err
 	}
-	sortSegments(e.Segments)
-	plan, _, _ := (&EpochInfo{ID: id, Segments: e.Segments}).PlanAt(at)
+	snapshot.SortSegments(e.Segments)
+	plan, _, _ := (&snapshot.EpochInfo{ID: id, Segments: e.Segments}).PlanAt(at)
 	from := uint64(1)
 	if len(plan) > 0 {
 		from = plan[len(plan)-1].LastSeq + 1
 	}
 	for block := from - from%rawBlock; ; block += rawBlock {
-		last, past, err := list(fmt.Sprintf("%s%d/%014x", dir, LevelRaw, block/rawBlock), func(si SegmentInfo) bool {
-			return si.Level == LevelRaw && si.FirstSeq >= from
+		last, past, err := list(fmt.Sprintf("%s%d/%014x", dir, snapshot.LevelRaw, block/rawBlock), func(si snapshot.SegmentInfo) bool {
+			return si.Level == snapshot.LevelRaw && si.FirstSeq >= from
 		})
 		if err != nil {
 			return e, err
@@ -745,7 +747,7 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (EpochInf
 			break // past the moment, or the chain ends (or breaks) in this block
 		}
 	}
-	sortSegments(e.Segments)
+	snapshot.SortSegments(e.Segments)
 	return e, nil
 }
 

@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // kindStore holds, oldest first: full, scoped [orders], undo [orders],
 // full, scoped [billing], undo [billing, orders]. It returns their IDs.
-func kindStore(t *testing.T, st *snapshot.Store) []string {
+func kindStore(t *testing.T, st *store.Store) []string {
 	t.Helper()
 	var ids []string
 	for _, s := range []*snapshot.Snapshot{
@@ -48,7 +49,7 @@ var wantKinds = []struct {
 	{snapshot.KindUndo, []string{"billing", "orders"}},
 }
 
-func checkKinds(t *testing.T, st *snapshot.Store) {
+func checkKinds(t *testing.T, st *store.Store) {
 	t.Helper()
 	infos, err := st.List(context.Background())
 	if err != nil {
@@ -65,7 +66,7 @@ func checkKinds(t *testing.T, st *snapshot.Store) {
 }
 
 func TestListKindAndScope(t *testing.T) {
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	kindStore(t, st)
 	checkKinds(t, st)
@@ -76,7 +77,7 @@ func TestListKindAndScope(t *testing.T) {
 func TestListKindOfOldObjects(t *testing.T) {
 	ctx := context.Background()
 	b := memblob.OpenBucket(nil)
-	st := snapshot.NewStore(b)
+	st := store.NewStore(b)
 	defer st.Close()
 	ids := kindStore(t, st)
 	for _, id := range ids {
@@ -130,7 +131,7 @@ func TestListKindOfOldObjects(t *testing.T) {
 // and restore latest --connector Y found no Y.
 func TestLatestIsFull(t *testing.T) {
 	ctx := context.Background()
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	ids := kindStore(t, st)
 	for _, tc := range []struct {
@@ -159,7 +160,7 @@ func TestLatestIsFull(t *testing.T) {
 
 	// Only scoped and undo snapshots: no latest, but one for the connector
 	// a scoped snapshot holds.
-	st2 := snapshot.NewStore(memblob.OpenBucket(nil))
+	st2 := store.NewStore(memblob.OpenBucket(nil))
 	defer st2.Close()
 	sc, err := st2.Put(ctx, &snapshot.Snapshot{Reason: snapshot.ReasonManual, Scope: []string{"orders"}})
 	if err != nil {
@@ -178,7 +179,7 @@ func TestLatestIsFull(t *testing.T) {
 
 func TestResolveAmbiguous(t *testing.T) {
 	ctx := context.Background()
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	ids := kindStore(t, st)
 	_, err := st.Resolve(ctx, ids[0][:4])

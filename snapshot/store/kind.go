@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // This file finds the kind and scope of snapshots stored before they were
@@ -27,23 +28,23 @@ var errSealedHead = errors.New("document is encrypted")
 // read whole with the Store's Keeper. Without one, or when the document is
 // damaged (Verify says how), info is returned with the kind its reason
 // says (undo, else full), the best that can be known: List still lists it.
-func (s *Store) withScope(ctx context.Context, info Info) (Info, error) {
+func (s *Store) withScope(ctx context.Context, info snapshot.Info) (snapshot.Info, error) {
 	scope, err := s.headScope(ctx, info.ID)
 	if errors.Is(err, errSealedHead) && s.keeper != nil {
-		var snap *Snapshot
+		var snap *snapshot.Snapshot
 		if snap, _, err = s.get(ctx, info.ID); err == nil {
 			scope = snap.Scope
 		}
 	}
-	if errors.Is(err, errSealedHead) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrChecksum) || errors.Is(err, ErrDecrypt) {
-		info.Kind = kindOf(info.Reason, nil)
+	if errors.Is(err, errSealedHead) || errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrChecksum) || errors.Is(err, snapshot.ErrDecrypt) {
+		info.Kind = snapshot.KindOf(info.Reason, nil)
 		return info, nil
 	}
 	if err != nil {
-		return Info{}, err
+		return snapshot.Info{}, err
 	}
 	info.Scope = scope
-	info.Kind = kindOf(info.Reason, scope)
+	info.Kind = snapshot.KindOf(info.Reason, scope)
 	return info, nil
 }
 
@@ -55,26 +56,26 @@ func (s *Store) headScope(ctx context.Context, id string) ([]string, error) {
 		return nil, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	defer r.Close()
-	br := bufio.NewReader(io.LimitReader(r, maxDocumentSize))
+	br := bufio.NewReader(io.LimitReader(r, snapshot.MaxDocumentSize))
 	line, err := br.ReadSlice('\n')
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w: no header line", id, ErrCorrupt)
+		return nil, fmt.Errorf("read snapshot %s: %w: no header line", id, snapshot.ErrCorrupt)
 	}
 	var h objectHeader
 	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w: decode header: %v", id, ErrCorrupt, err)
+		return nil, fmt.Errorf("read snapshot %s: %w: decode header: %v", id, snapshot.ErrCorrupt, err)
 	}
 	if h.Encryption != "" && h.Encryption != "none" {
 		return nil, errSealedHead
 	}
-	dec, err := zstd.NewReader(br, zstd.WithDecoderMaxMemory(maxDocumentSize), zstd.WithDecoderConcurrency(1))
+	dec, err := zstd.NewReader(br, zstd.WithDecoderMaxMemory(snapshot.MaxDocumentSize), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
 	scope, err := scopeField(json.NewDecoder(dec))
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w: read document head: %v", id, ErrCorrupt, err)
+		return nil, fmt.Errorf("read snapshot %s: %w: read document head: %v", id, snapshot.ErrCorrupt, err)
 	}
 	return scope, nil
 }

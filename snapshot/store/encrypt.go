@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 // This file is the optional client-side encryption of snapshot objects.
 //
@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/secrets"
 	"gocloud.dev/secrets/localsecrets"
 
@@ -238,23 +239,23 @@ func kmsSchemes() []string {
 // seal returns obj, a plain object as encodeObject makes it, encrypted
 // with the Store's Keeper, and info describing the stored object; without
 // a Keeper it returns them as they are.
-func (s *Store) seal(ctx context.Context, obj []byte, info Info) ([]byte, Info, error) {
+func (s *Store) seal(ctx context.Context, obj []byte, info snapshot.Info) ([]byte, snapshot.Info, error) {
 	if s.keeper == nil {
 		return obj, info, nil
 	}
 	h, body, err := splitObject(obj)
 	if err != nil {
-		return nil, Info{}, err
+		return nil, snapshot.Info{}, err
 	}
 	dataKey := make([]byte, dataKeySize)
 	_, _ = rand.Read(dataKey) // crypto/rand.Read never fails
 	wrapped, err := s.keeper.keeper.Encrypt(ctx, dataKey)
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("encrypt snapshot with %s: %w", s.keeper, err)
+		return nil, snapshot.Info{}, fmt.Errorf("encrypt snapshot with %s: %w", s.keeper, err)
 	}
 	gcm, err := newGCM(dataKey)
 	if err != nil {
-		return nil, Info{}, err
+		return nil, snapshot.Info{}, err
 	}
 	sealed := make([]byte, 0, 4+len(wrapped)+gcmNonceSize+len(body)+gcm.Overhead())
 	sealed = binary.BigEndian.AppendUint32(sealed, uint32(len(wrapped)))
@@ -270,7 +271,7 @@ func (s *Store) seal(ctx context.Context, obj []byte, info Info) ([]byte, Info, 
 	h.KeyID, h.SHA256, h.BodySize = s.keeper.id, hex.EncodeToString(sum[:]), &size
 	head, err := json.Marshal(h)
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("encode header: %w", err)
+		return nil, snapshot.Info{}, fmt.Errorf("encode header: %w", err)
 	}
 	out := make([]byte, 0, len(head)+1+len(sealed))
 	out = append(append(append(out, head...), '\n'), sealed...)
@@ -287,7 +288,7 @@ type sealedObject struct {
 
 // stored returns info, read from the decrypted object, with the stored
 // object's size and checksum; a nil sealedObject returns info unchanged.
-func (o *sealedObject) stored(info Info) Info {
+func (o *sealedObject) stored(info snapshot.Info) snapshot.Info {
 	if o == nil {
 		return info
 	}
@@ -315,8 +316,8 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 	}
 	stored := &sealedObject{size: int64(len(data)), sha256: h.SHA256, keyID: h.KeyID}
 	checked := func(err error) error {
-		t, _ := ParseID(id)
-		return &sealedError{err: err, info: stored.stored(Info{ID: id, CreatedAt: t})}
+		t, _ := snapshot.ParseID(id)
+		return &sealedError{err: err, info: stored.stored(snapshot.Info{ID: id, CreatedAt: t})}
 	}
 	if s.keeper == nil {
 		msg := fmt.Sprintf("snapshot %s is encrypted: pass --encrypt-key (OFFSETKEEPER_ENCRYPT_KEY)", id)
@@ -326,7 +327,7 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 		return nil, nil, checked(&encryptedError{msg: msg})
 	}
 	plain, err := s.keeper.open(ctx, id, h.KeyID, body, aadOf(h, id))
-	if errors.Is(err, ErrDecrypt) {
+	if errors.Is(err, snapshot.ErrDecrypt) {
 		return nil, nil, checked(err)
 	}
 	if err != nil {
@@ -347,7 +348,7 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 // with the key whose ID the header gives as keyID and additional data aad.
 func (k *Keeper) open(ctx context.Context, id, keyID string, body, aad []byte) ([]byte, error) {
 	malformed := func(what string) error {
-		return fmt.Errorf("read snapshot %s: %w: encrypted body %s; take a new snapshot or restore another ID", id, ErrCorrupt, what)
+		return fmt.Errorf("read snapshot %s: %w: encrypted body %s; take a new snapshot or restore another ID", id, snapshot.ErrCorrupt, what)
 	}
 	if len(body) < 4 {
 		return nil, malformed("is too short")
@@ -363,9 +364,9 @@ func (k *Keeper) open(ctx context.Context, id, keyID string, body, aad []byte) (
 	}
 	if err != nil {
 		if keyID != "" && keyID != k.id {
-			return nil, fmt.Errorf("decrypt snapshot %s: wrong key? it was encrypted with key %s, and --encrypt-key is key %s: %w (%v)", id, keyID, k.id, ErrDecrypt, err)
+			return nil, fmt.Errorf("decrypt snapshot %s: wrong key? it was encrypted with key %s, and --encrypt-key is key %s: %w (%v)", id, keyID, k.id, snapshot.ErrDecrypt, err)
 		}
-		return nil, fmt.Errorf("decrypt snapshot %s: wrong key? %s did not decrypt it; for a KMS key, check that this identity may decrypt with it: %w (%v)", id, k, ErrDecrypt, err)
+		return nil, fmt.Errorf("decrypt snapshot %s: wrong key? %s did not decrypt it; for a KMS key, check that this identity may decrypt with it: %w (%v)", id, k, snapshot.ErrDecrypt, err)
 	}
 	gcm, err := newGCM(dataKey)
 	if err != nil {
@@ -397,10 +398,10 @@ func splitObject(data []byte) (objectHeader, []byte, error) {
 	var h objectHeader
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
-		return h, nil, fmt.Errorf("%w: no header line in the first %d bytes", ErrCorrupt, maxHeaderSize)
+		return h, nil, fmt.Errorf("%w: no header line in the first %d bytes", snapshot.ErrCorrupt, maxHeaderSize)
 	}
 	if err := json.Unmarshal(data[:nl], &h); err != nil {
-		return h, nil, fmt.Errorf("%w: decode header: %v", ErrCorrupt, err)
+		return h, nil, fmt.Errorf("%w: decode header: %v", snapshot.ErrCorrupt, err)
 	}
 	return h, data[nl+1:], nil
 }
@@ -410,21 +411,21 @@ func splitObject(data []byte) (objectHeader, []byte, error) {
 func checkSealed(h objectHeader, body []byte) error {
 	switch {
 	case h.Format != objectFormat:
-		return fmt.Errorf("%w: header format is %q, not %q: not an offsetkeeper snapshot", ErrCorrupt, h.Format, objectFormat)
+		return fmt.Errorf("%w: header format is %q, not %q: not an offsetkeeper snapshot", snapshot.ErrCorrupt, h.Format, objectFormat)
 	case h.Version == nil:
-		return fmt.Errorf("%w: header has no version", ErrCorrupt)
-	case *h.Version < MinVersion || *h.Version > Version:
-		return fmt.Errorf("%w %d (object header): this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, *h.Version, MinVersion, Version)
+		return fmt.Errorf("%w: header has no version", snapshot.ErrCorrupt)
+	case *h.Version < snapshot.MinVersion || *h.Version > snapshot.Version:
+		return fmt.Errorf("%w %d (object header): this build reads versions %d to %d; upgrade offsetkeeper", snapshot.ErrUnsupportedVersion, *h.Version, snapshot.MinVersion, snapshot.Version)
 	case h.Compression != compressionZstd:
 		return fmt.Errorf("snapshot body is compressed with %q; this build reads only %q", h.Compression, compressionZstd)
 	case h.BodySize == nil:
-		return fmt.Errorf("%w: header has no body_size", ErrCorrupt)
+		return fmt.Errorf("%w: header has no body_size", snapshot.ErrCorrupt)
 	case int64(len(body)) != *h.BodySize:
-		return fmt.Errorf("%w: header says the encrypted body is %d bytes, found %d; take a new snapshot or restore another ID", ErrCorrupt, *h.BodySize, len(body))
+		return fmt.Errorf("%w: header says the encrypted body is %d bytes, found %d; take a new snapshot or restore another ID", snapshot.ErrCorrupt, *h.BodySize, len(body))
 	}
 	sum := sha256.Sum256(body)
 	if got := hex.EncodeToString(sum[:]); got != h.SHA256 {
-		return fmt.Errorf("%w: body SHA-256 is %s, header says %q: the object was modified or damaged; take a new snapshot or restore another ID", ErrChecksum, got, h.SHA256)
+		return fmt.Errorf("%w: body SHA-256 is %s, header says %q: the object was modified or damaged; take a new snapshot or restore another ID", snapshot.ErrChecksum, got, h.SHA256)
 	}
 	return nil
 }
@@ -436,7 +437,7 @@ type encryptedError struct{ msg string }
 func (e *encryptedError) Error() string { return e.msg }
 
 // Is makes the error match ErrEncrypted.
-func (e *encryptedError) Is(target error) bool { return target == ErrEncrypted }
+func (e *encryptedError) Is(target error) bool { return target == snapshot.ErrEncrypted }
 
 // sealedError is an encrypted snapshot that was not decrypted (no Keeper,
 // or the wrong key) although its header, size and checksum were checked;
@@ -444,7 +445,7 @@ func (e *encryptedError) Is(target error) bool { return target == ErrEncrypted }
 // KeyID).
 type sealedError struct {
 	err  error
-	info Info
+	info snapshot.Info
 }
 
 func (e *sealedError) Error() string { return e.err.Error() }
@@ -454,8 +455,8 @@ func (e *sealedError) Unwrap() error { return e.err }
 // keyless turns the result of reading an encrypted snapshot without a
 // Keeper into a success, for Verify: the Info of what was checked without
 // the key. Other results, a wrong key among them, are returned as they are.
-func keyless(info Info, err error) (Info, error) {
-	if e, ok := errors.AsType[*sealedError](err); ok && errors.Is(err, ErrEncrypted) {
+func keyless(info snapshot.Info, err error) (snapshot.Info, error) {
+	if e, ok := errors.AsType[*sealedError](err); ok && errors.Is(err, snapshot.ErrEncrypted) {
 		return e.info, nil
 	}
 	return info, err
@@ -463,7 +464,7 @@ func keyless(info Info, err error) (Info, error) {
 
 // listable is keyless for List, which needs no key at all: an encrypted
 // snapshot that the Store's Keeper does not decrypt is listed too.
-func listable(info Info, err error) (Info, error) {
+func listable(info snapshot.Info, err error) (snapshot.Info, error) {
 	if e, ok := errors.AsType[*sealedError](err); ok {
 		return e.info, nil
 	}

@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // List of a file store succeeds while another process deletes snapshots
@@ -15,7 +16,7 @@ import (
 // whole listing fail with NotFound.
 func TestListWhileDeleting(t *testing.T) {
 	ctx := context.Background()
-	st, err := snapshot.OpenStore(ctx, t.TempDir())
+	st, err := store.OpenStore(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

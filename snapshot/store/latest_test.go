@@ -1,4 +1,4 @@
-package snapshot_test
+package store_test
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // "latest" skips undo snapshots: running "restore latest" right after a
 // restore must not roll that restore back.
 func TestLatestSkipsUndo(t *testing.T) {
 	ctx := context.Background()
-	st := snapshot.NewStore(memblob.OpenBucket(nil))
+	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	if _, err := st.Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) {
 		t.Fatalf("empty store: %v", err)

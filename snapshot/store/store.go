@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"bytes"
@@ -29,6 +29,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
 )
 
 // Metadata keys written on every snapshot object so that List needs no
@@ -87,7 +89,7 @@ type Store struct {
 	// list reads itself (see listOnce).
 	dir string
 	// pieceSizes cut the documents Put writes (zero: the defaults).
-	pieceSizes PieceSizes
+	pieceSizes snapshot.PieceSizes
 	// timeout bounds each store call without progress (see SetTimeout).
 	timeout time.Duration
 	// clock is the last CreatedAt Put assigned (see nextCreatedAt).
@@ -140,7 +142,7 @@ func openStore(ctx context.Context, storeURL string, create bool) (*Store, error
 		return openDir(ctx, dir, query, create)
 	}
 	b, err := openBucketGuarded(ctx, storeURL)
-	if errors.Is(err, ErrNoCredentials) {
+	if errors.Is(err, snapshot.ErrNoCredentials) {
 		return nil, fmt.Errorf("open store %q: %w", where, scrubError(err, storeURL))
 	}
 	if err != nil {
@@ -170,7 +172,7 @@ func openDir(ctx context.Context, dir, query string, create bool) (*Store, error
 	}
 	if !create {
 		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open store %s: %w: no directory %s; check --store / OFFSETKEEPER_STORE ('offsetkeeper snapshot' creates it)", abs, ErrStoreNotFound, abs)
+			return nil, fmt.Errorf("open store %s: %w: no directory %s; check --store / OFFSETKEEPER_STORE ('offsetkeeper snapshot' creates it)", abs, snapshot.ErrStoreNotFound, abs)
 		}
 	}
 	p := filepath.ToSlash(abs)
@@ -234,7 +236,9 @@ func (s *Store) Close() error { return errors.Join(s.bucket.Close(), s.keeper.Cl
 // offsets and groups sink groups (zero: the defaults). Put encodes pieces
 // in parallel and compresses them into frames, so small sizes cut a small
 // document into many frames: the tests check the boundaries with them.
-func (s *Store) SetPieceSizes(keys, groups int) { s.pieceSizes = PieceSizes{keys, groups} }
+func (s *Store) SetPieceSizes(keys, groups int) {
+	s.pieceSizes = snapshot.PieceSizes{Keys: keys, Groups: groups}
+}
 
 // Put encodes and compresses the pieces of the document (see pieces.go)
 // on as many goroutines as there are CPUs, consecutive pieces into a zstd
@@ -242,24 +246,24 @@ func (s *Store) SetPieceSizes(keys, groups int) { s.pieceSizes = PieceSizes{keys
 // zstd stream (frames concatenated), which every zstd decoder reads whole,
 // this build's and earlier ones' alike; the frames make the body under 1%
 // larger than one frame would.
-func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
+func (s *Store) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info, error) {
 	if snap == nil {
-		return Info{}, errors.New("put snapshot: nil snapshot")
+		return snapshot.Info{}, errors.New("put snapshot: nil snapshot")
 	}
 	if snap.Version == 0 {
-		snap.Version = Version
+		snap.Version = snapshot.Version
 	}
 	if snap.CreatedAt.IsZero() {
 		snap.CreatedAt = s.nextCreatedAt()
 	}
 	if snap.ID == "" {
-		snap.ID = NewID(snap.CreatedAt)
+		snap.ID = snapshot.NewID(snap.CreatedAt)
 	}
-	if _, err := ParseID(snap.ID); err != nil {
-		return Info{}, fmt.Errorf("put snapshot: %w", err)
+	if _, err := snapshot.ParseID(snap.ID); err != nil {
+		return snapshot.Info{}, fmt.Errorf("put snapshot: %w", err)
 	}
-	if snap.Version != Version {
-		return Info{}, fmt.Errorf("put snapshot %s: %w %d: this build writes only version %d", snap.ID, ErrUnsupportedVersion, snap.Version, Version)
+	if snap.Version != snapshot.Version {
+		return snapshot.Info{}, fmt.Errorf("put snapshot %s: %w %d: this build writes only version %d", snap.ID, snapshot.ErrUnsupportedVersion, snap.Version, snapshot.Version)
 	}
 	obj, info, err := encodeObject(snap, s.pieceSizes)
 	if err == nil && s.keeper != nil {
@@ -268,19 +272,19 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 		obj = object{head: sealed}
 	}
 	if err != nil {
-		return Info{}, fmt.Errorf("put snapshot %s: %w", snap.ID, err)
+		return snapshot.Info{}, fmt.Errorf("put snapshot %s: %w", snap.ID, err)
 	}
 
 	err = s.put(ctx, objectKey(snap.ID), &blob.WriterOptions{
 		IfNotExist:  true,
 		ContentType: contentType,
-		Metadata:    info.metadata(),
+		Metadata:    metadataOf(info),
 	}, obj.writeTo, s.testHookBeforeClose)
 	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-		return Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), ErrExists)
+		return snapshot.Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), snapshot.ErrExists)
 	}
 	if err != nil {
-		return Info{}, fmt.Errorf("write snapshot %s: %w", snap.ID, err)
+		return snapshot.Info{}, fmt.Errorf("write snapshot %s: %w", snap.ID, err)
 	}
 	return info, nil
 }
@@ -291,17 +295,17 @@ func (s *Store) Put(ctx context.Context, snap *Snapshot) (Info, error) {
 // document's version, and that the document's ID is the object's
 // (ErrCorrupt). A missing snapshot is ErrNotFound. An encrypted snapshot
 // is ErrEncrypted without a Keeper and ErrDecrypt with the wrong one.
-func (s *Store) Get(ctx context.Context, ref string) (*Snapshot, Info, error) {
+func (s *Store) Get(ctx context.Context, ref string) (*snapshot.Snapshot, snapshot.Info, error) {
 	return s.GetFor(ctx, ref, nil)
 }
 
 // GetFor is Get for a command limited to connectors: ref is resolved with
 // ResolveFor, so "latest" is the newest snapshot that holds them all.
-func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*Snapshot, Info, error) {
+func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*snapshot.Snapshot, snapshot.Info, error) {
 	id := ref
-	if _, err := ParseID(ref); err != nil {
+	if _, err := snapshot.ParseID(ref); err != nil {
 		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
-			return nil, Info{}, err
+			return nil, snapshot.Info{}, err
 		}
 	}
 	return s.getAs(ctx, id, nil)
@@ -311,33 +315,33 @@ func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*S
 // and checks everything Get checks, returning the Info read. An encrypted
 // snapshot verified without a Keeper has only its header, size and
 // checksum checked; its Info then has Encrypted set and no counts.
-func (s *Store) Verify(ctx context.Context, ref string) (Info, error) {
+func (s *Store) Verify(ctx context.Context, ref string) (snapshot.Info, error) {
 	_, info, err := s.Get(ctx, ref)
 	return keyless(info, err)
 }
 
 // get reads and decodes the snapshot with the exact ID id.
-func (s *Store) get(ctx context.Context, id string) (*Snapshot, Info, error) {
+func (s *Store) get(ctx context.Context, id string) (*snapshot.Snapshot, snapshot.Info, error) {
 	return s.getAs(ctx, id, nil)
 }
 
 // getAs is get, decoding the source offsets of a streamed document into
 // sink (into SourceOffsets when sink is nil).
-func (s *Store) getAs(ctx context.Context, id string, sink offsetSink) (*Snapshot, Info, error) {
+func (s *Store) getAs(ctx context.Context, id string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	data, err := s.readAll(ctx, objectKey(id))
 	if notFound(err) {
-		return nil, Info{}, fmt.Errorf("read snapshot %s: %w%s", id, ErrNotFound, s.in())
+		return nil, snapshot.Info{}, fmt.Errorf("read snapshot %s: %w%s", id, snapshot.ErrNotFound, s.in())
 	}
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
+		return nil, snapshot.Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	data, sealed, err := s.unseal(ctx, id, data)
 	if err != nil {
-		return nil, Info{}, err
+		return nil, snapshot.Info{}, err
 	}
 	snap, info, err := decodeObjectAs(id, data, sink)
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
+		return nil, snapshot.Info{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	return snap, sealed.stored(info), nil
 }
@@ -348,12 +352,12 @@ func (s *Store) getAs(ctx context.Context, id string, sink offsetSink) (*Snapsho
 // object does not verify, List fails naming it. Other objects under
 // snapshots/ (temporary files, names that are not ID.snap) are ignored, as
 // is a snapshot deleted while List runs. An empty store is an empty list.
-func (s *Store) List(ctx context.Context) ([]Info, error) {
+func (s *Store) List(ctx context.Context) ([]snapshot.Info, error) {
 	ids, err := s.list(ctx)
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]Info, len(ids))
+	infos := make([]snapshot.Info, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(listConcurrency)
 	for i, id := range ids {
@@ -368,7 +372,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 			info, ok := infoFromMetadata(id, attrs.Metadata)
 			if ok && info.Kind == "" {
 				if info, err = s.withScope(gctx, info); err != nil {
-					if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, ErrNotFound) {
+					if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, snapshot.ErrNotFound) {
 						return nil // deleted since listed
 					}
 					return fmt.Errorf("list snapshots: %w", err)
@@ -377,7 +381,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 			if !ok {
 				_, info, err = s.get(gctx, id)
 				info, err = listable(info, err)
-				if errors.Is(err, ErrNotFound) {
+				if errors.Is(err, snapshot.ErrNotFound) {
 					return nil
 				}
 				if err != nil {
@@ -392,7 +396,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(infos, func(i Info) bool { return i.ID == "" }), nil
+	return slices.DeleteFunc(infos, func(i snapshot.Info) bool { return i.ID == "" }), nil
 }
 
 // list returns the IDs of the snapshot objects under keyPrefix, sorted.
@@ -453,7 +457,7 @@ func idOf(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if _, err := ParseID(id); err != nil {
+	if _, err := snapshot.ParseID(id); err != nil {
 		return "", false
 	}
 	return id, true
@@ -463,12 +467,12 @@ func idOf(name string) (string, bool) {
 // "latest"). A snapshot that is not there is ErrNotFound. Deleting a
 // snapshot that another process is reading may make that read fail.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if _, err := ParseID(id); err != nil {
+	if _, err := snapshot.ParseID(id); err != nil {
 		return fmt.Errorf("delete snapshot: %w; give the full ID as list shows it", err)
 	}
 	err := s.deleteKey(ctx, objectKey(id))
 	if notFound(err) {
-		return fmt.Errorf("delete snapshot %s: %w%s", id, ErrNotFound, s.in())
+		return fmt.Errorf("delete snapshot %s: %w%s", id, snapshot.ErrNotFound, s.in())
 	}
 	if err != nil {
 		return fmt.Errorf("delete snapshot %s: %w", id, err)
@@ -495,13 +499,13 @@ func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string)
 	if ref == "" {
 		return "", errors.New("resolve snapshot: empty reference: give an ID, a unique ID prefix or latest")
 	}
-	if _, err := ParseID(ref); err == nil {
+	if _, err := snapshot.ParseID(ref); err == nil {
 		ok, err := s.exists(ctx, objectKey(ref))
 		if err != nil {
 			return "", fmt.Errorf("resolve snapshot %s: %w", ref, err)
 		}
 		if !ok {
-			return "", fmt.Errorf("resolve snapshot %s: %w%s", ref, ErrNotFound, s.in())
+			return "", fmt.Errorf("resolve snapshot %s: %w%s", ref, snapshot.ErrNotFound, s.in())
 		}
 		return ref, nil
 	}
@@ -520,7 +524,7 @@ func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string)
 	}
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("resolve snapshot %q: %w: no ID starts with it%s", ref, ErrNotFound, s.in())
+		return "", fmt.Errorf("resolve snapshot %q: %w: no ID starts with it%s", ref, snapshot.ErrNotFound, s.in())
 	case 1:
 		return matches[0], nil
 	}
@@ -529,7 +533,7 @@ func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string)
 	if len(matches) > show {
 		list += ", ..."
 	}
-	return "", fmt.Errorf("resolve snapshot %q: %w: prefix matches %d snapshots (%s): give more of the ID", ref, ErrAmbiguous, len(matches), list)
+	return "", fmt.Errorf("resolve snapshot %q: %w: prefix matches %d snapshots (%s): give more of the ID", ref, snapshot.ErrAmbiguous, len(matches), list)
 }
 
 // latest returns the newest full snapshot or, given connectors, the newest
@@ -545,22 +549,22 @@ func (s *Store) latest(ctx context.Context, connectors []string) (string, error)
 		return "", fmt.Errorf("resolve latest: %w", err)
 	}
 	for i := len(infos) - 1; i >= 0; i-- {
-		switch infos[i].kind() {
-		case KindFull:
+		switch infos[i].EffectiveKind() {
+		case snapshot.KindFull:
 			return infos[i].ID, nil
-		case KindScoped:
-			if len(connectors) > 0 && infos[i].holds(connectors) {
+		case snapshot.KindScoped:
+			if len(connectors) > 0 && infos[i].Holds(connectors) {
 				return infos[i].ID, nil
 			}
 		}
 	}
 	switch {
 	case len(infos) == 0:
-		return "", fmt.Errorf("resolve latest: %w: no snapshots%s", ErrNotFound, s.in())
+		return "", fmt.Errorf("resolve latest: %w: no snapshots%s", snapshot.ErrNotFound, s.in())
 	case len(connectors) > 0:
-		return "", fmt.Errorf("resolve latest: %w: no full snapshot, and no scoped one holding %s%s; name a snapshot by its ID ('offsetkeeper list')", ErrNotFound, strings.Join(connectors, ", "), s.in())
+		return "", fmt.Errorf("resolve latest: %w: no full snapshot, and no scoped one holding %s%s; name a snapshot by its ID ('offsetkeeper list')", snapshot.ErrNotFound, strings.Join(connectors, ", "), s.in())
 	}
-	return "", fmt.Errorf("resolve latest: %w: the store holds no full snapshot%s, only scoped or undo ones; name one by its ID ('offsetkeeper list')", ErrNotFound, s.in())
+	return "", fmt.Errorf("resolve latest: %w: the store holds no full snapshot%s, only scoped or undo ones; name one by its ID ('offsetkeeper list')", snapshot.ErrNotFound, s.in())
 }
 
 // in returns " in store <url>" for messages, or "" when the URL is unknown.
@@ -611,48 +615,21 @@ type objectHeader struct {
 	BodySize *int64 `json:"body_size"`
 }
 
-// zstdLevel and zstdWindow are how Put compresses documents. On snapshot
-// documents (JSON with repeated field names and key prefixes) SpeedFastest
-// with a 1 MiB window compresses about as well as SpeedDefault does, in
-// less time and memory. Readers need no setting: any level and window
-// decode.
-const (
-	zstdLevel  = zstd.SpeedFastest
-	zstdWindow = 1 << 20
-)
-
-// ZstdEncoders are the encoders frames are compressed with; each holds a
-// few MiB of tables, so they are reused.
-var ZstdEncoders sync.Pool
-
-// ZstdEncoder returns an encoder from zstdEncoders, or a new one. It is
-// used through EncodeAll only, which runs on the caller's goroutine.
-func ZstdEncoder() (*zstd.Encoder, error) {
-	if zw, ok := ZstdEncoders.Get().(*zstd.Encoder); ok {
-		return zw, nil
-	}
-	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return nil, fmt.Errorf("create zstd encoder: %w", err)
-	}
-	return zw, nil
-}
-
 // compressPieces encodes and compresses the pieces of snap into frames
 // and returns them in order. Consecutive pieces share a frame up to about
 // z.keys source offsets' worth (a small document, or a partition of a few
 // keys, is not cut into frames that compress apart); a partition
 // compressed as it was read (piece.pre) brings its own frames.
-func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
+func compressPieces(snap *snapshot.Snapshot, z snapshot.PieceSizes) ([][]byte, error) {
 	z = z.OrDefault()
-	ps, err := snap.pieces(z)
+	ps, err := snap.Pieces(z)
 	if err != nil {
 		return nil, err
 	}
-	var jobs [][]piece
+	var jobs [][]snapshot.Piece
 	weight, from := 0, 0
 	for i := range ps {
-		if ps[i].pre != nil {
+		if ps[i].Pre != nil {
 			if i > from {
 				jobs = append(jobs, ps[from:i])
 			}
@@ -661,16 +638,16 @@ func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
 			continue
 		}
 		// A piece that would take the frame past z.keys starts the next.
-		if w := ps[i].weight(z); weight > 0 && weight+w > z.Keys {
+		if w := ps[i].Weight(z); weight > 0 && weight+w > z.Keys {
 			jobs = append(jobs, ps[from:i])
 			weight, from = 0, i
 		}
-		weight += ps[i].weight(z)
+		weight += ps[i].Weight(z)
 	}
 	if from < len(ps) {
 		jobs = append(jobs, ps[from:])
 	}
-	frames := make([][][]byte, len(jobs))
+	framed := make([][][]byte, len(jobs))
 	// A one-shot stream lets each run go once it is encoded.
 	spent := snap.Stream != nil && snap.Stream.Spend()
 	var (
@@ -684,14 +661,14 @@ func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			zw, err := ZstdEncoder()
+			zw, err := frames.Encoder()
 			if err != nil {
 				mu.Lock()
 				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
 				return
 			}
-			defer ZstdEncoders.Put(zw)
+			defer frames.Release(zw)
 			names := make(map[string]string)
 			var buf []byte
 			for {
@@ -699,24 +676,24 @@ func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
 				if i >= len(jobs) {
 					return
 				}
-				if p := &jobs[i][0]; p.pre != nil {
-					if p.preErr != nil {
+				if p := &jobs[i][0]; p.Pre != nil {
+					if p.PreErr != nil {
 						mu.Lock()
-						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, p.preErr))
+						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, p.PreErr))
 						mu.Unlock()
 						next.Store(int64(len(jobs)))
 						return
 					}
-					frames[i] = p.frames
+					framed[i] = p.Frames
 					if spent {
-						p.frames = nil // Put holds them now, and lets each go once written
-						p.pre.Release()
+						p.Frames = nil // Put holds them now, and lets each go once written
+						p.Pre.Release()
 					}
 					continue
 				}
 				buf = buf[:0]
 				for j := range jobs[i] {
-					if buf, err = jobs[i][j].appendTo(buf, names); err != nil {
+					if buf, err = jobs[i][j].AppendTo(buf, names); err != nil {
 						mu.Lock()
 						firstErr = cmp.Or(firstErr, fmt.Errorf("encode snapshot %s: %w", snap.ID, err))
 						mu.Unlock()
@@ -724,10 +701,10 @@ func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
 						return
 					}
 				}
-				frames[i] = [][]byte{zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))}
+				framed[i] = [][]byte{zw.EncodeAll(buf, make([]byte, 0, len(buf)/8+64))}
 				if spent {
 					for j := range jobs[i] {
-						if r := jobs[i][j].run; r != nil {
+						if r := jobs[i][j].Run; r != nil {
 							r.Release()
 						}
 					}
@@ -740,7 +717,7 @@ func compressPieces(snap *Snapshot, z PieceSizes) ([][]byte, error) {
 		return nil, firstErr
 	}
 	var out [][]byte
-	for _, fs := range frames {
+	for _, fs := range framed {
 		out = append(out, fs...)
 	}
 	return out, nil
@@ -786,10 +763,10 @@ func (o object) writeTo(w io.Writer) error {
 // encodeObject returns the stored object for snap and its Info. Only the
 // compressed body, and a piece of the document per CPU, are ever held in
 // memory.
-func encodeObject(snap *Snapshot, z PieceSizes) (object, Info, error) {
+func encodeObject(snap *snapshot.Snapshot, z snapshot.PieceSizes) (object, snapshot.Info, error) {
 	frames, err := compressPieces(snap, z)
 	if err != nil {
-		return object{}, Info{}, err
+		return object{}, snapshot.Info{}, err
 	}
 	h := sha256.New()
 	var size int64
@@ -799,7 +776,7 @@ func encodeObject(snap *Snapshot, z PieceSizes) (object, Info, error) {
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	version := Version
+	version := snapshot.Version
 	head, err := json.Marshal(objectHeader{
 		Format:      objectFormat,
 		Version:     &version,
@@ -808,7 +785,7 @@ func encodeObject(snap *Snapshot, z PieceSizes) (object, Info, error) {
 		BodySize:    &size,
 	})
 	if err != nil {
-		return object{}, Info{}, fmt.Errorf("encode header: %w", err)
+		return object{}, snapshot.Info{}, fmt.Errorf("encode header: %w", err)
 	}
 	head = append(head, '\n')
 	info := infoOf(snap)
@@ -819,66 +796,66 @@ func encodeObject(snap *Snapshot, z PieceSizes) (object, Info, error) {
 
 // decodeObject checks and decodes the stored object data of the snapshot
 // with ID id.
-func decodeObject(id string, data []byte) (*Snapshot, Info, error) {
+func decodeObject(id string, data []byte) (*snapshot.Snapshot, snapshot.Info, error) {
 	return decodeObjectAs(id, data, nil)
 }
 
 // decodeObjectAs is decodeObject, the source offsets of a streamed
 // document decoded into sink (SourceOffsets when nil).
-func decodeObjectAs(id string, data []byte, sink offsetSink) (*Snapshot, Info, error) {
+func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
 	if nl < 0 {
-		return nil, Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", ErrCorrupt, maxHeaderSize, len(data))
+		return nil, snapshot.Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", snapshot.ErrCorrupt, maxHeaderSize, len(data))
 	}
 	line, body := data[:nl], data[nl+1:]
 	var h objectHeader
 	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, Info{}, fmt.Errorf("%w: decode header: %v", ErrCorrupt, err)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: decode header: %v", snapshot.ErrCorrupt, err)
 	}
 	if h.Format != objectFormat {
-		return nil, Info{}, fmt.Errorf("%w: header format is %q, not %q: not an offsetkeeper snapshot", ErrCorrupt, h.Format, objectFormat)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: header format is %q, not %q: not an offsetkeeper snapshot", snapshot.ErrCorrupt, h.Format, objectFormat)
 	}
 	if h.Version == nil {
-		return nil, Info{}, fmt.Errorf("%w: header has no version", ErrCorrupt)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: header has no version", snapshot.ErrCorrupt)
 	}
-	if v := *h.Version; v < MinVersion || v > Version {
-		return nil, Info{}, fmt.Errorf("%w %d (object header): this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, v, MinVersion, Version)
+	if v := *h.Version; v < snapshot.MinVersion || v > snapshot.Version {
+		return nil, snapshot.Info{}, fmt.Errorf("%w %d (object header): this build reads versions %d to %d; upgrade offsetkeeper", snapshot.ErrUnsupportedVersion, v, snapshot.MinVersion, snapshot.Version)
 	}
 	if h.Encryption != "" && h.Encryption != "none" {
-		return nil, Info{}, fmt.Errorf("snapshot is encrypted with %q, which this build cannot decrypt; use an offsetkeeper build that supports it", h.Encryption)
+		return nil, snapshot.Info{}, fmt.Errorf("snapshot is encrypted with %q, which this build cannot decrypt; use an offsetkeeper build that supports it", h.Encryption)
 	}
 	if h.Compression != compressionZstd {
-		return nil, Info{}, fmt.Errorf("snapshot body is compressed with %q; this build reads only %q", h.Compression, compressionZstd)
+		return nil, snapshot.Info{}, fmt.Errorf("snapshot body is compressed with %q; this build reads only %q", h.Compression, compressionZstd)
 	}
 	if h.BodySize == nil {
-		return nil, Info{}, fmt.Errorf("%w: header has no body_size", ErrCorrupt)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: header has no body_size", snapshot.ErrCorrupt)
 	}
 	if n := int64(len(body)); n != *h.BodySize {
 		what := "truncated"
 		if n > *h.BodySize {
 			what = "has trailing data"
 		}
-		return nil, Info{}, fmt.Errorf("%w: object %s: header says the body is %d bytes, found %d; take a new snapshot or restore another ID", ErrCorrupt, what, *h.BodySize, n)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: object %s: header says the body is %d bytes, found %d; take a new snapshot or restore another ID", snapshot.ErrCorrupt, what, *h.BodySize, n)
 	}
 	sum := sha256.Sum256(body)
 	if got := hex.EncodeToString(sum[:]); got != h.SHA256 {
-		return nil, Info{}, fmt.Errorf("%w: body SHA-256 is %s, header says %q: the object was modified or damaged; take a new snapshot or restore another ID", ErrChecksum, got, h.SHA256)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: body SHA-256 is %s, header says %q: the object was modified or damaged; take a new snapshot or restore another ID", snapshot.ErrChecksum, got, h.SHA256)
 	}
 	// A decoder of its own, dropped with the document: a zstd decoder keeps
 	// a reference to the last output it wrote, so a decoder shared by all
 	// Gets kept the last document read (the whole decompressed body, of
 	// which the Snapshot keeps nothing) alive for as long as the process ran.
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxDocumentSize), zstd.WithDecoderConcurrency(1))
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(snapshot.MaxDocumentSize), zstd.WithDecoderConcurrency(1))
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("create zstd decoder: %w", err)
+		return nil, snapshot.Info{}, fmt.Errorf("create zstd decoder: %w", err)
 	}
 	defer dec.Close()
 	snap, err := decodeBody(dec, body, sink)
 	if err != nil {
-		return nil, Info{}, err
+		return nil, snapshot.Info{}, err
 	}
 	if snap.ID != id {
-		return nil, Info{}, fmt.Errorf("%w: document ID is %q, not the object's ID", ErrCorrupt, snap.ID)
+		return nil, snapshot.Info{}, fmt.Errorf("%w: document ID is %q, not the object's ID", snapshot.ErrCorrupt, snap.ID)
 	}
 	info := infoOf(snap)
 	info.Size = int64(len(data))
@@ -890,28 +867,28 @@ func decodeObjectAs(id string, data []byte, sink offsetSink) (*Snapshot, Info, e
 // when it can be, whole otherwise; the source offsets of a streamed one go
 // into what to says (a SourceTable for GetForRestore, a tail's seed for
 // GetForTail).
-func decodeBody(dec *zstd.Decoder, body []byte, sink offsetSink) (*Snapshot, error) {
+func decodeBody(dec *zstd.Decoder, body []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
 		if sink == nil {
-			sink = new(offsetsCollector)
+			sink = new(snapshot.OffsetsCollector)
 		}
-		if snap, ok := decodeStreamedAhead(dec, windowAhead, sink); ok {
+		if snap, ok := snapshot.DecodeStreamedAhead(dec, snapshot.WindowAhead, sink); ok {
 			return snap, nil
 		}
 	}
 	// Documents compress about 15 times; room that is never written is
 	// never touched, and costs no memory.
-	doc, err := dec.DecodeAll(body, make([]byte, 0, min(20*int64(len(body))+4096, maxDocumentSize)))
+	doc, err := dec.DecodeAll(body, make([]byte, 0, min(20*int64(len(body))+4096, snapshot.MaxDocumentSize)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: decompress body: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: decompress body: %v", snapshot.ErrCorrupt, err)
 	}
-	return Decode(doc)
+	return snapshot.Decode(doc)
 }
 
 // infoOf summarizes snap, CreatedAt in UTC; Size and SHA256 are left to
 // the caller.
-func infoOf(snap *Snapshot) Info {
-	return Info{
+func infoOf(snap *snapshot.Snapshot) snapshot.Info {
+	return snapshot.Info{
 		ID:         snap.ID,
 		CreatedAt:  snap.CreatedAt.UTC(),
 		Reason:     snap.Reason,
@@ -924,8 +901,8 @@ func infoOf(snap *Snapshot) Info {
 	}
 }
 
-// metadata returns the object metadata that holds the summary.
-func (i Info) metadata() map[string]string {
+// metadataOf returns the object metadata that holds the summary i.
+func metadataOf(i snapshot.Info) map[string]string {
 	md := map[string]string{
 		metaCreated:    i.CreatedAt.UTC().Format(time.RFC3339Nano),
 		metaReason:     i.Reason,
@@ -938,7 +915,7 @@ func (i Info) metadata() map[string]string {
 	if i.Encrypted {
 		md[metaEncrypted], md[metaKeyID] = "true", i.KeyID
 	}
-	md[metaKind] = i.kind()
+	md[metaKind] = i.EffectiveKind()
 	if len(i.Scope) > 0 {
 		if b, err := json.Marshal(i.Scope); err == nil && len(b) <= maxMetaScope {
 			md[metaScope] = string(b)
@@ -949,33 +926,33 @@ func (i Info) metadata() map[string]string {
 
 // infoFromMetadata reads the summary of the snapshot with ID id back from
 // its object metadata; false if any of it is missing or malformed.
-func infoFromMetadata(id string, md map[string]string) (Info, bool) {
-	info := Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
+func infoFromMetadata(id string, md map[string]string) (snapshot.Info, bool) {
+	info := snapshot.Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
 	info.Encrypted, info.KeyID = md[metaEncrypted] == "true", md[metaKeyID]
 	// Kind and scope are known from the metadata if they are there, and
 	// the scope is (a full snapshot has none); otherwise Kind stays empty
 	// for List to find them.
-	if k := md[metaKind]; k == KindFull {
+	if k := md[metaKind]; k == snapshot.KindFull {
 		info.Kind = k
 	} else if k != "" && json.Unmarshal([]byte(md[metaScope]), &info.Scope) == nil {
 		info.Kind = k
 	}
 	for _, k := range []string{metaCreated, metaReason, metaClusterID, metaConnectors, metaSourceKeys, metaSinkGroups, metaSHA256} {
 		if _, ok := md[k]; !ok {
-			return Info{}, false
+			return snapshot.Info{}, false
 		}
 	}
 	var err error
 	if info.CreatedAt, err = time.Parse(time.RFC3339Nano, md[metaCreated]); err != nil {
-		return Info{}, false
+		return snapshot.Info{}, false
 	}
 	for k, p := range map[string]*int{metaConnectors: &info.Connectors, metaSourceKeys: &info.SourceKeys, metaSinkGroups: &info.SinkGroups} {
 		if *p, err = strconv.Atoi(md[k]); err != nil {
-			return Info{}, false
+			return snapshot.Info{}, false
 		}
 	}
 	if _, err := hex.DecodeString(info.SHA256); err != nil || len(info.SHA256) != 2*sha256.Size {
-		return Info{}, false
+		return snapshot.Info{}, false
 	}
 	return info, true
 }

@@ -1,4 +1,4 @@
-package snapshot
+package store
 
 import (
 	"context"
@@ -9,22 +9,23 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
 )
 
-var storeUpdate = flag.Bool("update", false, "rewrite the stored objects of testdata of the current format version")
+var update = flag.Bool("update", false, "rewrite the stored objects of testdata of the current format version")
 
-// storeFixtureID is the ID of the format's fixture.
-const storeFixtureID = "20261130T134920.123456Z-0a1b2c"
+// fixtureID is the ID of the format's fixture.
+const fixtureID = "20261130T134920.123456Z-0a1b2c"
 
 // fixtureSnapshot is the format's fixture, read from its document (the
 // snapshot package's tests build it and check the document holds it).
-func storeFixtureSnapshot() *Snapshot {
-	doc, err := os.ReadFile(filepath.Join(fixtureDir, fmt.Sprintf("v%d.json", Version)))
+func fixtureSnapshot() *snapshot.Snapshot {
+	doc, err := os.ReadFile(filepath.Join(docDir, fmt.Sprintf("v%d.json", snapshot.Version)))
 	if err != nil {
 		panic(err)
 	}
-	s, err := Decode(doc)
+	s, err := snapshot.Decode(doc)
 	if err != nil {
 		panic(err)
 	}
@@ -32,26 +33,26 @@ func storeFixtureSnapshot() *Snapshot {
 }
 
 // checkFixtureV1 checks that s is the format's fixture.
-func storeCheckFixtureV1(t *testing.T, s *Snapshot) {
+func checkFixtureV1(t *testing.T, s *snapshot.Snapshot) {
 	t.Helper()
-	if !reflect.DeepEqual(s, storeFixtureSnapshot()) {
+	if !reflect.DeepEqual(s, fixtureSnapshot()) {
 		t.Errorf("snapshot %s is not the fixture", s.ID)
 	}
 }
 
-// fixtureDir holds the format's fixtures: v<N>.json, the document, and
-// v<N>.snap, the object Store.Put wrote of it.
-const fixtureDir = "testdata"
+// docDir holds the format's documents (v<N>.json, the snapshot package's
+// fixtures); testdata here the objects Store.Put wrote of them (v<N>.snap).
+const docDir = "../testdata"
 
 // writeObjectFixture writes testdata/v<Version>.snap: the object Put
 // writes of the current version's document.
 func writeObjectFixture(t *testing.T) {
 	ctx := context.Background()
-	doc, err := os.ReadFile(filepath.Join(fixtureDir, fmt.Sprintf("v%d.json", Version)))
+	doc, err := os.ReadFile(filepath.Join(docDir, fmt.Sprintf("v%d.json", snapshot.Version)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := Decode(doc)
+	snap, err := snapshot.Decode(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,31 +65,31 @@ func writeObjectFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("v%d.snap", Version)
-	if err := os.WriteFile(filepath.Join(fixtureDir, name), obj, 0o644); err != nil {
+	name := fmt.Sprintf("v%d.snap", snapshot.Version)
+	if err := os.WriteFile(filepath.Join("testdata", name), obj, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s/%s", fixtureDir, name)
+	t.Logf("wrote testdata/%s", name)
 }
 
 // TestObjectFixtures reads the stored object of every format version
 // through a store, as a restore would, and checks it holds the document.
 func TestObjectFixtures(t *testing.T) {
-	if *storeUpdate {
+	if *update {
 		writeObjectFixture(t)
 	}
 	ctx := context.Background()
-	for v := MinVersion; v <= Version; v++ {
+	for v := snapshot.MinVersion; v <= snapshot.Version; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			doc, err := os.ReadFile(filepath.Join(fixtureDir, fmt.Sprintf("v%d.json", v)))
+			doc, err := os.ReadFile(filepath.Join(docDir, fmt.Sprintf("v%d.json", v)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromJSON, err := Decode(doc)
+			fromJSON, err := snapshot.Decode(doc)
 			if err != nil {
 				t.Fatalf("Decode(v%d.json): %v", v, err)
 			}
-			obj, err := os.ReadFile(filepath.Join(fixtureDir, fmt.Sprintf("v%d.snap", v)))
+			obj, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d.snap", v)))
 			if err != nil {
 				t.Fatal(err)
 			}
