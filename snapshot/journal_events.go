@@ -11,7 +11,6 @@ import (
 	"time"
 )
 
-
 // EventKinds are every kind of event, in a fixed order.
 var EventKinds = []string{EventSourceTombstoned, EventSourceRewound, EventSinkDeleted, EventSinkRewound, EventConnectorDeleted}
 
