@@ -117,7 +117,7 @@ type Daemon struct {
 	running atomic.Bool
 	// jr is the journal, nil when off; wantSnapshot is how it asks the
 	// schedule loop for a snapshot to start an epoch from.
-	jr           *journal
+	jr           *journalWriter
 	wantSnapshot chan struct{}
 
 	mu      sync.Mutex // guards the fields below

@@ -51,9 +51,9 @@ type Tailer struct {
 	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error)
 }
 
-// journal is the state of the journal loop. It is used by the loop's
+// journalWriter is the state of the journal loop. It is used by the loop's
 // goroutine only, except for based and the fields under mu.
-type journal struct {
+type journalWriter struct {
 	d     *Daemon
 	based chan snapshot.Info // snapshots stored, to start an epoch from
 
@@ -98,12 +98,12 @@ type journal struct {
 	resets map[string]map[string]int
 }
 
-func newJournal(d *Daemon) *journal {
-	return &journal{d: d, based: make(chan snapshot.Info, 1), brokenc: make(chan string, 1)}
+func newJournal(d *Daemon) *journalWriter {
+	return &journalWriter{d: d, based: make(chan snapshot.Info, 1), brokenc: make(chan string, 1)}
 }
 
 // stored hands a snapshot just stored to the journal (lossy: the newest wins).
-func (j *journal) stored(info snapshot.Info) {
+func (j *journalWriter) stored(info snapshot.Info) {
 	for {
 		select {
 		case j.based <- info:
@@ -118,7 +118,7 @@ func (j *journal) stored(info snapshot.Info) {
 }
 
 // run flushes every interval until ctx ends.
-func (j *journal) run(ctx context.Context) {
+func (j *journalWriter) run(ctx context.Context) {
 	t := time.NewTicker(j.d.Config.Journal.Interval)
 	defer t.Stop()
 	go j.compactLoop(ctx)
@@ -148,7 +148,7 @@ func (j *journal) run(ctx context.Context) {
 // so that a clean stop loses nothing: up to the shutdown timeout, past
 // ctx's end, while the lead is still held. A journal not running (no
 // tail) has nothing to flush and is not resumed now.
-func (j *journal) finalFlush(ctx context.Context) {
+func (j *journalWriter) finalFlush(ctx context.Context) {
 	if j.tail == nil {
 		return
 	}
@@ -165,10 +165,10 @@ func stopped(ctx context.Context) bool {
 	return ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-func (j *journal) log() *slog.Logger { return j.d.log().With("component", "journal") }
+func (j *journalWriter) log() *slog.Logger { return j.d.log().With("component", "journal") }
 
 // tick is one flush: resume if needed, poll, write.
-func (j *journal) tick(ctx context.Context) {
+func (j *journalWriter) tick(ctx context.Context) {
 	lctx, term, done, ok := j.d.lead.start()
 	if !ok {
 		j.drop()
@@ -219,7 +219,7 @@ func (j *journal) tick(ctx context.Context) {
 // (to cover the time it was down), and nothing asks for a snapshot (a
 // break found now is the next epoch's reason). An epoch known to be
 // broken has nothing to flush.
-func (j *journal) flushBeforeEpoch(ctx context.Context) {
+func (j *journalWriter) flushBeforeEpoch(ctx context.Context) {
 	if j.wanted {
 		return
 	}
@@ -244,12 +244,12 @@ func (j *journal) flushBeforeEpoch(ctx context.Context) {
 
 // drop forgets the tail (and a segment not written); the next tick
 // continues from the store.
-func (j *journal) drop() { j.tail, j.pending = nil, nil }
+func (j *journalWriter) drop() { j.tail, j.pending = nil, nil }
 
 // epochBroken handles an epoch the compaction loop found broken: when it
 // is the one being written, the journal ends it and a full snapshot starts
 // the next at once.
-func (j *journal) epochBroken(id string) {
+func (j *journalWriter) epochBroken(id string) {
 	if id != j.chain.Epoch || j.tail == nil {
 		return
 	}
@@ -262,7 +262,7 @@ func (j *journal) epochBroken(id string) {
 // broken handles a Poll error: a break ends the epoch and asks for a
 // snapshot; anything else (a broker or group read failing) keeps the tail,
 // whose next Poll goes on from where this one stopped.
-func (j *journal) broken(err error) {
+func (j *journalWriter) broken(err error) {
 	var tb *capture.TailBreak
 	if errors.As(err, &tb) {
 		j.drop()
@@ -275,7 +275,7 @@ func (j *journal) broken(err error) {
 }
 
 // want asks the schedule loop for a snapshot that starts a new epoch.
-func (j *journal) want(reason string) {
+func (j *journalWriter) want(reason string) {
 	j.reason = reason
 	if j.quiet {
 		return
@@ -288,7 +288,7 @@ func (j *journal) want(reason string) {
 }
 
 // resume continues the newest epoch of the store, or asks for a snapshot.
-func (j *journal) resume(ctx context.Context) {
+func (j *journalWriter) resume(ctx context.Context) {
 	l, err := j.d.Store.ListJournal(ctx)
 	if err != nil {
 		j.log().Error("list journal", "error", err)
@@ -355,7 +355,7 @@ func (j *journal) resume(ctx context.Context) {
 }
 
 // startEpoch starts a new epoch from the snapshot just stored.
-func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
+func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	lctx, term, done, ok := j.d.lead.start()
 	if !ok {
 		return
@@ -396,7 +396,7 @@ func (j *journal) startEpoch(ctx context.Context, info snapshot.Info) {
 	j.log().Info("journal epoch started", "epoch", j.chain.Epoch, "reason", reason)
 }
 
-func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snapshot.TailSeed, reason string, term uint64) error {
+func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snapshot.TailSeed, reason string, term uint64) error {
 	topics, err := j.d.Tail.Topics(ctx, snap)
 	if err != nil {
 		return err
@@ -417,7 +417,7 @@ func (j *journal) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snap
 
 // write stores entries as the next segment, or nothing when nothing
 // changed and a segment was written less than a heartbeat ago.
-func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
+func (j *journalWriter) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		// For readers to tell a journal that flushes from one that stopped.
@@ -453,7 +453,7 @@ func (j *journal) write(ctx context.Context, entries []snapshot.Entry, observed 
 // write that failed stays pending (see flushPending); a sequence number
 // another writer claimed stops the journal (fenced) or, when that write
 // never finished, ends the epoch.
-func (j *journal) put(ctx context.Context, seg *snapshot.Segment, changed bool) bool {
+func (j *journalWriter) put(ctx context.Context, seg *snapshot.Segment, changed bool) bool {
 	si, err := j.d.Store.PutSegment(ctx, seg)
 	var fe *snapshot.FencedError
 	switch {
@@ -498,7 +498,7 @@ func (j *journal) put(ctx context.Context, seg *snapshot.Segment, changed bool) 
 
 // flushPending writes the pending segment again; it reports whether the
 // flush goes on.
-func (j *journal) flushPending(ctx context.Context) bool {
+func (j *journalWriter) flushPending(ctx context.Context) bool {
 	seg := j.pending
 	if !j.put(ctx, seg, j.pendingChanged) {
 		return false
@@ -508,7 +508,7 @@ func (j *journal) flushPending(ctx context.Context) bool {
 }
 
 // noteReset counts a reset written, for the next snapshot run's line.
-func (j *journal) noteReset(connector, kind string, n int) {
+func (j *journalWriter) noteReset(connector, kind string, n int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.resets == nil {
@@ -522,7 +522,7 @@ func (j *journal) noteReset(connector, kind string, n int) {
 
 // takeResets returns the resets counted since the last call, by connector
 // then kind, and starts counting again.
-func (j *journal) takeResets() map[string]map[string]int {
+func (j *journalWriter) takeResets() map[string]map[string]int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	r := j.resets
@@ -530,7 +530,7 @@ func (j *journal) takeResets() map[string]map[string]int {
 	return r
 }
 
-func (j *journal) setCovered(t time.Time) {
+func (j *journalWriter) setCovered(t time.Time) {
 	j.mu.Lock()
 	j.covered = t
 	j.mu.Unlock()
@@ -538,7 +538,7 @@ func (j *journal) setCovered(t time.Time) {
 
 // lag is how far the journal in the store is behind now, in seconds; 0
 // before the first flush.
-func (j *journal) lag() float64 {
+func (j *journalWriter) lag() float64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.covered.IsZero() {
@@ -601,7 +601,7 @@ const compactEvery = 15 * time.Second
 // compactLoop writes the journal's merged levels (see
 // snapshot.Store.CompactEpoch) while the daemon leads, on a goroutine of
 // its own so a merge never delays a flush.
-func (j *journal) compactLoop(ctx context.Context) {
+func (j *journalWriter) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactEvery)
 	defer t.Stop()
 	c := compactor{j: j}
@@ -616,7 +616,7 @@ func (j *journal) compactLoop(ctx context.Context) {
 }
 
 // clock is the journal's time: time.Now unless a test set now.
-func (j *journal) clock() time.Time {
+func (j *journalWriter) clock() time.Time {
 	if j.now != nil {
 		return j.now()
 	}
@@ -625,7 +625,7 @@ func (j *journal) clock() time.Time {
 
 // compactor is the state of the compaction loop between ticks.
 type compactor struct {
-	j *journal
+	j *journalWriter
 	// minute and hour are the boundaries compacted last; changes is the
 	// journal's count of segments with changes then.
 	minute, hour time.Time
@@ -657,7 +657,7 @@ func (c *compactor) tick(ctx context.Context, now time.Time) {
 // compact writes the merged segments every epoch lacks at now and applies
 // --journal-keep-within, with one LIST of the journal; it reports whether
 // it finished.
-func (j *journal) compact(ctx context.Context, now time.Time) bool {
+func (j *journalWriter) compact(ctx context.Context, now time.Time) bool {
 	lctx, _, done, ok := j.d.lead.start()
 	if !ok {
 		return false

@@ -39,7 +39,7 @@ func (b *lockedBuffer) String() string {
 // writer is one daemon's journal writing epoch base of store, leading (as
 // with leader election off), its log in log.
 type writer struct {
-	j   *journal
+	j   *journalWriter
 	log *lockedBuffer
 }
 

@@ -68,11 +68,11 @@ func TestPositionFieldsAreTheJournals(t *testing.T) {
 		{"rewind", `{"ts_sec":1700000060,"file":"mysql-bin.000003","pos":154}`, `{"ts_sec":1690000000,"file":"mysql-bin.000001","pos":4}`, true},
 		{"postgres forward", `{"ts_usec":1700000000000000,"lsn":33227720,"txId":565}`, `{"ts_usec":1700000001000000,"lsn":33228000,"txId":566}`, false},
 	} {
-		journal := snapshot.Rewound([]byte(c.was), []byte(c.now))
+		byJournal := snapshot.Rewound([]byte(c.was), []byte(c.now))
 		row := sourceRow(srcOff{value: []byte(c.was)}, srcOff{value: []byte(c.now)})
 		page := row.Verdict == MovedBackward
-		if journal != c.rewound || page != c.rewound {
-			t.Errorf("%s: the journal says rewound %v, the page %q by %s; want rewound %v", c.name, journal, row.Verdict, row.Field, c.rewound)
+		if byJournal != c.rewound || page != c.rewound {
+			t.Errorf("%s: the journal says rewound %v, the page %q by %s; want rewound %v", c.name, byJournal, row.Verdict, row.Field, c.rewound)
 		}
 		if row.Field != snapshot.PositionFields[0] && row.Field != "ts_usec" {
 			t.Errorf("%s: the page compared %s", c.name, row.Field)
