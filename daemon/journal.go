@@ -2,7 +2,7 @@ package daemon
 
 // This file is the journal: while it leads, the daemon tails the offsets
 // and config topics and reads the sink groups every Journal.Interval, and
-// writes what changed as one segment (see snapshot/journal*.go and
+// writes what changed as one segment (see snapshot/journal, capture.Tail and
 // docs/journal.md). Each stored full snapshot starts a new epoch; so does
 // anything that breaks continuity, after a full snapshot the journal asks
 // the schedule loop for.
@@ -18,6 +18,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -46,9 +47,9 @@ type Tailer struct {
 	// New returns a Tail continuing from state at the positions given,
 	// seeded with seed when state was read by Store.GetForTail (nil: from
 	// state's source offsets).
-	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *capture.Tail
+	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail
 	// Topics returns the topics an epoch based on snap tails.
-	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error)
+	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]journal.EpochTopic, error)
 }
 
 // journalWriter is the state of the journal loop. It is used by the loop's
@@ -61,7 +62,7 @@ type journalWriter struct {
 	term uint64
 	// chain is where the epoch's chain of segments stands (its Epoch is
 	// the epoch journaled).
-	chain     snapshot.ChainWriter
+	chain     journal.ChainWriter
 	lastWrite time.Time
 	// gapFrom, when set, starts the first segment after a resume with a
 	// gap marker: the sink groups were not observed since then.
@@ -76,7 +77,7 @@ type journalWriter struct {
 	// pending is a segment whose write failed: the next flush writes it
 	// again, the same bytes under the same name, before anything new (a
 	// write whose reply was lost may be stored: see Store.PutSegment).
-	pending        *snapshot.Segment
+	pending        *journal.Segment
 	pendingChanged bool
 	// fenced is the lead term in which another writer was found writing
 	// the epoch: the journal writes nothing more in it.
@@ -256,7 +257,7 @@ func (j *journalWriter) epochBroken(id string) {
 	j.drop()
 	j.d.m.journalErrors.Inc()
 	j.log().Error("journal epoch broken: a full snapshot starts a new epoch now", "epoch", id)
-	j.want(snapshot.EpochBroken)
+	j.want(journal.EpochBroken)
 }
 
 // broken handles a Poll error: a break ends the epoch and asks for a
@@ -294,24 +295,24 @@ func (j *journalWriter) resume(ctx context.Context) {
 		j.log().Error("list journal", "error", err)
 		return
 	}
-	var newest *snapshot.EpochInfo
+	var newest *journal.EpochInfo
 	for i := range l.Epochs {
 		if l.Epochs[i].HasFile {
 			newest = &l.Epochs[i]
 		}
 	}
 	if newest == nil {
-		j.want(snapshot.EpochFirstRun)
+		j.want(journal.EpochFirstRun)
 		return
 	}
 	head, err := j.d.Store.JournalHead(ctx, newest.ID)
 	if err != nil && stopped(ctx) {
 		return
 	}
-	if errors.Is(err, snapshot.ErrJournalBroken) {
+	if errors.Is(err, journal.ErrJournalBroken) {
 		j.d.m.journalErrors.Inc()
 		j.log().Error("journal epoch broken: a full snapshot starts a new epoch now", "epoch", newest.ID, "error", err)
-		j.want(snapshot.EpochBroken)
+		j.want(journal.EpochBroken)
 		return
 	}
 	if errors.Is(err, store.ErrStore) {
@@ -321,7 +322,7 @@ func (j *journalWriter) resume(ctx context.Context) {
 	}
 	if err != nil {
 		j.log().Warn("cannot continue the journal from the store: a full snapshot starts a new epoch", "epoch", newest.ID, "error", err)
-		j.want(snapshot.EpochNoContinue)
+		j.want(journal.EpochNoContinue)
 		return
 	}
 	last := head.State.CreatedAt
@@ -344,7 +345,7 @@ func (j *journalWriter) resume(ctx context.Context) {
 		return
 	}
 	j.tail, j.reason = tail, ""
-	j.chain = snapshot.ChainWriter{Epoch: newest.ID, Last: last}
+	j.chain = journal.ChainWriter{Epoch: newest.ID, Last: last}
 	if head.Last != nil {
 		j.chain.Seq, j.chain.Digest = head.Last.LastSeq, head.Last.LastDigest
 	}
@@ -365,7 +366,7 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
-	reason := snapshot.EpochSnapshot
+	reason := journal.EpochSnapshot
 	if j.reason != "" {
 		reason = j.reason
 	}
@@ -401,7 +402,7 @@ func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed
 	if err != nil {
 		return err
 	}
-	ep := &snapshot.Epoch{ID: snap.ID, Reason: reason, StartedAt: time.Now().UTC(), Topics: topics}
+	ep := &journal.Epoch{ID: snap.ID, Reason: reason, StartedAt: time.Now().UTC(), Topics: topics}
 	if err := j.d.Store.PutEpoch(ctx, ep); err != nil && !errors.Is(err, snapshot.ErrExists) {
 		return err
 	}
@@ -410,14 +411,14 @@ func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed
 		return err
 	}
 	j.tail, j.term = tail, term
-	j.chain, j.gapFrom = snapshot.ChainWriter{Epoch: snap.ID, Last: snap.CreatedAt}, time.Time{}
+	j.chain, j.gapFrom = journal.ChainWriter{Epoch: snap.ID, Last: snap.CreatedAt}, time.Time{}
 	j.lastWrite = time.Time{}
 	return nil
 }
 
 // write stores entries as the next segment, or nothing when nothing
 // changed and a segment was written less than a heartbeat ago.
-func (j *journalWriter) write(ctx context.Context, entries []snapshot.Entry, observed time.Time) {
+func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, observed time.Time) {
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		// For readers to tell a journal that flushes from one that stopped.
@@ -427,7 +428,7 @@ func (j *journalWriter) write(ctx context.Context, entries []snapshot.Entry, obs
 		return
 	}
 	if !j.gapFrom.IsZero() {
-		entries = append([]snapshot.Entry{{Kind: snapshot.EntryGap, Time: j.gapFrom.UnixMilli(), Until: observed.UnixMilli(), Reason: "the daemon was not journaling"}}, entries...)
+		entries = append([]journal.Entry{{Kind: journal.EntryGap, Time: j.gapFrom.UnixMilli(), Until: observed.UnixMilli(), Reason: "the daemon was not journaling"}}, entries...)
 	}
 	seg := j.chain.Next(append(entries, j.tail.Positions()...), observed)
 	seg.Interval = j.d.Config.Journal.Interval
@@ -437,11 +438,11 @@ func (j *journalWriter) write(ctx context.Context, entries []snapshot.Entry, obs
 	j.setCovered(observed)
 	events := 0
 	for _, e := range entries {
-		if e.Kind == snapshot.EntryEvent {
+		if e.Kind == journal.EntryEvent {
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.At(snapshot.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			undo := j.d.Config.Commands.At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
 				"check", undo.DryRun, "undo", undo.Run)
 		}
@@ -453,9 +454,9 @@ func (j *journalWriter) write(ctx context.Context, entries []snapshot.Entry, obs
 // write that failed stays pending (see flushPending); a sequence number
 // another writer claimed stops the journal (fenced) or, when that write
 // never finished, ends the epoch.
-func (j *journalWriter) put(ctx context.Context, seg *snapshot.Segment, changed bool) bool {
+func (j *journalWriter) put(ctx context.Context, seg *journal.Segment, changed bool) bool {
 	si, err := j.d.Store.PutSegment(ctx, seg)
-	var fe *snapshot.FencedError
+	var fe *journal.FencedError
 	switch {
 	case err == nil:
 		j.pending = nil
@@ -477,7 +478,7 @@ func (j *journalWriter) put(ctx context.Context, seg *snapshot.Segment, changed 
 		j.drop()
 		j.d.m.journalErrors.Inc()
 		j.log().Error("journal epoch cannot go on: a full snapshot starts a new epoch now", "epoch", fe.Epoch, "seq", fe.Seq, "error", err)
-		j.want(snapshot.EpochNoContinue)
+		j.want(journal.EpochNoContinue)
 		return false
 	case errors.Is(err, snapshot.ErrExists):
 		j.drop()
@@ -573,7 +574,7 @@ func (d *Daemon) retainJournal(ctx context.Context) error {
 // retainEpoch deletes the raw segments of e that a merged level holds and
 // that are older than Journal.KeepWithin, and the level 1 segments that
 // no restore within it reads (see snapshot.Store.ThinMinutes).
-func (d *Daemon) retainEpoch(ctx context.Context, e snapshot.EpochInfo, now time.Time) error {
+func (d *Daemon) retainEpoch(ctx context.Context, e journal.EpochInfo, now time.Time) error {
 	keep := d.Config.Journal.KeepWithin
 	if keep <= 0 || d.ret.resetHeld(e.ID) {
 		// An epoch kept for a young reset keeps its raw segments:
@@ -674,7 +675,7 @@ func (j *journalWriter) compact(ctx context.Context, now time.Time) bool {
 			if !e.HasFile {
 				continue
 			}
-			var segs []snapshot.SegmentInfo
+			var segs []journal.SegmentInfo
 			failed = e.ID
 			if segs, err = j.d.Store.CompactEpoch(ctx, e, now); err != nil {
 				break
@@ -695,7 +696,7 @@ func (j *journalWriter) compact(ctx context.Context, now time.Time) bool {
 	if err != nil {
 		j.d.m.journalErrors.Inc()
 		j.log().Error("compact journal", "error", err)
-		if errors.Is(err, snapshot.ErrJournalBroken) && len(l.Epochs) > 0 {
+		if errors.Is(err, journal.ErrJournalBroken) && len(l.Epochs) > 0 {
 			// The epoch compacted last when it failed: the journal ends it if
 			// it is the one being written.
 			select {

@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -43,7 +44,7 @@ type writer struct {
 	log *lockedBuffer
 }
 
-func newWriter(t *testing.T, st *store.Store, base *snapshot.Snapshot, topics []snapshot.EpochTopic) *writer {
+func newWriter(t *testing.T, st *store.Store, base *snapshot.Snapshot, topics []journal.EpochTopic) *writer {
 	t.Helper()
 	log := &lockedBuffer{}
 	d := &Daemon{Store: st, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
@@ -59,7 +60,7 @@ func newWriter(t *testing.T, st *store.Store, base *snapshot.Snapshot, topics []
 
 // flush is what a tick does once the tail is polled: the segment a failed
 // flush left, then the entries.
-func (w *writer) flush(ctx context.Context, entries []snapshot.Entry, at time.Time) {
+func (w *writer) flush(ctx context.Context, entries []journal.Entry, at time.Time) {
 	if w.j.fenced == w.j.term {
 		return
 	}
@@ -72,7 +73,7 @@ func (w *writer) flush(ctx context.Context, entries []snapshot.Entry, at time.Ti
 }
 
 // journalWorld is a store with a base snapshot and its epoch.
-func journalWorld(t *testing.T, storeURL string) (*store.Store, *snapshot.Snapshot, []snapshot.EpochTopic) {
+func journalWorld(t *testing.T, storeURL string) (*store.Store, *snapshot.Snapshot, []journal.EpochTopic) {
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.OpenStore(ctx, storeURL)
@@ -86,16 +87,16 @@ func journalWorld(t *testing.T, storeURL string) (*store.Store, *snapshot.Snapsh
 	if _, err := st.Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
-	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true,
-		Start: []snapshot.PartitionNext{{Partition: 0}}}}
-	if err := st.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
+	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true,
+		Start: []journal.PartitionNext{{Partition: 0}}}}
+	if err := st.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	return st, base, topics
 }
 
-func record(offset int64, at time.Time) []snapshot.Entry {
-	return []snapshot.Entry{{Kind: snapshot.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: offset, Time: at.UnixMilli(),
+func record(offset int64, at time.Time) []journal.Entry {
+	return []journal.Entry{{Kind: journal.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: offset, Time: at.UnixMilli(),
 		Key: []byte(`["c",{"file":"f"}]`), Value: []byte(`{"position":` + string(rune('0'+offset%10)) + `}`)}}
 }
 
@@ -175,7 +176,7 @@ func TestJournalReplyLost(t *testing.T) {
 			ctx := t.Context()
 			w := newWriter(t, st, base, topics)
 			at := base.CreatedAt
-			var want []snapshot.Entry
+			var want []journal.Entry
 			for i := int64(0); i < 8; i++ {
 				at = at.Add(10 * time.Second)
 				lost := i == 2 || i == 3 // two flushes whose replies are all dropped
@@ -252,7 +253,7 @@ func TestJournalStoppedNotCovered(t *testing.T) {
 		t.Fatalf("state at the last flush: %v", err)
 	}
 	_, _, err := st.StateAt(ctx, time.Now())
-	if !errors.Is(err, snapshot.ErrNotRestorable) || !strings.Contains(err.Error(), "not covered yet: the journal's last flush was at "+at.UTC().Format("2006-01-02T15:04:05.000Z")) {
+	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "not covered yet: the journal's last flush was at "+at.UTC().Format("2006-01-02T15:04:05.000Z")) {
 		t.Fatalf("state now, an hour after the journal stopped: %v", err)
 	}
 	// The daemon flushes, nothing changed: no segment, a mark.

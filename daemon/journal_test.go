@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -53,9 +54,9 @@ func TestJournalCompactionLoop(t *testing.T) {
 	if _, err := st.Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
-	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 2, Worker: true,
-		Start: []snapshot.PartitionNext{{Partition: 0}, {Partition: 1}}}}
-	if err := st.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
+	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 2, Worker: true,
+		Start: []journal.PartitionNext{{Partition: 0}, {Partition: 1}}}}
+	if err := st.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.CopyFS(rawDir, os.DirFS(dir)); err != nil {
@@ -83,11 +84,11 @@ func TestJournalCompactionLoop(t *testing.T) {
 	for step := 1; clock.Before(end); step++ {
 		clock = clock.Add(5 * time.Second)
 		if step%2 == 0 { // a flush every 10 s
-			var entries []snapshot.Entry
+			var entries []journal.Entry
 			if clock.Before(idleFrom) || !clock.Before(idleTo) {
 				for i := 0; i < 1+rng.IntN(4); i++ {
 					p := rng.IntN(2)
-					e := snapshot.Entry{Kind: snapshot.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Partition: int32(p), Offset: next[p],
+					e := journal.Entry{Kind: journal.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Partition: int32(p), Offset: next[p],
 						Time: clock.Add(-time.Duration(rng.IntN(9000)) * time.Millisecond).UnixMilli(),
 						Key:  fmt.Appendf(nil, `["c%d",{"file":"f%d"}]`, rng.IntN(3), rng.IntN(12)), Value: fmt.Appendf(nil, `{"position":%d}`, step)}
 					if rng.IntN(10) == 0 {
@@ -103,7 +104,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 				t.Fatalf("at %s: the writer went from seq %d to %d", clock, seq, j.chain.Seq)
 			}
 			if j.chain.Seq != seq {
-				copyObject(t, dir, rawDir, snapshot.SegmentKey(j.chain.Epoch, snapshot.LevelRaw, j.chain.Seq, j.chain.Seq, j.chain.Last))
+				copyObject(t, dir, rawDir, journal.SegmentKey(j.chain.Epoch, journal.LevelRaw, j.chain.Seq, j.chain.Seq, j.chain.Last))
 			}
 		}
 		if step%3 == 0 { // a compaction tick every 15 s
@@ -136,16 +137,16 @@ func TestJournalCompactionLoop(t *testing.T) {
 	newest := map[uint64]uint64{}
 	for _, si := range e.Segments {
 		levels[si.Level]++
-		if si.Level == snapshot.LevelMinute {
+		if si.Level == journal.LevelMinute {
 			newest[si.FirstSeq] = max(newest[si.FirstSeq], si.LastSeq)
 		}
 	}
-	if levels[snapshot.LevelHour] != 4 || levels[snapshot.LevelMinute] < 60 {
+	if levels[journal.LevelHour] != 4 || levels[journal.LevelMinute] < 60 {
 		t.Fatalf("segments per level %v: want a level 2 segment per hour boundary (4) and level 1 ones", levels)
 	}
-	held := func(si snapshot.SegmentInfo) bool {
+	held := func(si journal.SegmentInfo) bool {
 		for _, m := range e.Segments {
-			if m.Level > snapshot.LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
+			if m.Level > journal.LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
 				return true
 			}
 		}
@@ -154,20 +155,20 @@ func TestJournalCompactionLoop(t *testing.T) {
 	for _, si := range e.Segments {
 		old := clock.Sub(si.LastTime) > keep+time.Minute // the loop runs once a minute
 		switch {
-		case si.Level == snapshot.LevelRaw && old && held(si):
+		case si.Level == journal.LevelRaw && old && held(si):
 			t.Errorf("raw segment %s is older than keep-within and merged, but kept", si.Key)
-		case si.Level == snapshot.LevelMinute && clock.Sub(si.LastTime) > keep+time.Hour+time.Minute && si.LastSeq < newest[si.FirstSeq]:
+		case si.Level == journal.LevelMinute && clock.Sub(si.LastTime) > keep+time.Hour+time.Minute && si.LastSeq < newest[si.FirstSeq]:
 			t.Errorf("level 1 segment %s is superseded and older than keep-within, but kept", si.Key)
 		}
 	}
-	if levels[snapshot.LevelRaw] >= int(j.chain.Seq) {
-		t.Fatalf("no raw segment was deleted (%d of %d kept)", levels[snapshot.LevelRaw], j.chain.Seq)
+	if levels[journal.LevelRaw] >= int(j.chain.Seq) {
+		t.Fatalf("no raw segment was deleted (%d of %d kept)", levels[journal.LevelRaw], j.chain.Seq)
 	}
 	// The first hour (busy for its 10 minutes, then level 1 segments a
 	// minute) keeps one level 1 segment once older than keep-within.
 	old := map[uint64]int{}
 	for _, si := range e.Segments {
-		if si.Level == snapshot.LevelMinute && clock.Sub(si.LastTime) > keep+time.Hour+time.Minute {
+		if si.Level == journal.LevelMinute && clock.Sub(si.LastTime) > keep+time.Hour+time.Minute {
 			old[si.FirstSeq]++
 		}
 	}
@@ -193,14 +194,14 @@ func TestJournalCompactionLoop(t *testing.T) {
 				per[si.Level]++
 			}
 		}
-		if per[snapshot.LevelHour] > 1 || per[snapshot.LevelMinute] > 1 || per[snapshot.LevelRaw] > 8 {
+		if per[journal.LevelHour] > 1 || per[journal.LevelMinute] > 1 || per[journal.LevelRaw] > 8 {
 			t.Fatalf("moment %s reads %v segments per level, want at most 1 level 2, 1 level 1 and a minute of raw", at, per)
 		}
 		sameAt(t, ctx, st, raw, at, at)
 	}
 	// Older: restored as of the kept boundary before, which is exact.
 	for _, si := range e.Segments {
-		if si.Level > snapshot.LevelRaw && clock.Sub(si.LastTime) > keep {
+		if si.Level > journal.LevelRaw && clock.Sub(si.LastTime) > keep {
 			sameAt(t, ctx, st, raw, si.LastTime, si.LastTime)
 		}
 	}
@@ -216,7 +217,7 @@ func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, st, raw *store.S
 	t.Helper()
 	e := mustList(t, st)
 	for _, si := range e.Segments {
-		if si.Level == snapshot.LevelMinute {
+		if si.Level == journal.LevelMinute {
 			t.Fatalf("a level 1 segment %s was written where it cannot be", si.Key)
 		}
 	}
@@ -232,7 +233,7 @@ func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, st, raw *store.S
 	}
 }
 
-func mustList(t *testing.T, s *store.Store) snapshot.EpochInfo {
+func mustList(t *testing.T, s *store.Store) journal.EpochInfo {
 	t.Helper()
 	l, err := s.ListJournal(context.Background())
 	if err != nil || len(l.Epochs) != 1 {

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // Run results, the values of the result label of offsetkeeper_runs_total.
@@ -100,7 +101,7 @@ func newMetrics() *metrics {
 		Name: "offsetkeeper_reset_events_total",
 		Help: "Resets the journal saw, by kind: source-tombstoned, source-rewound, sink-deleted, sink-rewound, connector-deleted.",
 	}, []string{"kind"})
-	for _, k := range snapshot.EventKinds {
+	for _, k := range journal.EventKinds {
 		m.resetEvents.WithLabelValues(k)
 	}
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{

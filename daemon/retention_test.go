@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // TestDaemonKeepsPinnedAndManual: a daemon with --keep-last 2 never
@@ -66,15 +67,15 @@ func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.PutEpoch(ctx, &snapshot.Epoch{ID: info.ID, Reason: snapshot.EpochSnapshot, StartedAt: base}); err != nil {
+		if err := store.PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: base}); err != nil {
 			t.Fatal(err)
 		}
 		prev, last := "", base
 		for seq := uint64(1); seq <= 4; seq++ {
 			next := last.Add(20 * time.Second)
-			seg := &snapshot.Segment{Epoch: info.ID, FirstSeq: seq, LastSeq: seq, FirstTime: last, LastTime: next, PrevDigest: prev}
+			seg := &journal.Segment{Epoch: info.ID, FirstSeq: seq, LastSeq: seq, FirstTime: last, LastTime: next, PrevDigest: prev}
 			if seq == 2 {
-				seg.Entries = []snapshot.Entry{{Kind: snapshot.EntryEvent, Time: next.Add(-time.Second).UnixMilli(), Before: next.Add(-time.Second).UnixMilli() - 1,
+				seg.Entries = []journal.Entry{{Kind: journal.EntryEvent, Time: next.Add(-time.Second).UnixMilli(), Before: next.Add(-time.Second).UnixMilli() - 1,
 					Connector: "inventory-connector", Reason: snapshot.EventSourceTombstoned, Count: 1}}
 			}
 			if _, err := store.PutSegment(ctx, seg); err != nil {
@@ -100,7 +101,7 @@ func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
 		l, _ = store.ListJournal(ctx)
 		raw := 0
 		for _, si := range l.Epochs[0].Segments {
-			if si.Level == snapshot.LevelRaw {
+			if si.Level == journal.LevelRaw {
 				raw++
 			}
 		}

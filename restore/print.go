@@ -3,11 +3,12 @@ package restore
 import (
 	"bufio"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"io"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 
@@ -30,7 +31,7 @@ func (p *Plan) Print(w io.Writer) error {
 	// Within 120 columns: the ID is the time the snapshot was taken, and
 	// the state at a moment is said on the line before (its moment).
 	what := "snapshot " + s.ID
-	if s.Reason == snapshot.ReasonAt {
+	if s.Reason == journal.ReasonAt {
 		what = "the state at " + s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
 	into := "into its cluster " + p.ClusterID

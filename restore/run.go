@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -284,7 +285,7 @@ func (r *run) run(ctx context.Context) error {
 			return fmt.Errorf("%w: nothing can be written, but %s differ:\n  - %s", ErrVerifyFailed, plural(len(diffs), "offset", "offsets"), strings.Join(diffs, "\n  - "))
 		}
 		what := "snapshot " + snap.ID
-		if snap.Reason == snapshot.ReasonAt {
+		if snap.Reason == journal.ReasonAt {
 			what = "the state at " + snap.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 		}
 		if err := plan.NotRestoredError(r.req.DryRun, false); err != nil {

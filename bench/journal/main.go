@@ -25,6 +25,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -102,7 +103,7 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 	var mergedN [10]int
 	for _, e := range l.Epochs {
 		for _, si := range e.Segments {
-			if si.Level != snapshot.LevelRaw {
+			if si.Level != journal.LevelRaw {
 				// The lag is the raw segments'; merged ones are counted apart.
 				merged[si.Level] += si.Size
 				mergedN[si.Level]++
@@ -126,7 +127,7 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 			bytes += si.Size
 			for _, en := range seg.Entries {
 				t := time.UnixMilli(en.Time)
-				if en.Kind == snapshot.EntrySource && !t.Before(began) && !t.After(ended) {
+				if en.Kind == journal.EntrySource && !t.Before(began) && !t.After(ended) {
 					lags = append(lags, st.ModTime().Sub(t))
 				}
 			}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -103,9 +104,9 @@ type day struct {
 	rng   *rand.Rand
 	keys  []key
 	next  map[string]map[int32]int64 // next offset per offsets topic partition
-	conf  []snapshot.Entry           // positions of the topics that do not change
-	epoch snapshot.EpochInfo
-	chain snapshot.ChainWriter
+	conf  []journal.Entry            // positions of the topics that do not change
+	epoch journal.EpochInfo
+	chain journal.ChainWriter
 	// What was written, per level, and the merges' cost; raw segments and
 	// level 1 segments the retention deleted (--keep-within, as the
 	// daemon's retainEpoch).
@@ -143,14 +144,14 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: snap.ID, Reason: snapshot.EpochFirstRun, StartedAt: start, Topics: topics}); err != nil {
+	if err := s.PutEpoch(ctx, &journal.Epoch{ID: snap.ID, Reason: journal.EpochFirstRun, StartedAt: start, Topics: topics}); err != nil {
 		return err
 	}
-	d := &day{c: c, s: s, rng: rand.New(rand.NewPCG(1, 2)), next: map[string]map[int32]int64{}, epoch: snapshot.EpochInfo{ID: snap.ID, HasFile: true}, chain: snapshot.ChainWriter{Epoch: snap.ID, Last: start}}
+	d := &day{c: c, s: s, rng: rand.New(rand.NewPCG(1, 2)), next: map[string]map[int32]int64{}, epoch: journal.EpochInfo{ID: snap.ID, HasFile: true}, chain: journal.ChainWriter{Epoch: snap.ID, Last: start}}
 	for _, et := range topics {
 		if et.Role != snapshot.RoleOffsets {
 			for _, p := range et.Start {
-				d.conf = append(d.conf, snapshot.Entry{Kind: snapshot.EntryPosition, Topic: et.Name, Partition: p.Partition, Offset: p.Next})
+				d.conf = append(d.conf, journal.Entry{Kind: journal.EntryPosition, Topic: et.Name, Partition: p.Partition, Offset: p.Next})
 			}
 			continue
 		}
@@ -213,7 +214,7 @@ func (d *day) write(ctx context.Context, start time.Time) error {
 func (d *day) flush(ctx context.Context, t time.Time) error {
 	n := int(int64(d.c.rate) * int64(d.c.interval) / int64(time.Second))
 	from := d.chain.Last
-	entries := make([]snapshot.Entry, 0, n+len(d.next)*32)
+	entries := make([]journal.Entry, 0, n+len(d.next)*32)
 	type rc struct {
 		rewound int32
 		first   int64
@@ -228,7 +229,7 @@ func (d *day) flush(ctx context.Context, t time.Time) error {
 		v = append(v, '}')
 		back := false
 		if k.base != nil {
-			back = snapshot.Rewound(k.base, v)
+			back = journal.Rewound(k.base, v)
 		} else {
 			back = pos < k.pos
 		}
@@ -243,11 +244,11 @@ func (d *day) flush(ctx context.Context, t time.Time) error {
 		}
 		off := d.next[k.topic][k.partition]
 		d.next[k.topic][k.partition] = off + 1
-		entries = append(entries, snapshot.Entry{Kind: snapshot.EntrySource, Topic: k.topic, Partition: k.partition, Offset: off, Time: at, Key: k.key, Value: v})
+		entries = append(entries, journal.Entry{Kind: journal.EntrySource, Topic: k.topic, Partition: k.partition, Offset: off, Time: at, Key: k.key, Value: v})
 	}
 	for _, name := range sortedKeys(resets) {
 		r := resets[name]
-		entries = append(entries, snapshot.Entry{Kind: snapshot.EntryEvent, Time: r.first, Connector: name, Reason: snapshot.EventSourceRewound, Count: r.rewound, Before: r.first - 1})
+		entries = append(entries, journal.Entry{Kind: journal.EntryEvent, Time: r.first, Connector: name, Reason: snapshot.EventSourceRewound, Count: r.rewound, Before: r.first - 1})
 		d.events++
 	}
 	entries = append(entries, d.positions()...)
@@ -272,8 +273,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // positions are where the tail stands after a flush, as Tail.Positions.
-func (d *day) positions() []snapshot.Entry {
-	var out []snapshot.Entry
+func (d *day) positions() []journal.Entry {
+	var out []journal.Entry
 	for _, name := range sortedKeys(d.next) {
 		parts := d.next[name]
 		ps := make([]int32, 0, len(parts))
@@ -282,15 +283,15 @@ func (d *day) positions() []snapshot.Entry {
 		}
 		slices.Sort(ps)
 		for _, p := range ps {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryPosition, Topic: name, Partition: p, Offset: parts[p]})
+			out = append(out, journal.Entry{Kind: journal.EntryPosition, Topic: name, Partition: p, Offset: parts[p]})
 		}
 	}
 	out = append(out, d.conf...)
-	slices.SortStableFunc(out, func(a, b snapshot.Entry) int { return strings.Compare(a.Topic, b.Topic) })
+	slices.SortStableFunc(out, func(a, b journal.Entry) int { return strings.Compare(a.Topic, b.Topic) })
 	return out
 }
 
-func (d *day) add(si snapshot.SegmentInfo) {
+func (d *day) add(si journal.SegmentInfo) {
 	d.epoch.Segments = append(d.epoch.Segments, si)
 	d.written[si.Level] += si.Size
 	d.segments[si.Level]++
@@ -331,8 +332,8 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func sortSegments(segs []snapshot.SegmentInfo) {
-	slices.SortFunc(segs, func(a, b snapshot.SegmentInfo) int {
+func sortSegments(segs []journal.SegmentInfo) {
+	slices.SortFunc(segs, func(a, b journal.SegmentInfo) int {
 		if a.FirstSeq != b.FirstSeq {
 			return cmpU(a.FirstSeq, b.FirstSeq)
 		}

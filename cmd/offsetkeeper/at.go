@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -54,7 +55,7 @@ func stateAt(ctx context.Context, w io.Writer, st *store.Store, at string) (*sna
 // the precision (source offsets to the record; sink offsets as the journal
 // last read the groups; a merged journal's boundary). docs/journal.md has
 // the details.
-func printStateInfo(w io.Writer, si *snapshot.StateInfo) {
+func printStateInfo(w io.Writer, si *journal.StateInfo) {
 	at := si.At.UTC().Format(millis)
 	if si.Fallback {
 		fmt.Fprintf(w, "state at %s (no journal covers it: %s older): snapshot %s\n",

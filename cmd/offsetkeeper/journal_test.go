@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -300,7 +301,7 @@ func TestJournalBreakStartsEpoch(t *testing.T) {
 		l, err := s.ListJournal(context.Background())
 		if err == nil && len(l.Epochs) > 0 {
 			last := l.Epochs[len(l.Epochs)-1]
-			if ep, err := s.GetEpoch(context.Background(), last.ID); err == nil && ep.Reason == snapshot.EpochPartitions {
+			if ep, err := s.GetEpoch(context.Background(), last.ID); err == nil && ep.Reason == journal.EpochPartitions {
 				break
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -78,17 +79,17 @@ func incidentStore(t *testing.T, n, reset int) (url string, ids []string, manual
 		t.Fatal(err)
 	}
 	for i, info := range infos {
-		if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: info.ID, Reason: snapshot.EpochSnapshot, StartedAt: info.CreatedAt}); err != nil {
+		if err := s.PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: info.CreatedAt}); err != nil {
 			t.Fatal(err)
 		}
 		last := info.CreatedAt.Add(time.Hour + time.Second)
 		if i == len(infos)-1 {
 			last = time.Now().Add(-time.Second)
 		}
-		seg := &snapshot.Segment{Epoch: info.ID, FirstSeq: 1, LastSeq: 1, FirstTime: info.CreatedAt, LastTime: last}
+		seg := &journal.Segment{Epoch: info.ID, FirstSeq: 1, LastSeq: 1, FirstTime: info.CreatedAt, LastTime: last}
 		if i == reset {
 			resetAt = info.CreatedAt.Add(30 * time.Minute).Truncate(time.Millisecond)
-			seg.Entries = []snapshot.Entry{{Kind: snapshot.EntryEvent, Time: resetAt.UnixMilli(), Before: resetAt.UnixMilli() - 1,
+			seg.Entries = []journal.Entry{{Kind: journal.EntryEvent, Time: resetAt.UnixMilli(), Before: resetAt.UnixMilli() - 1,
 				Connector: "inventory-connector", Reason: snapshot.EventSourceTombstoned, Count: 3}}
 		}
 		if _, err := s.PutSegment(ctx, seg); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // TestDiffIsRestoreCompare: the page's diff is offsetkeeper diff's
@@ -68,7 +69,7 @@ func TestPositionFieldsAreTheJournals(t *testing.T) {
 		{"rewind", `{"ts_sec":1700000060,"file":"mysql-bin.000003","pos":154}`, `{"ts_sec":1690000000,"file":"mysql-bin.000001","pos":4}`, true},
 		{"postgres forward", `{"ts_usec":1700000000000000,"lsn":33227720,"txId":565}`, `{"ts_usec":1700000001000000,"lsn":33228000,"txId":566}`, false},
 	} {
-		byJournal := snapshot.Rewound([]byte(c.was), []byte(c.now))
+		byJournal := journal.Rewound([]byte(c.was), []byte(c.now))
 		row := sourceRow(srcOff{value: []byte(c.was)}, srcOff{value: []byte(c.now)})
 		page := row.Verdict == MovedBackward
 		if byJournal != c.rewound || page != c.rewound {

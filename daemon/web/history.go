@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -153,7 +154,7 @@ func (h *history) source(key []byte, value []byte, t time.Time) {
 // segData is what the page keeps of one journal segment: segments are
 // immutable, so it is read once and reused while it is in the window.
 type segData struct {
-	entries []snapshot.Entry // sink, source, gap and event entries; values kept
+	entries []journal.Entry // sink, source, gap and event entries; values kept
 	epoch   string
 	lastSeq uint64
 }
@@ -165,7 +166,7 @@ type segCache struct {
 }
 
 // read returns the kept part of segment si, reading it if not cached.
-func (c *segCache) read(ctx context.Context, st *store.Store, epoch string, si snapshot.SegmentInfo) (*segData, error) {
+func (c *segCache) read(ctx context.Context, st *store.Store, epoch string, si journal.SegmentInfo) (*segData, error) {
 	c.mu.Lock()
 	d, ok := c.m[si.Key]
 	c.mu.Unlock()
@@ -179,7 +180,7 @@ func (c *segCache) read(ctx context.Context, st *store.Store, epoch string, si s
 	d = &segData{epoch: epoch, lastSeq: seg.LastSeq}
 	for _, en := range seg.Entries {
 		switch en.Kind {
-		case snapshot.EntrySink, snapshot.EntrySource, snapshot.EntryGap, snapshot.EntryEvent:
+		case journal.EntrySink, journal.EntrySource, journal.EntryGap, journal.EntryEvent:
 			en.Conn = nil
 			d.entries = append(d.entries, en)
 		}
@@ -242,22 +243,22 @@ func (h *history) addSegment(d *segData, seen map[evKey]bool) {
 	for i := range d.entries {
 		en := &d.entries[i]
 		t := time.UnixMilli(en.Time).UTC()
-		if t.Before(h.from) && en.Kind != snapshot.EntryGap {
+		if t.Before(h.from) && en.Kind != journal.EntryGap {
 			continue
 		}
 		switch en.Kind {
-		case snapshot.EntrySink:
+		case journal.EntrySink:
 			if !en.Deleted {
 				h.sink(en.Group, tp{en.Topic, en.Partition}, Point{t, float64(en.Offset)})
 			}
-		case snapshot.EntrySource:
+		case journal.EntrySource:
 			h.source(en.Key, en.Value, t)
-		case snapshot.EntryGap:
+		case journal.EntryGap:
 			until := time.UnixMilli(en.Until).UTC()
 			if !until.Before(h.from) {
 				h.gaps = append(h.gaps, Gap{From: t, To: until, Reason: en.Reason})
 			}
-		case snapshot.EntryEvent:
+		case journal.EntryEvent:
 			ev := snapshot.Event{Time: t, Connector: en.Connector, Group: en.Group, Kind: en.Reason,
 				Count: int(en.Count), Before: time.UnixMilli(en.Before).UTC(), Epoch: d.epoch, Segment: d.lastSeq}
 			k := evKey{ev.Connector, ev.Group, ev.Kind, ev.Before}

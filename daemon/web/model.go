@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // Statuses of a connector on the board, worst first.
@@ -34,7 +35,7 @@ type world struct {
 	infos    []snapshot.Info
 	coverage []snapshot.Coverage
 	state    *snapshot.Snapshot // the newest state (journal) or snapshot
-	stateAt  *snapshot.StateInfo
+	stateAt  *journal.StateInfo
 	hist     *history
 	logEnd   map[string]map[int32]int64 // nil: unknown (no brokers)
 	status   statusWorld

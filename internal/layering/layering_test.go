@@ -43,6 +43,7 @@ var pure = map[string]bool{
 	module + "snapshot/internal/keyview": true,
 	module + "snapshot/internal/frames":  true,
 	module + "snapshot":                  true,
+	module + "snapshot/journal":          true,
 	module + "internal/connectjson":      true,
 	module + "internal/english":          true,
 	module + "internal/retry":            true,
@@ -56,9 +57,10 @@ var snapshotRooms = map[string]int{
 	"snapshot/internal/frames":  0, // zstd frames, the store's and an early capture's
 	"snapshot/internal/kread":   1, // reading compacted topics through Fetch
 	"snapshot":                  2, // the format: documents, Info, retention
-	"snapshot/capture":          3, // reading a cluster into snapshots and the journal's entries
-	"snapshot/store":            3, // snapshots and the journal in a bucket; never imports capture, nor capture it
-	"snapshot/storetest":        4, // the store conformance kit
+	"snapshot/journal":          3, // entries, segments, replay, merge and events, over the format
+	"snapshot/capture":          4, // reading a cluster into snapshots and the journal's entries
+	"snapshot/store":            4, // snapshots and the journal in a bucket; never imports capture, nor capture it
+	"snapshot/storetest":        5, // the store conformance kit
 }
 
 // client says whether imp is a Kafka client or bucket package.
@@ -99,7 +101,7 @@ func wrongWay(pkg, imp string) string {
 		case !aok || !bok:
 			return "a package of the snapshot layer must be ranked in snapshotRooms"
 		case b >= a:
-			return "in the snapshot layer, imports flow storetest → store, capture (never each other) → snapshot → internal/kread → internal/keyview, internal/frames"
+			return "in the snapshot layer, imports flow storetest → store, capture (never each other) → journal → snapshot → internal/kread → internal/keyview, internal/frames"
 		}
 		return ""
 	case ri >= rp:
@@ -186,6 +188,12 @@ func TestWrongWay(t *testing.T) {
 		{"snapshot/store", "snapshot", false},
 		{"snapshot/storetest", "snapshot/store", false},
 		{"snapshot", "snapshot/store", true},
+		{"snapshot/journal", "snapshot", false},
+		{"snapshot", "snapshot/journal", true},
+		{"snapshot/journal", "snapshot/store", true},
+		{"snapshot/store", "snapshot/journal", false},
+		{"snapshot/capture", "snapshot/journal", false},
+		{"snapshot/journal", "../gocloud.dev/blob", true},
 		{"snapshot", "../gocloud.dev/blob", true},
 		{"snapshot", "../github.com/twmb/franz-go/pkg/kgo", true},
 		{"snapshot/store", "../gocloud.dev/blob", false},

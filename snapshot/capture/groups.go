@@ -8,11 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // GroupGone reports whether a described consumer group is gone: the

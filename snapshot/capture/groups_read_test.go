@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // This file keeps the sink group read as it was before fetchCommitted
@@ -164,19 +166,19 @@ func (t *oldTail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup
 // per group an event for the partitions that went back and one for those
 // deleted. A group gone deletes its partitions and itself. The order is
 // left to the caller (sortedEntries).
-func wantGroupEntries(was, now map[string]snapshot.SinkGroup, before, at int64) []snapshot.Entry {
-	var out []snapshot.Entry
-	byTP := func(g snapshot.SinkGroup) map[snapshot.SinkTP]snapshot.SinkOffset {
-		m := map[snapshot.SinkTP]snapshot.SinkOffset{}
+func wantGroupEntries(was, now map[string]snapshot.SinkGroup, before, at int64) []journal.Entry {
+	var out []journal.Entry
+	byTP := func(g snapshot.SinkGroup) map[journal.SinkTP]snapshot.SinkOffset {
+		m := map[journal.SinkTP]snapshot.SinkOffset{}
 		for _, o := range g.Offsets {
-			m[snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}] = o
+			m[journal.SinkTP{Topic: o.Topic, Part: o.Partition}] = o
 		}
 		return m
 	}
 	for name, g := range now {
 		old, existed := was[name]
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+			out = append(out, journal.Entry{Kind: journal.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
 		}
 		oldOffs, newOffs := byTP(old), byTP(g)
 		back, gone := 0, 0
@@ -188,20 +190,20 @@ func wantGroupEntries(was, now map[string]snapshot.SinkGroup, before, at int64) 
 			if ok && o.Offset < w.Offset {
 				back++
 			}
-			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
+			out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
 		}
 		for tp := range oldOffs {
 			if _, ok := newOffs[tp]; !ok {
 				gone++
-				out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: tp.Topic, Partition: tp.Part, Time: at, Deleted: true})
+				out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: tp.Topic, Partition: tp.Part, Time: at, Deleted: true})
 			}
 		}
 		conn := cmpOr(g.Connector, name)
 		if back > 0 {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
+			out = append(out, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
 		}
 		if gone > 0 {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
+			out = append(out, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
 		}
 	}
 	for name, old := range was {
@@ -209,18 +211,18 @@ func wantGroupEntries(was, now map[string]snapshot.SinkGroup, before, at int64) 
 			continue
 		}
 		for _, o := range old.Offsets {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
+			out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
 		}
-		out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
+		out = append(out, journal.Entry{Kind: journal.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
 		if len(old.Offsets) > 0 {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
+			out = append(out, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
 		}
 	}
 	return out
 }
 
 // sortedEntries returns es in one order, for comparing entries as sets.
-func sortedEntries(es []snapshot.Entry) []string {
+func sortedEntries(es []journal.Entry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = fmt.Sprintf("%+v", e)
@@ -244,7 +246,7 @@ func (t *oldTail) lastConsumed(ctx context.Context, gs []snapshot.SinkGroup) {
 		j := 0
 		for oi := range g.Offsets {
 			o := &g.Offsets[oi]
-			for j < len(prev) && cmpTP(snapshot.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
+			for j < len(prev) && cmpTP(journal.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, journal.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
 				j++
 			}
 			if j < len(prev) && prev[j].Topic == o.Topic && prev[j].Partition == o.Partition && prev[j].Offset == o.Offset {
@@ -447,7 +449,7 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 				reused++
 			}
 		}
-		want := wantGroupEntries(prev, gNew, snapshot.Ms(newT.LastPoll), snapshot.Ms(observed))
+		want := wantGroupEntries(prev, gNew, journal.Ms(newT.LastPoll), journal.Ms(observed))
 		eNew := newT.diffGroups(gNew, observed)
 		oldT.groups = gOld
 		newT.LastPoll, oldT.lastPoll = observed, observed

@@ -4,12 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // TestGroupGone: the one definition of a group that is gone, for a

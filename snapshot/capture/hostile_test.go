@@ -7,9 +7,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestViewMemoryHostileShapes feeds a partition view, as a read applies

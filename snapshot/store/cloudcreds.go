@@ -16,7 +16,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
@@ -25,6 +24,8 @@ import (
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // credentialsTimeout bounds the credential check OpenStore makes for s3://

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"io"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // closedPort returns a loopback address nothing listens on.

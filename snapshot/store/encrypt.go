@@ -39,9 +39,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/secrets"
 	"gocloud.dev/secrets/localsecrets"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 
 	// The KMS drivers OpenKeeper opens, besides base64key.
 	_ "gocloud.dev/secrets/awskms"

@@ -18,8 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // testKey returns a base64key URL of 32 bytes made from seed, and the

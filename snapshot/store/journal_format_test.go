@@ -13,28 +13,29 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 var updateJournal = flag.Bool("update-journal", false, "rewrite testdata/journal-v1")
 
 // fixtureEntries holds one entry of every kind.
-func fixtureEntries() []snapshot.Entry {
+func fixtureEntries() []journal.Entry {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixMilli()
-	return []snapshot.Entry{
-		{Kind: snapshot.EntrySource, Topic: "connect-offsets", Partition: 20, Offset: 1204, Time: t0 + 1,
+	return []journal.Entry{
+		{Kind: journal.EntrySource, Topic: "connect-offsets", Partition: 20, Offset: 1204, Time: t0 + 1,
 			Key: []byte(`["eu->us.MirrorSourceConnector",{"cluster":"eu","partition":1,"topic":"orders"}]`), Value: []byte(`{"offset":42}`)},
-		{Kind: snapshot.EntrySource, Topic: "connect-offsets", Partition: 4, Offset: 77, Time: t0 + 2, Key: []byte(`["mongodb-connector",{"rs":"rs0","server_id":"mongo1"}]`)},
-		{Kind: snapshot.EntrySink, Group: "connect-es-sink", Topic: "orders", Partition: 3, Offset: 19, LeaderEpoch: -1, Time: t0 + 3,
+		{Kind: journal.EntrySource, Topic: "connect-offsets", Partition: 4, Offset: 77, Time: t0 + 2, Key: []byte(`["mongodb-connector",{"rs":"rs0","server_id":"mongo1"}]`)},
+		{Kind: journal.EntrySink, Group: "connect-es-sink", Topic: "orders", Partition: 3, Offset: 19, LeaderEpoch: -1, Time: t0 + 3,
 			LastConsumed: &snapshot.LastConsumed{Offset: 18, Timestamp: t0 - 5000}},
-		{Kind: snapshot.EntrySink, Group: "connect-es-sink", Topic: "orders", Partition: 4, Time: t0 + 3, Deleted: true},
-		{Kind: snapshot.EntryGroup, Group: "connect-es-sink", Connector: "es-sink", State: "Empty", Members: 0, Time: t0 + 3},
-		{Kind: snapshot.EntryConfig, Offset: 90, Time: t0 + 4, Key: []byte("target-state-es-sink"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "es-sink",
+		{Kind: journal.EntrySink, Group: "connect-es-sink", Topic: "orders", Partition: 4, Time: t0 + 3, Deleted: true},
+		{Kind: journal.EntryGroup, Group: "connect-es-sink", Connector: "es-sink", State: "Empty", Members: 0, Time: t0 + 3},
+		{Kind: journal.EntryConfig, Offset: 90, Time: t0 + 4, Key: []byte("target-state-es-sink"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "es-sink",
 			Conn: &snapshot.Connector{Name: "es-sink", Type: snapshot.TypeSink, Class: "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", HasConfig: true, ConfigHash: "ab", TargetState: snapshot.StateStopped, Tasks: 0, Group: "connect-es-sink"}},
-		{Kind: snapshot.EntryConfig, Offset: 91, Time: t0 + 5, Key: []byte("connector-old"), Connector: "old", Deleted: true},
-		{Kind: snapshot.EntryGap, Time: t0 - 60000, Until: t0, Reason: "the daemon was not journaling"},
-		{Kind: snapshot.EntryEvent, Time: t0 + 2, Connector: "mongodb-connector", Reason: snapshot.EventSourceTombstoned, Count: 1, Before: t0 + 1},
-		{Kind: snapshot.EntryPosition, Topic: "connect-offsets", Partition: 20, Offset: 1205},
+		{Kind: journal.EntryConfig, Offset: 91, Time: t0 + 5, Key: []byte("connector-old"), Connector: "old", Deleted: true},
+		{Kind: journal.EntryGap, Time: t0 - 60000, Until: t0, Reason: "the daemon was not journaling"},
+		{Kind: journal.EntryEvent, Time: t0 + 2, Connector: "mongodb-connector", Reason: snapshot.EventSourceTombstoned, Count: 1, Before: t0 + 1},
+		{Kind: journal.EntryPosition, Topic: "connect-offsets", Partition: 20, Offset: 1205},
 	}
 }
 
@@ -53,12 +54,12 @@ func TestJournalFormatV1(t *testing.T) {
 		}
 		s := store.NewStore(b)
 		ctx := context.Background()
-		if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: epoch, Reason: snapshot.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-			Topics: []snapshot.EpochTopic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, TopicID: "00112233445566778899aabbccddeeff", Partitions: 25, Worker: true, Start: []snapshot.PartitionNext{{Partition: 20, Next: 1204}}}}}); err != nil {
+		if err := s.PutEpoch(ctx, &journal.Epoch{ID: epoch, Reason: journal.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+			Topics: []journal.EpochTopic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, TopicID: "00112233445566778899aabbccddeeff", Partitions: 25, Worker: true, Start: []journal.PartitionNext{{Partition: 20, Next: 1204}}}}}); err != nil {
 			t.Fatal(err)
 		}
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-		if _, err := s.PutSegment(ctx, &snapshot.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
+		if _, err := s.PutSegment(ctx, &journal.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -81,7 +82,7 @@ func TestJournalFormatV1(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	ep, err := s.GetEpoch(ctx, epoch)
-	if err != nil || ep.Reason != snapshot.EpochFirstRun || len(ep.Topics) != 1 || !ep.Topics[0].Worker {
+	if err != nil || ep.Reason != journal.EpochFirstRun || len(ep.Topics) != 1 || !ep.Topics[0].Worker {
 		t.Fatalf("epoch: %+v %v", ep, err)
 	}
 	l, err := s.ListJournal(ctx)
@@ -113,17 +114,17 @@ func TestJournalFormatV1(t *testing.T) {
 
 // A segment body that does not decode is an error, never a panic.
 func FuzzDecodeEntries(f *testing.F) {
-	f.Add(snapshot.EncodeEntries(fixtureEntries()))
+	f.Add(journal.EncodeEntries(fixtureEntries()))
 	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		entries, err := snapshot.DecodeEntries(body, len(body))
+		entries, err := journal.DecodeEntries(body, len(body))
 		if err != nil {
 			return
 		}
-		if again := snapshot.EncodeEntries(entries); !bytes.Equal(again, body) {
+		if again := journal.EncodeEntries(entries); !bytes.Equal(again, body) {
 			// A body that decodes encodes back the same, except where a
 			// varint had a longer form than needed.
-			if _, err := snapshot.DecodeEntries(again, len(again)); err != nil {
+			if _, err := journal.DecodeEntries(again, len(again)); err != nil {
 				t.Fatalf("re-encoded entries do not decode: %v", err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -105,7 +106,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	for _, si := range l.Epochs[0].Segments {
 		levels[si.Level]++
 	}
-	if levels[snapshot.LevelMinute] < 3 || levels[snapshot.LevelHour] != 2 {
+	if levels[journal.LevelMinute] < 3 || levels[journal.LevelHour] != 2 {
 		t.Fatalf("segments per level %v: want several level 1 and two level 2", levels)
 	}
 	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil || checks[0].Segments != len(l.Epochs[0].Segments) {
@@ -170,7 +171,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	l, _ = w.store.ListJournal(ctx)
 	var bounds []time.Time
 	for _, si := range l.Epochs[0].Segments {
-		if si.Level == snapshot.LevelRaw {
+		if si.Level == journal.LevelRaw {
 			continue
 		}
 		bounds = append(bounds, si.LastTime)
@@ -205,9 +206,9 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	}
 
 	// A merged segment whose prev_digest is altered breaks the chain.
-	var target snapshot.SegmentInfo
+	var target journal.SegmentInfo
 	for _, si := range l.Epochs[0].Segments {
-		if si.Level == snapshot.LevelMinute && si.FirstSeq > 1 {
+		if si.Level == journal.LevelMinute && si.FirstSeq > 1 {
 			target = si
 		}
 	}
@@ -260,16 +261,16 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 	if _, err := s.Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
-	topics := []snapshot.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true, Start: []snapshot.PartitionNext{{Partition: 0}}}}
-	if err := s.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, StartedAt: t0, Topics: topics}); err != nil {
+	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true, Start: []journal.PartitionNext{{Partition: 0}}}}
+	if err := s.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: t0, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 700 // three blocks of 256
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 10 * time.Second) }
 	digest := ""
 	for i := 1; i <= n; i++ {
-		seg := &snapshot.Segment{Epoch: base.ID, FirstSeq: uint64(i), LastSeq: uint64(i), FirstTime: at(i - 1), LastTime: at(i), PrevDigest: digest,
-			Entries: []snapshot.Entry{{Kind: snapshot.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: int64(i - 1), Time: at(i).Add(-time.Second).UnixMilli(),
+		seg := &journal.Segment{Epoch: base.ID, FirstSeq: uint64(i), LastSeq: uint64(i), FirstTime: at(i - 1), LastTime: at(i), PrevDigest: digest,
+			Entries: []journal.Entry{{Kind: journal.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: int64(i - 1), Time: at(i).Add(-time.Second).UnixMilli(),
 				Key: fmt.Appendf(nil, `["c",{"k":%d}]`, i%5), Value: fmt.Appendf(nil, `{"position":%d}`, i)}}}
 		if _, err := s.PutSegment(ctx, seg); err != nil {
 			t.Fatal(err)

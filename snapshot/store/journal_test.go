@@ -21,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -34,7 +35,7 @@ type journalWorld struct {
 	dir   string
 	base  *snapshot.Snapshot
 	tail  *capture.Tail
-	chain snapshot.ChainWriter
+	chain journal.ChainWriter
 }
 
 func newJournalWorld(t *testing.T, keeper *store.Keeper) *journalWorld {
@@ -74,18 +75,18 @@ func (w *journalWorld) startEpoch() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.store.PutEpoch(ctx, &snapshot.Epoch{ID: base.ID, Reason: snapshot.EpochFirstRun, Topics: topics}); err != nil {
+	if err := w.store.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	w.tail = capture.NewTail(w.cl, capture.Options{}, base, nil, topics, base.CreatedAt)
 	if err := w.tail.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w.base, w.chain = base, snapshot.ChainWriter{Epoch: base.ID, Last: base.CreatedAt}
+	w.base, w.chain = base, journal.ChainWriter{Epoch: base.ID, Last: base.CreatedAt}
 }
 
 // flush polls the tail and writes one segment, as the daemon does.
-func (w *journalWorld) flush() []snapshot.Entry {
+func (w *journalWorld) flush() []journal.Entry {
 	w.t.Helper()
 	ctx := context.Background()
 	entries, observed, err := w.tail.Poll(ctx)
@@ -311,9 +312,9 @@ func TestJournalTombstone(t *testing.T) {
 	if !has(before) || has(after) {
 		t.Fatalf("key before the tombstone: %v, after: %v; want true, false", has(before), has(after))
 	}
-	var ev *snapshot.Entry
+	var ev *journal.Entry
 	for i := range entries {
-		if entries[i].Kind == snapshot.EntryEvent && entries[i].Reason == snapshot.EventSourceTombstoned {
+		if entries[i].Kind == journal.EntryEvent && entries[i].Reason == snapshot.EventSourceTombstoned {
 			ev = &entries[i]
 		}
 	}
@@ -344,7 +345,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	segs := l.Epochs[0].Segments
-	path := func(si snapshot.SegmentInfo) string { return filepath.Join(w.dir, filepath.FromSlash(si.Key)) }
+	path := func(si journal.SegmentInfo) string { return filepath.Join(w.dir, filepath.FromSlash(si.Key)) }
 	data, err := os.ReadFile(path(segs[1]))
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +353,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 	check := func(what, wantKey string) {
 		t.Helper()
 		_, _, err := w.store.StateAt(ctx, at)
-		if !errors.Is(err, snapshot.ErrJournalBroken) && !errors.Is(err, snapshot.ErrNotRestorable) {
+		if !errors.Is(err, journal.ErrJournalBroken) && !errors.Is(err, journal.ErrNotRestorable) {
 			t.Fatalf("%s: StateAt: %v, want a broken journal", what, err)
 		}
 		if !strings.Contains(err.Error(), wantKey) {
@@ -448,7 +449,7 @@ func TestJournalBreaks(t *testing.T) {
 		if _, err := w.adm.CreatePartitions(ctx, 2, snapshot.DefaultOffsetsTopic); err != nil {
 			t.Fatal(err)
 		}
-		if tb := breakOf(w); tb.Reason != snapshot.EpochPartitions {
+		if tb := breakOf(w); tb.Reason != journal.EpochPartitions {
 			t.Fatalf("reason %q", tb.Reason)
 		}
 	})
@@ -469,7 +470,7 @@ func TestJournalBreaks(t *testing.T) {
 		if _, err := w.adm.DeleteRecords(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		if tb := breakOf(w); tb.Reason != snapshot.EpochGap {
+		if tb := breakOf(w); tb.Reason != journal.EpochGap {
 			t.Fatalf("reason %q", tb.Reason)
 		}
 	})
@@ -479,8 +480,8 @@ func TestJournalBreaks(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb := breakOf(w)
-		if tb.Reason != snapshot.EpochTopicDeleted || !strings.Contains(tb.Detail, "--allow-other-cluster") {
-			t.Fatalf("break %+v, want %q pointing at restore --allow-other-cluster", tb, snapshot.EpochTopicDeleted)
+		if tb.Reason != journal.EpochTopicDeleted || !strings.Contains(tb.Detail, "--allow-other-cluster") {
+			t.Fatalf("break %+v, want %q pointing at restore --allow-other-cluster", tb, journal.EpochTopicDeleted)
 		}
 	})
 	t.Run("recreated", func(t *testing.T) {
@@ -492,7 +493,7 @@ func TestJournalBreaks(t *testing.T) {
 		if _, err := w.adm.CreateTopic(ctx, 25, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, snapshot.DefaultOffsetsTopic); err != nil {
 			t.Fatal(err)
 		}
-		if tb := breakOf(w); tb.Reason != snapshot.EpochTopicRecreated {
+		if tb := breakOf(w); tb.Reason != journal.EpochTopicRecreated {
 			t.Fatalf("reason %q", tb.Reason)
 		}
 	})
@@ -539,7 +540,7 @@ func TestJournalNotRestorable(t *testing.T) {
 	ctx := context.Background()
 	w.flush()
 	for _, at := range []time.Time{time.Now().Add(time.Hour), w.base.CreatedAt.Add(-time.Hour)} {
-		if _, _, err := w.store.StateAt(ctx, at); !errors.Is(err, snapshot.ErrNotRestorable) {
+		if _, _, err := w.store.StateAt(ctx, at); !errors.Is(err, journal.ErrNotRestorable) {
 			t.Fatalf("StateAt(%v): %v, want ErrNotRestorable", at, err)
 		}
 	}
@@ -568,7 +569,7 @@ func TestJournalMergeAndPrune(t *testing.T) {
 	}
 	l, _ := w.store.ListJournal(ctx)
 	segs, err := w.store.CompactLevelsAt(ctx, l.Epochs[0], end, end)
-	if err != nil || len(segs) != 1 || segs[0].Level != snapshot.LevelHour {
+	if err != nil || len(segs) != 1 || segs[0].Level != journal.LevelHour {
 		t.Fatalf("merge: %+v %v, want one level 2 segment", segs, err)
 	}
 	l, _ = w.store.ListJournal(ctx)
@@ -576,7 +577,7 @@ func TestJournalMergeAndPrune(t *testing.T) {
 		t.Fatalf("drop raw: %d %v, want the 4 raw segments deleted", n, err)
 	}
 	l, _ = w.store.ListJournal(ctx)
-	if n := len(l.Epochs[0].Segments); n != 1 || l.Epochs[0].Segments[0].Level != snapshot.LevelHour {
+	if n := len(l.Epochs[0].Segments); n != 1 || l.Epochs[0].Segments[0].Level != journal.LevelHour {
 		t.Fatalf("after the merge the epoch has %+v, want one level 2 segment", l.Epochs[0].Segments)
 	}
 	got, _, err := w.store.StateAt(ctx, end)
@@ -622,9 +623,9 @@ func TestJournalConnectorDeletedEvent(t *testing.T) {
 	testkit.Produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("connector-" + name)})
 	time.Sleep(3 * time.Millisecond)
 	entries := w.flush()
-	var ev *snapshot.Entry
+	var ev *journal.Entry
 	for i := range entries {
-		if entries[i].Kind == snapshot.EntryEvent && entries[i].Reason == snapshot.EventConnectorDeleted && entries[i].Connector == name {
+		if entries[i].Kind == journal.EntryEvent && entries[i].Reason == snapshot.EventConnectorDeleted && entries[i].Connector == name {
 			ev = &entries[i]
 		}
 	}
@@ -660,7 +661,7 @@ func TestJournalGapBetweenEpochs(t *testing.T) {
 	w.startEpoch() // as after a break: the old epoch ended at its last flush
 	w.flush()
 	_, _, err := w.store.StateAt(ctx, inGap)
-	if !errors.Is(err, snapshot.ErrNotRestorable) || !strings.Contains(err.Error(), "inside a gap") || !strings.Contains(err.Error(), " to ") {
+	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "inside a gap") || !strings.Contains(err.Error(), " to ") {
 		t.Fatalf("StateAt inside the gap: %v", err)
 	}
 	if _, _, err := w.store.StateAt(ctx, time.Now()); err != nil {

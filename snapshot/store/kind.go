@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 

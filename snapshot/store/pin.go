@@ -22,9 +22,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 const (

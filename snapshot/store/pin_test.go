@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // TestPins pins, lists, re-notes and unpins snapshots on every backend:

@@ -25,6 +25,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -232,16 +233,16 @@ func testCreateSmall(t *testing.T, b *backend) {
 }
 
 // bigSegment is a merged segment of about size bytes that do not compress.
-func bigSegment(t *testing.T, epoch string, size int) *snapshot.Segment {
+func bigSegment(t *testing.T, epoch string, size int) *journal.Segment {
 	t.Helper()
-	var entries []snapshot.Entry
+	var entries []journal.Entry
 	for n := 0; n < size; n += 1 << 20 {
 		v := make([]byte, 1<<20)
 		_, _ = rand.Read(v)
-		entries = append(entries, snapshot.Entry{Kind: snapshot.EntrySource, Topic: "connect-offsets", Offset: int64(n), Time: 1, Key: []byte("k"), Value: v})
+		entries = append(entries, journal.Entry{Kind: journal.EntrySource, Topic: "connect-offsets", Offset: int64(n), Time: 1, Key: []byte("k"), Value: v})
 	}
 	ts := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	return &snapshot.Segment{Epoch: epoch, Level: snapshot.LevelMinute, FirstSeq: 1, LastSeq: 2, FirstTime: ts, LastTime: ts.Add(time.Minute), Entries: entries, LastDigest: "d"}
+	return &journal.Segment{Epoch: epoch, Level: journal.LevelMinute, FirstSeq: 1, LastSeq: 2, FirstTime: ts, LastTime: ts.Add(time.Minute), Entries: entries, LastDigest: "d"}
 }
 
 const epochID = "20261201T090000.000000Z-c0ffee"
@@ -274,9 +275,9 @@ func testCreateMultipart(t *testing.T, b *backend) {
 }
 
 // rawSegment is segment seq of a journal, last at t.
-func rawSegment(seq uint64, prev string, ts time.Time, value string) *snapshot.Segment {
-	return &snapshot.Segment{Epoch: epochID, FirstSeq: seq, LastSeq: seq, FirstTime: ts.Add(-time.Second), LastTime: ts, PrevDigest: prev,
-		Entries: []snapshot.Entry{{Kind: snapshot.EntrySource, Topic: "connect-offsets", Offset: int64(seq), Time: ts.UnixMilli(), Key: []byte("k"), Value: []byte(value)}}}
+func rawSegment(seq uint64, prev string, ts time.Time, value string) *journal.Segment {
+	return &journal.Segment{Epoch: epochID, FirstSeq: seq, LastSeq: seq, FirstTime: ts.Add(-time.Second), LastTime: ts, PrevDigest: prev,
+		Entries: []journal.Entry{{Kind: journal.EntrySource, Topic: "connect-offsets", Offset: int64(seq), Time: ts.UnixMilli(), Key: []byte("k"), Value: []byte(value)}}}
 }
 
 func putEpoch(t *testing.T, s *store.Store) {
@@ -284,7 +285,7 @@ func putEpoch(t *testing.T, s *store.Store) {
 	if _, err := s.Put(t.Context(), &snapshot.Snapshot{ID: epochID, ClusterID: "conformance", Reason: "base"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutEpoch(t.Context(), &snapshot.Epoch{ID: epochID, Reason: snapshot.EpochFirstRun, StartedAt: time.Now().UTC()}); err != nil {
+	if err := s.PutEpoch(t.Context(), &journal.Epoch{ID: epochID, Reason: journal.EpochFirstRun, StartedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -322,7 +323,7 @@ func testJournalFence(t *testing.T, b *backend) {
 	}
 	// A second writer of seq 1, a moment later: its name differs.
 	_, err := s.PutSegment(t.Context(), rawSegment(1, "", ts.Add(time.Second), "b"))
-	var fe *snapshot.FencedError
+	var fe *journal.FencedError
 	if !errors.As(err, &fe) || !fe.Stored || fe.Epoch != epochID || fe.Seq != 1 {
 		t.Fatalf("second writer of seq 1: %v, want a FencedError naming epoch %s", err, epochID)
 	}

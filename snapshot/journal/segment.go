@@ -1,4 +1,4 @@
-package snapshot
+package journal
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // Reasons an epoch starts.
@@ -132,7 +134,7 @@ func ParseSegmentKey(key string) (SegmentInfo, bool) {
 	if len(parts) != 3 {
 		return SegmentInfo{}, false
 	}
-	if _, err := ParseID(parts[0]); err != nil {
+	if _, err := snapshot.ParseID(parts[0]); err != nil {
 		return SegmentInfo{}, false
 	}
 	level, err := strconv.Atoi(parts[1])

@@ -8,19 +8,21 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // epochTopicsFor is what EpochTopicsOf returns for snap, without the
 // cluster's topic IDs.
-func epochTopicsFor(snap *snapshot.Snapshot) []snapshot.EpochTopic {
-	var out []snapshot.EpochTopic
+func epochTopicsFor(snap *snapshot.Snapshot) []journal.EpochTopic {
+	var out []journal.EpochTopic
 	for _, t := range snap.Topics {
-		et := snapshot.EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
+		et := journal.EpochTopic{Name: t.Name, Role: t.Role, Partitions: len(t.Partitions)}
 		for _, p := range t.Partitions {
-			et.Start = append(et.Start, snapshot.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+			et.Start = append(et.Start, journal.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
 		}
 		out = append(out, et)
 	}

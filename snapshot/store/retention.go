@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // EventCache holds the resets read from journal segments, by segment key,
@@ -33,7 +35,7 @@ func (s *Store) RetentionJournal(ctx context.Context, infos []snapshot.Info, p s
 	if err != nil {
 		return snapshot.Journal{}, err
 	}
-	j := snapshot.Journal{Coverage: snapshot.CoverageOf(infos, l)}
+	j := snapshot.Journal{Coverage: journal.CoverageOf(infos, l)}
 	if p.Empty() || p.ResetWithin <= 0 || len(l.Epochs) == 0 {
 		return j, nil
 	}
@@ -75,7 +77,7 @@ func (s *Store) RetentionJournal(ctx context.Context, infos []snapshot.Info, p s
 
 // epochEvents returns the resets of e's chain at or after since, reading
 // the segments cache does not hold and noting every key used in live.
-func (s *Store) epochEvents(ctx context.Context, e *snapshot.EpochInfo, since time.Time, cache *EventCache, live map[string]bool) ([]snapshot.Event, error) {
+func (s *Store) epochEvents(ctx context.Context, e *journal.EpochInfo, since time.Time, cache *EventCache, live map[string]bool) ([]snapshot.Event, error) {
 	var out []snapshot.Event
 	chain, _ := e.Chain()
 	for _, si := range chain {
@@ -86,7 +88,7 @@ func (s *Store) epochEvents(ctx context.Context, e *snapshot.EpochInfo, since ti
 		evs, ok := cache.bySeg[si.Key]
 		if !ok {
 			seg, err := s.ReadSegment(ctx, si)
-			if errors.Is(err, snapshot.ErrJournalBroken) {
+			if errors.Is(err, journal.ErrJournalBroken) {
 				continue // deleted since listed (compaction); verify reports damage
 			}
 			if errors.Is(err, snapshot.ErrEncrypted) {
@@ -97,10 +99,10 @@ func (s *Store) epochEvents(ctx context.Context, e *snapshot.EpochInfo, since ti
 			}
 			evs = []snapshot.Event{}
 			for _, en := range seg.Entries {
-				if en.Kind == snapshot.EntryEvent {
+				if en.Kind == journal.EntryEvent {
 					evs = append(evs, snapshot.Event{
-						Time: snapshot.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
-						Before: snapshot.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
+						Time: journal.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
+						Before: journal.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
 					})
 				}
 			}

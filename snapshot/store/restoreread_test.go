@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"reflect"
 	"testing"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // TestGetForRestore checks the store's path: the same snapshot as Get,

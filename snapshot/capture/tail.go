@@ -18,12 +18,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // TailBreak is returned by Tail.Poll when the journal cannot go on
@@ -42,7 +44,7 @@ func (b *TailBreak) Error() string { return "journal cannot continue: " + b.Reas
 // is not safe for concurrent use.
 type Tail struct {
 	capt   *Capturer
-	topics []snapshot.EpochTopic
+	topics []journal.EpochTopic
 	// views are the offsets topics read, for their positions: they keep
 	// no keys (onRecord); last keeps what event detection needs of them.
 	views   map[string]*keyview.TopicView
@@ -50,7 +52,7 @@ type Tail struct {
 	nparts  map[string]int
 	conf    *snapshot.ConfigState
 	confV   *keyview.TopicView
-	pending []snapshot.Entry
+	pending []journal.Entry
 	// rewound counts, per connector, source keys rewritten backwards and
 	// tombstoned in the records read since the last Poll, with the time
 	// of the first.
@@ -77,7 +79,7 @@ type resetCount struct {
 // Store.GetForTail read it beside state, or, when seed is nil, made from
 // state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
-func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []snapshot.EpochTopic, observed time.Time) *Tail {
+func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
 	opts.defaults()
 	switch {
 	case seed == nil:
@@ -128,7 +130,7 @@ func topicIDOf(s string) kadm.TopicID {
 // offsets and config topics with their current topic IDs, partition
 // counts and the snapshot's end offsets as start positions. opts names the
 // worker offsets topics.
-func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snapshot.Snapshot) ([]snapshot.EpochTopic, error) {
+func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snapshot.Snapshot) ([]journal.EpochTopic, error) {
 	opts.defaults()
 	var names []string
 	for _, t := range snap.Topics {
@@ -138,16 +140,16 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 	if err != nil {
 		return nil, fmt.Errorf("read metadata of %v: %w", names, err)
 	}
-	var out []snapshot.EpochTopic
+	var out []journal.EpochTopic
 	for _, t := range snap.Topics {
 		td, ok := md.Topics[t.Name]
 		if !ok || td.Err != nil {
 			return nil, fmt.Errorf("read metadata of topic %q: %v", t.Name, td.Err)
 		}
-		et := snapshot.EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
+		et := journal.EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
 			Worker: t.Role == snapshot.RoleOffsets && slices.Contains(opts.OffsetsTopics, t.Name)}
 		for _, p := range t.Partitions {
-			et.Start = append(et.Start, snapshot.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
+			et.Start = append(et.Start, journal.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
 		}
 		out = append(out, et)
 	}
@@ -158,7 +160,7 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 // have it there, without journaling it.
 func (t *Tail) Start(ctx context.Context) error {
 	t.conf = snapshot.NewConfigState()
-	var ct *snapshot.EpochTopic
+	var ct *journal.EpochTopic
 	for i := range t.topics {
 		if t.topics[i].Role == snapshot.RoleConfig {
 			ct = &t.topics[i]
@@ -175,7 +177,7 @@ func (t *Tail) Start(ctx context.Context) error {
 		return err
 	}
 	if len(missing) > 0 {
-		return &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
+		return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
 	}
 	pos := int64(0)
 	if len(ct.Start) > 0 {
@@ -183,13 +185,13 @@ func (t *Tail) Start(ctx context.Context) error {
 	}
 	b := bs[ct.Name][0]
 	if b.End < pos {
-		return &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
+		return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
 	}
 	if _, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]kread.Bounds{ct.Name: {0: {Start: b.Start, End: pos}}}); err != nil {
 		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
 	}
 	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.Start {
-		return &TailBreak{Reason: snapshot.EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
+		return &TailBreak{Reason: journal.EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
 	}
 	v.OnRecord = t.config
 	if v.Parts[0] == nil {
@@ -207,7 +209,7 @@ func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecor
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old, _ := lv.Get(r.Key) // valid until the set below
-	e := snapshot.Entry{Kind: snapshot.EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
+	e := journal.Entry{Kind: journal.EntrySource, Topic: topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key)}
 	if r.Value != nil {
 		e.Value = slices.Clone(r.Value)
 		if e.Value == nil {
@@ -216,7 +218,7 @@ func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecor
 	}
 	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil {
 		rc := t.resets[name]
-		if r.Value == nil || snapshot.Rewound(old, r.Value) {
+		if r.Value == nil || journal.Rewound(old, r.Value) {
 			if rc == nil {
 				rc = &resetCount{first: e.Time}
 				t.resets[name] = rc
@@ -253,7 +255,7 @@ func (t *Tail) config(r keyview.LogRecord) {
 	if name == "" {
 		return
 	}
-	e := snapshot.Entry{Kind: snapshot.EntryConfig, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key), Value: slices.Clone(r.Value), Connector: name}
+	e := journal.Entry{Kind: journal.EntryConfig, Offset: r.Offset, Time: r.Timestamp.UnixMilli(), Key: slices.Clone(r.Key), Value: slices.Clone(r.Value), Connector: name}
 	if _, ok := t.conf.Connectors[name]; ok {
 		c := t.conf.Connector(name)
 		e.Conn = &c
@@ -262,7 +264,7 @@ func (t *Tail) config(r keyview.LogRecord) {
 			return // a state for a connector without a config: nothing changes
 		}
 		e.Deleted = true
-		t.pending = append(t.pending, snapshot.Entry{Kind: snapshot.EntryEvent, Time: e.Time, Connector: name, Reason: snapshot.EventConnectorDeleted, Count: 1, Before: e.Time - 1})
+		t.pending = append(t.pending, journal.Entry{Kind: journal.EntryEvent, Time: e.Time, Connector: name, Reason: snapshot.EventConnectorDeleted, Count: 1, Before: e.Time - 1})
 	}
 	t.pending = append(t.pending, e)
 }
@@ -271,7 +273,7 @@ func (t *Tail) config(r keyview.LogRecord) {
 // stable offsets, and the sink groups. It returns the entries to journal
 // (nil when nothing changed), ending with the positions reached, and the
 // moment the groups were read. A *TailBreak says the journal cannot go on.
-func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
+func (t *Tail) Poll(ctx context.Context) ([]journal.Entry, time.Time, error) {
 	if t.conf == nil {
 		return nil, time.Time{}, errors.New("poll journal tail: Start was not called")
 	}
@@ -281,7 +283,7 @@ func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 	}
 	for _, c := range t.conf.Connectors {
 		if ot := c.Props["offsets.storage.topic"]; ot != "" && snapshot.ConnectorType(c.Props) != snapshot.TypeSink && t.nparts[ot] == 0 {
-			return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("a connector now uses offsets topic %q, which the epoch does not tail", ot)}
+			return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("a connector now uses offsets topic %q, which the epoch does not tail", ot)}
 		}
 	}
 	if err := t.checkTopics(ctx, names); err != nil {
@@ -292,7 +294,7 @@ func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if len(missing) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
+		return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
 	}
 	views := slices.Collect(maps.Values(t.views))
 	if t.confV != nil {
@@ -300,15 +302,15 @@ func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 	}
 	for _, v := range views {
 		if len(bs[v.Name]) != t.nparts[v.Name] {
-			return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
+			return nil, time.Time{}, &TailBreak{Reason: journal.EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
 		}
 		for p, pv := range v.Parts {
 			b := bs[v.Name][p]
 			switch {
 			case b.Start > pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
+				return nil, time.Time{}, &TailBreak{Reason: journal.EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
 			case b.End < pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
+				return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
 			}
 			pv.Start = pv.Next // checked above; readTopics must not start over
 		}
@@ -320,7 +322,7 @@ func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 		return nil, time.Time{}, fmt.Errorf("read journal tail: %w", err)
 	}
 	if len(resets) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: snapshot.EpochGap, Detail: strings.Join(resets, "; ")}
+		return nil, time.Time{}, &TailBreak{Reason: journal.EpochGap, Detail: strings.Join(resets, "; ")}
 	}
 	observed := time.Now()
 	groups, err := t.readGroups(ctx)
@@ -338,15 +340,15 @@ func (t *Tail) Poll(ctx context.Context) ([]snapshot.Entry, time.Time, error) {
 // Requeue puts entries a Poll returned back in front of what is pending,
 // for the next Poll to return again: the segment that held them was not
 // written.
-func (t *Tail) Requeue(entries []snapshot.Entry) {
+func (t *Tail) Requeue(entries []journal.Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pending = append(slices.Clip(entries), t.pending...)
 }
 
 // Positions are the entries that say where every partition's tail stands.
-func (t *Tail) Positions() []snapshot.Entry {
-	var out []snapshot.Entry
+func (t *Tail) Positions() []journal.Entry {
+	var out []journal.Entry
 	views := slices.Collect(maps.Values(t.views))
 	if t.confV != nil {
 		views = append(views, t.confV)
@@ -354,7 +356,7 @@ func (t *Tail) Positions() []snapshot.Entry {
 	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
 		for _, p := range snapshot.SortedPartitions(v.Parts) {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
+			out = append(out, journal.Entry{Kind: journal.EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
 		}
 	}
 	return out
@@ -370,12 +372,12 @@ func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 		td, ok := md.Topics[et.Name]
 		switch {
 		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-			return &TailBreak{Reason: snapshot.EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
+			return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
 		case td.Err != nil:
 			return fmt.Errorf("read metadata of topic %q: %w", et.Name, td.Err)
 		}
 		if et.TopicID != "" && hex.EncodeToString(td.ID[:]) != et.TopicID {
-			return &TailBreak{Reason: snapshot.EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
+			return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
 		}
 	}
 	return nil
@@ -404,15 +406,15 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup, e
 }
 
 // sourceEvents turns the resets counted since the last Poll into events.
-func (t *Tail) sourceEvents() []snapshot.Entry {
-	var out []snapshot.Entry
+func (t *Tail) sourceEvents() []journal.Entry {
+	var out []journal.Entry
 	for _, name := range slices.Sorted(maps.Keys(t.resets)) {
 		rc := t.resets[name]
 		if rc.tombstoned > 0 {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceTombstoned, Count: int32(rc.tombstoned), Before: rc.first - 1})
+			out = append(out, journal.Entry{Kind: journal.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceTombstoned, Count: int32(rc.tombstoned), Before: rc.first - 1})
 		}
 		if rc.rewound > 0 {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceRewound, Count: int32(rc.rewound), Before: rc.first - 1})
+			out = append(out, journal.Entry{Kind: journal.EntryEvent, Time: rc.first, Connector: name, Reason: snapshot.EventSourceRewound, Count: int32(rc.rewound), Before: rc.first - 1})
 		}
 	}
 	clear(t.resets)
@@ -421,15 +423,15 @@ func (t *Tail) sourceEvents() []snapshot.Entry {
 
 // diffGroups returns the sink entries for what changed since the last
 // read, and the events it shows, and keeps groups as the last read.
-func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Time) []snapshot.Entry {
-	at := snapshot.Ms(observed)
-	before := snapshot.Ms(t.LastPoll)
-	var out, events []snapshot.Entry
+func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
+	at := journal.Ms(observed)
+	before := journal.Ms(t.LastPoll)
+	var out, events []journal.Entry
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		g, old := groups[name], t.groups[name]
 		_, existed := t.groups[name]
 		if !existed || g.State != old.State || g.Members != old.Members || g.Connector != old.Connector {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
+			out = append(out, journal.Entry{Kind: journal.EntryGroup, Group: name, Connector: g.Connector, State: g.State, Members: int32(g.Members), Time: at})
 		}
 		if sameSlice(g.Offsets, old.Offsets) {
 			continue // the read kept the last one's: nothing changed
@@ -440,10 +442,10 @@ func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Ti
 		was := old.Offsets
 		i := 0
 		for _, o := range g.Offsets {
-			k := snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}
-			for i < len(was) && cmpTP(snapshot.SinkTP{Topic: was[i].Topic, Part: was[i].Partition}, k) < 0 {
+			k := journal.SinkTP{Topic: o.Topic, Part: o.Partition}
+			for i < len(was) && cmpTP(journal.SinkTP{Topic: was[i].Topic, Part: was[i].Partition}, k) < 0 {
 				gone++
-				out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
+				out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
 				i++
 			}
 			ok := i < len(was) && was[i].Topic == o.Topic && was[i].Partition == o.Partition
@@ -458,18 +460,18 @@ func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Ti
 			if ok && o.Offset < w.Offset {
 				back++
 			}
-			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
+			out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, LastConsumed: o.LastConsumed, Time: at})
 		}
 		for ; i < len(was); i++ {
 			gone++
-			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
+			out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: was[i].Topic, Partition: was[i].Partition, Time: at, Deleted: true})
 		}
 		conn := cmpOr(g.Connector, name)
 		if back > 0 {
-			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
+			events = append(events, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkRewound, Count: int32(back), Before: before})
 		}
 		if gone > 0 {
-			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
+			events = append(events, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: conn, Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(gone), Before: before})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.groups)) {
@@ -478,18 +480,18 @@ func (t *Tail) diffGroups(groups map[string]snapshot.SinkGroup, observed time.Ti
 		}
 		old := t.groups[name]
 		for _, o := range old.Offsets {
-			out = append(out, snapshot.Entry{Kind: snapshot.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
+			out = append(out, journal.Entry{Kind: journal.EntrySink, Group: name, Topic: o.Topic, Partition: o.Partition, Time: at, Deleted: true})
 		}
-		out = append(out, snapshot.Entry{Kind: snapshot.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
+		out = append(out, journal.Entry{Kind: journal.EntryGroup, Group: name, Connector: old.Connector, Time: at, Deleted: true})
 		if len(old.Offsets) > 0 {
-			events = append(events, snapshot.Entry{Kind: snapshot.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
+			events = append(events, journal.Entry{Kind: journal.EntryEvent, Time: at, Connector: cmpOr(old.Connector, name), Group: name, Reason: snapshot.EventSinkDeleted, Count: int32(len(old.Offsets)), Before: before})
 		}
 	}
 	t.groups = groups
 	return append(out, events...)
 }
 
-func cmpTP(a, b snapshot.SinkTP) int {
+func cmpTP(a, b journal.SinkTP) int {
 	if a.Topic != b.Topic {
 		return strings.Compare(a.Topic, b.Topic)
 	}
@@ -534,7 +536,7 @@ func (t *Tail) lastConsumed(ctx context.Context, gs []snapshot.SinkGroup) {
 		j := 0
 		for oi := range g.Offsets {
 			o := &g.Offsets[oi]
-			for j < len(prev) && cmpTP(snapshot.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, snapshot.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
+			for j < len(prev) && cmpTP(journal.SinkTP{Topic: prev[j].Topic, Part: prev[j].Partition}, journal.SinkTP{Topic: o.Topic, Part: o.Partition}) < 0 {
 				j++
 			}
 			if j < len(prev) && prev[j].Topic == o.Topic && prev[j].Partition == o.Partition && prev[j].Offset == o.Offset {

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // TestJournalConfigs: a state rebuilt from journal entries decoded from a
@@ -17,25 +19,25 @@ import (
 func TestJournalConfigs(t *testing.T) {
 	conn := &snapshot.Connector{Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStarted, Tasks: -1}
 	stopped := &snapshot.Connector{Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped, Tasks: -1}
-	entries := []snapshot.Entry{
-		{Kind: snapshot.EntryConfig, Offset: 1, Time: 1, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"1"}}`), Connector: "a", Conn: conn},
-		{Kind: snapshot.EntryConfig, Offset: 2, Time: 2, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"2"}}`), Connector: "a", Conn: conn},
-		{Kind: snapshot.EntryConfig, Offset: 3, Time: 3, Key: []byte("target-state-a"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "a", Conn: stopped},
+	entries := []journal.Entry{
+		{Kind: journal.EntryConfig, Offset: 1, Time: 1, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"1"}}`), Connector: "a", Conn: conn},
+		{Kind: journal.EntryConfig, Offset: 2, Time: 2, Key: []byte("connector-a"), Value: []byte(`{"properties":{"name":"a","tasks.max":"2"}}`), Connector: "a", Conn: conn},
+		{Kind: journal.EntryConfig, Offset: 3, Time: 3, Key: []byte("target-state-a"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), Connector: "a", Conn: stopped},
 	}
-	decoded, err := snapshot.DecodeEntries(snapshot.EncodeEntries(entries), len(entries))
+	decoded, err := journal.DecodeEntries(journal.EncodeEntries(entries), len(entries))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := snapshot.NewMerger(snapshot.LevelMinute)
-	m.Add(&snapshot.Segment{Entries: decoded})
-	merged, err := snapshot.DecodeEntries(snapshot.EncodeEntries(m.Entries()), 4)
+	m := journal.NewMerger(journal.LevelMinute)
+	m.Add(&journal.Segment{Entries: decoded})
+	merged, err := journal.DecodeEntries(journal.EncodeEntries(m.Entries()), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"name": "a", "tasks.max": "2"}
-	for name, es := range map[string][]snapshot.Entry{"raw": decoded, "merged": merged} {
-		st := snapshot.NewReplayState(&snapshot.Snapshot{})
-		st.Apply(es, 10, &snapshot.StateInfo{})
+	for name, es := range map[string][]journal.Entry{"raw": decoded, "merged": merged} {
+		st := journal.NewReplayState(&snapshot.Snapshot{})
+		st.Apply(es, 10, &journal.StateInfo{})
 		c := st.Conns["a"]
 		if !maps.Equal(c.Config, want) || c.TargetState != snapshot.StateStopped {
 			t.Errorf("%s: connector a = %+v, want config %v, STOPPED", name, c, want)

@@ -1,4 +1,4 @@
-package snapshot
+package journal
 
 // This file compacts an epoch's segments into merged levels kept beside
 // the raw ones, as Litestream compacts LTX files: the newest value per
@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // Journal levels.
@@ -333,5 +335,5 @@ func (m *merger) Entries() []Entry {
 
 // MergedNote says that a moment lies where only merged segments are kept.
 func MergedNote(si SegmentInfo, asOf time.Time) string {
-	return fmt.Sprintf("the raw journal after %s is merged (level %d, up to %s; raw segments are kept for --journal-keep-within): the moment is restored as of %s, the last merged boundary at or before it", FmtTime(asOf), si.Level, FmtTime(si.LastTime), FmtTime(asOf))
+	return fmt.Sprintf("the raw journal after %s is merged (level %d, up to %s; raw segments are kept for --journal-keep-within): the moment is restored as of %s, the last merged boundary at or before it", snapshot.FmtTime(asOf), si.Level, snapshot.FmtTime(si.LastTime), snapshot.FmtTime(asOf))
 }

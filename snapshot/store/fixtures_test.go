@@ -9,8 +9,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite the stored objects of testdata of the current format version")

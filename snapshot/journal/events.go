@@ -1,4 +1,4 @@
-package snapshot
+package journal
 
 // This file is the resets the journal catches as they happen: the kinds of
 // event, the rule that tells a source offset rewritten backwards, and the
@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // EventKinds are every kind of event, in a fixed order.
-var EventKinds = []string{EventSourceTombstoned, EventSourceRewound, EventSinkDeleted, EventSinkRewound, EventConnectorDeleted}
+var EventKinds = []string{snapshot.EventSourceTombstoned, snapshot.EventSourceRewound, snapshot.EventSinkDeleted, snapshot.EventSinkRewound, snapshot.EventConnectorDeleted}
 
 // Rewound reports whether the source offset value now is a position
 // behind was: both JSON objects, and the first known position field (see
@@ -24,7 +26,7 @@ func Rewound(was, now []byte) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	for _, f := range PositionFields {
+	for _, f := range snapshot.PositionFields {
 		x, okx := a[f]
 		y, oky := b[f]
 		if okx && oky {
@@ -68,7 +70,7 @@ func numericFields(v []byte) (map[string]float64, bool) {
 // little before the snapshot, before anything restorable; the millisecond
 // after the snapshot holds the same state and is restorable.
 func UndoMoment(epoch string, before, at time.Time) time.Time {
-	base, err := ParseID(epoch)
+	base, err := snapshot.ParseID(epoch)
 	if err != nil {
 		return before
 	}

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // JournalCoverage returns, per epoch, the span it covers, oldest first. It
@@ -23,7 +25,7 @@ func (s *Store) JournalCoverage(ctx context.Context) ([]snapshot.Coverage, error
 	if err != nil {
 		return nil, err
 	}
-	return snapshot.CoverageOf(infos, l), nil
+	return journal.CoverageOf(infos, l), nil
 }
 
 // StateAt returns the state of the cluster at moment at: the newest full
@@ -42,10 +44,10 @@ func (s *Store) JournalCoverage(ctx context.Context) ([]snapshot.Coverage, error
 // A moment in the future, before anything restorable or inside a gap
 // between epochs is ErrNotRestorable naming the spans that are; a segment
 // missing or altered on the way to at is ErrJournalBroken naming it.
-func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
+func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *journal.StateInfo, error) {
 	now := time.Now()
 	if at.After(now) {
-		return nil, nil, fmt.Errorf("%w: %s is in the future (now is %s)", snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(now))
+		return nil, nil, fmt.Errorf("%w: %s is in the future (now is %s)", journal.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(now))
 	}
 	infos, err := s.List(ctx)
 	if err != nil {
@@ -68,7 +70,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		if !e.HasFile {
 			continue
 		}
-		c := snapshot.CoverageOf(infos, &snapshot.JournalListing{Epochs: []snapshot.EpochInfo{e}})[0]
+		c := journal.CoverageOf(infos, &journal.JournalListing{Epochs: []journal.EpochInfo{e}})[0]
 		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c) // covered
 		}
@@ -85,7 +87,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 	if err != nil {
 		return nil, nil, err
 	}
-	cov := snapshot.CoverageOf(infos, l)
+	cov := journal.CoverageOf(infos, l)
 	pick := -1
 	for i, c := range cov {
 		if !c.BaseExists || c.From.After(at) {
@@ -117,7 +119,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 // killed, the store unreachable) is ErrNotRestorable: the moment is not
 // covered yet. A journal that did not record its interval is taken as
 // running while its last segment is younger than JournalLive.
-func (s *Store) flushedLately(ctx context.Context, e *snapshot.EpochInfo, c snapshot.Coverage, at, now time.Time) error {
+func (s *Store) flushedLately(ctx context.Context, e *journal.EpochInfo, c snapshot.Coverage, at, now time.Time) error {
 	last, interval, err := s.journalFlushed(ctx, e, c)
 	if err != nil {
 		return err
@@ -129,7 +131,7 @@ func (s *Store) flushedLately(ctx context.Context, e *snapshot.EpochInfo, c snap
 		return nil
 	}
 	return fmt.Errorf("%w: %s is not covered yet: the journal's last flush was at %s (epoch %s, segment %d) and it flushes every %v; is the daemon journaling (running, leading, reaching the store)? Pick a moment at or before %s, or restore a snapshot by ID",
-		snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(last), e.ID, c.LastSeq, cmp.Or(interval, snapshot.JournalHeartbeat), snapshot.FmtTime(last))
+		journal.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(last), e.ID, c.LastSeq, cmp.Or(interval, snapshot.JournalHeartbeat), snapshot.FmtTime(last))
 }
 
 // newestEpoch reports whether none of the snapshots newer than an
@@ -140,7 +142,7 @@ func (s *Store) newestEpoch(ctx context.Context, newer []snapshot.Info) bool {
 		return false // the whole listing decides
 	}
 	for _, i := range newer {
-		if ok, err := s.exists(ctx, snapshot.JournalPrefix+i.ID+"/"+epochFile); err != nil || ok {
+		if ok, err := s.exists(ctx, journal.JournalPrefix+i.ID+"/"+epochFile); err != nil || ok {
 			return false
 		}
 	}
@@ -148,8 +150,8 @@ func (s *Store) newestEpoch(ctx context.Context, newer []snapshot.Info) bool {
 }
 
 // fallback is StateAt for a moment no epoch covers.
-func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Info, cov []snapshot.Coverage) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
-	spans := snapshot.DescribeCoverage(cov)
+func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Info, cov []snapshot.Coverage) (*snapshot.Snapshot, *journal.StateInfo, error) {
+	spans := journal.DescribeCoverage(cov)
 	var base *snapshot.Info
 	for i := range infos {
 		if !infos[i].CreatedAt.After(at) && infos[i].Kind == snapshot.KindFull {
@@ -161,28 +163,28 @@ func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Inf
 			// After the first epoch began: between epochs, or past the end.
 			for _, c := range cov {
 				if c.Broken != "" && c.From.Before(at) {
-					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s", snapshot.ErrNotRestorable, snapshot.FmtTime(at), c.Epoch, c.Broken)
+					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s", journal.ErrNotRestorable, snapshot.FmtTime(at), c.Epoch, c.Broken)
 				}
 			}
-			return nil, nil, fmt.Errorf("%w: %s is inside a gap of the journal (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID", snapshot.ErrNotRestorable, snapshot.FmtTime(at), spans)
+			return nil, nil, fmt.Errorf("%w: %s is inside a gap of the journal (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID", journal.ErrNotRestorable, snapshot.FmtTime(at), spans)
 		}
 	}
 	if base == nil {
 		if len(infos) == 0 {
-			return nil, nil, fmt.Errorf("%w: %s: the store holds no snapshot", snapshot.ErrNotRestorable, snapshot.FmtTime(at))
+			return nil, nil, fmt.Errorf("%w: %s: the store holds no snapshot", journal.ErrNotRestorable, snapshot.FmtTime(at))
 		}
 		for _, i := range infos {
 			if i.Kind == snapshot.KindFull {
-				return nil, nil, fmt.Errorf("%w: %s is before the earliest restorable moment, %s (snapshot %s)", snapshot.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(i.CreatedAt), i.ID)
+				return nil, nil, fmt.Errorf("%w: %s is before the earliest restorable moment, %s (snapshot %s)", journal.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(i.CreatedAt), i.ID)
 			}
 		}
-		return nil, nil, fmt.Errorf("%w: %s: the store holds no full snapshot", snapshot.ErrNotRestorable, snapshot.FmtTime(at))
+		return nil, nil, fmt.Errorf("%w: %s: the store holds no full snapshot", journal.ErrNotRestorable, snapshot.FmtTime(at))
 	}
 	snap, info, err := s.Get(ctx, base.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	si := &snapshot.StateInfo{At: at, Base: info, Fallback: true}
+	si := &journal.StateInfo{At: at, Base: info, Fallback: true}
 	si.Precision = []string{fmt.Sprintf("everything: as snapshot %s had it at %s (%s before the moment)", base.ID, snapshot.FmtTime(info.CreatedAt), at.Sub(info.CreatedAt).Round(time.Second))}
 	note := "no journal covers this moment: this is the newest snapshot at or before it"
 	if len(cov) > 0 {
@@ -195,7 +197,7 @@ func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Inf
 }
 
 // replay builds the state at at from epoch e's base snapshot and segments.
-func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo, c snapshot.Coverage) (*snapshot.Snapshot, *snapshot.StateInfo, error) {
+func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, c snapshot.Coverage) (*snapshot.Snapshot, *journal.StateInfo, error) {
 	// The base is read while the first segments are (eachSegment reads
 	// ahead); they are applied once it is.
 	type baseRead struct {
@@ -210,10 +212,10 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 	}()
 	var (
 		base    *snapshot.Snapshot
-		st      *snapshot.ReplayState
+		st      *journal.ReplayState
 		baseErr error
 	)
-	si := &snapshot.StateInfo{At: at, Epoch: e.ID}
+	si := &journal.StateInfo{At: at, Epoch: e.ID}
 	readBase := func() error {
 		r := <-bch
 		switch {
@@ -222,7 +224,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 		case len(r.snap.Scope) > 0:
 			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, snapshot.ErrCorrupt)
 		default:
-			base, si.Base, st = r.snap, r.info, snapshot.NewReplayState(r.snap)
+			base, si.Base, st = r.snap, r.info, journal.NewReplayState(r.snap)
 			if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
 				st.SetWorkers(ep.Topics)
 			}
@@ -230,17 +232,17 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 		return baseErr
 	}
 	plan, past, hole := e.PlanAt(at)
-	atMs := snapshot.Ms(at)
+	atMs := journal.Ms(at)
 	lastSeen := c.From
 	// restorable is the last moment the journal read so far restores: the
 	// time of the last segment applied.
 	restorable := c.From
 	read := map[int]int{}
-	err := s.eachSegment(ctx, plan, func(seg *snapshot.Segment) (bool, error) {
+	err := s.eachSegment(ctx, plan, func(seg *journal.Segment) (bool, error) {
 		if st == nil && readBase() != nil {
 			return false, baseErr
 		}
-		if seg.FirstTime.After(at.Add(snapshot.LateRecords)) {
+		if seg.FirstTime.After(at.Add(journal.LateRecords)) {
 			return false, nil
 		}
 		// A merged segment is in the plan only when its time, the latest of
@@ -250,7 +252,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 		si.Seq = seg.LastSeq
 		restorable = seg.LastTime
 		read[seg.Level]++
-		if seg.Level > snapshot.LevelRaw {
+		if seg.Level > journal.LevelRaw {
 			si.Merged++
 		}
 		if !seg.LastTime.After(at) {
@@ -265,7 +267,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 		return nil, nil, baseErr
 	}
 	if err == nil && past != nil {
-		st.Notes = append(st.Notes, snapshot.MergedNote(*past, lastSeen))
+		st.Notes = append(st.Notes, journal.MergedNote(*past, lastSeen))
 	}
 	if si.Merged > 0 {
 		var parts []string
@@ -283,7 +285,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 	snap := st.Build(base)
 	snap.ID = fmt.Sprintf("at %s (snapshot %s + journal to seq %d)", snapshot.FmtTime(at), e.ID, si.Seq)
 	snap.CreatedAt = at.UTC()
-	snap.Reason = snapshot.ReasonAt
+	snap.Reason = journal.ReasonAt
 	si.Precision = []string{
 		fmt.Sprintf("source offsets: record time; every offsets topic partition cut at its first record after %s", snapshot.FmtTime(at)),
 		fmt.Sprintf("sink offsets: as observed at %s, at or before the moment (the journal reads the groups once per interval)", snapshot.FmtTime(lastSeen)),
@@ -297,13 +299,13 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *snapshot.EpochInfo,
 // latest moment whose replay stops short of it (late records are read up
 // to lateRecords past a moment, so a minute before the last good
 // segment's time, tried once), else the epoch's base snapshot by ID.
-func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *snapshot.EpochInfo, c snapshot.Coverage) string {
+func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *journal.EpochInfo, c snapshot.Coverage) string {
 	byID := fmt.Sprintf("restore its base snapshot %s by ID", e.ID)
-	m := good.Add(-snapshot.LateRecords - time.Millisecond)
-	if m.Before(c.From) || ctx.Value(snapshot.ProbingKey{}) != nil {
+	m := good.Add(-journal.LateRecords - time.Millisecond)
+	if m.Before(c.From) || ctx.Value(journal.ProbingKey{}) != nil {
 		return byID
 	}
-	if _, _, err := s.replay(context.WithValue(ctx, snapshot.ProbingKey{}, true), m, e, c); err != nil {
+	if _, _, err := s.replay(context.WithValue(ctx, journal.ProbingKey{}, true), m, e, c); err != nil {
 		return byID
 	}
 	return fmt.Sprintf("the last restorable moment before it is %s (--at %s), or %s", snapshot.FmtTime(m), m.UTC().Format(time.RFC3339Nano), byID)
@@ -311,7 +313,7 @@ func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *snapshot.
 
 // JournalHead reads epoch id whole, checking every segment and the chain,
 // and returns where it stands.
-func (s *Store) JournalHead(ctx context.Context, id string) (*snapshot.JournalHead, error) {
+func (s *Store) JournalHead(ctx context.Context, id string) (*journal.JournalHead, error) {
 	ep, err := s.GetEpoch(ctx, id)
 	if err != nil {
 		return nil, err
@@ -332,10 +334,10 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*snapshot.JournalHe
 	if hole != nil {
 		return nil, hole
 	}
-	st := snapshot.NewReplayState(base)
-	var prev *snapshot.Segment
-	si := &snapshot.StateInfo{}
-	err = s.eachSegment(ctx, chain, func(seg *snapshot.Segment) (bool, error) {
+	st := journal.NewReplayState(base)
+	var prev *journal.Segment
+	si := &journal.StateInfo{}
+	err = s.eachSegment(ctx, chain, func(seg *journal.Segment) (bool, error) {
 		st.Apply(seg.Entries, math.MaxInt64, si)
 		prev = seg
 		return true, nil
@@ -343,11 +345,11 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*snapshot.JournalHe
 	if err != nil {
 		return nil, err
 	}
-	h := &snapshot.JournalHead{Epoch: ep, State: st.Build(base), Last: prev, Positions: slices.Clone(ep.Topics)}
+	h := &journal.JournalHead{Epoch: ep, State: st.Build(base), Last: prev, Positions: slices.Clone(ep.Topics)}
 	if prev != nil {
 		pos := map[string]map[int32]int64{}
 		for _, en := range prev.Entries {
-			if en.Kind == snapshot.EntryPosition {
+			if en.Kind == journal.EntryPosition {
 				if pos[en.Topic] == nil {
 					pos[en.Topic] = map[int32]int64{}
 				}

@@ -1,10 +1,10 @@
-package snapshot
+package journal
 
 // This file is the journal's segment format: the entries a segment holds
-// and their binary encoding. journal_store.go keeps segments in the store,
-// journal_state.go computes the state at a moment from a snapshot and the
-// segments after it, journal_tail.go reads what the segments record from
-// Kafka. See docs/journal.md.
+// and their binary encoding. snapshot/store keeps segments in a bucket,
+// state.go computes the state at a moment from a snapshot and the segments
+// after it, and capture.Tail reads what the segments record from Kafka.
+// See docs/journal.md.
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // Journal format versions this build reads; it writes JournalVersion.
@@ -74,7 +76,7 @@ type Entry struct {
 	Metadata    string
 	// LastConsumed is the sink offset's last consumed record, when the
 	// group read found it (EntrySink; see SinkOffset.LastConsumed).
-	LastConsumed *LastConsumed
+	LastConsumed *snapshot.LastConsumed
 	// Deleted is set for a sink offset or group observed gone, and a
 	// connector deleted (EntryConfig).
 	Deleted bool
@@ -85,7 +87,7 @@ type Entry struct {
 	Connector string
 	// Conn is the connector the config record leaves (EntryConfig, not
 	// Deleted), as a snapshot holds it.
-	Conn *Connector
+	Conn *snapshot.Connector
 	// Until is the end of a gap (EntryGap); Reason says why (EntryGap), or
 	// is the event's kind (EntryEvent).
 	Until  int64
@@ -138,7 +140,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		b = appendBool(b, e.Deleted)
 		c := e.Conn
 		if c == nil {
-			c = &Connector{}
+			c = &snapshot.Connector{}
 		}
 		b = appendStr(b, c.Type)
 		b = appendStr(b, c.Class)
@@ -200,7 +202,7 @@ type entryReader struct {
 
 func (r *entryReader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: segment body: %s", ErrCorrupt, what)
+		r.err = fmt.Errorf("%w: segment body: %s", snapshot.ErrCorrupt, what)
 	}
 }
 
@@ -303,7 +305,7 @@ func (r *entryReader) next(e *Entry) bool {
 		e.Group, e.Topic, e.Partition, e.Offset = r.str(), r.str(), r.int32(), r.varint()
 		e.LeaderEpoch, e.Metadata, e.Time, e.Deleted = r.int32(), r.str(), r.varint(), r.bool()
 		if r.bool() {
-			e.LastConsumed = &LastConsumed{Offset: r.varint(), Timestamp: r.varint(), LogAppendTime: r.bool()}
+			e.LastConsumed = &snapshot.LastConsumed{Offset: r.varint(), Timestamp: r.varint(), LogAppendTime: r.bool()}
 		}
 	case EntryGroup:
 		e.Group, e.Connector, e.State = r.str(), r.str(), r.str()
@@ -311,7 +313,7 @@ func (r *entryReader) next(e *Entry) bool {
 	case EntryConfig:
 		e.Offset, e.Time, e.Key, e.Value = r.varint(), r.varint(), r.bytes(), r.bytes()
 		e.Connector, e.Deleted = r.str(), r.bool()
-		c := &Connector{Name: e.Connector}
+		c := &snapshot.Connector{Name: e.Connector}
 		e.Conn = c
 		c.Type, c.Class, c.HasConfig, c.ConfigHash, c.TargetState = r.str(), r.str(), r.bool(), r.str(), r.str()
 		c.Tasks = int(r.varint())

@@ -1,4 +1,4 @@
-package snapshot
+package journal
 
 // This file computes the state of the cluster at a moment from a full
 // snapshot and the journal after it (Store.StateAt).
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -29,7 +30,7 @@ type StateInfo struct {
 	// from; Epoch the journal epoch read ("" for a plain fallback to a
 	// snapshot), up to segment Seq.
 	At    time.Time
-	Base  Info
+	Base  snapshot.Info
 	Epoch string
 	Seq   uint64
 	// Records, SinkObservations and ConfigRecords count the journal
@@ -43,22 +44,22 @@ type StateInfo struct {
 	Fallback bool
 }
 
-func CoverageOf(infos []Info, l *JournalListing) []Coverage {
-	byID := make(map[string]Info, len(infos))
+func CoverageOf(infos []snapshot.Info, l *JournalListing) []snapshot.Coverage {
+	byID := make(map[string]snapshot.Info, len(infos))
 	for _, i := range infos {
 		byID[i.ID] = i
 	}
-	var out []Coverage
+	var out []snapshot.Coverage
 	for _, e := range l.Epochs {
 		if !e.HasFile {
 			continue
 		}
 		base, ok := byID[e.ID]
-		from, _ := ParseID(e.ID)
+		from, _ := snapshot.ParseID(e.ID)
 		if ok {
 			from = base.CreatedAt
 		}
-		c := Coverage{Epoch: e.ID, From: from, To: from, BaseExists: ok}
+		c := snapshot.Coverage{Epoch: e.ID, From: from, To: from, BaseExists: ok}
 		chain, hole := e.Chain()
 		for _, si := range chain {
 			c.Segments++
@@ -76,11 +77,11 @@ func CoverageOf(infos []Info, l *JournalListing) []Coverage {
 	return out
 }
 
-func DescribeCoverage(cov []Coverage) string {
+func DescribeCoverage(cov []snapshot.Coverage) string {
 	var parts []string
 	for _, c := range cov {
 		if c.BaseExists {
-			parts = append(parts, FmtTime(c.From)+" to "+FmtTime(c.To))
+			parts = append(parts, snapshot.FmtTime(c.From)+" to "+snapshot.FmtTime(c.To))
 		}
 	}
 	if len(parts) == 0 {
@@ -98,9 +99,9 @@ type ReplayState struct {
 	nparts  map[string]int32
 	ends    map[string]map[int32]int64
 	cut     map[string]map[int32]bool
-	groups  map[string]*SinkGroup
-	sinks   map[string]map[SinkTP]SinkOffset
-	Conns   map[string]Connector
+	groups  map[string]*snapshot.SinkGroup
+	sinks   map[string]map[SinkTP]snapshot.SinkOffset
+	Conns   map[string]snapshot.Connector
 	confCut bool
 	Notes   []string
 	// ownTopics are the offsets topics connectors name, not the worker's.
@@ -111,7 +112,7 @@ type ReplayState struct {
 func (st *ReplayState) SetWorkers(topics []EpochTopic) {
 	st.ownTopics = map[string]bool{}
 	for _, t := range topics {
-		if t.Role == RoleOffsets && !t.Worker {
+		if t.Role == snapshot.RoleOffsets && !t.Worker {
 			st.ownTopics[t.Name] = true
 		}
 	}
@@ -136,14 +137,14 @@ type SinkTP struct {
 	Part  int32
 }
 
-func NewReplayState(base *Snapshot) *ReplayState {
+func NewReplayState(base *snapshot.Snapshot) *ReplayState {
 	st := &ReplayState{
 		views: map[string]*keyview.TopicView{}, nparts: map[string]int32{}, ends: map[string]map[int32]int64{},
-		cut: map[string]map[int32]bool{}, groups: map[string]*SinkGroup{}, sinks: map[string]map[SinkTP]SinkOffset{},
-		Conns: map[string]Connector{},
+		cut: map[string]map[int32]bool{}, groups: map[string]*snapshot.SinkGroup{}, sinks: map[string]map[SinkTP]snapshot.SinkOffset{},
+		Conns: map[string]snapshot.Connector{},
 	}
 	for _, t := range base.Topics {
-		if t.Role != RoleOffsets {
+		if t.Role != snapshot.RoleOffsets {
 			continue
 		}
 		v := keyview.NewTopicView(t.Name)
@@ -165,7 +166,7 @@ func NewReplayState(base *Snapshot) *ReplayState {
 	for _, g := range base.SinkGroups {
 		g := g
 		st.groups[g.Group] = &g
-		m := map[SinkTP]SinkOffset{}
+		m := map[SinkTP]snapshot.SinkOffset{}
 		for _, o := range g.Offsets {
 			m[SinkTP{o.Topic, o.Partition}] = o
 		}
@@ -210,13 +211,13 @@ func (st *ReplayState) Apply(entries []Entry, atMs int64, si *StateInfo) {
 			}
 			m := st.sinks[e.Group]
 			if m == nil {
-				m = map[SinkTP]SinkOffset{}
+				m = map[SinkTP]snapshot.SinkOffset{}
 				st.sinks[e.Group] = m
 			}
 			if e.Deleted {
 				delete(m, SinkTP{e.Topic, e.Partition})
 			} else {
-				m[SinkTP{e.Topic, e.Partition}] = SinkOffset{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, LeaderEpoch: e.LeaderEpoch, Metadata: e.Metadata, LastConsumed: e.LastConsumed}
+				m[SinkTP{e.Topic, e.Partition}] = snapshot.SinkOffset{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, LeaderEpoch: e.LeaderEpoch, Metadata: e.Metadata, LastConsumed: e.LastConsumed}
 			}
 			si.SinkObservations++
 		case EntryGroup:
@@ -228,9 +229,9 @@ func (st *ReplayState) Apply(entries []Entry, atMs int64, si *StateInfo) {
 				delete(st.sinks, e.Group)
 				continue
 			}
-			st.groups[e.Group] = &SinkGroup{Group: e.Group, Connector: e.Connector, State: e.State, Members: int(e.Members)}
+			st.groups[e.Group] = &snapshot.SinkGroup{Group: e.Group, Connector: e.Connector, State: e.State, Members: int(e.Members)}
 			if st.sinks[e.Group] == nil {
-				st.sinks[e.Group] = map[SinkTP]SinkOffset{}
+				st.sinks[e.Group] = map[SinkTP]snapshot.SinkOffset{}
 			}
 		case EntryConfig:
 			if st.confCut || e.Time > atMs {
@@ -248,28 +249,28 @@ func (st *ReplayState) Apply(entries []Entry, atMs int64, si *StateInfo) {
 			si.ConfigRecords++
 		case EntryGap:
 			if e.Time <= atMs && atMs <= e.Until {
-				st.Notes = append(st.Notes, fmt.Sprintf("the journal did not observe the sink groups from %s to %s (%s): sink offsets are those observed before", FmtTime(FromMs(e.Time)), FmtTime(FromMs(e.Until)), e.Reason))
+				st.Notes = append(st.Notes, fmt.Sprintf("the journal did not observe the sink groups from %s to %s (%s): sink offsets are those observed before", snapshot.FmtTime(FromMs(e.Time)), snapshot.FmtTime(FromMs(e.Until)), e.Reason))
 			}
 		}
 	}
 }
 
 // Build makes the Snapshot, as Capture would have made it at that state.
-func (st *ReplayState) Build(base *Snapshot) *Snapshot {
-	snap := &Snapshot{
-		Version: Version, ProgramVersion: base.ProgramVersion, ClusterID: base.ClusterID,
-		SourceOffsets: []SourceOffset{}, SinkGroups: []SinkGroup{}, Connectors: []Connector{},
+func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
+	snap := &snapshot.Snapshot{
+		Version: snapshot.Version, ProgramVersion: base.ProgramVersion, ClusterID: base.ClusterID,
+		SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{},
 	}
-	conns := map[string]*Connector{}
+	conns := map[string]*snapshot.Connector{}
 	for name, c := range st.Conns {
 		c := c
 		conns[name] = &c
 	}
 	for _, t := range base.Topics {
-		if t.Role == RoleOffsets && !st.readable(t.Name) {
+		if t.Role == snapshot.RoleOffsets && !st.readable(t.Name) {
 			continue
 		}
-		t2 := Topic{Name: t.Name, Role: t.Role, Partitions: slices.Clone(t.Partitions)}
+		t2 := snapshot.Topic{Name: t.Name, Role: t.Role, Partitions: slices.Clone(t.Partitions)}
 		if v := st.views[t.Name]; v != nil {
 			for i := range t2.Partitions {
 				if pv := v.Parts[t2.Partitions[i].Partition]; pv != nil {
@@ -279,7 +280,7 @@ func (st *ReplayState) Build(base *Snapshot) *Snapshot {
 		}
 		snap.Topics = append(snap.Topics, t2)
 	}
-	b := OffsetBuilder{InScope: func(string) bool { return true }, Connectors: conns, Names: map[string]string{}}
+	b := snapshot.OffsetBuilder{InScope: func(string) bool { return true }, Connectors: conns, Names: map[string]string{}}
 	var names []string
 	for n := range st.views {
 		names = append(names, n)
@@ -293,7 +294,7 @@ func (st *ReplayState) Build(base *Snapshot) *Snapshot {
 		}
 		v := st.views[name]
 		var suspects []string
-		for _, p := range SortedPartitions(v.Parts) {
+		for _, p := range snapshot.SortedPartitions(v.Parts) {
 			from := len(snap.SourceOffsets)
 			var sus []string
 			snap.SourceOffsets, sus = b.Build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
@@ -306,20 +307,20 @@ func (st *ReplayState) Build(base *Snapshot) *Snapshot {
 				}
 			}
 		}
-		warnings = append(warnings, DuplicateWarnings(v, suspects)...)
+		warnings = append(warnings, snapshot.DuplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
-		warnings = append(warnings, CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
+		warnings = append(warnings, snapshot.CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}
 	for name, g := range st.groups {
 		sg := *g
-		sg.Offsets = []SinkOffset{}
+		sg.Offsets = []snapshot.SinkOffset{}
 		for _, o := range st.sinks[name] {
 			sg.Offsets = append(sg.Offsets, o)
 		}
 		snap.SinkGroups = append(snap.SinkGroups, sg)
 		if sg.Connector != "" && conns[sg.Connector] == nil {
-			conns[sg.Connector] = &Connector{Name: sg.Connector, Type: TypeSink, Group: sg.Group, Tasks: -1}
+			conns[sg.Connector] = &snapshot.Connector{Name: sg.Connector, Type: snapshot.TypeSink, Group: sg.Group, Tasks: -1}
 		}
 	}
 	for _, c := range conns {
@@ -346,7 +347,7 @@ func IsNotRestorable(err error) bool { return errors.Is(err, ErrNotRestorable) }
 // which a new leader (or a restarted daemon) continues it.
 type JournalHead struct {
 	Epoch *Epoch
-	State *Snapshot
+	State *snapshot.Snapshot
 	// Last is the last segment, nil when the epoch has none yet.
 	Last *Segment
 	// Positions are the epoch's topics with Start set to where the
@@ -362,7 +363,7 @@ func configOf(e *Entry, prev map[string]string) map[string]string {
 		return e.Conn.Config // made by a Tail, not decoded from a segment
 	}
 	if string(e.Key) == "connector-"+e.Connector && e.Value != nil {
-		if props, ok := ConnectorProperties(e.Value); ok {
+		if props, ok := snapshot.ConnectorProperties(e.Value); ok {
 			return props
 		}
 	}

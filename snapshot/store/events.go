@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // Events returns the events the journal holds at or after since, oldest
@@ -18,7 +20,7 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, 
 	if err != nil {
 		return nil, err
 	}
-	cov := snapshot.CoverageOf(infos, l)
+	cov := journal.CoverageOf(infos, l)
 	now := time.Now()
 	var out []snapshot.Event
 	for _, e := range l.Epochs {
@@ -32,14 +34,14 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, 
 				return nil, err
 			}
 			for _, en := range seg.Entries {
-				if en.Kind != snapshot.EntryEvent || snapshot.FromMs(en.Time).Before(since) {
+				if en.Kind != journal.EntryEvent || journal.FromMs(en.Time).Before(since) {
 					continue
 				}
 				ev := snapshot.Event{
-					Time: snapshot.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
-					Before: snapshot.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
+					Time: journal.FromMs(en.Time), Connector: en.Connector, Group: en.Group, Kind: en.Reason, Count: int(en.Count),
+					Before: journal.FromMs(en.Before), Epoch: e.ID, Segment: seg.LastSeq,
 				}
-				ev.Before = snapshot.UndoMoment(e.ID, ev.Before, ev.Time)
+				ev.Before = journal.UndoMoment(e.ID, ev.Before, ev.Time)
 				out = append(out, ev)
 			}
 		}

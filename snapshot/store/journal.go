@@ -28,10 +28,12 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // claimSuffix ends the name of a claim object:
@@ -48,17 +50,17 @@ const claimSuffix = ".claim"
 
 // claimKey is the key of the claim of seq in epoch.
 func claimKey(epoch string, seq uint64) string {
-	return fmt.Sprintf("%s%s/%d/%016x%s", snapshot.JournalPrefix, epoch, snapshot.LevelRaw, seq, claimSuffix)
+	return fmt.Sprintf("%s%s/%d/%016x%s", journal.JournalPrefix, epoch, journal.LevelRaw, seq, claimSuffix)
 }
 
 // parseClaimKey returns the epoch of a claim's key, or false.
 func parseClaimKey(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, snapshot.JournalPrefix)
+	rest, ok := strings.CutPrefix(key, journal.JournalPrefix)
 	if !ok {
 		return "", false
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || parts[1] != strconv.Itoa(snapshot.LevelRaw) {
+	if len(parts) != 3 || parts[1] != strconv.Itoa(journal.LevelRaw) {
 		return "", false
 	}
 	name, ok := strings.CutSuffix(parts[2], claimSuffix)
@@ -94,74 +96,74 @@ type segmentHeader struct {
 
 // ListJournal lists the journal with one LIST of journal/. Objects that
 // are not epoch files or segment names are ignored.
-func (s *Store) ListJournal(ctx context.Context) (*snapshot.JournalListing, error) {
-	byID := map[string]*snapshot.EpochInfo{}
-	err := s.eachObject(ctx, &blob.ListOptions{Prefix: snapshot.JournalPrefix}, func(obj *blob.ListObject) error {
+func (s *Store) ListJournal(ctx context.Context) (*journal.JournalListing, error) {
+	byID := map[string]*journal.EpochInfo{}
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: journal.JournalPrefix}, func(obj *blob.ListObject) error {
 		if obj.IsDir {
 			return nil
 		}
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, snapshot.JournalPrefix), "/"+epochFile); ok {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, journal.JournalPrefix), "/"+epochFile); ok {
 			if _, err := snapshot.ParseID(id); err == nil {
-				e := snapshot.EpochEntry(byID, id)
+				e := journal.EpochEntry(byID, id)
 				e.HasFile = true
 			}
 			return nil
 		}
 		if c, ok := parseClaimKey(obj.Key); ok {
-			e := snapshot.EpochEntry(byID, c)
+			e := journal.EpochEntry(byID, c)
 			e.Claims = append(e.Claims, obj.Key)
 			return nil
 		}
-		si, ok := snapshot.ParseSegmentKey(obj.Key)
+		si, ok := journal.ParseSegmentKey(obj.Key)
 		if !ok {
 			return nil
 		}
 		si.Size = obj.Size
-		e := snapshot.EpochEntry(byID, si.Epoch)
+		e := journal.EpochEntry(byID, si.Epoch)
 		e.Segments = append(e.Segments, si)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list journal: %w", err)
 	}
-	out := &snapshot.JournalListing{}
+	out := &journal.JournalListing{}
 	for _, e := range byID {
-		snapshot.SortSegments(e.Segments)
+		journal.SortSegments(e.Segments)
 		out.Epochs = append(out.Epochs, *e)
 	}
-	slices.SortFunc(out.Epochs, func(a, b snapshot.EpochInfo) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out.Epochs, func(a, b journal.EpochInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
 // PutEpoch writes journal/<ID>/epoch.json with IfNotExist; an epoch
 // already stored is ErrExists.
-func (s *Store) PutEpoch(ctx context.Context, e *snapshot.Epoch) error {
+func (s *Store) PutEpoch(ctx context.Context, e *journal.Epoch) error {
 	if _, err := snapshot.ParseID(e.ID); err != nil {
 		return fmt.Errorf("put journal epoch: %w", err)
 	}
-	e.Format, e.Version = epochFormat, snapshot.JournalVersion
+	e.Format, e.Version = epochFormat, journal.JournalVersion
 	data, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return fmt.Errorf("put journal epoch %s: %w", e.ID, err)
 	}
-	return s.putOnce(ctx, snapshot.JournalPrefix+e.ID+"/"+epochFile, "application/json", append(data, '\n'))
+	return s.putOnce(ctx, journal.JournalPrefix+e.ID+"/"+epochFile, "application/json", append(data, '\n'))
 }
 
 // GetEpoch reads the epoch with that ID; a missing one is ErrNotFound.
-func (s *Store) GetEpoch(ctx context.Context, id string) (*snapshot.Epoch, error) {
-	data, err := s.readAll(ctx, snapshot.JournalPrefix+id+"/"+epochFile)
+func (s *Store) GetEpoch(ctx context.Context, id string) (*journal.Epoch, error) {
+	data, err := s.readAll(ctx, journal.JournalPrefix+id+"/"+epochFile)
 	if notFound(err) {
 		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, snapshot.ErrNotFound, s.in())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal epoch %s: %w", id, err)
 	}
-	var e snapshot.Epoch
+	var e journal.Epoch
 	if err := json.Unmarshal(data, &e); err != nil || e.Format != epochFormat {
 		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, snapshot.ErrCorrupt)
 	}
-	if e.Version < snapshot.MinJournalVersion || e.Version > snapshot.JournalVersion {
-		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, snapshot.ErrUnsupportedVersion, e.Version, snapshot.MinJournalVersion, snapshot.JournalVersion)
+	if e.Version < journal.MinJournalVersion || e.Version > journal.JournalVersion {
+		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, snapshot.ErrUnsupportedVersion, e.Version, journal.MinJournalVersion, journal.JournalVersion)
 	}
 	if e.ID != id {
 		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, snapshot.ErrCorrupt, e.ID)
@@ -197,16 +199,16 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 // failed may be called again with the same seg: it writes the same bytes
 // under the same name, and a claim or segment an earlier try stored (the
 // reply lost) is found and taken as written.
-func (s *Store) PutSegment(ctx context.Context, seg *snapshot.Segment) (snapshot.SegmentInfo, error) {
+func (s *Store) PutSegment(ctx context.Context, seg *journal.Segment) (journal.SegmentInfo, error) {
 	if seg.Obj == nil {
 		if err := s.encodeSegment(ctx, seg); err != nil {
-			return snapshot.SegmentInfo{}, err
+			return journal.SegmentInfo{}, err
 		}
 	}
 	key, obj := seg.Key, seg.Obj
-	if seg.Level == snapshot.LevelRaw {
+	if seg.Level == journal.LevelRaw {
 		if err := s.claim(ctx, seg); err != nil {
-			return snapshot.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+			return journal.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
 		}
 	}
 	err := s.putOnce(ctx, key, segmentType, obj)
@@ -218,16 +220,16 @@ func (s *Store) PutSegment(ctx context.Context, seg *snapshot.Segment) (snapshot
 		}
 	}
 	if err != nil {
-		return snapshot.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
+		return journal.SegmentInfo{}, fmt.Errorf("put journal segment: %w", err)
 	}
-	si, _ := snapshot.ParseSegmentKey(key)
+	si, _ := journal.ParseSegmentKey(key)
 	si.Size = int64(len(obj))
 	return si, nil
 }
 
 // claim stores the claim of seg's sequence number, or finds it stored by
 // an earlier try of this write.
-func (s *Store) claim(ctx context.Context, seg *snapshot.Segment) error {
+func (s *Store) claim(ctx context.Context, seg *journal.Segment) error {
 	sum := sha256.Sum256(seg.Obj)
 	body := []byte(seg.Key + " " + hex.EncodeToString(sum[:]) + "\n")
 	ck := claimKey(seg.Epoch, seg.FirstSeq)
@@ -247,17 +249,17 @@ func (s *Store) claim(ctx context.Context, seg *snapshot.Segment) error {
 	if err != nil {
 		return fmt.Errorf("read journal claim %s: %w", ck, err)
 	}
-	return &snapshot.FencedError{Epoch: seg.Epoch, Seq: seg.FirstSeq, Other: other, Stored: stored}
+	return &journal.FencedError{Epoch: seg.Epoch, Seq: seg.FirstSeq, Other: other, Stored: stored}
 }
 
 // encodeSegment sets seg's key and stored bytes.
-func (s *Store) encodeSegment(ctx context.Context, seg *snapshot.Segment) error {
-	plain := snapshot.EncodeEntries(seg.Entries)
+func (s *Store) encodeSegment(ctx context.Context, seg *journal.Segment) error {
+	plain := journal.EncodeEntries(seg.Entries)
 	if seg.Level == 0 {
 		sum := sha256.Sum256(plain)
 		seg.LastDigest = hex.EncodeToString(sum[:])
 	}
-	key := snapshot.SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
+	key := journal.SegmentKey(seg.Epoch, seg.Level, seg.FirstSeq, seg.LastSeq, seg.LastTime)
 	zw, err := frames.Encoder()
 	if err != nil {
 		return err
@@ -265,8 +267,8 @@ func (s *Store) encodeSegment(ctx context.Context, seg *snapshot.Segment) error 
 	body := zw.EncodeAll(plain, nil)
 	frames.Release(zw)
 	h := segmentHeader{
-		Format: segmentFormat, Version: snapshot.JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
-		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: snapshot.Ms(seg.FirstTime), LastTimeMs: snapshot.Ms(seg.LastTime),
+		Format: segmentFormat, Version: journal.JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
+		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: journal.Ms(seg.FirstTime), LastTimeMs: journal.Ms(seg.LastTime),
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
 		IntervalMs: seg.Interval.Milliseconds(),
 	}
@@ -303,11 +305,11 @@ type flushMark struct {
 // PutFlushMark records a flush of epoch that wrote no segment: the journal
 // is complete to seq and to t, and flushes every interval.
 func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
-	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: snapshot.Ms(t), IntervalMs: interval.Milliseconds()})
+	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: journal.Ms(t), IntervalMs: interval.Milliseconds()})
 	if err != nil {
 		return err
 	}
-	key := snapshot.JournalPrefix + epoch + "/" + flushFile
+	key := journal.JournalPrefix + epoch + "/" + flushFile
 	err = s.put(ctx, key, &blob.WriterOptions{ContentType: "application/json"}, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -322,15 +324,15 @@ func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t ti
 // store tells (the last segment of c's chain, or a later flush mark that
 // follows it), and the interval it flushes at (0: not recorded, a journal
 // written before intervals were).
-func (s *Store) journalFlushed(ctx context.Context, e *snapshot.EpochInfo, c snapshot.Coverage) (time.Time, time.Duration, error) {
+func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snapshot.Coverage) (time.Time, time.Duration, error) {
 	last, interval := c.To, time.Duration(0)
-	data, err := s.readAll(ctx, snapshot.JournalPrefix+e.ID+"/"+flushFile)
+	data, err := s.readAll(ctx, journal.JournalPrefix+e.ID+"/"+flushFile)
 	if err != nil && !notFound(err) {
 		return last, 0, fmt.Errorf("read journal epoch %s: %w", e.ID, err)
 	}
 	var m flushMark
 	if err == nil && json.Unmarshal(data, &m) == nil && m.Epoch == e.ID && m.Seq >= c.LastSeq {
-		if t := snapshot.FromMs(m.TimeMs); t.After(last) {
+		if t := journal.FromMs(m.TimeMs); t.After(last) {
 			last = t
 		}
 		interval = time.Duration(m.IntervalMs) * time.Millisecond
@@ -382,15 +384,15 @@ func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byt
 // SHA-256 of the stored body, the decryption (which authenticates the
 // object name), the name against the header, and for a raw segment that
 // its entries hash to its LastDigest. Every error names the object.
-func (s *Store) ReadSegment(ctx context.Context, si snapshot.SegmentInfo) (*snapshot.Segment, error) {
+func (s *Store) ReadSegment(ctx context.Context, si journal.SegmentInfo) (*journal.Segment, error) {
 	return s.readSegment(ctx, si, false)
 }
 
 // readSegment is ReadSegment; with skipEvents the Segment holds no event
 // entries (they are still checked).
-func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEvents bool) (*snapshot.Segment, error) {
+func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEvents bool) (*journal.Segment, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, snapshot.ErrJournalBroken, fmt.Sprintf(format, args...))
+		return fmt.Errorf("read journal segment %s: %w: %s", si.Key, journal.ErrJournalBroken, fmt.Sprintf(format, args...))
 	}
 	data, err := s.readAll(ctx, si.Key)
 	if notFound(err) {
@@ -407,10 +409,10 @@ func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEv
 	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Format != segmentFormat {
 		return nil, bad("not a journal segment header")
 	}
-	if h.Version < snapshot.MinJournalVersion || h.Version > snapshot.JournalVersion {
-		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, snapshot.ErrUnsupportedVersion, h.Version, snapshot.MinJournalVersion, snapshot.JournalVersion)
+	if h.Version < journal.MinJournalVersion || h.Version > journal.JournalVersion {
+		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, snapshot.ErrUnsupportedVersion, h.Version, journal.MinJournalVersion, journal.JournalVersion)
 	}
-	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != snapshot.Ms(si.LastTime) {
+	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != journal.Ms(si.LastTime) {
 		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
 	}
 	body := data[nl+1:]
@@ -433,8 +435,8 @@ func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEv
 			}
 			// What the header says, checked against the body's checksum,
 			// for a verify without the key.
-			return &snapshot.Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
-				FirstTime: snapshot.FromMs(h.FirstTimeMs), LastTime: snapshot.FromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
+			return &journal.Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
+				FirstTime: journal.FromMs(h.FirstTimeMs), LastTime: journal.FromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
 		}
 		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, []byte(segmentSealLabel+si.Key)); err != nil {
 			return nil, err
@@ -456,16 +458,16 @@ func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEv
 			return nil, bad("its entries do not hash to its digest")
 		}
 	}
-	entries, count, err := snapshot.DecodeEntriesSkipping(plain, min(h.Entries, len(plain)), skipEvents)
+	entries, count, err := journal.DecodeEntriesSkipping(plain, min(h.Entries, len(plain)), skipEvents)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	if count != h.Entries {
 		return nil, bad("header says %d entries, found %d", h.Entries, count)
 	}
-	return &snapshot.Segment{
+	return &journal.Segment{
 		Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
-		FirstTime: snapshot.FromMs(h.FirstTimeMs), LastTime: snapshot.FromMs(h.LastTimeMs),
+		FirstTime: journal.FromMs(h.FirstTimeMs), LastTime: journal.FromMs(h.LastTimeMs),
 		PrevDigest: h.PrevDigest, LastDigest: h.LastDigest, Entries: entries,
 	}, nil
 }
@@ -473,15 +475,15 @@ func (s *Store) readSegment(ctx context.Context, si snapshot.SegmentInfo, skipEv
 // DeleteJournalObject removes one journal object by key; a missing one is
 // not an error.
 func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
-	if !strings.HasPrefix(key, snapshot.JournalPrefix) {
-		return fmt.Errorf("delete journal object %q: not under %s", key, snapshot.JournalPrefix)
+	if !strings.HasPrefix(key, journal.JournalPrefix) {
+		return fmt.Errorf("delete journal object %q: not under %s", key, journal.JournalPrefix)
 	}
 	err := s.deleteKey(ctx, key)
 	if err != nil && !notFound(err) {
 		return fmt.Errorf("delete journal object %s: %w", key, err)
 	}
 	// A raw segment's claim goes with it.
-	if si, ok := snapshot.ParseSegmentKey(key); ok && si.Level == snapshot.LevelRaw {
+	if si, ok := journal.ParseSegmentKey(key); ok && si.Level == journal.LevelRaw {
 		err := s.deleteKey(ctx, claimKey(si.Epoch, si.FirstSeq))
 		if err != nil && !notFound(err) {
 			return fmt.Errorf("delete journal object %s: %w", claimKey(si.Epoch, si.FirstSeq), err)
@@ -491,7 +493,7 @@ func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
 }
 
 // DeleteEpoch removes an epoch's segments and its epoch file.
-func (s *Store) DeleteEpoch(ctx context.Context, e snapshot.EpochInfo) error {
+func (s *Store) DeleteEpoch(ctx context.Context, e journal.EpochInfo) error {
 	for _, si := range e.Segments {
 		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
 			return err
@@ -502,10 +504,10 @@ func (s *Store) DeleteEpoch(ctx context.Context, e snapshot.EpochInfo) error {
 			return err
 		}
 	}
-	if err := s.DeleteJournalObject(ctx, snapshot.JournalPrefix+e.ID+"/"+flushFile); err != nil {
+	if err := s.DeleteJournalObject(ctx, journal.JournalPrefix+e.ID+"/"+flushFile); err != nil {
 		return err
 	}
-	return s.DeleteJournalObject(ctx, snapshot.JournalPrefix+e.ID+"/"+epochFile)
+	return s.DeleteJournalObject(ctx, journal.JournalPrefix+e.ID+"/"+epochFile)
 }
 
 // PruneJournal deletes the journal of every epoch whose base snapshot is
@@ -542,18 +544,18 @@ func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
 // VerifyJournal reads every segment of every epoch and checks it (see
 // ReadSegment) and the chain: each follows the one before by sequence
 // and digest, the first starts at 1, and the epoch file reads.
-func (s *Store) VerifyJournal(ctx context.Context) ([]snapshot.EpochCheck, error) {
+func (s *Store) VerifyJournal(ctx context.Context) ([]journal.EpochCheck, error) {
 	l, err := s.ListJournal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []snapshot.EpochCheck
+	var out []journal.EpochCheck
 	for _, e := range l.Epochs {
-		c := snapshot.EpochCheck{Epoch: e.ID}
+		c := journal.EpochCheck{Epoch: e.ID}
 		out = append(out, c)
 		cp := &out[len(out)-1]
 		if !e.HasFile {
-			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, snapshot.ErrJournalBroken)
+			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, journal.ErrJournalBroken)
 			continue
 		}
 		if _, err := s.GetEpoch(ctx, e.ID); err != nil {
@@ -563,7 +565,7 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]snapshot.EpochCheck, error
 		if ok, err := s.exists(ctx, objectKey(e.ID)); err != nil || !ok {
 			cp.Err = err
 			if err == nil {
-				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, snapshot.ErrJournalBroken, e.ID)
+				cp.Err = fmt.Errorf("journal epoch %s: %w: its base snapshot %s is gone: not restorable", e.ID, journal.ErrJournalBroken, e.ID)
 			}
 			continue
 		}
@@ -581,9 +583,9 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]snapshot.EpochCheck, error
 // prev_digest, every other's prev_digest is the last_digest of the
 // segments that end at the seq before it, and all segments that end at
 // one seq (a raw one and the merged ones holding it) agree on its digest.
-func (s *Store) verifyLevels(ctx context.Context, e snapshot.EpochInfo, cp *snapshot.EpochCheck) error {
+func (s *Store) verifyLevels(ctx context.Context, e journal.EpochInfo, cp *journal.EpochCheck) error {
 	digest := map[uint64]string{}
-	var segs []*snapshot.Segment
+	var segs []*journal.Segment
 	for _, si := range e.Segments {
 		seg, err := s.ReadSegment(ctx, si)
 		if errors.Is(err, snapshot.ErrEncrypted) && seg != nil {
@@ -594,7 +596,7 @@ func (s *Store) verifyLevels(ctx context.Context, e snapshot.EpochInfo, cp *snap
 			return err
 		}
 		if d, ok := digest[seg.LastSeq]; ok && d != seg.LastDigest {
-			return fmt.Errorf("read journal segment %s: %w: its last digest differs from another segment ending at seq %d (digest chain broken across levels)", si.Key, snapshot.ErrJournalBroken, seg.LastSeq)
+			return fmt.Errorf("read journal segment %s: %w: its last digest differs from another segment ending at seq %d (digest chain broken across levels)", si.Key, journal.ErrJournalBroken, seg.LastSeq)
 		}
 		digest[seg.LastSeq] = seg.LastDigest
 		segs = append(segs, seg)
@@ -604,7 +606,7 @@ func (s *Store) verifyLevels(ctx context.Context, e snapshot.EpochInfo, cp *snap
 		key := e.Segments[i].Key
 		if seg.FirstSeq == 1 {
 			if seg.PrevDigest != "" {
-				return fmt.Errorf("read journal segment %s: %w: the epoch's first segment names a previous one", key, snapshot.ErrJournalBroken)
+				return fmt.Errorf("read journal segment %s: %w: the epoch's first segment names a previous one", key, journal.ErrJournalBroken)
 			}
 			continue
 		}
@@ -613,7 +615,7 @@ func (s *Store) verifyLevels(ctx context.Context, e snapshot.EpochInfo, cp *snap
 			continue // the segments before it were deleted (a hole Chain reports, or raw ones merged)
 		}
 		if seg.PrevDigest != d {
-			return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, snapshot.ErrJournalBroken, seg.FirstSeq-1)
+			return fmt.Errorf("read journal segment %s: %w: it does not follow segment %d (digest chain broken: a segment is missing, altered or reordered)", key, journal.ErrJournalBroken, seg.FirstSeq-1)
 		}
 	}
 	return nil
@@ -628,11 +630,11 @@ const segmentPrefetch = 4
 // decoding a segment costs about what applying it does), checks that each
 // follows the one before, and calls fn with each until fn returns false
 // or an error. The first error, naming its segment, ends it.
-func (s *Store) eachSegment(ctx context.Context, chain []snapshot.SegmentInfo, fn func(*snapshot.Segment) (bool, error)) error {
+func (s *Store) eachSegment(ctx context.Context, chain []journal.SegmentInfo, fn func(*journal.Segment) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
-		seg *snapshot.Segment
+		seg *journal.Segment
 		err error
 	}
 	results := make([]chan result, len(chain))
@@ -653,7 +655,7 @@ func (s *Store) eachSegment(ctx context.Context, chain []snapshot.SegmentInfo, f
 			}()
 		}
 	}()
-	var prev *snapshot.Segment
+	var prev *journal.Segment
 	for i, si := range chain {
 		var r result
 		select {
@@ -665,7 +667,7 @@ func (s *Store) eachSegment(ctx context.Context, chain []snapshot.SegmentInfo, f
 		if r.err != nil {
 			return r.err
 		}
-		if err := snapshot.CheckLink(prev, r.seg, si.Key); err != nil {
+		if err := journal.CheckLink(prev, r.seg, si.Key); err != nil {
 			return err
 		}
 		prev = r.seg
@@ -689,9 +691,9 @@ const rawBlock = 256
 // by more than the late records a replay reads. Every segment a plan for
 // at starts from is listed, so PlanAt of the result is that of the whole
 // listing, and its coverage reaches at when the journal does.
-func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot.EpochInfo, error) {
-	e := snapshot.EpochInfo{ID: id}
-	dir := snapshot.JournalPrefix + id + "/"
+func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (journal.EpochInfo, error) {
+	e := journal.EpochInfo{ID: id}
+	dir := journal.JournalPrefix + id + "/"
 	ok, err := s.exists(ctx, dir+epochFile)
 	if err != nil {
 		return e, fmt.Errorf("read journal epoch %s: %w", id, err)
@@ -700,11 +702,11 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot
 	if !ok {
 		return e, nil
 	}
-	list := func(prefix string, keep func(snapshot.SegmentInfo) bool) (uint64, bool, error) {
+	list := func(prefix string, keep func(journal.SegmentInfo) bool) (uint64, bool, error) {
 		var last uint64
 		past := false
 		err := s.listKeys(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
-			si, ok := snapshot.ParseSegmentKey(obj.Key)
+			si, ok := journal.ParseSegmentKey(obj.Key)
 			if !ok || si.Epoch != id {
 				return
 			}
@@ -712,13 +714,13 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot
 			if keep(si) {
 				si.Size = obj.Size
 				e.Segments = append(e.Segments, si)
-				past = past || si.LastTime.After(at.Add(snapshot.LateRecords+snapshot.JournalHeartbeat))
+				past = past || si.LastTime.After(at.Add(journal.LateRecords+snapshot.JournalHeartbeat))
 			}
 		})
 		return last, past, err
 	}
-	all := func(snapshot.SegmentInfo) bool { return true }
-	if _, _, err := list(fmt.Sprintf("%s%d/", dir, snapshot.LevelHour), all); err != nil {
+	all := func(journal.SegmentInfo) bool { return true }
+	if _, _, err := list(fmt.Sprintf("%s%d/", dir, journal.LevelHour), all); err != nil {
 		return e, err
 	}
 	first := uint64(1)
@@ -727,18 +729,18 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot
 			first = max(first, si.LastSeq+1)
 		}
 	}
-	if _, _, err := list(fmt.Sprintf("%s%d/%016x-", dir, snapshot.LevelMinute, first), all); err != nil {
+	if _, _, err := list(fmt.Sprintf("%s%d/%016x-", dir, journal.LevelMinute, first), all); err != nil {
 		return e, err
 	}
-	snapshot.SortSegments(e.Segments)
-	plan, _, _ := (&snapshot.EpochInfo{ID: id, Segments: e.Segments}).PlanAt(at)
+	journal.SortSegments(e.Segments)
+	plan, _, _ := (&journal.EpochInfo{ID: id, Segments: e.Segments}).PlanAt(at)
 	from := uint64(1)
 	if len(plan) > 0 {
 		from = plan[len(plan)-1].LastSeq + 1
 	}
 	for block := from - from%rawBlock; ; block += rawBlock {
-		last, past, err := list(fmt.Sprintf("%s%d/%014x", dir, snapshot.LevelRaw, block/rawBlock), func(si snapshot.SegmentInfo) bool {
-			return si.Level == snapshot.LevelRaw && si.FirstSeq >= from
+		last, past, err := list(fmt.Sprintf("%s%d/%014x", dir, journal.LevelRaw, block/rawBlock), func(si journal.SegmentInfo) bool {
+			return si.Level == journal.LevelRaw && si.FirstSeq >= from
 		})
 		if err != nil {
 			return e, err
@@ -747,7 +749,7 @@ func (s *Store) epochFor(ctx context.Context, id string, at time.Time) (snapshot
 			break // past the moment, or the chain ends (or breaks) in this block
 		}
 	}
-	snapshot.SortSegments(e.Segments)
+	journal.SortSegments(e.Segments)
 	return e, nil
 }
 

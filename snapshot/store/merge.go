@@ -4,22 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"slices"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // CompactEpoch writes the merged segments epoch e lacks at now, top level
 // first, and returns them. A segment another daemon wrote meanwhile is not
 // an error.
-func (s *Store) CompactEpoch(ctx context.Context, e snapshot.EpochInfo, now time.Time) ([]snapshot.SegmentInfo, error) {
-	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(snapshot.LevelEvery[level]) })
+func (s *Store) CompactEpoch(ctx context.Context, e journal.EpochInfo, now time.Time) ([]journal.SegmentInfo, error) {
+	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(journal.LevelEvery[level]) })
 }
 
 // compactAt is CompactEpoch with each level's last boundary given.
-func (s *Store) compactAt(ctx context.Context, e snapshot.EpochInfo, boundary func(level int) time.Time) ([]snapshot.SegmentInfo, error) {
-	var out []snapshot.SegmentInfo
-	for level := snapshot.TopLevel; level >= snapshot.LevelMinute; level-- {
+func (s *Store) compactAt(ctx context.Context, e journal.EpochInfo, boundary func(level int) time.Time) ([]journal.SegmentInfo, error) {
+	var out []journal.SegmentInfo
+	for level := journal.TopLevel; level >= journal.LevelMinute; level-- {
 		cover := e.Compaction(level, boundary(level))
 		if len(cover) == 0 {
 			continue
@@ -33,23 +35,23 @@ func (s *Store) compactAt(ctx context.Context, e snapshot.EpochInfo, boundary fu
 		}
 		out = append(out, si)
 		e.Segments = append(slices.Clone(e.Segments), si)
-		snapshot.SortSegments(e.Segments)
+		journal.SortSegments(e.Segments)
 	}
 	return out, nil
 }
 
 // mergeCover reads the segments of cover, checks that each follows the one
 // before, and writes their merge at level.
-func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []snapshot.SegmentInfo) (snapshot.SegmentInfo, error) {
-	m := snapshot.NewMerger(level)
-	var first, prev *snapshot.Segment
+func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover []journal.SegmentInfo) (journal.SegmentInfo, error) {
+	m := journal.NewMerger(level)
+	var first, prev *journal.Segment
 	for _, si := range cover {
 		seg, err := s.ReadSegment(ctx, si)
 		if err != nil {
-			return snapshot.SegmentInfo{}, err
+			return journal.SegmentInfo{}, err
 		}
 		if prev != nil && (seg.FirstSeq != prev.LastSeq+1 || seg.PrevDigest != prev.LastDigest) {
-			return snapshot.SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, snapshot.ErrJournalBroken, prev.LastSeq)
+			return journal.SegmentInfo{}, fmt.Errorf("read journal segment %s: %w: it does not follow segment %d", si.Key, journal.ErrJournalBroken, prev.LastSeq)
 		}
 		if first == nil {
 			first = seg
@@ -57,9 +59,9 @@ func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover [
 		m.Add(seg)
 		prev = seg
 	}
-	merged := &snapshot.Segment{
+	merged := &journal.Segment{
 		Epoch: epoch, Level: level, FirstSeq: first.FirstSeq, LastSeq: prev.LastSeq,
-		FirstTime: first.FirstTime, LastTime: snapshot.FromMs(m.Latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
+		FirstTime: first.FirstTime, LastTime: journal.FromMs(m.Latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
 		Entries: m.Entries(),
 	}
 	return s.PutSegment(ctx, merged)
@@ -67,15 +69,15 @@ func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover [
 
 // DropRaw deletes the raw segments of e that a merged segment holds and
 // whose last time is keep or more before now, and returns how many.
-func (s *Store) DropRaw(ctx context.Context, e snapshot.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (s *Store) DropRaw(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
 	n := 0
 	for _, si := range e.Segments {
-		if si.Level != snapshot.LevelRaw || now.Sub(si.LastTime) < keep {
+		if si.Level != journal.LevelRaw || now.Sub(si.LastTime) < keep {
 			continue
 		}
 		held := false
 		for _, m := range e.Segments {
-			if m.Level > snapshot.LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
+			if m.Level > journal.LevelRaw && m.FirstSeq <= si.FirstSeq && si.LastSeq <= m.LastSeq {
 				held = true
 				break
 			}
@@ -100,7 +102,7 @@ func (s *Store) DropRaw(ctx context.Context, e snapshot.EpochInfo, keep time.Dur
 // raw segments; an older one, whose raw segments --journal-keep-within
 // deleted, is restored as of the boundary before it that is still kept:
 // the hour's level 2 segment, or the hour's last level 1 segment.
-func (s *Store) ThinMinutes(ctx context.Context, e snapshot.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (s *Store) ThinMinutes(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
 	if keep <= 0 {
 		return 0, nil
 	}
@@ -109,15 +111,15 @@ func (s *Store) ThinMinutes(ctx context.Context, e snapshot.EpochInfo, keep time
 	var hour uint64               // the farthest level 2 segment
 	for _, si := range e.Segments {
 		switch si.Level {
-		case snapshot.LevelMinute:
+		case journal.LevelMinute:
 			newest[si.FirstSeq] = max(newest[si.FirstSeq], si.LastSeq)
-		case snapshot.LevelHour:
+		case journal.LevelHour:
 			hour = max(hour, si.LastSeq)
 		}
 	}
 	n := 0
 	for _, si := range e.Segments {
-		if si.Level != snapshot.LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
+		if si.Level != journal.LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
 			continue
 		}
 		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
