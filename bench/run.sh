@@ -103,7 +103,7 @@ log "building into $work"
 # (-trimpath, -s -w): its text and tables are part of the RSS measured.
 (cd "$repo" && go build -trimpath -tags disable_grpc_modules -ldflags "-s -w" -o "$work/offsetkeeper" ./cmd/offsetkeeper &&
 	go build -o "$work/cluster" ./bench/cluster &&
-	go test -c -o "$work/snapshot.test" ./snapshot/)
+	go test -c -o "$work/snapshot.test" ./snapshot/capture/)
 
 printf 'size\trepeat\tmeasure\twall_s\tcpu_s\trss_kb\textra\n' >"$raw"
 

@@ -530,7 +530,7 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 // version is not one this build reads) and otherwise give the same
 // Snapshot.
 //
-//	go test -run '^$' -fuzz=FuzzDecodeMatchesEncodingJSON -fuzztime=60s ./snapshot/
+//	go test -run '^$' -fuzz=FuzzDecodeMatchesEncodingJSON -fuzztime=60s ./snapshot/capture/
 func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 	doc, err := os.ReadFile("../testdata/v1.json")
 	if err != nil {
