@@ -1,21 +1,16 @@
 package daemon
 
-import "github.com/offsetkeeper/offsetkeeper/snapshot"
-
-// sinkKey is one committed offset's place: group, topic and partition.
-type sinkKey struct {
-	group     string
-	topic     string
-	partition int32
-}
+import (
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
 
 // sinkState is what the daemon keeps of a snapshot between runs to compare
-// sink offsets: far smaller than the snapshot itself.
+// sink offsets: its cluster and sink groups, far smaller than the
+// snapshot itself.
 type sinkState struct {
 	clusterID string
-	offsets   map[sinkKey]int64
-	// connector is the connector label of each group.
-	connector map[string]string
+	groups    []snapshot.SinkGroup
 }
 
 // sinkConnector is the connector label of a sink group: its connector, or
@@ -28,38 +23,33 @@ func sinkConnector(g snapshot.SinkGroup) string {
 }
 
 func sinkStateOf(s *snapshot.Snapshot) *sinkState {
-	st := &sinkState{clusterID: s.ClusterID, offsets: map[sinkKey]int64{}, connector: map[string]string{}}
-	for _, g := range s.SinkGroups {
-		st.connector[g.Group] = sinkConnector(g)
-		for _, o := range g.Offsets {
-			st.offsets[sinkKey{g.Group, o.Topic, o.Partition}] = o.Offset
-		}
-	}
-	return st
+	return &sinkState{clusterID: s.ClusterID, groups: s.SinkGroups}
 }
 
 // movedBackwards counts, per connector, the sink offsets of prev that are
-// lower in cur or missing from it. Every sink connector of cur has an entry,
+// lower in cur or missing from it, as restore's comparison (the one of
+// diff and the page) finds them. Every sink connector of cur has an entry,
 // zero when nothing moved back. A nil prev, or one from another cluster, is
 // no baseline: every count is zero.
 func movedBackwards(prev, cur *sinkState) map[string]int {
 	counts := map[string]int{}
-	for _, c := range cur.connector {
-		counts[c] = 0
+	label := map[string]string{}
+	for _, g := range cur.groups {
+		counts[sinkConnector(g)] = 0
+		label[g.Group] = sinkConnector(g)
 	}
 	if prev == nil || prev.clusterID != cur.clusterID {
 		return counts
 	}
-	for k, was := range prev.offsets {
-		now, ok := cur.offsets[k]
-		if ok && now >= was {
-			continue
+	for _, g := range prev.groups {
+		if _, ok := label[g.Group]; !ok {
+			label[g.Group] = sinkConnector(g)
 		}
-		c, ok := cur.connector[k.group]
-		if !ok {
-			c = prev.connector[k.group]
+	}
+	for _, ch := range restore.CompareSinkGroups(prev.groups, cur.groups).Changes {
+		if ch.Kind == restore.KindBackward || ch.Kind == restore.KindVanished {
+			counts[label[ch.Group]]++
 		}
-		counts[c]++
 	}
 	return counts
 }

@@ -235,14 +235,55 @@ func diffSink(name string, a, b *snapshot.Index) (out []Change, same int) {
 	if !bok {
 		group = ag.Group
 	}
-	index := func(g snapshot.SinkGroup) map[topicPart]int64 {
-		m := make(map[topicPart]int64, len(g.Offsets))
-		for _, o := range g.Offsets {
+	return sinkChanges(name, group, ag.Offsets, bg.Offsets)
+}
+
+// CompareSinkGroups compares the sink offsets of a and b by group, topic
+// and partition: every group either holds, whether a connector is known
+// for it or not (Change.Connector is the group's connector, empty for a
+// foreign group). It is Compare's rule for sink offsets, for those who
+// keep only the groups between two captures (the daemon's rewind
+// metrics).
+func CompareSinkGroups(a, b []snapshot.SinkGroup) Comparison {
+	byGroup := func(gs []snapshot.SinkGroup) map[string]snapshot.SinkGroup {
+		m := make(map[string]snapshot.SinkGroup, len(gs))
+		for _, g := range gs {
+			m[g.Group] = g
+		}
+		return m
+	}
+	am, bm := byGroup(a), byGroup(b)
+	groups := map[string]bool{}
+	for g := range am {
+		groups[g] = true
+	}
+	for g := range bm {
+		groups[g] = true
+	}
+	var c Comparison
+	for _, g := range sortedKeys(groups) {
+		ag, bg := am[g], bm[g]
+		conn := bg.Connector
+		if _, ok := bm[g]; !ok {
+			conn = ag.Connector
+		}
+		out, same := sinkChanges(conn, g, ag.Offsets, bg.Offsets)
+		c.Changes = append(c.Changes, out...)
+		c.Unchanged += same
+	}
+	return c
+}
+
+// sinkChanges compares one group's offsets, a's with b's, per partition.
+func sinkChanges(name, group string, a, b []snapshot.SinkOffset) (out []Change, same int) {
+	index := func(offs []snapshot.SinkOffset) map[topicPart]int64 {
+		m := make(map[topicPart]int64, len(offs))
+		for _, o := range offs {
 			m[topicPart{o.Topic, o.Partition}] = o.Offset
 		}
 		return m
 	}
-	am, bm := index(ag), index(bg)
+	am, bm := index(a), index(b)
 	for tp, ao := range am {
 		c := Change{Connector: name, Type: snapshot.TypeSink, Group: group, Topic: tp.topic, Partition: tp.part, OldOffset: ptr(ao)}
 		bo, ok := bm[tp]

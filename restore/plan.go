@@ -477,57 +477,29 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if prev != nil && prev.source != snap {
 		prev = nil
 	}
-	snapIdx := snapshot.NewIndex(snap)
-	if prev != nil {
-		snapIdx = prev.snapIdx
-	}
-	scope, err := resolveScopeIn(snap, snapIdx, opts)
+	p, scope, err := startPlan(snap, opts, prev)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(scope))
-	for i, s := range scope {
-		names[i] = s.name
-	}
-
 	adm := kadm.NewClient(cl)
 	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read cluster metadata: %w", err)
 	}
-	p := &Plan{
-		ClusterID:   md.Cluster,
-		Scope:       names,
-		opts:        opts,
-		source:      snap,
-		snapIdx:     snapIdx,
-		partitions:  map[string]int32{},
-		policies:    map[string]string{},
-		sinkParts:   map[string]int32{},
-		replication: replicationFactor(len(md.Brokers)),
+	p.ClusterID, p.replication = md.Cluster, replicationFactor(len(md.Brokers))
+	if err := p.checkCluster(); err != nil {
+		return nil, err
 	}
-	switch {
-	case snap.ClusterID == "":
-		p.warnf("snapshot %s records no cluster id: cannot tell whether it was taken from this cluster (%s)", snap.ID, md.Cluster)
-	case snap.ClusterID != md.Cluster && !opts.AllowOtherCluster:
-		return nil, fmt.Errorf("%w: snapshot %s was taken from cluster %q, this is cluster %q; to move offsets to another cluster on purpose (a migration or disaster recovery), pass --allow-other-cluster", ErrOtherCluster, snap.ID, snap.ClusterID, md.Cluster)
-	case snap.ClusterID != md.Cluster:
-		p.OtherCluster = true
-		p.warnf("snapshot %s is from cluster %q, this is cluster %q (allowed: migration)", snap.ID, snap.ClusterID, md.Cluster)
-	}
-
-	if n := snap.Unparsed(); n > 0 && len(opts.Connectors) == 0 && !opts.IncludeUnowned {
-		p.Notes = append(p.Notes, fmt.Sprintf("the snapshot holds %s that are not [connector, {partition}]; no connector owns them and they are not restored (restore --include-unowned writes them too)", plural(n, "offsets topic key", "offsets topic keys")))
-	}
+	p.noteUnparsed()
 
 	copts := opts
-	copts.Connectors = names
+	copts.Connectors = p.Scope
 	var reuse *liveCapturer
-	if prev != nil && slices.Equal(prev.Scope, names) {
+	if prev != nil && slices.Equal(prev.Scope, p.Scope) {
 		reuse = prev.capturer
 		p.Snapshot = prev.Snapshot
 	} else {
-		p.Snapshot = filterScope(snap, names)
+		p.Snapshot = filterScope(snap, p.Scope)
 	}
 	// The live capture keeps what it read, so that Verify reads only what
 	// was written since; Verify's own capture keeps nothing.
@@ -535,15 +507,117 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if err != nil {
 		return nil, err
 	}
-	p.Live = live
 	p.capturer = lc
+	if err := p.compare(ctx, adm, scope, live); err != nil {
+		return nil, err
+	}
+	if len(p.missing) > 0 {
+		return nil, missingTopics(ctx, adm, snap, opts, p.Scope, p.missing)
+	}
+	if err := p.checkSinkBounds(ctx, adm); err != nil {
+		return nil, err
+	}
+	p.describePolicies(ctx, adm)
+	return p, nil
+}
+
+// PlanStates is the plan NewPlan makes when the live state of the
+// connectors is live, without reading a cluster: the page's plan of a
+// restore to a moment, whose live state is the journal's newest. It
+// compares exactly as NewPlan does (the same scope, targets, tombstones
+// and sink groups), so its changes and Counts are the CLI's dry run's for
+// the same two states. What only a cluster can tell is left out: sink
+// offsets outside their partition's log, topics' cleanup policies, and
+// open transactions; an offsets topic that live does not hold is a
+// warning instead of an error.
+func PlanStates(snap, live *snapshot.Snapshot, opts Options) (*Plan, error) {
+	if snap == nil || live == nil {
+		return nil, errors.New("plan restore: no snapshot")
+	}
+	if opts.SourceOnly && opts.SinkOnly {
+		return nil, errors.New("plan restore: source only and sink only exclude each other")
+	}
+	opts.defaults()
+	p, scope, err := startPlan(snap, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.ClusterID = live.ClusterID
+	if err := p.checkCluster(); err != nil {
+		return nil, err
+	}
+	p.noteUnparsed()
+	p.Snapshot = filterScope(snap, p.Scope)
+	if err := p.compare(context.Background(), nil, scope, live.Filter(p.Scope)); err != nil {
+		return nil, err
+	}
+	for _, m := range p.missing {
+		p.warnf("offsets topic %s does not exist in the newest state: a restore creates it or fails", m.Topic)
+	}
+	return p, nil
+}
+
+// startPlan is the plan of snap before anything live is read: its index
+// (prev's when given), its scope and options.
+func startPlan(snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, []scoped, error) {
+	snapIdx := snapshot.NewIndex(snap)
+	if prev != nil {
+		snapIdx = prev.snapIdx
+	}
+	scope, err := resolveScopeIn(snap, snapIdx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(scope))
+	for i, s := range scope {
+		names[i] = s.name
+	}
+	p := &Plan{
+		Scope:      names,
+		opts:       opts,
+		source:     snap,
+		snapIdx:    snapIdx,
+		partitions: map[string]int32{},
+		policies:   map[string]string{},
+		sinkParts:  map[string]int32{},
+	}
+	return p, scope, nil
+}
+
+// checkCluster compares the snapshot's cluster with p.ClusterID, the
+// live one's.
+func (p *Plan) checkCluster() error {
+	snap, here := p.source, p.ClusterID
+	switch {
+	case snap.ClusterID == "":
+		p.warnf("snapshot %s records no cluster id: cannot tell whether it was taken from this cluster (%s)", snap.ID, here)
+	case snap.ClusterID != here && !p.opts.AllowOtherCluster:
+		return fmt.Errorf("%w: snapshot %s was taken from cluster %q, this is cluster %q; to move offsets to another cluster on purpose (a migration or disaster recovery), pass --allow-other-cluster", ErrOtherCluster, snap.ID, snap.ClusterID, here)
+	case snap.ClusterID != here:
+		p.OtherCluster = true
+		p.warnf("snapshot %s is from cluster %q, this is cluster %q (allowed: migration)", snap.ID, snap.ClusterID, here)
+	}
+	return nil
+}
+
+// noteUnparsed notes the snapshot's keys that no connector owns.
+func (p *Plan) noteUnparsed() {
+	if n := p.source.Unparsed(); n > 0 && len(p.opts.Connectors) == 0 && !p.opts.IncludeUnowned {
+		p.Notes = append(p.Notes, fmt.Sprintf("the snapshot holds %s that are not [connector, {partition}]; no connector owns them and they are not restored (restore --include-unowned writes them too)", plural(n, "offsets topic key", "offsets topic keys")))
+	}
+}
+
+// compare compares the snapshot with live, the live state of the scope,
+// connector by connector. adm reads a sink group the live state lacks;
+// nil (PlanStates) takes it as absent.
+func (p *Plan) compare(ctx context.Context, adm *kadm.Client, scope []scoped, live *snapshot.Snapshot) error {
+	p.Live = live
 	p.liveIdx = snapshot.NewIndex(live)
 	for _, t := range live.Topics {
 		if t.Role == snapshot.RoleOffsets {
 			p.partitions[t.Name] = int32(len(t.Partitions))
 		}
 	}
-
 	seenPairs := map[[2]string]bool{}
 	for _, s := range scope {
 		sc, inSnap := p.snapIdx.Connector(s.name)
@@ -552,16 +626,15 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		if inSnap {
 			cp.Type = sc.Type
 		}
+		var err error
 		if s.source {
-			cp.Source, err = p.planSource(snap, s.name, seenPairs)
-			if err != nil {
-				return nil, err
+			if cp.Source, err = p.planSource(p.source, s.name, seenPairs); err != nil {
+				return err
 			}
 		}
 		if s.sink {
-			cp.Sink, err = p.planSink(ctx, adm, s.name)
-			if err != nil {
-				return nil, err
+			if cp.Sink, err = p.planSink(ctx, adm, s.name); err != nil {
+				return err
 			}
 		}
 		if inSnap && lc.HasConfig && sc.Type != lc.Type && sc.Type != snapshot.TypeUnknown && lc.Type != snapshot.TypeUnknown {
@@ -569,14 +642,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		}
 		p.Connectors = append(p.Connectors, cp)
 	}
-	if len(p.missing) > 0 {
-		return nil, missingTopics(ctx, adm, snap, opts, names, p.missing)
-	}
-	if err := p.checkSinkBounds(ctx, adm); err != nil {
-		return nil, err
-	}
-	p.describePolicies(ctx, adm)
-	return p, nil
+	return nil
 }
 
 // filterScope is snap.Filter(names), except that when the scope keeps every
@@ -668,7 +734,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 	if ok && lg.Group != group {
 		ok = false
 	}
-	if !ok {
+	if !ok && adm != nil {
 		// The live capture found the connector's group under another
 		// name, or not at all: read the one restored into.
 		var err error

@@ -227,13 +227,19 @@ func (r *Report) Document(err error) *Document {
 	return d
 }
 
-func (p *Plan) document() *PlanDocument {
+// CountsDocument is the plan's totals as the JSON documents (the CLI's
+// --output json, the page's plan) carry them.
+func (p *Plan) CountsDocument() CountsDocument {
 	c := p.Counts()
+	return CountsDocument{SourceWrites: c.SourceWrites, Tombstones: c.Tombstones, SinkCommits: c.SinkCommits, SinkDeletions: c.SinkDeletions,
+		SourceUnchanged: c.SourceUnchanged, SinkUnchanged: c.SinkUnchanged, SinkSkipped: c.SinkSkipped}
+}
+
+func (p *Plan) document() *PlanDocument {
 	d := &PlanDocument{
 		SnapshotCreatedAt: p.Snapshot.CreatedAt.UTC(), SnapshotClusterID: p.Snapshot.ClusterID,
 		ClusterID: p.ClusterID, OtherCluster: p.OtherCluster,
-		Counts: CountsDocument{SourceWrites: c.SourceWrites, Tombstones: c.Tombstones, SinkCommits: c.SinkCommits, SinkDeletions: c.SinkDeletions,
-			SourceUnchanged: c.SourceUnchanged, SinkUnchanged: c.SinkUnchanged, SinkSkipped: c.SinkSkipped},
+		Counts:     p.CountsDocument(),
 		Warnings:   nonNil(p.Warnings),
 		Notes:      p.Notes,
 		Connectors: make([]ConnectorDocument, 0, len(p.Connectors)),

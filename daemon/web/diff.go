@@ -22,6 +22,8 @@ const (
 	Vanished      = restore.KindVanished
 	Changed       = restore.KindChanged // a source value without a known position
 	Stray         = restore.KindStray
+	// Skipped is a sink offset a restore cannot commit here (its plan's).
+	Skipped = "skipped"
 )
 
 // Moment is one side of a diff: a time or the newest state.
@@ -137,6 +139,91 @@ func diff(a, b diffSide, name string) *Diff {
 	return d
 }
 
+// planDiff is a restore plan in rows: from (the live state) before, to
+// (the state restored) after, every key and offset compared, as the
+// plan's own actions say (the CLI's dry run prints the same plan).
+func planDiff(plan *restore.Plan, from, to Moment, name string) *Diff {
+	d := &Diff{From: from, To: to, Connector: name, Counts: map[string]int{}, Connectors: []DiffConnector{}}
+	names := map[string]string{}
+	for _, cp := range plan.Connectors {
+		c := DiffConnector{Name: cp.Name, Type: cp.Type}
+		if cp.Source != nil {
+			for _, ch := range cp.Source.Changes() {
+				if ch.Action == restore.Unchanged {
+					d.Unchanged++
+					continue
+				}
+				c.Rows = append(c.Rows, planSourceRow(cp.Name, ch, names))
+			}
+		}
+		if cp.Sink != nil {
+			for _, ch := range cp.Sink.Changes {
+				if ch.Action == restore.Unchanged {
+					d.Unchanged++
+					continue
+				}
+				c.Rows = append(c.Rows, planSinkRow(ch))
+			}
+		}
+		if len(c.Rows) == 0 {
+			continue
+		}
+		for _, r := range c.Rows {
+			d.Counts[r.Verdict]++
+		}
+		slices.SortFunc(c.Rows, func(x, y DiffRow) int { return natural(x.Partition, y.Partition) })
+		d.Connectors = append(d.Connectors, c)
+	}
+	slices.SortFunc(d.Connectors, func(x, y DiffConnector) int { return strings.Compare(x.Name, y.Name) })
+	return d
+}
+
+// planSourceRow is one source key a plan writes: Old is the live value,
+// New the one restored (nil: a tombstone).
+func planSourceRow(conn string, ch restore.SourceChange, names map[string]string) DiffRow {
+	part := string(ch.Key)
+	if _, p, err := snapshot.ParseSourceKey(ch.Key, names); err == nil && len(p) > 0 {
+		part = string(p)
+	}
+	switch {
+	case ch.Stray:
+		return DiffRow{Partition: part, Before: string(ch.Old), Verdict: Stray,
+			Change: fmt.Sprintf("a stray copy on %s/%d, off the key's murmur2 partition, tombstoned: a worker may read it instead", ch.Topic, ch.Partition)}
+	case ch.Action == restore.Removed:
+		return DiffRow{Partition: part, Before: string(ch.Old), Verdict: Vanished, Change: "offset gone (tombstoned): the connector starts over (snapshot, first row, ...)"}
+	case ch.Action == restore.Added:
+		return DiffRow{Partition: part, After: string(ch.New), Verdict: Appeared, Change: "new source offset"}
+	}
+	return sourceRow(srcOff{conn, part, ch.Old}, srcOff{conn, part, ch.New})
+}
+
+// planSinkRow is one sink offset a plan commits, deletes or skips.
+func planSinkRow(ch restore.SinkChange) DiffRow {
+	r := DiffRow{Partition: tp{ch.Topic, ch.Partition}.String()}
+	if ch.Old >= 0 {
+		r.Before = itoa(ch.Old)
+	}
+	if ch.New >= 0 {
+		r.After = itoa(ch.New)
+	}
+	switch ch.Action {
+	case restore.Removed:
+		r.Verdict, r.Change = Vanished, "committed offset gone (deleted): the connector starts from its auto.offset.reset"
+	case restore.Added:
+		r.Verdict, r.Change = Appeared, "new committed offset"
+	case restore.Skipped:
+		r.Verdict, r.Change = Skipped, ch.Reason
+	default:
+		delta := float64(ch.New - ch.Old)
+		r.Delta = &delta
+		r.Verdict, r.Change = MovedForward, fmt.Sprintf("skips %d records", ch.New-ch.Old)
+		if delta < 0 {
+			r.Verdict, r.Change = MovedBackward, fmt.Sprintf("replays %d records", ch.Old-ch.New)
+		}
+	}
+	return r
+}
+
 // diffRow is one change as the page shows it.
 func diffRow(ch restore.Change) DiffRow {
 	if ch.Type == snapshot.TypeSink {
@@ -184,26 +271,19 @@ type srcOff struct {
 	value           []byte
 }
 
+// sourceRow is a changed source offset, its verdict by snapshot.Movement:
+// the rule the journal's events judge a rewind by.
 func sourceRow(before, after srcOff) DiffRow {
 	r := DiffRow{Partition: before.partition, Before: string(before.value), After: string(after.value), Verdict: Changed, Change: "value changed"}
-	pa, pb := positions(before.value), positions(after.value)
-	for _, f := range positionFields {
-		va, oka := pa[f]
-		vb, okb := pb[f]
-		if !oka || !okb {
-			continue
-		}
-		delta := vb - va
-		r.Delta, r.Field = &delta, f
-		switch {
-		case delta > 0:
-			r.Verdict, r.Change = MovedForward, fmt.Sprintf("%s +%s", f, fmtNum(delta))
-		case delta < 0:
-			r.Verdict, r.Change = MovedBackward, fmt.Sprintf("%s %s", f, fmtNum(delta))
-		default:
-			continue
-		}
-		break
+	f, delta, ok := snapshot.Movement(before.value, after.value)
+	if !ok {
+		return r
+	}
+	r.Delta, r.Field = &delta, f
+	if delta > 0 {
+		r.Verdict, r.Change = MovedForward, fmt.Sprintf("%s +%s", f, fmtNum(delta))
+	} else {
+		r.Verdict, r.Change = MovedBackward, fmt.Sprintf("%s %s", f, fmtNum(delta))
 	}
 	return r
 }

@@ -32,8 +32,14 @@ type Plan struct {
 	Commands restore.Commands `json:"commands"`
 	// StopsConnectors says that Commands.Run stops and resumes the
 	// connectors (a Connect URL is known); else stop them first.
-	StopsConnectors bool  `json:"stops_connectors"`
-	Diff            *Diff `json:"diff,omitempty"`
+	StopsConnectors bool `json:"stops_connectors"`
+	// Counts are the plan's totals, restore's own (restore.PlanStates):
+	// what restore --dry-run counts for the same two states.
+	Counts *restore.CountsDocument `json:"counts,omitempty"`
+	// Diff is the plan in rows: every key and offset it writes.
+	Diff *Diff `json:"diff,omitempty"`
+	// Warnings are the plan's.
+	Warnings []string `json:"warnings,omitempty"`
 	// Precision and Notes say how exact the state at At is.
 	Precision []string `json:"precision,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
@@ -80,8 +86,19 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 		return p
 	}
 	then := diffSide{st, Moment{Ref: at.UTC().Format(time.RFC3339Nano), At: at, Base: si.Base.ID, Epoch: si.Epoch}}
-	p.Diff = diff(now, then, connector)
-	p.Precision, p.Notes = si.Precision, si.Notes
+	var opts restore.Options
+	if connector != "" {
+		opts.Connectors = []string{connector}
+	}
+	plan, err := restore.PlanStates(then.snap, now.snap, opts)
+	if err != nil {
+		p.Error = "plan the restore: " + err.Error()
+		return p
+	}
+	counts := plan.CountsDocument()
+	p.Counts, p.Warnings = &counts, plan.Warnings
+	p.Diff = planDiff(plan, now.m, then.m, connector)
+	p.Precision, p.Notes = si.Precision, append(si.Notes, plan.Notes...)
 	if si.Fallback {
 		p.Notes = append(p.Notes, "no journal covers this moment: the state is snapshot "+si.Base.ID)
 	}

@@ -5,9 +5,6 @@ package journal
 // listing of the events a journal holds.
 
 import (
-	"bytes"
-	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -17,49 +14,11 @@ import (
 var EventKinds = []string{snapshot.EventSourceTombstoned, snapshot.EventSourceRewound, snapshot.EventSinkDeleted, snapshot.EventSinkRewound, snapshot.EventConnectorDeleted}
 
 // Rewound reports whether the source offset value now is a position
-// behind was: both JSON objects, and the first known position field (see
-// PositionFields) both hold decreased; without a known field, any
-// top-level number that both hold decreased.
+// behind was, by snapshot.Movement: the rule the page's plots and diffs
+// use too.
 func Rewound(was, now []byte) bool {
-	a, ok1 := numericFields(was)
-	b, ok2 := numericFields(now)
-	if !ok1 || !ok2 {
-		return false
-	}
-	for _, f := range snapshot.PositionFields {
-		x, okx := a[f]
-		y, oky := b[f]
-		if okx && oky {
-			return y < x
-		}
-	}
-	for f, x := range a {
-		if y, ok := b[f]; ok && y < x {
-			return true
-		}
-	}
-	return false
-}
-
-func numericFields(v []byte) (map[string]float64, bool) {
-	if len(v) == 0 || v[0] != '{' {
-		return nil, false
-	}
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		return nil, false
-	}
-	out := map[string]float64{}
-	for k, x := range m {
-		if n, ok := x.(json.Number); ok {
-			if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-				out[k] = f
-			}
-		}
-	}
-	return out, true
+	_, delta, ok := snapshot.Movement(was, now)
+	return ok && delta < 0
 }
 
 // UndoMoment is the moment a restore --at goes back to for an event of
