@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -91,37 +91,19 @@ func okSnapshot(context.Context) (*snapshot.Snapshot, error) {
 	return fakeSnapshot(map[int32]int64{0: 10, 1: 20}), nil
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // running is a Daemon started by start; stop cancels it and checks that Run
 // returned nil.
 type running struct {
 	d      *Daemon
 	cancel context.CancelFunc
 	done   chan error
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	once   sync.Once
 }
 
 func start(t *testing.T, d *Daemon) *running {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -691,17 +673,7 @@ func TestDaemonListenBusy(t *testing.T) {
 func TestDaemonCapturesFromKafka(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cluster, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	cl := newClient(t, cluster)
-	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatalf("seed the Connect cluster: %v", err)
-	}
-	t.Cleanup(exp.Stop)
+	_, cl, exp := testkit.Seeded(t, connectdemo.DefaultSpec())
 
 	sto := memStore(t)
 	capt := capture.NewCapturer(cl, capture.Options{Reason: snapshot.ReasonScheduled, ProgramVersion: "test"})

@@ -1,52 +1,33 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
 	"github.com/offsetkeeper/offsetkeeper/internal/storeservers"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
-// lockedBuffer collects a daemon's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // writer is one daemon's journal writing epoch base of store, leading (as
 // with leader election off), its log in log.
 type writer struct {
 	j   *journalWriter
-	log *lockedBuffer
+	log *testkit.SyncBuffer
 }
 
 func newWriter(t *testing.T, st *store.Store, base *snapshot.Snapshot, topics []journal.EpochTopic) *writer {
 	t.Helper()
-	log := &lockedBuffer{}
+	log := &testkit.SyncBuffer{}
 	d := &Daemon{Store: st, Snapshot: func(context.Context) (*snapshot.Snapshot, error) { return nil, nil },
 		Logger: slog.New(slog.NewTextHandler(log, nil)),
 		Config: Config{Journal: JournalConfig{Interval: 10 * time.Second}}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -18,17 +19,7 @@ import (
 // Progress, then holds the run until the line is logged: nothing is timed.
 func TestDaemonLogsProgressOfLongRun(t *testing.T) {
 	t.Parallel()
-	cluster, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	cl := newClient(t, cluster)
-	exp, err := connectdemo.Seed(context.Background(), cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatalf("seed the Connect cluster: %v", err)
-	}
-	t.Cleanup(exp.Stop)
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 
 	progress := new(capture.Progress)
 	capt := capture.NewCapturer(cl, capture.Options{Progress: progress})

@@ -1,12 +1,10 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,12 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // startDaemonBin starts the daemon binary journaling every second; kill
 // ends it with SIGKILL.
-func (c *cluster) startDaemonBin(t *testing.T) (logs *syncBuffer, kill func()) {
+func (c *cluster) startDaemonBin(t *testing.T) (logs *testkit.SyncBuffer, kill func()) {
 	t.Helper()
 	logs, signal := c.startDaemonBinArgs(t)
 	return logs, func() { signal(syscall.SIGKILL) }
@@ -27,13 +26,13 @@ func (c *cluster) startDaemonBin(t *testing.T) (logs *syncBuffer, kill func()) {
 
 // startDaemonBinArgs is startDaemonBin with more flags (a later flag wins);
 // signal sends sig and waits for the daemon to exit.
-func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *syncBuffer, signal func(os.Signal) error) {
+func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *testkit.SyncBuffer, signal func(os.Signal) error) {
 	t.Helper()
 	args = append([]string{"daemon", "--journal-interval", "1s", "--schedule", "@every 1h",
 		"--leader-election=false", "--listen", "", "--log-format", "json"}, args...)
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = cleanEnv(c.env()...)
-	errb := &syncBuffer{}
+	errb := &testkit.SyncBuffer{}
 	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -59,24 +58,6 @@ func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *syncBu
 		}
 	})
 	return errb, signal
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // segments counts the journal segments in the store and checks that

@@ -110,7 +110,11 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 	var order []string
 	for _, ch := range sp.Changes() {
 		if ch.Stray {
-			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: tombstone of the stray copy of key %s on %s/%d (Connect writes to the murmur2 partition only)", name, displayKey(ch.Key), ch.Topic, ch.Partition))
+			what := "tombstone of the stray copy"
+			if ch.Action == Changed {
+				what = "the snapshot's value for its copy"
+			}
+			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %s of key %s on %s/%d (Connect writes to the murmur2 partition only)", name, what, displayKey(ch.Key), ch.Topic, ch.Partition))
 			continue
 		}
 		conn, m, _, err := connectjson.ParseKey(ch.Key)

@@ -217,10 +217,12 @@ type SourceChange struct {
 	// From is where the snapshot held the key, as topic/partition, when
 	// that is not Topic/Partition.
 	From string
-	// Stray marks the tombstone of a live copy on a partition other than
-	// the key's murmur2 partition (written there by hand, or before the
-	// topic grew): a worker reads that copy too, so only a tombstone on
-	// that very partition removes it. It is written to Partition exactly.
+	// Stray marks a write to a live copy on a partition other than the
+	// key's murmur2 partition (written there by hand, or before the topic
+	// grew), which a worker reads too: Removed, the tombstone of a copy the
+	// snapshot did not hold; Changed, the snapshot's value for a copy it
+	// held there (and that changed since). It is written to Partition
+	// exactly.
 	Stray bool
 }
 

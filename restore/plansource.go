@@ -339,7 +339,7 @@ func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 	if len(ps) > 1 {
 		slices.Sort(ps)
 		bo, topic := s.so(best.pos), s.topics[best.target]
-		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q only", s.name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
+		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q, and gives every other copy the value the snapshot held there", s.name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
 	}
 	return best
 }
@@ -349,9 +349,11 @@ func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 func (s *sourcePlanner) lives() {
 	livePositions := s.p.liveIdx.Positions(s.name)
 	s.have = make([]srcHave, 0, len(livePositions))
-	// Where the snapshot held each key, to tell its own hand-made copies
-	// from ones that appeared since; made for the first stray only.
-	var snapAt map[placedKey]bool
+	// Where the snapshot held each key (its position there), to tell its
+	// own copies off their murmur2 partition (written by hand, or left by
+	// a topic that grew since) from ones that appeared since; made for the
+	// first stray only.
+	var snapAt map[placedKey]int32
 	lastTopic, lastTarget, lastPart := "", int32(-1), int32(-1)
 	for _, pos := range livePositions {
 		o := &s.liveOffs[pos]
@@ -368,14 +370,20 @@ func (s *sourcePlanner) lives() {
 		n := s.p.partitions[o.Topic]
 		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
 			if snapAt == nil {
-				snapAt = map[placedKey]bool{}
+				snapAt = map[placedKey]int32{}
 				for _, sp := range s.positions {
 					so := s.so(sp)
-					snapAt[placedKey{so.Topic, so.Partition, string(so.Key)}] = true
+					snapAt[placedKey{so.Topic, so.Partition, string(so.Key)}] = sp
 				}
 			}
-			if snapAt[placedKey{o.Topic, o.Partition, string(o.Key)}] {
-				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore leaves that copy alone (remove it with a tombstone written to partition %d by hand)", s.name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+			if sp, held := snapAt[placedKey{o.Topic, o.Partition, string(o.Key)}]; held {
+				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore keeps that copy, with the value the snapshot held there (remove it with a tombstone written to partition %d by hand once the connector has committed again)", s.name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				if !bytes.Equal(s.so(sp).Value, o.Value) {
+					// Changed since (a reset after the topic grew): a
+					// worker may read this copy last, so it gets the
+					// snapshot's value too, on this very partition.
+					s.strays = append(s.strays, srcChange{snap: sp, live: pos, part: o.Partition, topic: uint16(lastTarget), action: actChanged, stray: true})
+				}
 				continue
 			}
 			// A copy the snapshot did not have: a worker reads it, so it

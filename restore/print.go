@@ -72,6 +72,9 @@ func (p *Plan) Print(w io.Writer) error {
 					line = appendValue(line, ch.Old)
 					line = append(line, " -> "...)
 					line = appendValue(line, ch.New)
+					if ch.Stray {
+						line = append(line, " (the snapshot's copy off its murmur2 partition: restored on this partition too)"...)
+					}
 				case Added:
 					line = append(line, "  added  "...)
 					line = appendValue(line, ch.New)

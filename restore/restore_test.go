@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -23,24 +24,11 @@ import (
 // newCluster starts a 3-broker kfake cluster, seeded with spec unless nil.
 func newCluster(t *testing.T, spec *connectdemo.Spec, opts ...kfake.Opt) (*kgo.Client, *connectdemo.Expected) {
 	t.Helper()
-	kc, err := connectdemo.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
 	if spec == nil {
+		_, cl := testkit.Cluster(t, opts...)
 		return cl, nil
 	}
-	exp, err := connectdemo.Seed(t.Context(), cl, *spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Stop)
+	_, cl, exp := testkit.Seeded(t, *spec, opts...)
 	return cl, exp
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/s3test"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -36,21 +37,7 @@ func lastLine(s string) string {
 // demoCluster starts a seeded 3-broker cluster and returns its brokers.
 func demoCluster(t *testing.T, spec connectdemo.Spec) (string, *kgo.Client, *connectdemo.Expected) {
 	t.Helper()
-	c, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	exp, err := connectdemo.Seed(context.Background(), cl, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Stop)
+	c, cl, exp := testkit.Seeded(t, spec)
 	return strings.Join(c.ListenAddrs(), ","), cl, exp
 }
 

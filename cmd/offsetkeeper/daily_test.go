@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -67,7 +68,7 @@ func TestDemoDailyOutput(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 3), freePorts(t, 1)
 	ctx, cancel := context.WithCancel(t.Context())
-	var out, errs syncBuffer
+	var out, errs testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		// No churn: the plans hold still between the snapshot and the restore.
@@ -116,7 +117,7 @@ func TestDemoDailyOutput(t *testing.T) {
 	// The journal, for --at: the daemon, until its epoch has segments.
 	dctx, stop := context.WithCancel(ctx)
 	ddone := make(chan int, 1)
-	var dout, derr syncBuffer
+	var dout, derr testkit.SyncBuffer
 	go func() {
 		ddone <- run(dctx, []string{"daemon", "--brokers", brokers, "--schedule", "@every 1000h", "--journal-interval", "100ms",
 			"--listen", "", "--leader-election=false"}, &dout, &derr)

@@ -11,11 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
 // waitOutput waits until out holds want, failing if the demo ends first.
-func waitOutput(t *testing.T, out, errs *syncBuffer, done chan int, want string) {
+func waitOutput(t *testing.T, out, errs *testkit.SyncBuffer, done chan int, want string) {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), want); {
 		select {
@@ -43,7 +44,7 @@ func TestDemoDisasterRecovery(t *testing.T) {
 		cport = freePorts(t, 2)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	var out, errs syncBuffer
+	var out, errs testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--empty", "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "100ms"}, &out, &errs)

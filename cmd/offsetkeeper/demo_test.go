@@ -11,28 +11,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the demo writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // freePorts returns the first of n consecutive loopback ports free now.
 // They are below the ephemeral range when it can be read: the demo binds
@@ -93,7 +76,7 @@ func TestDemo(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 3), freePorts(t, 1)
 	ctx, cancel := context.WithCancel(t.Context())
-	var out, errs syncBuffer
+	var out, errs testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms"}, &out, &errs)

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -21,10 +22,10 @@ import (
 
 // startDaemon runs the daemon command against c until the test ends;
 // args may set --listen.
-func (c *cluster) startDaemon(args ...string) *lockedBuffer {
+func (c *cluster) startDaemon(args ...string) *testkit.SyncBuffer {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testkit.SyncBuffer
 	exit := make(chan int, 1)
 	go func() {
 		exit <- run(ctx, append([]string{"daemon", "--brokers", c.brokers, "--store", c.store,
@@ -42,7 +43,7 @@ func (c *cluster) startDaemon(args ...string) *lockedBuffer {
 }
 
 // waitJournal waits until the journal in the store covers the moment at.
-func (c *cluster) waitJournal(at time.Time, logs *lockedBuffer) {
+func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	c.t.Helper()
 	s, err := store.OpenStore(context.Background(), c.store)
 	if err != nil {
@@ -250,7 +251,7 @@ func TestJournalLeaderTakeover(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	ctx, cancel := context.WithCancel(context.Background())
-	var first lockedBuffer
+	var first testkit.SyncBuffer
 	exit := make(chan int, 1)
 	go func() {
 		exit <- run(ctx, []string{"daemon", "--brokers", c.brokers, "--store", c.store, "--listen", "", "--journal-interval", "1s",

@@ -2,18 +2,10 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -231,9 +224,9 @@ func TestRestoreSCRAM(t *testing.T) {
 func TestSnapshotTLS(t *testing.T) {
 	ca, other := newCA(t, "kafka-ca"), newCA(t, "other-ca")
 	dir := t.TempDir()
-	caFile := writeTestFile(t, dir, "ca.pem", ca.pem)
-	otherFile := writeTestFile(t, dir, "other.pem", other.pem)
-	c := secureCluster(t, ca.serverTLS(t, "127.0.0.1", "localhost"), ca.clientTLS())
+	caFile := writeTestFile(t, dir, "ca.PEM", ca.PEM)
+	otherFile := writeTestFile(t, dir, "other.PEM", other.PEM)
+	c := secureCluster(t, ca.ServerTLS(t, "127.0.0.1", "localhost"), ca.ClientTLS())
 	scramEnv(t, backupUser, backupPassword)
 
 	id := c.snapshot("--tls-ca", caFile)
@@ -446,78 +439,8 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// serverTLS returns a broker TLS config with a certificate from ca for
-// names (IP addresses or DNS names).
-func (ca *testCA) serverTLS(t *testing.T, names ...string) *tls.Config {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "broker"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		MinVersion:   tls.VersionTLS12,
-	}
-}
-
-// clientTLS returns a client TLS config that trusts ca.
-func (ca *testCA) clientTLS() *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-}
+// newCA is the test kit's certificate authority.
+func newCA(t *testing.T, name string) *testkit.CA { return testkit.NewCA(t, name) }
 
 // writeTestFile writes b to dir/name, mode 0600, and returns its path.
 func writeTestFile(t *testing.T, dir, name string, b []byte) string {

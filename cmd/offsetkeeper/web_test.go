@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -301,9 +302,9 @@ func TestBoardAt1000Connectors(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
-	var stderr lockedBuffer
+	var stderr testkit.SyncBuffer
 	go func() {
-		exit <- run(ctx, []string{"serve", "--store", c.store, "--listen", addr, "--refresh", "0"}, &lockedBuffer{}, &stderr)
+		exit <- run(ctx, []string{"serve", "--store", c.store, "--listen", addr, "--refresh", "0"}, &testkit.SyncBuffer{}, &stderr)
 	}()
 	t.Cleanup(func() { cancel(); <-exit })
 	base := "http://" + addr

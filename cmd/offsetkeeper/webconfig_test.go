@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key into dir.
@@ -64,7 +66,7 @@ func TestServeWebConfig(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(bad, []byte("tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.pem\n"), 0o600)
-	var so, se lockedBuffer
+	var so, se testkit.SyncBuffer
 	if code := run(context.Background(), []string{"serve", "--store", store, "--web-config", bad}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "--web-config") {
 		t.Errorf("serve with a bad web config: exit %d, %s", code, se.String())
 	}
@@ -72,9 +74,9 @@ func TestServeWebConfig(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
-	var stderr lockedBuffer
+	var stderr testkit.SyncBuffer
 	go func() {
-		exit <- run(ctx, []string{"serve", "--store", store, "--listen", addr, "--web-config", cfg}, &lockedBuffer{}, &stderr)
+		exit <- run(ctx, []string{"serve", "--store", store, "--listen", addr, "--web-config", cfg}, &testkit.SyncBuffer{}, &stderr)
 	}()
 	t.Cleanup(func() { cancel(); <-exit })
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}

@@ -186,6 +186,9 @@ func planSourceRow(conn string, ch restore.SourceChange, names map[string]string
 		part = string(p)
 	}
 	switch {
+	case ch.Stray && ch.Action == restore.Changed:
+		return DiffRow{Partition: part, Before: string(ch.Old), After: string(ch.New), Verdict: Stray,
+			Change: fmt.Sprintf("the snapshot's copy on %s/%d, off the key's murmur2 partition, restored there too: a worker may read it instead", ch.Topic, ch.Partition)}
 	case ch.Stray:
 		return DiffRow{Partition: part, Before: string(ch.Old), Verdict: Stray,
 			Change: fmt.Sprintf("a stray copy on %s/%d, off the key's murmur2 partition, tombstoned: a worker may read it instead", ch.Topic, ch.Partition)}

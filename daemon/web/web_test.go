@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -169,21 +170,7 @@ func TestStepSumTidy(t *testing.T) {
 // client of it; both are closed when the test ends.
 func seededCluster(t *testing.T) *kgo.Client {
 	t.Helper()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	exp, err := connectdemo.Seed(context.Background(), cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Stop)
+	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
 	return cl
 }
 

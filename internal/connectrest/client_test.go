@@ -2,16 +2,10 @@ package connectrest_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,6 +21,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
 func TestKafkaVersion(t *testing.T) {
@@ -209,7 +204,7 @@ func TestAuthAndTLS(t *testing.T) {
 	serverCert := ca.issue(t, false, "127.0.0.1")
 	clientCert, clientKey := ca.issueFiles(t, dir, "client")
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	tlsSrv, err := connecttest.Start(cl, connecttest.Options{TLS: &tls.Config{
 		Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 	}})
@@ -218,7 +213,7 @@ func TestAuthAndTLS(t *testing.T) {
 	}
 	defer tlsSrv.Close()
 	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}), 0o600); err != nil {
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mtls, err := connectrest.New(connectrest.Config{URLs: []string{tlsSrv.URL}, CAFile: caFile, CertFile: clientCert, KeyFile: clientKey})
@@ -234,77 +229,32 @@ func TestAuthAndTLS(t *testing.T) {
 	}
 }
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
+// ca is the test kit's certificate authority, with the shapes this
+// package's tests want its certificates in.
+type ca struct{ *testkit.CA }
+
+func newCA(t *testing.T) ca { return ca{testkit.NewCA(t, "test CA")} }
+
+func (c ca) pems(t *testing.T, client bool, ips ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	return c.Issue(t, "leaf", client, ips...)
 }
 
-func newCA(t *testing.T) *testCA {
+func (c ca) issue(t *testing.T, client bool, ips ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key}
-}
-
-func (ca *testCA) pems(t *testing.T, client bool, ips ...string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: "leaf"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if client {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	for _, ip := range ips {
-		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
-}
-
-func (ca *testCA) issue(t *testing.T, client bool, ips ...string) tls.Certificate {
-	t.Helper()
-	c, k := ca.pems(t, client, ips...)
-	cert, err := tls.X509KeyPair(c, k)
+	cp, k := c.pems(t, client, ips...)
+	cert, err := tls.X509KeyPair(cp, k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cert
 }
 
-func (ca *testCA) issueFiles(t *testing.T, dir, name string) (certFile, keyFile string) {
+func (c ca) issueFiles(t *testing.T, dir, name string) (certFile, keyFile string) {
 	t.Helper()
-	c, k := ca.pems(t, true)
+	cp, k := c.pems(t, true)
 	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	if err := os.WriteFile(certFile, c, 0o600); err != nil {
+	if err := os.WriteFile(certFile, cp, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyFile, k, 0o600); err != nil {

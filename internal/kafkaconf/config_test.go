@@ -18,7 +18,7 @@ func TestOptsErrors(t *testing.T) {
 	const secret = "Pa55-w0rd-Secret"
 	dir := t.TempDir()
 	ca := newTestCA(t, "ca")
-	certPEM, keyPEM := ca.issue(t, "client", true)
+	certPEM, keyPEM := ca.Issue(t, "client", true)
 	certFile := writeFile(t, dir, "cert.pem", certPEM)
 	jks := writeFile(t, dir, "truststore.jks", []byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2})
 	blk, _ := pem.Decode(keyPEM)

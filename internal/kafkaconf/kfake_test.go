@@ -100,9 +100,9 @@ func TestConnectSASL(t *testing.T) {
 func TestConnectTLS(t *testing.T) {
 	ca, clientCA, other := newTestCA(t, "kafka-ca"), newTestCA(t, "client-ca"), newTestCA(t, "other-ca")
 	dir := t.TempDir()
-	caFile := writeFile(t, dir, "ca.pem", ca.pem)
-	otherFile := writeFile(t, dir, "other.pem", other.pem)
-	certPEM, keyPEM := clientCA.issue(t, "offsetkeeper", true)
+	caFile := writeFile(t, dir, "ca.pem", ca.PEM)
+	otherFile := writeFile(t, dir, "other.pem", other.PEM)
+	certPEM, keyPEM := clientCA.Issue(t, "offsetkeeper", true)
 	certFile := writeFile(t, dir, "client.pem", certPEM)
 	keyFile := writeFile(t, dir, "client.key", keyPEM)
 	keystore := writeFile(t, dir, "keystore.pem", certPEM, keyPEM) // Kafka's PEM keystore: chain + key
@@ -143,7 +143,7 @@ ssl.keystore.location=%s
 			"sasl.mechanism":                 "SCRAM-SHA-512",
 			"sasl.jaas.config":               `org.apache.kafka.common.security.scram.ScramLoginModule required username="connect" password="` + pass + `";`,
 			"ssl.truststore.type":            "PEM",
-			"ssl.truststore.certificates":    string(ca.pem),
+			"ssl.truststore.certificates":    string(ca.PEM),
 			"ssl.keystore.type":              "PEM",
 			"ssl.keystore.certificate.chain": string(certPEM),
 			"ssl.keystore.key":               string(keyPEM),

@@ -1,6 +1,7 @@
 // Package testkit is what tests across the module share to set their world
-// up: a kfake cluster seeded with Connect-shaped data and a client of it
-// (Seeded), records written synchronously (Produce), and a buffer that a
+// up: a kfake cluster and a client of it (Cluster), seeded with
+// Connect-shaped data (Seeded), records written synchronously (Produce), a certificate
+// authority for TLS tests (CA), and a buffer that a
 // program's goroutines write while a test reads it (SyncBuffer).
 //
 // Every helper registers its cleanup with the test, so a test owns what it
@@ -20,10 +21,9 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 )
 
-// Seeded starts a kfake cluster (connectdemo's: three brokers, Connect's
-// topics), seeds it with spec and returns it, a client of it and what was
-// written. The cluster, the client and the seeder stop with the test.
-func Seeded(t testing.TB, spec connectdemo.Spec, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client, *connectdemo.Expected) {
+// Cluster starts a kfake cluster (connectdemo's: three brokers, Connect's
+// topics) and returns it and a client of it; both close with the test.
+func Cluster(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client) {
 	t.Helper()
 	c, err := connectdemo.NewCluster(opts...)
 	if err != nil {
@@ -35,6 +35,14 @@ func Seeded(t testing.TB, spec connectdemo.Spec, opts ...kfake.Opt) (*kfake.Clus
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
+	return c, cl
+}
+
+// Seeded is Cluster seeded with spec: it also returns what was written.
+// The seeder's running connectors stop with the test.
+func Seeded(t testing.TB, spec connectdemo.Spec, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client, *connectdemo.Expected) {
+	t.Helper()
+	c, cl := Cluster(t, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	exp, err := connectdemo.Seed(ctx, cl, spec)
