@@ -128,17 +128,8 @@ type Options struct {
 	IncludeUnowned bool
 }
 
-func (o *Options) defaults() {
-	if len(o.OffsetsTopics) == 0 {
-		o.OffsetsTopics = []string{snapshot.DefaultOffsetsTopic}
-	}
-	if o.ConfigTopic == "" {
-		o.ConfigTopic = snapshot.DefaultConfigTopic
-	}
-	if o.GroupPrefix == "" {
-		o.GroupPrefix = snapshot.DefaultGroupPrefix
-	}
-}
+// defaults fills in the worker topics and group prefix as a capture does.
+func (o *Options) defaults() { o.Options.Defaults() }
 
 func (o Options) captureOptions(scope []string, extraTopics []string) capture.Options {
 	topics := append([]string(nil), o.OffsetsTopics...)

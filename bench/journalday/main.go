@@ -308,7 +308,7 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 	for _, si := range segs {
 		d.add(si)
 	}
-	sortSegments(d.epoch.Segments)
+	journal.SortSegments(d.epoch.Segments)
 	n, err := d.s.DropRaw(ctx, d.epoch, d.c.keep, now)
 	if err != nil {
 		return err
@@ -330,28 +330,6 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 	d.mergeCPU += cpuTime() - cpu0
 	d.mergeWall += time.Since(wall0)
 	return nil
-}
-
-func sortSegments(segs []journal.SegmentInfo) {
-	slices.SortFunc(segs, func(a, b journal.SegmentInfo) int {
-		if a.FirstSeq != b.FirstSeq {
-			return cmpU(a.FirstSeq, b.FirstSeq)
-		}
-		if a.LastSeq != b.LastSeq {
-			return cmpU(a.LastSeq, b.LastSeq)
-		}
-		return b.Level - a.Level
-	})
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // report prints what was written and what the store holds per level.

@@ -224,8 +224,8 @@ func TestRestoreSCRAM(t *testing.T) {
 func TestSnapshotTLS(t *testing.T) {
 	ca, other := newCA(t, "kafka-ca"), newCA(t, "other-ca")
 	dir := t.TempDir()
-	caFile := writeTestFile(t, dir, "ca.PEM", ca.PEM)
-	otherFile := writeTestFile(t, dir, "other.PEM", other.PEM)
+	caFile := writeTestFile(t, dir, "ca.pem", ca.PEM)
+	otherFile := writeTestFile(t, dir, "other.pem", other.PEM)
 	c := secureCluster(t, ca.ServerTLS(t, "127.0.0.1", "localhost"), ca.ClientTLS())
 	scramEnv(t, backupUser, backupPassword)
 

@@ -142,7 +142,20 @@ func TestPageInBrowser(t *testing.T) {
 	before := moment()
 	c.badReset()
 	c.waitJournal(moment(), logs)
-	time.Sleep(2100 * time.Millisecond) // the page's cache of the store
+	// The page reads the store through a cache of a couple of seconds:
+	// wait until it shows the reset's events rather than for the cache.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var tl struct {
+			Events []snapshot.Event `json:"events"`
+		}
+		getJSON(t, base+"/api/timeline", &tl)
+		if len(tl.Events) >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page shows %d events of the reset after 30 s", len(tl.Events))
+		}
+	}
 
 	checkBoardHTML(t, base)
 	checkTwins(t, base, before)

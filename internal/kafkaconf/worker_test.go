@@ -43,7 +43,7 @@ sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule require
   username="connect" \
   password="p\\"w";
 ssl.truststore.type=PEM
-ssl.truststore.location=/etc/kafka/ca.PEM
+ssl.truststore.location=/etc/kafka/ca.pem
 ssl.keystore.type=PEM
 ssl.keystore.location=/etc/kafka/keystore.pem
 `, Config{Brokers: []string{"kafka:9093"},

@@ -114,7 +114,9 @@ type Options struct {
 	Progress *Progress
 }
 
-func (o *Options) defaults() {
+// Defaults fills in what o leaves unset: the worker topics, the group
+// prefix and the reason.
+func (o *Options) Defaults() {
 	if len(o.OffsetsTopics) == 0 {
 		o.OffsetsTopics = []string{snapshot.DefaultOffsetsTopic}
 	}
@@ -173,7 +175,7 @@ type CaptureStats struct {
 // NewCapturer returns a Capturer reading through cl. cl must not be
 // configured to consume; the Capturer issues its own fetches.
 func NewCapturer(cl *kgo.Client, opts Options) *Capturer {
-	opts.defaults()
+	opts.Defaults()
 	return &Capturer{cl: cl, adm: kadm.NewClient(cl), opts: opts, views: make(map[string]*keyview.TopicView)}
 }
 

@@ -80,7 +80,7 @@ type resetCount struct {
 // state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
 func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
-	opts.defaults()
+	opts.Defaults()
 	switch {
 	case seed == nil:
 		seed = snapshot.SeedOf(state)
@@ -131,7 +131,7 @@ func topicIDOf(s string) kadm.TopicID {
 // counts and the snapshot's end offsets as start positions. opts names the
 // worker offsets topics.
 func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snapshot.Snapshot) ([]journal.EpochTopic, error) {
-	opts.defaults()
+	opts.Defaults()
 	var names []string
 	for _, t := range snap.Topics {
 		names = append(names, t.Name)

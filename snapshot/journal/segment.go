@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -180,16 +181,6 @@ func (l *JournalListing) Epoch(id string) (*EpochInfo, bool) {
 	return nil, false
 }
 
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func EpochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
 	e := m[id]
 	if e == nil {
@@ -204,10 +195,10 @@ func EpochEntry(m map[string]*EpochInfo, id string) *EpochInfo {
 func SortSegments(segs []SegmentInfo) {
 	slices.SortFunc(segs, func(a, b SegmentInfo) int {
 		if a.FirstSeq != b.FirstSeq {
-			return cmpU(a.FirstSeq, b.FirstSeq)
+			return cmp.Compare(a.FirstSeq, b.FirstSeq)
 		}
 		if a.LastSeq != b.LastSeq {
-			return cmpU(a.LastSeq, b.LastSeq)
+			return cmp.Compare(a.LastSeq, b.LastSeq)
 		}
 		return b.Level - a.Level
 	})
