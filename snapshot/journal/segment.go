@@ -27,6 +27,24 @@ const (
 	EpochBroken       = "journal broken"
 )
 
+// Errors of journal objects. Each matches the snapshot package's error of
+// the same kind (errors.Is), so a caller checks one set, but says what it
+// is about: a journal epoch or segment, not a snapshot.
+var (
+	ErrNotFound           error = kindError{"journal object not found", snapshot.ErrNotFound}
+	ErrCorrupt            error = kindError{"journal object is corrupt", snapshot.ErrCorrupt}
+	ErrUnsupportedVersion error = kindError{"unsupported journal format version", snapshot.ErrUnsupportedVersion}
+)
+
+// kindError is a journal object's error of a snapshot error's kind.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e kindError) Error() string { return e.msg }
+func (e kindError) Unwrap() error { return e.kind }
+
 // ErrFenced: a journal segment's sequence number was claimed by another
 // writer (see FencedError).
 var ErrFenced = errors.New("journal sequence claimed by another writer")

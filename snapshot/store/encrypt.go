@@ -43,6 +43,7 @@ import (
 	"gocloud.dev/secrets/localsecrets"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 
 	// The KMS drivers OpenKeeper opens, besides base64key.
 	_ "gocloud.dev/secrets/awskms"
@@ -327,7 +328,7 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 		}
 		return nil, nil, checked(&encryptedError{msg: msg})
 	}
-	plain, err := s.keeper.open(ctx, id, h.KeyID, body, aadOf(h, id))
+	plain, err := s.keeper.open(ctx, "snapshot "+id, h.KeyID, body, aadOf(h, id))
 	if errors.Is(err, snapshot.ErrDecrypt) {
 		return nil, nil, checked(err)
 	}
@@ -345,11 +346,15 @@ func (s *Store) unseal(ctx context.Context, id string, data []byte) ([]byte, *se
 	return append(append(append(out, head...), '\n'), plain...), stored, nil
 }
 
-// open decrypts the envelope body of the snapshot with ID id, encrypted
-// with the key whose ID the header gives as keyID and additional data aad.
-func (k *Keeper) open(ctx context.Context, id, keyID string, body, aad []byte) ([]byte, error) {
+// open decrypts the envelope body of the object obj ("snapshot ID" or
+// "journal segment KEY"), encrypted with the key whose ID the header gives
+// as keyID and additional data aad.
+func (k *Keeper) open(ctx context.Context, obj, keyID string, body, aad []byte) ([]byte, error) {
 	malformed := func(what string) error {
-		return fmt.Errorf("read snapshot %s: %w: encrypted body %s; take a new snapshot or restore another ID", id, snapshot.ErrCorrupt, what)
+		if strings.HasPrefix(obj, "snapshot ") {
+			return fmt.Errorf("read %s: %w: encrypted body %s; take a new snapshot or restore another ID", obj, snapshot.ErrCorrupt, what)
+		}
+		return fmt.Errorf("read %s: %w: encrypted body %s", obj, journal.ErrCorrupt, what)
 	}
 	if len(body) < 4 {
 		return nil, malformed("is too short")
@@ -365,9 +370,9 @@ func (k *Keeper) open(ctx context.Context, id, keyID string, body, aad []byte) (
 	}
 	if err != nil {
 		if keyID != "" && keyID != k.id {
-			return nil, fmt.Errorf("decrypt snapshot %s: wrong key? it was encrypted with key %s, and --encrypt-key is key %s: %w (%v)", id, keyID, k.id, snapshot.ErrDecrypt, err)
+			return nil, fmt.Errorf("decrypt %s: wrong key? it was encrypted with key %s, and --encrypt-key is key %s: %w (%v)", obj, keyID, k.id, snapshot.ErrDecrypt, err)
 		}
-		return nil, fmt.Errorf("decrypt snapshot %s: wrong key? %s did not decrypt it; for a KMS key, check that this identity may decrypt with it: %w (%v)", id, k, snapshot.ErrDecrypt, err)
+		return nil, fmt.Errorf("decrypt %s: wrong key? %s did not decrypt it; for a KMS key, check that this identity may decrypt with it: %w (%v)", obj, k, snapshot.ErrDecrypt, err)
 	}
 	gcm, err := newGCM(dataKey)
 	if err != nil {

@@ -153,20 +153,20 @@ func (s *Store) PutEpoch(ctx context.Context, e *journal.Epoch) error {
 func (s *Store) GetEpoch(ctx context.Context, id string) (*journal.Epoch, error) {
 	data, err := s.readAll(ctx, journal.JournalPrefix+id+"/"+epochFile)
 	if notFound(err) {
-		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, snapshot.ErrNotFound, s.in())
+		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, journal.ErrNotFound, s.in())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal epoch %s: %w", id, err)
 	}
 	var e journal.Epoch
 	if err := json.Unmarshal(data, &e); err != nil || e.Format != epochFormat {
-		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, snapshot.ErrCorrupt)
+		return nil, fmt.Errorf("read journal epoch %s: %w: not an epoch file", id, journal.ErrCorrupt)
 	}
 	if e.Version < journal.MinJournalVersion || e.Version > journal.JournalVersion {
-		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, snapshot.ErrUnsupportedVersion, e.Version, journal.MinJournalVersion, journal.JournalVersion)
+		return nil, fmt.Errorf("read journal epoch %s: %w %d: this build reads journal versions %d to %d", id, journal.ErrUnsupportedVersion, e.Version, journal.MinJournalVersion, journal.JournalVersion)
 	}
 	if e.ID != id {
-		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, snapshot.ErrCorrupt, e.ID)
+		return nil, fmt.Errorf("read journal epoch %s: %w: it says it is epoch %q", id, journal.ErrCorrupt, e.ID)
 	}
 	return &e, nil
 }
@@ -410,7 +410,7 @@ func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEve
 		return nil, bad("not a journal segment header")
 	}
 	if h.Version < journal.MinJournalVersion || h.Version > journal.JournalVersion {
-		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, snapshot.ErrUnsupportedVersion, h.Version, journal.MinJournalVersion, journal.JournalVersion)
+		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, journal.ErrUnsupportedVersion, h.Version, journal.MinJournalVersion, journal.JournalVersion)
 	}
 	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != journal.Ms(si.LastTime) {
 		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
