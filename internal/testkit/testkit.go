@@ -13,7 +13,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,9 +42,9 @@ func Cluster(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client) {
 func Seeded(t testing.TB, spec connectdemo.Spec, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client, *connectdemo.Expected) {
 	t.Helper()
 	c, cl := Cluster(t, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	exp, err := connectdemo.Seed(ctx, cl, spec)
+	// The seeder's members run on the test's context: a sink group keeps
+	// its members until the test ends.
+	exp, err := connectdemo.Seed(t.Context(), cl, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
