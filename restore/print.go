@@ -57,40 +57,8 @@ func (p *Plan) Print(w io.Writer) error {
 					unchanged++
 					continue
 				}
-				ch := sp.change(c)
-				// "  source  <topic>/<partition>  <key>  <action>  ...",
-				// appended in place: one line per key written.
-				line = append(line[:0], "  source  "...)
-				line = append(line, ch.Topic...)
-				line = append(line, '/')
-				line = strconv.AppendInt(line, int64(ch.Partition), 10)
-				line = append(line, "  "...)
-				line = appendKey(line, ch.Key)
-				switch ch.Action {
-				case Changed:
-					line = append(line, "  changed  "...)
-					line = appendValue(line, ch.Old)
-					line = append(line, " -> "...)
-					line = appendValue(line, ch.New)
-					if ch.Stray {
-						line = append(line, " (the snapshot's copy off its murmur2 partition: restored on this partition too)"...)
-					}
-				case Added:
-					line = append(line, "  added  "...)
-					line = appendValue(line, ch.New)
-				case Removed:
-					line = append(line, "  removed  "...)
-					line = appendValue(line, ch.Old)
-					line = append(line, " -> tombstone"...)
-					if ch.Stray {
-						line = append(line, " (a copy off its murmur2 partition, not in the snapshot: tombstoned on this partition)"...)
-					}
-				}
-				if ch.From != "" && ch.Action != Removed {
-					line = append(line, "  (from "...)
-					line = append(line, ch.From...)
-					line = append(line, " in the snapshot)"...)
-				}
+				// One line per key written, appended in place.
+				line = appendSourceLine(line[:0], sp.change(c))
 				line = append(line, '\n')
 				ew.write(line)
 			}
@@ -252,4 +220,42 @@ func (e *errWriter) write(b []byte) {
 	if e.err == nil {
 		_, e.err = e.w.Write(b)
 	}
+}
+
+// appendSourceLine appends the plan's line for one source key written:
+// "  source  <topic>/<partition>  <key>  <action>  ...", without its
+// newline.
+func appendSourceLine(line []byte, ch SourceChange) []byte {
+	line = append(line, "  source  "...)
+	line = append(line, ch.Topic...)
+	line = append(line, '/')
+	line = strconv.AppendInt(line, int64(ch.Partition), 10)
+	line = append(line, "  "...)
+	line = appendKey(line, ch.Key)
+	switch ch.Action {
+	case Changed:
+		line = append(line, "  changed  "...)
+		line = appendValue(line, ch.Old)
+		line = append(line, " -> "...)
+		line = appendValue(line, ch.New)
+		if ch.Stray {
+			line = append(line, " (the snapshot's copy off its murmur2 partition: restored on this partition too)"...)
+		}
+	case Added:
+		line = append(line, "  added  "...)
+		line = appendValue(line, ch.New)
+	case Removed:
+		line = append(line, "  removed  "...)
+		line = appendValue(line, ch.Old)
+		line = append(line, " -> tombstone"...)
+		if ch.Stray {
+			line = append(line, " (a copy off its murmur2 partition, not in the snapshot: tombstoned on this partition)"...)
+		}
+	}
+	if ch.From != "" && ch.Action != Removed {
+		line = append(line, "  (from "...)
+		line = append(line, ch.From...)
+		line = append(line, " in the snapshot)"...)
+	}
+	return line
 }
