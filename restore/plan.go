@@ -469,13 +469,6 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 // capture then reads only the records written since prev's (an
 // incremental capture equals a full one).
 func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, error) {
-	if snap == nil {
-		return nil, errors.New("plan restore: no snapshot")
-	}
-	if opts.SourceOnly && opts.SinkOnly {
-		return nil, errors.New("plan restore: source only and sink only exclude each other")
-	}
-	opts.defaults()
 	if prev != nil && prev.source != snap {
 		prev = nil
 	}
@@ -533,13 +526,9 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 // open transactions; an offsets topic that live does not hold is a
 // warning instead of an error.
 func PlanStates(snap, live *snapshot.Snapshot, opts Options) (*Plan, error) {
-	if snap == nil || live == nil {
-		return nil, errors.New("plan restore: no snapshot")
+	if live == nil {
+		return nil, errors.New("plan restore: no live state")
 	}
-	if opts.SourceOnly && opts.SinkOnly {
-		return nil, errors.New("plan restore: source only and sink only exclude each other")
-	}
-	opts.defaults()
 	p, scope, err := startPlan(snap, opts, nil)
 	if err != nil {
 		return nil, err
@@ -559,9 +548,16 @@ func PlanStates(snap, live *snapshot.Snapshot, opts Options) (*Plan, error) {
 	return p, nil
 }
 
-// startPlan is the plan of snap before anything live is read: its index
-// (prev's when given), its scope and options.
+// startPlan is the plan of snap before anything live is read: its options
+// checked and defaulted, its index (prev's when given) and its scope.
 func startPlan(snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, []scoped, error) {
+	if snap == nil {
+		return nil, nil, errors.New("plan restore: no snapshot")
+	}
+	if opts.SourceOnly && opts.SinkOnly {
+		return nil, nil, errors.New("plan restore: source only and sink only exclude each other")
+	}
+	opts.defaults()
 	snapIdx := snapshot.NewIndex(snap)
 	if prev != nil {
 		snapIdx = prev.snapIdx
