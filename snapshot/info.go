@@ -27,13 +27,17 @@ type Info struct {
 	Kind string `json:"kind"`
 	// Scope names the connectors a scoped or undo snapshot holds; empty
 	// for a full snapshot.
-	Scope      []string `json:"scope,omitempty"`
-	ClusterID  string   `json:"cluster_id"`
-	Connectors int      `json:"connectors"`
-	SourceKeys int      `json:"source_keys"`
-	SinkGroups int      `json:"sink_groups"`
-	Size       int64    `json:"size"`
-	SHA256     string   `json:"sha256"`
+	Scope []string `json:"scope,omitempty"`
+	// Captured is the snapshot's Captured: CapturedConnectREST for one
+	// read through the Connect REST API, "" for one read from the Kafka
+	// topics.
+	Captured   string `json:"captured,omitempty"`
+	ClusterID  string `json:"cluster_id"`
+	Connectors int    `json:"connectors"`
+	SourceKeys int    `json:"source_keys"`
+	SinkGroups int    `json:"sink_groups"`
+	Size       int64  `json:"size"`
+	SHA256     string `json:"sha256"`
 	// Encrypted is set for a snapshot encrypted with a Keeper (see
 	// SetKeeper); KeyID is then the ID of its key, never the key.
 	Encrypted bool   `json:"encrypted,omitempty"`

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 )
@@ -91,4 +92,17 @@ func pickValue(copies []SourceOffset, partitions int32) (SourceOffset, bool) {
 		}
 	}
 	return copies[0], true
+}
+
+// Where names where a source offset lives, for people: "topic/partition",
+// or for one captured through the Connect REST API (NoPartition) "rest",
+// after the connector's own offsets topic when it has one ("topic/rest").
+func Where(topic string, partition int32) string {
+	switch {
+	case partition != NoPartition:
+		return topic + "/" + strconv.Itoa(int(partition))
+	case topic == "":
+		return "rest"
+	}
+	return topic + "/rest"
 }

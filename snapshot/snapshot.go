@@ -48,6 +48,24 @@ const (
 	MinVersion = 1
 )
 
+// CapturedConnectREST is Snapshot.Captured of a snapshot read through the
+// Connect REST API (GET /connectors/{name}/offsets) instead of the Kafka
+// topics. Such a snapshot has no Topics; each source offset is one
+// partition Connect listed, its Key Connect's normalised key
+// (connectjson.CanonicalKey: the bytes Connect's GET looks up and PATCH
+// writes, not necessarily those a task wrote), its Value the offset as
+// Connect renders it (connectjson.RESTMap, or null when Connect listed
+// the partition without an offset), its Topic the connector's own
+// offsets.storage.topic ("" for the worker's) and its Partition
+// NoPartition. Sink offsets are what Connect listed for the connector,
+// under its group. It is restored through Connect only.
+const CapturedConnectREST = "connect-rest"
+
+// NoPartition is SourceOffset.Partition in a CapturedConnectREST
+// snapshot: Connect's REST API does not say which partition of the
+// offsets topic holds a key.
+const NoPartition int32 = -1
+
 // Reasons a snapshot was taken.
 const (
 	ReasonManual    = "manual"
@@ -81,6 +99,10 @@ func KindOf(reason string, scope []string) string {
 // Kind returns what s covers: KindUndo for an undo snapshot, KindScoped
 // for a capture limited to some connectors (Scope), KindFull otherwise.
 func (s *Snapshot) Kind() string { return KindOf(s.Reason, s.Scope) }
+
+// ViaREST reports whether s was captured through the Connect REST API
+// (Captured is CapturedConnectREST).
+func (s *Snapshot) ViaREST() bool { return s != nil && s.Captured == CapturedConnectREST }
 
 // Target states of a connector, as the Connect worker reads them.
 const (
@@ -151,6 +173,14 @@ type Snapshot struct {
 	// Scope lists the connectors captured when the capture was limited to
 	// some (an undo snapshot, say); empty means the whole cluster.
 	Scope []string `json:"scope,omitempty"`
+	// Captured says how the offsets were read: "" from the Kafka topics
+	// (the offsets topics and the sink groups, exact bytes), or
+	// CapturedConnectREST through the Connect REST API (see
+	// CapturedConnectREST for what such a snapshot holds).
+	Captured string `json:"captured,omitempty"`
+	// ConnectURL names the Connect REST API a CapturedConnectREST
+	// snapshot was read through (the worker that answered).
+	ConnectURL string `json:"connect_url,omitempty"`
 	// Topics are the offsets and config topics read, with the offsets read up to.
 	Topics     []Topic     `json:"topics"`
 	Connectors []Connector `json:"connectors"`
@@ -549,6 +579,14 @@ func (e *docEncoder) head(s *Snapshot) error {
 		if err := e.value(s.Scope); err != nil {
 			return err
 		}
+	}
+	if s.Captured != "" {
+		e.field("captured")
+		e.buf = AppendString(e.buf, s.Captured)
+	}
+	if s.ConnectURL != "" {
+		e.field("connect_url")
+		e.buf = AppendString(e.buf, s.ConnectURL)
 	}
 	e.field("topics")
 	if err := e.value(s.Topics); err != nil {

@@ -48,6 +48,9 @@ const (
 	// them. metaScope is left out when longer than maxMetaScope.
 	metaKind  = "kind"
 	metaScope = "scope"
+	// metaCaptured is Info.Captured, written only when not empty (a
+	// snapshot read through the Connect REST API).
+	metaCaptured = "captured"
 )
 
 // maxMetaScope is the longest scope written as object metadata, in bytes:
@@ -894,6 +897,7 @@ func infoOf(snap *snapshot.Snapshot) snapshot.Info {
 		Reason:     snap.Reason,
 		Kind:       snap.Kind(),
 		Scope:      slices.Clone(snap.Scope),
+		Captured:   snap.Captured,
 		ClusterID:  snap.ClusterID,
 		Connectors: len(snap.Connectors),
 		SourceKeys: snap.SourceKeys(),
@@ -916,6 +920,9 @@ func metadataOf(i snapshot.Info) map[string]string {
 		md[metaEncrypted], md[metaKeyID] = "true", i.KeyID
 	}
 	md[metaKind] = i.EffectiveKind()
+	if i.Captured != "" {
+		md[metaCaptured] = i.Captured
+	}
 	if len(i.Scope) > 0 {
 		if b, err := json.Marshal(i.Scope); err == nil && len(b) <= maxMetaScope {
 			md[metaScope] = string(b)
@@ -929,6 +936,7 @@ func metadataOf(i snapshot.Info) map[string]string {
 func infoFromMetadata(id string, md map[string]string) (snapshot.Info, bool) {
 	info := snapshot.Info{ID: id, Reason: md[metaReason], ClusterID: md[metaClusterID], SHA256: md[metaSHA256]}
 	info.Encrypted, info.KeyID = md[metaEncrypted] == "true", md[metaKeyID]
+	info.Captured = md[metaCaptured]
 	// Kind and scope are known from the metadata if they are there, and
 	// the scope is (a full snapshot has none); otherwise Kind stays empty
 	// for List to find them.
