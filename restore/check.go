@@ -151,7 +151,8 @@ func (e *RefusedError) Unwrap() error { return ErrRefused }
 // (Plan.OpenRestores). A check that cannot be run (a request fails) is a
 // refusal too. The connector states and group members are those NewPlan
 // read; open transactions are read now. Check writes nothing but the
-// plan's OpenRestores.
+// plan's OpenRestores. A plan through the Connect REST API (PlanREST)
+// runs only the connector checks, and cl may be nil then.
 func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 	var refusals []Refusal
 	add := func(connector, check, format string, args ...any) {
@@ -171,6 +172,14 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 		}
 	}
 
+	if p.rest {
+		// Planned through the Connect REST API: no Kafka to ask about
+		// transactions and policies; Connect checks its own.
+		if len(refusals) == 0 {
+			return nil
+		}
+		return &RefusedError{Refusals: refusals}
+	}
 	txnRefusals, restores := p.checkTransactions(ctx, cl)
 	refusals = append(refusals, txnRefusals...)
 

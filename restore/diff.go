@@ -339,6 +339,7 @@ func PrintChanges(w io.Writer, changes []Change) error {
 		counts[c.Type+" "+c.Kind]++
 		where := fmt.Sprintf("%s/%d", c.Topic, c.Partition)
 		if c.Type == snapshot.TypeSource {
+			where = snapshot.Where(c.Topic, c.Partition)
 			switch c.Kind {
 			case KindChanged:
 				ew.printf("  source  %s  %s  changed  %s -> %s\n", where, displayKey(c.Key), displayValue(c.Old), displayValue(c.New))

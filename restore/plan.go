@@ -76,6 +76,9 @@ type Plan struct {
 	capturer *liveCapturer
 	// partitions is the live partition count of every offsets topic read.
 	partitions map[string]int32
+	// rest is set for a plan between snapshots captured through the
+	// Connect REST API (PlanREST): their keys sit on no partition.
+	rest bool
 	// notify, when set, is told what Apply waits for (see waitReadable).
 	notify func(string)
 	// missing are the offsets topics the plan needs that do not exist
@@ -529,9 +532,34 @@ func PlanStates(snap, live *snapshot.Snapshot, opts Options) (*Plan, error) {
 	if live == nil {
 		return nil, errors.New("plan restore: no live state")
 	}
+	return planStates(snap, live, opts, false)
+}
+
+// planStates is PlanStates; rest plans between two snapshots captured
+// through the Connect REST API (see PlanREST).
+func planStates(snap, live *snapshot.Snapshot, opts Options, rest bool) (*Plan, error) {
+	if rest {
+		// Their source offsets sit on no partition, in the connector's
+		// own offsets topic or "" (the worker's, unnamed through REST).
+		opts.OffsetsTopics = []string{""}
+	}
 	p, scope, err := startPlan(snap, opts, nil)
 	if err != nil {
 		return nil, err
+	}
+	if rest {
+		p.rest = true
+		for _, s := range []*snapshot.Snapshot{snap, live} {
+			p.partitions[""] = 0
+			for _, c := range s.Connectors {
+				if c.OffsetsTopic != "" {
+					p.partitions[c.OffsetsTopic] = 0
+				}
+			}
+			for _, o := range s.SourceOffsets {
+				p.partitions[o.Topic] = 0
+			}
+		}
 	}
 	p.ClusterID = live.ClusterID
 	if err := p.checkCluster(); err != nil {

@@ -122,6 +122,15 @@ type placedKey struct {
 // srcPair is a pick and a live key of the merge; -1 is none.
 type srcPair struct{ w, h int32 }
 
+// home is the partition of n that a key is written to: its murmur2
+// partition, or snapshot.NoPartition in a plan through REST.
+func (p *Plan) home(key []byte, n int32) int32 {
+	if p.rest {
+		return snapshot.NoPartition
+	}
+	return snapshot.PartitionFor(key, n)
+}
+
 func (s *sourcePlanner) workerFor(t string) string {
 	if slices.Contains(s.workers, t) {
 		return t
@@ -241,7 +250,7 @@ func (s *sourcePlanner) placeTargets() (missing bool) {
 	for i := range s.want {
 		w := &s.want[i]
 		w.target = rank[w.target]
-		w.part = snapshot.PartitionFor(s.st.Key(w.pos), s.p.partitions[topics[w.target]])
+		w.part = s.p.home(s.st.Key(w.pos), s.p.partitions[topics[w.target]])
 	}
 	cmpWant := func(a, b srcWant) int {
 		if c := cmp.Compare(a.target, b.target); c != 0 {
@@ -368,7 +377,7 @@ func (s *sourcePlanner) lives() {
 			lastPart = o.Partition
 		}
 		n := s.p.partitions[o.Topic]
-		if home := snapshot.PartitionFor(o.Key, n); o.Partition != home {
+		if home := s.p.home(o.Key, n); o.Partition != home {
 			if snapAt == nil {
 				snapAt = map[placedKey]int32{}
 				for _, sp := range s.positions {

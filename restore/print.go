@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
@@ -227,9 +228,13 @@ func (e *errWriter) write(b []byte) {
 // newline.
 func appendSourceLine(line []byte, ch SourceChange) []byte {
 	line = append(line, "  source  "...)
-	line = append(line, ch.Topic...)
-	line = append(line, '/')
-	line = strconv.AppendInt(line, int64(ch.Partition), 10)
+	if ch.Partition == snapshot.NoPartition {
+		line = append(line, snapshot.Where(ch.Topic, ch.Partition)...) // captured through REST
+	} else {
+		line = append(line, ch.Topic...)
+		line = append(line, '/')
+		line = strconv.AppendInt(line, int64(ch.Partition), 10)
+	}
 	line = append(line, "  "...)
 	line = appendKey(line, ch.Key)
 	switch ch.Action {

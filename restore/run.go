@@ -218,8 +218,12 @@ func (r *run) validate() error {
 		return errors.New("restore: Resume resumes the connectors StopConnectors stopped or CreateConnectors created: set one of them")
 	case (r.req.StopConnectors || r.req.CreateConnectors || r.req.Via == ViaConnect) && r.Connect == nil:
 		return errors.New("restore: StopConnectors, CreateConnectors and Via connect need a Connect REST client")
+	case r.req.Snapshot.ViaREST() && r.req.IncludeUnowned:
+		return fmt.Errorf("restore: snapshot %s was captured through the Connect REST API, which shows no unowned keys: restore it without --include-unowned; nothing was written", r.req.Snapshot.ID)
+	case r.req.Snapshot.ViaREST() && r.req.CreateConnectors:
+		return fmt.Errorf("restore: snapshot %s was captured through the Connect REST API: --create-connectors needs a restore that reads Kafka; create the connectors STOPPED by hand (POST /connectors with \"initial_state\":\"STOPPED\" and the config show prints), then restore; nothing was written", r.req.Snapshot.ID)
 	}
-	return nil
+	return CheckVia(r.req.Snapshot, r.req.Via)
 }
 
 // CheckConnectOffsetsAPI refuses a restore through Connect (Via
@@ -365,6 +369,9 @@ func (r *run) since() time.Duration { return time.Since(r.began).Round(time.Mill
 // plan makes the plan of the request; when says when, for the error.
 func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 	snap := r.req.Snapshot
+	if snap.ViaREST() {
+		return r.planREST(ctx, when)
+	}
 	plan, err := NewPlan(ctx, r.Client, snap, r.req.Options)
 	if err != nil {
 		if errors.Is(err, ErrOtherCluster) && when == "" {

@@ -240,7 +240,11 @@ func (s *stopper) fail(ctx context.Context, err error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the connectors this restore stopped are left as they are now; their state:")
 	states, serr := s.rc.States(rctx)
-	configs, cerr := capture.ReadConfigs(rctx, s.cl, s.configTopic)
+	var configs map[string]snapshot.ConnectorConfig
+	cerr := errors.New("not read: restoring through the Connect REST API only")
+	if s.cl != nil {
+		configs, cerr = capture.ReadConfigs(rctx, s.cl, s.configTopic)
+	}
 	names := s.names()
 	sort.Strings(names)
 	for _, name := range names {

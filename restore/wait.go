@@ -122,9 +122,12 @@ func (w stateWait) run(ctx context.Context) error {
 func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 	c, adm, cl, configTopic, names, want, resumed, groups := sw.rest, sw.adm, sw.cl, sw.configTopic, sw.names, sw.want, sw.resumed, sw.groups
 	var out []string
-	configs, err := capture.ReadConfigs(ctx, cl, configTopic)
-	if err != nil {
-		return nil, err
+	var configs map[string]snapshot.ConnectorConfig
+	if cl != nil { // nil: REST only, the REST status decides
+		var err error
+		if configs, err = capture.ReadConfigs(ctx, cl, configTopic); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range names {
 		w := want[name]
@@ -155,6 +158,9 @@ func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 			out = append(out, fmt.Sprintf("connector %q: REST status %s, waiting for %s%s", name, st, waiting, traces(st)))
 			continue
 		}
+		if cl == nil {
+			continue
+		}
 		if !hasConf {
 			if w != connectrest.StateStopped {
 				out = append(out, fmt.Sprintf("connector %q: no config in config topic %q", name, configTopic))
@@ -165,7 +171,7 @@ func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 			out = append(out, fmt.Sprintf("connector %q: config topic says %s, waiting for %s", name, describeConfig(conf), w))
 		}
 	}
-	if len(groups) > 0 {
+	if len(groups) > 0 && cl != nil {
 		described, err := adm.DescribeGroups(ctx, groups...)
 		if err != nil {
 			return nil, fmt.Errorf("describe consumer groups %v: %w", groups, err)

@@ -60,6 +60,9 @@ func printStateInfo(w io.Writer, si *journal.StateInfo) {
 	if si.Fallback {
 		fmt.Fprintf(w, "state at %s (no journal covers it: %s older): snapshot %s\n",
 			at, si.At.Sub(si.Base.CreatedAt).Round(time.Second), si.Base.ID)
+		if si.Base.Captured == snapshot.CapturedConnectREST {
+			fmt.Fprintf(w, "note: snapshot %s was captured through the Connect REST API, which keeps no journal: restore --at needs a daemon that reads the offsets topics\n", si.Base.ID)
+		}
 		return
 	}
 	precision := "exact"

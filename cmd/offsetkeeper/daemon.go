@@ -43,7 +43,15 @@ type daemonCmd struct {
 
 	journalInterval   time.Duration
 	journalKeepWithin withinFlag
+
+	// captureVia is kafka or connect (see restDaemon): a setting, with
+	// its environment twin, unlike snapshot's per-run --via.
+	captureVia string
 }
+
+// journalOffREST is what the daemon logs once at start when it captures
+// through the Connect REST API.
+const journalOffREST = "journal off: capturing through the Connect REST API (--capture-via connect) gives no history between snapshots; restore --at needs a daemon that reads the offsets topics"
 
 func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.schedule, "schedule", "@hourly", "when to snapshot: a 5-field cron spec (\"*/15 * * * *\") or a descriptor (@hourly, @daily, \"@every 15m\"); UTC unless it starts with CRON_TZ=<zone>")
@@ -60,6 +68,8 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.journalInterval, "journal-interval", daemon.DefaultJournalInterval, "how often the journal writes what changed (source records, sink offsets, configs) as one segment, for restore --at; 0 turns the journal off (see docs/journal.md)")
 	c.journalKeepWithin = withinFlag(daemon.DefaultJournalKeepWithin)
 	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep raw journal segments (restore --at to any moment) this long once a merged level holds them; after that a moment restores as of the minute boundary before it (an hour later, as of the hour's): 36h, 7d, 2w; 0 keeps them with their epoch")
+	fs.StringVar(&c.captureVia, "capture-via", "kafka", "take the scheduled snapshots from kafka (the offsets topics and sink groups, exact bytes; the journal runs) or connect (through the Connect REST API alone, Kafka 3.5+, needs --connect-url: no journal, no leader election; see docs/rest-only.md)")
+	c.g.connect.register(fs)
 	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
 }
 
@@ -78,6 +88,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	// The daemon keeps its views between runs: its heap is mostly
 	// pointer-free and its memory is the pod's (see internal/memlimit).
 	memlimit.Start()
+	if c.captureVia == "connect" {
+		return c.restDaemon(ctx, policy)
+	}
 	kcfg, opts, err := c.g.kafkaSettings()
 	if err != nil {
 		return err
@@ -121,13 +134,48 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		Logger:      c.log,
 		Progress:    opts.Progress,
 	}
+	return c.runDaemon(ctx, d)
+}
+
+// runDaemon runs d until ctx ends.
+func (c *daemonCmd) runDaemon(ctx context.Context, d *daemon.Daemon) error {
 	ver, commit, gov := buildVersion()
 	d.Build = daemon.BuildInfo{Version: ver, Revision: commit, GoVersion: gov}
-	err = d.Run(ctx)
+	err := d.Run(ctx)
 	if errors.Is(err, daemon.ErrLeaderElection) {
 		return fmt.Errorf("%w; a single replica can run without election: --leader-election=false", kafkaconf.DescribeError(err))
 	}
 	return err
+}
+
+// restDaemon is daemon --capture-via connect: the scheduled snapshots are
+// taken through the Connect REST API alone (capture.CaptureREST), and no
+// Kafka client is made. So there is no journal (it tails the offsets
+// topics), which it says once at start, and no leader election (a Kafka
+// consumer group): run one replica.
+func (c *daemonCmd) restDaemon(ctx context.Context, policy snapshot.Policy) error {
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
+	}
+	store, err := c.g.createStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	c.log.Warn(journalOffREST, "connect_url", rc.URLs()[0])
+	cfg := c.config(policy, nil)
+	cfg.Leader.Enabled = false
+	cfg.Journal = daemon.JournalConfig{}
+	d := &daemon.Daemon{
+		Config: cfg,
+		Store:  store,
+		Snapshot: func(ctx context.Context) (*snapshot.Snapshot, error) {
+			return capture.CaptureREST(ctx, rc, capture.RESTOptions{ProgramVersion: programVersion(), Reason: snapshot.ReasonScheduled})
+		},
+		Logger: c.log,
+	}
+	return c.runDaemon(ctx, d)
 }
 
 // validate checks the daemon's arguments and flags and returns its
@@ -144,6 +192,16 @@ func (c *daemonCmd) validate(args []string) (snapshot.Policy, error) {
 	}
 	if c.runTimeout <= 0 || c.shutdownTimeout <= 0 || c.leaderSession <= 0 || c.journalInterval < 0 {
 		return snapshot.Policy{}, usagef("--run-timeout, --shutdown-timeout and --leader-session-timeout must be positive, --journal-interval 0 (off) or positive")
+	}
+	switch {
+	case c.captureVia != "kafka" && c.captureVia != "connect":
+		return snapshot.Policy{}, usagef("--capture-via %q: want kafka or connect", c.captureVia)
+	case c.captureVia == "connect" && !c.g.connect.given():
+		return snapshot.Policy{}, usagef("--capture-via connect captures through the Connect REST API: give --connect-url")
+	case c.captureVia == "connect" && c.leaderElection && c.g.explicit("leader-election"):
+		return snapshot.Policy{}, usagef("--capture-via connect reads no Kafka, and leader election needs a Kafka consumer group: run one replica with --leader-election=false")
+	case c.captureVia == "connect" && c.journalInterval > 0 && c.g.explicit("journal-interval"):
+		return snapshot.Policy{}, usagef("--journal-interval: the journal tails the offsets topics, which --capture-via connect does not read: leave it out (or 0)")
 	}
 	return c.keep.policy()
 }

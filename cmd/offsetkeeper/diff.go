@@ -13,6 +13,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -177,6 +178,9 @@ func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snap
 	if len(sides) == 2 {
 		return sides[1], sides[1].ID, nil
 	}
+	if a.ViaREST() {
+		return c.liveREST(ctx, a)
+	}
 	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {
 		return nil, "", err
@@ -188,6 +192,27 @@ func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snap
 		return nil, "", fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
 	}
 	return b, "live (cluster " + b.ClusterID + ")", nil
+}
+
+// liveREST is the live side of the diff of a snapshot captured through the
+// Connect REST API: a capture through the same API (--connect-url), whose
+// keys are in the same normalised form. No broker is asked.
+func (c *diffCmd) liveREST(ctx context.Context, a *snapshot.Snapshot) (*snapshot.Snapshot, string, error) {
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return nil, "", err
+	}
+	if rc == nil {
+		return nil, "", usagef("snapshot %s was captured through the Connect REST API: diff it with the live state through the same API, give --connect-url (or give a second snapshot ID)", a.ID)
+	}
+	b, err := capture.CaptureREST(ctx, rc, capture.RESTOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("read live state through the Connect REST API: %w", err)
+	}
+	if scope := liveScope(a, c.connectors); len(scope) > 0 {
+		b = b.Filter(scope)
+	}
+	return b, "live through the Connect REST API (cluster " + b.ClusterID + ")", nil
 }
 
 // liveScope is what a diff with the live cluster captures: the connectors

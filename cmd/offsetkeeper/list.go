@@ -63,13 +63,22 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	// moves no other column.
 	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tPIN\tSIZE")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\n", i.ID, i.Reason, i.Kind, scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, pinText(i), i.Size)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\n", i.ID, i.Reason, kindText(i), scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, pinText(i), i.Size)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	printPinNotes(c.stdout, infos)
 	return c.coverage(ctx, store)
+}
+
+// kindText is the KIND column of a snapshot: its kind, then "rest" for
+// one captured through the Connect REST API ("full rest").
+func kindText(i snapshot.Info) string {
+	if i.Captured == snapshot.CapturedConnectREST {
+		return i.Kind + " rest"
+	}
+	return i.Kind
 }
 
 // pinText is the PIN column of a snapshot: "pinned" or "-".

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -194,11 +196,13 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cl, opts, err := c.g.kafkaClient(ctx)
+	cl, opts, err := c.kafkaFor(ctx, snap)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	if cl != nil {
+		defer cl.Close()
+	}
 	req := restore.Request{
 		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},
 		DryRun:            c.dryRun,
@@ -248,6 +252,25 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// kafkaFor opens the Kafka client of the restore of snap, unless snap was
+// captured through the Connect REST API: that is restored with REST
+// access alone (--via connect), no client is opened (nil) and the
+// settings are the flags' only. Restoring it otherwise is refused here,
+// before any broker is asked.
+func (c *restoreCmd) kafkaFor(ctx context.Context, snap *snapshot.Snapshot) (*kgo.Client, capture.Options, error) {
+	if !snap.ViaREST() {
+		return c.g.kafkaClient(ctx)
+	}
+	if err := restore.CheckVia(snap, c.via); err != nil {
+		return nil, capture.Options{}, err
+	}
+	if c.tr.active() {
+		return nil, capture.Options{}, usagef("snapshot %s was captured through the Connect REST API: --translate needs a snapshot read from the Kafka topics", snap.ID)
+	}
+	_, opts, err := c.g.kafkaSettings()
+	return nil, opts, err
 }
 
 // storedSnapshot reads what the restore restores from the store: the state

@@ -175,6 +175,9 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 	if len(s.Scope) > 0 {
 		fmt.Fprintf(w, "  scope     %s\n", strings.Join(s.Scope, ", "))
 	}
+	if s.ViaREST() {
+		fmt.Fprintf(w, "  captured  through the Connect REST API (%s): Connect's normalised keys, no partitions; restore with --via connect\n", s.ConnectURL)
+	}
 	for _, t := range s.Topics {
 		var n int64
 		for _, p := range t.Partitions {
@@ -203,7 +206,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 			fmt.Fprintf(tw, "  config %s\t= %s\n", k, conn.Config[k])
 		}
 		for _, o := range s.SourceOffsetsOf(conn.Name) {
-			fmt.Fprintf(tw, "  %s/%d\t%s\t-> %s\n", o.Topic, o.Partition, o.SourcePartition, o.Value)
+			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", snapshot.Where(o.Topic, o.Partition), o.SourcePartition, o.Value)
 		}
 		if g, ok := s.SinkGroupOf(conn.Name); ok {
 			fmt.Fprintf(tw, "  group %s\t%s\t%s\n", g.Group, g.State, plural(g.Members, "member", "members"))

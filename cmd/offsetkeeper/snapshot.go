@@ -30,6 +30,9 @@ type snapshotCmd struct {
 	progress   progressFlag
 	pin        bool
 	note       string
+	// via is kafka (read the offsets topics and groups) or connect
+	// (through the Connect REST API alone, see snapshotREST).
+	via string
 }
 
 // snapshotResult is snapshot --output json: the stored snapshot's Info
@@ -65,6 +68,8 @@ func (c *snapshotCmd) Flags(fs *flag.FlagSet) {
 	c.progress.register(fs)
 	fs.BoolVar(&c.pin, "pin", false, "pin the snapshot: the daemon's retention and prune never remove it (see pin, unpin)")
 	fs.StringVar(&c.note, "note", "", "with --pin: why it is pinned, shown by list")
+	fs.StringVar(&c.via, "via", "kafka", "capture from kafka (the offsets topics and sink groups, exact bytes, the default) or connect (through the Connect REST API alone, Kafka 3.5+: GET /connectors/NAME/offsets, needs --connect-url; see docs/rest-only.md)")
+	c.g.connect.register(fs)
 }
 
 func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
@@ -80,6 +85,12 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if len(c.note) > store.MaxPinNote {
 		return usagef("--note: %d bytes, at most %d", len(c.note), store.MaxPinNote)
 	}
+	switch {
+	case c.via != "kafka" && c.via != "connect":
+		return usagef("--via %q: want kafka or connect", c.via)
+	case c.via == "connect" && !c.g.connect.given():
+		return usagef("--via connect captures through the Connect REST API: give --connect-url")
+	}
 	// A capture's heap is its views, pointer-free: collecting it more
 	// often is cheap (see internal/memlimit).
 	memlimit.Start()
@@ -90,6 +101,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sto.Close()
+	if c.via == "connect" {
+		return c.snapshotREST(ctx, sto)
+	}
 	cl, opts, err := c.g.kafkaClient(ctx)
 	if err != nil {
 		return err
@@ -125,11 +139,43 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),
 		"capture", captured.Sub(began).Round(time.Millisecond), "store", time.Since(captured).Round(time.Millisecond))
+	return c.printResult(ctx, sto, snap, info)
+}
+
+// snapshotREST is snapshot --via connect: every connector's offsets read
+// through the Connect REST API alone (capture.CaptureREST), no broker
+// asked, and stored as any snapshot.
+func (c *snapshotCmd) snapshotREST(ctx context.Context, sto *store.Store) error {
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	snap, err := capture.CaptureREST(ctx, rc, capture.RESTOptions{Connectors: c.connectors, ProgramVersion: programVersion(), Reason: snapshot.ReasonManual})
+	if err != nil {
+		return fmt.Errorf("take snapshot through the Connect REST API: %w; nothing was stored", err)
+	}
+	info, err := sto.Put(ctx, snap)
+	if err != nil {
+		return fmt.Errorf("store snapshot: %w", err)
+	}
+	c.printWarnings(snap, info.ID)
+	c.log.Info("snapshot taken through the Connect REST API", "snapshot_id", info.ID, "cluster_id", snap.ClusterID,
+		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
+		"size", info.Size, "duration", time.Since(began).Round(time.Millisecond))
+	return c.printResult(ctx, sto, snap, info)
+}
+
+// printResult pins the snapshot stored if asked and prints what was stored.
+func (c *snapshotCmd) printResult(ctx context.Context, sto *store.Store, snap *snapshot.Snapshot, info snapshot.Info) error {
 	if err := c.pinStored(ctx, sto, &info); err != nil {
 		return err
 	}
 	if c.output == "json" {
 		return writeJSON(c.stdout, snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...)})
+	}
+	if snap.ViaREST() {
+		fmt.Fprintf(c.stdout, "captured through the Connect REST API (%s): Connect's normalised keys, no partitions; restore with --via connect\n", snap.ConnectURL)
 	}
 	fmt.Fprintf(c.stdout, "kind: %s, connectors: %d, source keys: %d (unparsed %d), sink groups: %d, size: %d bytes\n",
 		info.Kind, info.Connectors, info.SourceKeys, snap.Unparsed(), info.SinkGroups, info.Size)
