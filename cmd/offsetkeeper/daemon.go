@@ -21,7 +21,12 @@ import (
 var daemonCommand = commandInfo{
 	name:    "daemon",
 	summary: "take snapshots on a schedule, prune them, serve /healthz, /livez, /readyz, /metrics, /api/snapshots and the page at / (see docs/daemon.md, docs/web.md)",
-	usage:   "[--schedule SPEC] [--keep-... ] [--listen ADDR] [flags]",
+	usage: `[--schedule SPEC] [--keep-... ] [--listen ADDR] [--capture-via kafka|connect [--connect-url URL...]] [flags]
+
+--capture-via connect (OFFSETKEEPER_CAPTURE_VIA=connect) takes the scheduled
+snapshots through the Connect REST API alone, as snapshot --via connect
+does: no Kafka client is made, so there is no journal (it says so once at
+start) and no leader election: run one replica. See docs/rest-only.md.`,
 	new:     func(e *env) command { return &daemonCmd{env: e} },
 }
 

@@ -18,6 +18,7 @@ var examples = map[string][]string{
 	"daemon": {
 		"offsetkeeper daemon --brokers kafka:9092 --store s3://bucket/prod --keep-last 48 --keep-daily 30",
 		"offsetkeeper daemon --worker-config connect-distributed.properties --store gs://bucket --schedule '@every 15m'",
+		"offsetkeeper daemon --capture-via connect --connect-url http://connect:8083 --leader-election=false --store s3://bucket/prod",
 	},
 	"demo": {
 		"offsetkeeper demo                                # a seeded Kafka + Connect, on 9092-9094 and 8083",
@@ -65,8 +66,8 @@ var examples = map[string][]string{
 	},
 	"snapshot": {
 		"offsetkeeper snapshot --brokers kafka:9092 --store s3://bucket/prod",
-		"offsetkeeper snapshot -c inventory-connector      # before changing one connector",
 		"offsetkeeper snapshot --pin --note 'before the migration'   # kept until unpin",
+		"offsetkeeper snapshot --via connect --connect-url http://connect:8083   # REST access alone",
 	},
 	"unpin": {
 		"offsetkeeper unpin 20261201T091400.123456Z-3fa9c1",

@@ -70,6 +70,11 @@ stop the KafkaConnector resources instead (the operator would undo a REST
 stop); --not-strimzi-managed overrides that. --via connect writes through PATCH /connectors/NAME/offsets
 (Kafka 3.6+) instead of Kafka and verifies with GET; Connect rewrites source
 keys in its own byte form, so keys in another form are warned about.
+A snapshot captured through the Connect REST API (snapshot --via connect)
+is restored with --via connect alone, and then no Kafka broker is asked:
+the plan compares it with a capture of the live state through the same API,
+which is also the undo snapshot; --via kafka refuses it (exit 3, nothing
+written). See docs/rest-only.md.
 --include-unowned also writes the offsets topic keys no connector owns
 (keys that are not [connector, {partition}], kept raw in the snapshot),
 exact bytes, to the partition they had (their murmur2 partition when the

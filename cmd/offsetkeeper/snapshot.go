@@ -18,7 +18,15 @@ import (
 var snapshotCommand = commandInfo{
 	name:    "snapshot",
 	summary: "take one snapshot of every Connect offset and store it; prints its ID as the last line",
-	usage:   "[flags]",
+	usage: `[--connector NAME]... [--via kafka|connect [--connect-url URL...]] [--pin [--note TEXT]] [flags]
+
+By default it reads the offsets topics and the sink groups from Kafka (exact
+key and value bytes). --via connect reads them through the Connect REST API
+alone (GET /connectors, /connectors/NAME/config, /status and /offsets;
+Kafka 3.5+), for a team that may use Connect's REST API but not its
+internal topics: the snapshot holds Connect's normalised keys and no
+partitions, list and show mark it "rest", and it is restored with
+restore --via connect. See docs/rest-only.md.`,
 	new:     func(e *env) command { return &snapshotCmd{env: e} },
 }
 
