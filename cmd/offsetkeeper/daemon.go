@@ -27,7 +27,7 @@ var daemonCommand = commandInfo{
 snapshots through the Connect REST API alone, as snapshot --via connect
 does: no Kafka client is made, so there is no journal (it says so once at
 start) and no leader election: run one replica. See docs/rest-only.md.`,
-	new:     func(e *env) command { return &daemonCmd{env: e} },
+	new: func(e *env) command { return &daemonCmd{env: e} },
 }
 
 type daemonCmd struct {

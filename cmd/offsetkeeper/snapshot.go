@@ -27,7 +27,7 @@ Kafka 3.5+), for a team that may use Connect's REST API but not its
 internal topics: the snapshot holds Connect's normalised keys and no
 partitions, list and show mark it "rest", and it is restored with
 restore --via connect. See docs/rest-only.md.`,
-	new:     func(e *env) command { return &snapshotCmd{env: e} },
+	new: func(e *env) command { return &snapshotCmd{env: e} },
 }
 
 type snapshotCmd struct {
