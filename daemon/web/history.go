@@ -84,7 +84,14 @@ type tp struct {
 	Partition int32
 }
 
-func (t tp) String() string { return fmt.Sprintf("%s-%d", t.Topic, t.Partition) }
+// String is topic-partition; a source key captured through the Connect
+// REST API, on no partition, is snapshot.Where's "rest" form.
+func (t tp) String() string {
+	if t.Partition == snapshot.NoPartition {
+		return snapshot.Where(t.Topic, t.Partition)
+	}
+	return fmt.Sprintf("%s-%d", t.Topic, t.Partition)
+}
 
 // srcKey is one source partition of a connector: the exact key bytes.
 type srcKey struct {
