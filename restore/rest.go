@@ -47,10 +47,20 @@ func PlanREST(snap, live *snapshot.Snapshot, opts Options) (*Plan, error) {
 }
 
 // planREST is run.plan for a snapshot captured through the Connect REST
-// API: the live state is captured through it too, as the undo snapshot.
+// API: the live state of the connectors in scope (those named, else the
+// snapshot's) is captured through it too, as the undo snapshot; one
+// Connect does not have is absent from it.
 func (r *run) planREST(ctx context.Context, when string) (*Plan, error) {
 	snap := r.req.Snapshot
+	names := r.req.Connectors
+	if len(names) == 0 {
+		for _, c := range snap.Connectors {
+			names = append(names, c.Name)
+		}
+	}
 	live, err := capture.CaptureREST(ctx, r.Connect, capture.RESTOptions{
+		Connectors:     names,
+		SkipMissing:    true,
 		ProgramVersion: snap.ProgramVersion,
 		Reason:         snapshot.ReasonUndo,
 		Warn:           func(msg string) { fmt.Fprintf(r.Warn, "warning: %s\n", msg) },

@@ -62,7 +62,7 @@ type eventJSON struct {
 }
 
 // errNoJournal is events' answer on a store without a journal.
-var errNoJournal = errors.New("resets are caught only while 'offsetkeeper daemon' reads the offsets topics (not --capture-via connect, which keeps no journal) with --journal-interval above 0 (--journal-interval 1s, say); start it so, and events lists the resets from then on")
+var errNoJournal = errors.New("resets are caught only while 'offsetkeeper daemon' runs with --journal-interval above 0 (--journal-interval 1s, say) and reads the offsets topics (a daemon with --capture-via connect keeps no journal); start it so, and events lists the resets from then on")
 
 func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	if err := noArgs(args); err != nil {

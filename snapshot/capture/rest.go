@@ -30,6 +30,10 @@ type RESTOptions struct {
 	// default snapshot.ReasonManual).
 	ProgramVersion string
 	Reason         string
+	// SkipMissing leaves out, without a warning, a connector named in
+	// Connectors that Connect does not have, instead of failing: a
+	// restore's live state, where such a connector is absent.
+	SkipMissing bool
 	// Warn, when set, is called with each warning as it is met (a
 	// connector that vanished between the listing and its reads); the
 	// snapshot's Warnings hold them too.
@@ -86,6 +90,7 @@ func CaptureREST(ctx context.Context, rc *connectrest.Client, opts RESTOptions) 
 		switch {
 		case errors.Is(err, errVanished) && len(opts.Connectors) == 0:
 			warn(fmt.Sprintf("connector %q was listed by GET /connectors but is gone (404) since: left out of the snapshot", name))
+		case errors.Is(err, errVanished) && opts.SkipMissing:
 		case errors.Is(err, errVanished):
 			return nil, fmt.Errorf("capture connector %q through the Connect REST API: Connect does not have it (404); GET /connectors lists the connectors it has", name)
 		case err != nil:
