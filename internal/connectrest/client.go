@@ -286,12 +286,15 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 			return status, body, nil
 		}
 		apiErr := &Error{Method: r.method, Path: unescapedPath(r.path), Worker: worker, Status: status, cloud: c.cloud != nil}
-		if code, msg, ok := errorBody(body); ok {
+		if code, msg, ok := errorBody(body, c.cloud != nil); ok {
 			apiErr.Code, apiErr.Message = code, msg
 		} else {
 			apiErr.Message = shorten(strings.TrimSpace(string(body)), 200)
 		}
-		if status != http.StatusConflict || attempt >= c.cfg.Retries || r.noRetry || c.cloud != nil {
+		// A 409 on Cloud is an offsets request in progress, not a
+		// rebalance; Cloud's rate limit (429) passes with waiting.
+		retry := status == http.StatusConflict && c.cloud == nil || status == http.StatusTooManyRequests && c.cloud != nil
+		if !retry || attempt >= c.cfg.Retries || r.noRetry && status == http.StatusConflict {
 			return status, body, apiErr
 		}
 		t := time.NewTimer(wait)

@@ -162,10 +162,11 @@ func (c *Client) cloudServerInfo() ServerInfo {
 	return ServerInfo{Version: CloudVersion, KafkaClusterID: c.cloud.cluster}
 }
 
-// errorBody reads an error answer: Connect's {"error_code","message"},
-// the Confluent Cloud API's {"errors":[{"status","code","title","detail"}]}
-// or {"error":{"code","message"}}.
-func errorBody(body []byte) (code int, msg string, ok bool) {
+// errorBody reads an error answer: Connect's {"error_code","message"}
+// and, from the Confluent Cloud API (cloud), its
+// {"errors":[{"status","code","title","detail"}]} or
+// {"error":{"code","message"}}.
+func errorBody(body []byte, cloud bool) (code int, msg string, ok bool) {
 	var em struct {
 		Code    int    `json:"error_code"`
 		Message string `json:"message"`
@@ -186,6 +187,7 @@ func errorBody(body []byte) (code int, msg string, ok bool) {
 	switch {
 	case em.Message != "" || em.Code != 0:
 		return em.Code, em.Message, true
+	case !cloud:
 	case len(em.Errors) > 0:
 		var parts []string
 		for _, e := range em.Errors {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,28 @@ func TestCloudStatusOfOlderRequest(t *testing.T) {
 	_, err := rc.AlterOffsets(ctx, "src", connectjson.EncodeOffsets([]connectjson.OffsetEntry{sourceEntry("a.txt", 9)}))
 	if !errors.Is(err, connectrest.ErrRequestFailed) || !strings.Contains(err.Error(), "rejected the offsets") {
 		t.Fatalf("err = %v: the older request's APPLIED was taken for this one's", err)
+	}
+}
+
+// Cloud's rate limit answers 429; it passes with waiting, so the request
+// is sent again, while a Connect cluster's 429 (from a proxy) is not.
+func TestCloudRateLimitRetried(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls == 1 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"errors":[{"status":"429","detail":"Too Many Requests"}]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"name":"c","connector":{"state":"RUNNING"},"tasks":[],"type":"sink"}`))
+	}))
+	defer srv.Close()
+	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL + "/connect/v1/environments/e/clusters/lkc-1"}, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rc.Status(context.Background(), "c"); err != nil || st.Connector.State != "RUNNING" || calls != 2 {
+		t.Fatalf("Status = %+v, %v after %d calls", st, err, calls)
 	}
 }
