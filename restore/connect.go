@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
@@ -203,10 +204,17 @@ type ConnectResult struct {
 	// connectrest.AlterResult).
 	Message       string
 	FrameworkOnly bool
+	// Phases and Took are how a Confluent Cloud offsets request went
+	// (see connectrest.AlterResult); empty for Connect.
+	Phases []string
+	Took   time.Duration
 }
 
 // ApplyConnect sends each request with PATCH /connectors/{name}/offsets,
 // in order. Connect checks that each connector is STOPPED with no tasks.
+// Against Confluent Cloud each is an offsets request whose status is
+// polled until APPLIED (connectrest cloud mode); one that FAILED or is
+// still pending ends the loop like any error.
 // On failure it returns what was done so far with an error wrapping
 // ErrApply that names the connectors already altered.
 func ApplyConnect(ctx context.Context, rc *connectrest.Client, reqs []ConnectRequest) ([]ConnectResult, error) {
@@ -224,7 +232,7 @@ func ApplyConnect(ctx context.Context, rc *connectrest.Client, reqs []ConnectReq
 			}
 			return out, fmt.Errorf("%w: alter offsets of connector %q through Connect: %w (%s)", ErrApply, r.Connector, err, done)
 		}
-		out = append(out, ConnectResult{Connector: r.Connector, Entries: len(r.Entries), Message: res.Message, FrameworkOnly: res.FrameworkOnly})
+		out = append(out, ConnectResult{Connector: r.Connector, Entries: len(r.Entries), Message: res.Message, FrameworkOnly: res.FrameworkOnly, Phases: res.Phases, Took: res.Took})
 	}
 	return out, nil
 }

@@ -223,7 +223,10 @@ func (r *run) validate() error {
 	case r.req.Snapshot.ViaREST() && r.req.CreateConnectors:
 		return fmt.Errorf("restore: snapshot %s was captured through the Connect REST API: --create-connectors needs a restore that reads Kafka; create the connectors STOPPED by hand (POST /connectors with \"initial_state\":\"STOPPED\" and the config show prints), then restore; nothing was written", r.req.Snapshot.ID)
 	}
-	return CheckVia(r.req.Snapshot, r.req.Via)
+	if err := CheckVia(r.req.Snapshot, r.req.Via); err != nil {
+		return err
+	}
+	return r.validateCloud()
 }
 
 // CheckConnectOffsetsAPI refuses a restore through Connect (Via
@@ -403,7 +406,7 @@ func (r *run) sameCluster(ctx context.Context, clusterID string) error {
 	if err != nil {
 		return fmt.Errorf("read the Connect REST API: %w; nothing was written", err)
 	}
-	if info.KafkaClusterID != clusterID {
+	if restClusterDiffers(r.Connect, info.KafkaClusterID, clusterID) {
 		return refusal{fmt.Errorf("the Connect REST API at %s belongs to Kafka cluster %q, the brokers given are cluster %q: point --connect-url at the workers of this cluster; nothing was written, no connector was stopped", strings.Join(r.Connect.URLs(), ", "), info.KafkaClusterID, clusterID)}
 	}
 	return nil
@@ -512,7 +515,7 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 	add := func(connector, format string, args ...any) {
 		out = append(out, Refusal{Connector: connector, Check: CheckConnectState, Reason: fmt.Sprintf(format, args...)})
 	}
-	if info.KafkaClusterID != plan.ClusterID {
+	if restClusterDiffers(r.Connect, info.KafkaClusterID, plan.ClusterID) {
 		add("", "the Connect REST API at %s belongs to Kafka cluster %q, the brokers given are cluster %q: point --connect-url at the workers of this cluster", strings.Join(r.Connect.URLs(), ", "), info.KafkaClusterID, plan.ClusterID)
 	}
 	for i := range plan.Connectors {
@@ -532,6 +535,9 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 		}
 		if !cp.Writes() {
 			continue // left alone
+		}
+		if r.Connect.Cloud() && known {
+			continue // Cloud pauses and resumes the connector itself
 		}
 		switch {
 		case cp.Live.HasConfig && !known && isListed && cp.Live.Stopped():
@@ -632,7 +638,7 @@ func (r *run) connectRequests(plan *Plan) ([]ConnectRequest, error) {
 		}
 	}
 	for _, x := range cp.Requests {
-		fmt.Fprintf(r.Out, "via connect: PATCH /connectors/%s/offsets with %s (%s)\n", x.Connector, plural(len(x.Entries), "partition", "partitions"), x.Type)
+		fmt.Fprintln(r.Out, requestLine(r.Connect, x))
 	}
 	return cp.Requests, nil
 }
@@ -653,10 +659,16 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 	results, err := ApplyConnect(ctx, r.Connect, reqs)
 	r.report.Connect = results
 	for _, x := range results {
+		if line := progressLine(x); line != "" {
+			fmt.Fprintln(r.Out, line)
+		}
 		fmt.Fprintf(r.Out, "applied through Connect: connector %s, %s: %s\n", x.Connector, plural(x.Entries, "partition", "partitions"), x.Message)
 		if x.FrameworkOnly {
 			fmt.Fprintf(r.Out, "note: connector %s: Connect altered only the offsets it manages itself; if the connector keeps offsets in its own system too, change them there by hand\n", x.Connector)
 		}
+	}
+	if note := pendingNote(err, undo); note != "" {
+		return fmt.Errorf("%w; %s", err, note)
 	}
 	if err != nil {
 		if len(results) == 0 {

@@ -59,7 +59,7 @@ func commandFlags(name string) []cliFlag {
 	fs, _ := newFlagSet(info, e)
 	var out []cliFlag
 	for _, f := range flagList(fs) {
-		if (info.noKafka && kafkaFlag(f.name)) || (e.g.connectUnused && strings.HasPrefix(f.name, "connect-")) {
+		if (info.noKafka && kafkaFlag(f.name)) || (e.g.connectUnused && connectFlag(f.name)) {
 			continue
 		}
 		out = append(out, f)

@@ -31,6 +31,10 @@ type connectFlags struct {
 	tlsCert  string
 	tlsKey   string
 	timeout  time.Duration
+	// Confluent Cloud (fully-managed connectors): see docs/confluent-cloud.md.
+	platform    string
+	environment string
+	cluster     string
 }
 
 func (f *connectFlags) register(fs *flag.FlagSet) {
@@ -41,17 +45,24 @@ func (f *connectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCA, "connect-tls-ca", "", "PEM file of the CA certificates that sign the Connect workers' certificates (default the system roots)")
 	fs.StringVar(&f.tlsCert, "connect-tls-cert", "", "PEM client certificate for mTLS to the Connect REST API")
 	fs.StringVar(&f.tlsKey, "connect-tls-key", "", "PEM private key of --connect-tls-cert")
-	fs.DurationVar(&f.timeout, "connect-timeout", connectrest.DefaultTimeout, "how long one Connect REST request may take before the next worker is tried (offset alterations get at least 95s)")
+	fs.DurationVar(&f.timeout, "connect-timeout", connectrest.DefaultTimeout, "how long one Connect REST request may take before the next worker is tried (offset alterations get at least 95s); with Confluent Cloud also the whole wait for an offsets request to be applied")
+	fs.StringVar(&f.platform, "platform", "", "what --connect-url is: empty for a Kafka Connect cluster, or "+connectrest.PlatformConfluentCloud+" for fully-managed connectors through the Confluent Cloud API (--connect-url default "+connectrest.DefaultCloudURL+"; --connect-user and --connect-password carry a Cloud API key and secret)")
+	fs.StringVar(&f.environment, "environment", "", "the Confluent Cloud environment `ID` (env-...) of --platform "+connectrest.PlatformConfluentCloud)
+	fs.StringVar(&f.cluster, "cluster", "", "the Confluent Cloud Kafka cluster `ID` (lkc-...) of --platform "+connectrest.PlatformConfluentCloud)
 }
 
-// given reports whether --connect-url was given.
-func (f *connectFlags) given() bool { return len(f.urls) > 0 }
+// given reports whether --connect-url (or --platform confluent-cloud,
+// whose URL has a default) was given.
+func (f *connectFlags) given() bool { return len(f.urls) > 0 || f.platform != "" }
 
 // client returns a Connect REST client, or nil without --connect-url.
 func (f *connectFlags) client() (*connectrest.Client, error) {
 	if !f.given() {
 		if f.user != "" || f.token != "" || f.tlsCA != "" || f.tlsCert != "" {
 			return nil, usagef("--connect-user, --connect-token and --connect-tls-* need --connect-url")
+		}
+		if f.environment != "" || f.cluster != "" {
+			return nil, usagef("--environment and --cluster need --platform %s", connectrest.PlatformConfluentCloud)
 		}
 		return nil, nil
 	}
@@ -68,6 +79,10 @@ func (f *connectFlags) client() (*connectrest.Client, error) {
 		CertFile: f.tlsCert,
 		KeyFile:  f.tlsKey,
 		Timeout:  f.timeout,
+
+		Platform:    f.platform,
+		Environment: f.environment,
+		Cluster:     f.cluster,
 	})
 	if errors.Is(err, connectrest.ErrConfig) {
 		return nil, usageError{err.Error()}
@@ -144,4 +159,13 @@ func printStates(ctx context.Context, w io.Writer, rc *connectrest.Client, chang
 		fmt.Fprintln(w, line)
 	}
 	return nil
+}
+
+// connectFlag reports whether a flag is one of connectFlags'.
+func connectFlag(name string) bool {
+	switch name {
+	case "platform", "environment", "cluster":
+		return true
+	}
+	return strings.HasPrefix(name, "connect-")
 }

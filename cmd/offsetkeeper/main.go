@@ -263,7 +263,7 @@ func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
 	}
 	fmt.Fprintf(w, ".\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n")
 	unused := printFlags(w, fs, func(name string) bool {
-		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && strings.HasPrefix(name, "connect-"))
+		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && connectFlag(name))
 	})
 	if len(unused) > 0 {
 		fmt.Fprintf(w, "\nAlso accepted, and ignored by %s: --%s\n", info.name, strings.Join(unused, ", --"))

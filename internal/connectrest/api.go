@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Connector and task states as the REST API spells them
@@ -117,6 +118,9 @@ type Expanded struct {
 // cluster id.
 func (c *Client) ServerInfo(ctx context.Context) (ServerInfo, error) {
 	var si ServerInfo
+	if c.cloud != nil {
+		return c.cloudServerInfo(), nil
+	}
 	_, body, err := c.do(ctx, request{method: http.MethodGet, path: "/"})
 	if err != nil {
 		return si, err
@@ -140,8 +144,8 @@ func (c *Client) RequireOffsetsAPI(ctx context.Context) (ServerInfo, error) {
 // when it is older.
 func (c *Client) requireKafka3(ctx context.Context, minor int, unknown, older string) (ServerInfo, error) {
 	si, err := c.ServerInfo(ctx)
-	if err != nil {
-		return si, err
+	if err != nil || c.cloud != nil {
+		return si, err // Cloud's managed connectors have the offsets API
 	}
 	major, m, ok := KafkaVersion(si.Version)
 	switch {
@@ -200,6 +204,9 @@ func KafkaVersion(v string) (major, minor int, ok bool) {
 // nil), and one that vanished meanwhile is left out, as Connect does.
 func (c *Client) Connectors(ctx context.Context) (map[string]Expanded, error) {
 	q := url.Values{"expand": {"status", "info"}}
+	if c.cloud != nil {
+		q = url.Values{"expand": {"status,info"}} // Cloud takes one comma-separated list
+	}
 	_, body, err := c.do(ctx, request{method: http.MethodGet, path: "/connectors", query: q})
 	if err != nil {
 		return nil, err
@@ -267,6 +274,9 @@ func (c *Client) Status(ctx context.Context, name string) (Status, error) {
 // writes an empty task list, then target state STOPPED. It returns once
 // the request is accepted; wait for the status to show it.
 func (c *Client) Stop(ctx context.Context, name string) error {
+	if c.cloud != nil {
+		return c.cloudStop(name)
+	}
 	_, _, err := c.do(ctx, request{method: http.MethodPut, path: pathOf("connectors", name, "stop")})
 	return err
 }
@@ -286,6 +296,9 @@ func (c *Client) Resume(ctx context.Context, name string) error {
 // Offsets asks GET /connectors/{name}/offsets and returns the body as
 // Connect sent it: {"offsets":[{"partition":{...},"offset":{...}|null}]}.
 func (c *Client) Offsets(ctx context.Context, name string) ([]byte, error) {
+	if c.cloud != nil {
+		return c.cloudOffsets(ctx, name)
+	}
 	_, body, err := c.do(ctx, request{method: http.MethodGet, path: pathOf("connectors", name, "offsets")})
 	if err != nil {
 		return nil, err
@@ -305,6 +318,11 @@ type AlterResult struct {
 	// that offsets it keeps elsewhere were handled, and they may need to be
 	// changed by hand in the system it uses.
 	FrameworkOnly bool
+	// Phases are the phases a Confluent Cloud offsets request went
+	// through, as its status showed them (PENDING, APPLIED), and Took the
+	// time from the request until the last; both empty for Connect.
+	Phases []string
+	Took   time.Duration
 }
 
 // AlterOffsets sends PATCH /connectors/{name}/offsets with body
@@ -321,6 +339,9 @@ func (c *Client) ResetOffsets(ctx context.Context, name string) (AlterResult, er
 }
 
 func (c *Client) offsetsWrite(ctx context.Context, method, name string, body []byte) (AlterResult, error) {
+	if c.cloud != nil {
+		return c.cloudOffsetsWrite(ctx, method, name, body)
+	}
 	_, resp, err := c.do(ctx, request{method: method, path: pathOf("connectors", name, "offsets"), body: body, timeout: OffsetsTimeout})
 	if err != nil {
 		return AlterResult{}, err
@@ -375,6 +396,9 @@ func (c *Client) CreateConnector(ctx context.Context, name string, config map[st
 // older or unreadable version is ErrUnsupported: an older worker would
 // ignore the field and start the connector at once.
 func (c *Client) RequireInitialState(ctx context.Context) (ServerInfo, error) {
+	if c.cloud != nil {
+		return c.cloudServerInfo(), fmt.Errorf("%w: Confluent Cloud's connector create API documents no \"initial_state\": a fully-managed connector created through it would start at once", ErrUnsupported)
+	}
 	return c.requireKafka3(ctx, 7, `creating a connector STOPPED (POST /connectors with "initial_state") needs Kafka 3.7 or later`,
 		`creating a connector STOPPED (POST /connectors with "initial_state", KIP-980) needs 3.7 or later`)
 }

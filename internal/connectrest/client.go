@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +81,16 @@ type Config struct {
 	// Transport, when set, replaces the HTTP transport built from the TLS
 	// settings (tests).
 	Transport http.RoundTripper
+	// Platform is PlatformConnect (a Kafka Connect cluster, the default) or
+	// PlatformConfluentCloud: the Confluent Cloud Connect v1 API of
+	// Environment (env-...) and Cluster (lkc-...), at URLs (default
+	// DefaultCloudURL). A single URL whose path is
+	// /connect/v1/environments/ENV/clusters/LKC is cloud mode too. In cloud
+	// mode Username and Password are a Cloud API key and secret, and
+	// Timeout also bounds the whole wait for an offsets request to be
+	// applied (see cloud.go).
+	Platform             string
+	Environment, Cluster string
 }
 
 // Client talks to one Kafka Connect cluster. Make it with New.
@@ -89,6 +98,7 @@ type Client struct {
 	cfg   Config
 	bases []*url.URL
 	http  *http.Client
+	cloud *cloud // nil for a Kafka Connect cluster
 
 	mu   sync.Mutex
 	next int // index of the worker to try first
@@ -96,6 +106,10 @@ type Client struct {
 
 // New checks cfg and returns a Client. It reads the TLS files now.
 func New(cfg Config) (*Client, error) {
+	cl, err := cloudConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	if len(cfg.URLs) == 0 {
 		return nil, fmt.Errorf("%w: no worker URL (--connect-url)", ErrConfig)
 	}
@@ -122,7 +136,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	c := &Client{cfg: cfg}
+	c := &Client{cfg: cfg, cloud: cl}
 	for _, raw := range cfg.URLs {
 		u, err := url.Parse(strings.TrimSpace(raw))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -200,6 +214,8 @@ type Error struct {
 	Status  int
 	Code    int
 	Message string
+	// cloud is set for an answer of the Confluent Cloud API.
+	cloud bool
 }
 
 func (e *Error) Error() string {
@@ -208,6 +224,9 @@ func (e *Error) Error() string {
 		msg = http.StatusText(e.Status)
 	}
 	s := fmt.Sprintf("%s %s on %s: %d %s", e.Method, e.Path, e.Worker, e.Status, msg)
+	if e.cloud {
+		return s + cloudHint(e.Status)
+	}
 	switch {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		s += " (check --connect-user and OFFSETKEEPER_CONNECT_PASSWORD, or --connect-token)"
@@ -266,17 +285,16 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 		if status >= 200 && status < 300 {
 			return status, body, nil
 		}
-		apiErr := &Error{Method: r.method, Path: unescapedPath(r.path), Worker: worker, Status: status}
-		var em struct {
-			Code    int    `json:"error_code"`
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(body, &em) == nil && (em.Message != "" || em.Code != 0) {
-			apiErr.Code, apiErr.Message = em.Code, em.Message
+		apiErr := &Error{Method: r.method, Path: unescapedPath(r.path), Worker: worker, Status: status, cloud: c.cloud != nil}
+		if code, msg, ok := errorBody(body, c.cloud != nil); ok {
+			apiErr.Code, apiErr.Message = code, msg
 		} else {
 			apiErr.Message = shorten(strings.TrimSpace(string(body)), 200)
 		}
-		if status != http.StatusConflict || attempt >= c.cfg.Retries || r.noRetry {
+		// A 409 on Cloud is an offsets request in progress, not a
+		// rebalance; Cloud's rate limit (429) passes with waiting.
+		retry := status == http.StatusConflict && c.cloud == nil || status == http.StatusTooManyRequests && c.cloud != nil
+		if !retry || attempt >= c.cfg.Retries || r.noRetry && status == http.StatusConflict {
 			return status, body, apiErr
 		}
 		t := time.NewTimer(wait)
