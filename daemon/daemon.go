@@ -98,6 +98,9 @@ type Daemon struct {
 	// StatusTopic is Connect's status topic the page reads the workers'
 	// reported states from; default snapshot.DefaultStatusTopic.
 	StatusTopic string
+	// Statuses, when set, reads the workers' reported states for the page
+	// in place of StatusTopic (a layout's several status topics).
+	Statuses func(ctx context.Context) (*capture.Statuses, error)
 	// Logger receives the daemon's logs; nil discards them.
 	Logger *slog.Logger
 	// Progress, when set, is the one the Snapshot func counts into (the

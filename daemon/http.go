@@ -154,5 +154,8 @@ func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
 func (d *Daemon) statuses(ctx context.Context) (*capture.Statuses, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	if d.Statuses != nil {
+		return d.Statuses(ctx)
+	}
 	return capture.ReadStatuses(ctx, d.Kafka, cmp.Or(d.StatusTopic, capture.DefaultStatusTopic))
 }

@@ -146,5 +146,8 @@ func (o Options) captureOptions(scope []string, extraTopics []string) capture.Op
 	// then no connector has a config here, so none runs.
 	c.ConfigTopicOptional = true
 	c.Incremental = false
+	// A layout's worker groups were found before the plan: its captures
+	// read those, not what a connector created since would add.
+	c.Layout = nil
 	return c
 }

@@ -126,7 +126,8 @@ func sameSetting(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	if err != nil || md.Cluster != p.ClusterID {
 		return false
 	}
-	confs, err := capture.ReadConfigs(ctx, cl, p.opts.ConfigTopic)
+	topics := p.opts.WorkerConfigTopics()
+	confs, err := capture.ReadConfigs(ctx, cl, topics[0], topics[1:]...)
 	if errors.Is(err, capture.ErrTopicMissing) {
 		confs, err = nil, nil // as a capture with ConfigTopicOptional
 	}

@@ -136,8 +136,11 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		},
 		Kafka:       cl,
 		StatusTopic: opts.StatusTopic,
-		Logger:      c.log,
-		Progress:    opts.Progress,
+		Statuses: func(ctx context.Context) (*capture.Statuses, error) {
+			return capture.ReadWorkerStatuses(ctx, cl, opts)
+		},
+		Logger:   c.log,
+		Progress: opts.Progress,
 	}
 	return c.runDaemon(ctx, d)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
@@ -41,9 +43,13 @@ type globals struct {
 	offsetsTopics listFlag
 	configTopic   string
 	statusTopic   string
-	groupPrefix   string
-	clientID      string
-	timeout       time.Duration
+	// layout and its patterns find several worker groups by topic name
+	// (MSK Connect's per-connector topics).
+	layout                                       string
+	offsetsPattern, configPattern, statusPattern string
+	groupPrefix                                  string
+	clientID                                     string
+	timeout                                      time.Duration
 
 	// security, see docs/security.md
 	saslMechanism, saslUsername, saslPassword, saslPasswordFile string
@@ -78,6 +84,10 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.Var(&g.offsetsTopics, "offsets-topic", "worker offsets topic (offset.storage.topic); repeatable (default "+snapshot.DefaultOffsetsTopic+")")
 	fs.StringVar(&g.configTopic, "config-topic", snapshot.DefaultConfigTopic, "worker config topic (config.storage.topic)")
 	fs.StringVar(&g.statusTopic, "status-topic", capture.DefaultStatusTopic, "worker status topic (status.storage.topic), read for the page's worker-reported states")
+	fs.StringVar(&g.layout, "layout", "", "topic layout with a worker group per connector: msk-connect (Amazon MSK Connect's __msk_connect_{offsets,configs,status}_<name>_<id> topics); sets the three --*-topic-pattern defaults")
+	fs.StringVar(&g.offsetsPattern, "offsets-topic-pattern", "", "regular expression: every topic it matches is an offsets topic of a worker group, named by the first capture group (replaces --offsets-topic)")
+	fs.StringVar(&g.configPattern, "config-topic-pattern", "", "regular expression: every topic it matches is a config topic of a worker group, named by the first capture group (replaces --config-topic)")
+	fs.StringVar(&g.statusPattern, "status-topic-pattern", "", "regular expression: every topic it matches is a status topic of a worker group, named by the first capture group (replaces --status-topic)")
 	fs.StringVar(&g.groupPrefix, "group-prefix", snapshot.DefaultGroupPrefix, "consumer groups with this prefix are sink connector groups")
 	fs.StringVar(&g.clientID, "client-id", "offsetkeeper", "Kafka client id")
 	fs.DurationVar(&g.timeout, "kafka-timeout", 30*time.Second, "how long to keep trying to reach Kafka before giving up")
@@ -216,7 +226,54 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	if !g.explicit("status-topic") && worker.StatusTopic != "" {
 		opts.StatusTopic = worker.StatusTopic
 	}
+	l, err := g.topicLayout()
+	if err != nil {
+		return cfg, opts, err
+	}
+	opts.Layout = l
 	return cfg, opts, nil
+}
+
+// topicLayout is the layout of --layout and the --*-topic-pattern
+// settings; nil without them.
+func (g *globals) topicLayout() (*capture.Layout, error) {
+	offsets, config, status := g.offsetsPattern, g.configPattern, g.statusPattern
+	switch g.layout {
+	case "":
+		if offsets == "" && config == "" && status == "" {
+			return nil, nil
+		}
+	case capture.LayoutMSKConnect:
+		offsets = cmp.Or(offsets, capture.MSKOffsetsPattern)
+		config = cmp.Or(config, capture.MSKConfigPattern)
+		status = cmp.Or(status, capture.MSKStatusPattern)
+	default:
+		return nil, usagef("--layout %q: the layout known is %s", g.layout, capture.LayoutMSKConnect)
+	}
+	if len(g.offsetsTopics) > 0 || g.explicit("config-topic") || g.explicit("status-topic") {
+		return nil, usagef("a topic layout (--layout or --*-topic-pattern) finds the worker topics by name: drop --offsets-topic, --config-topic and --status-topic")
+	}
+	l, err := capture.NewLayout(offsets, config, status)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return l, nil
+}
+
+// discover finds the worker groups of opts.Layout and names their topics
+// in opts, for the commands that need them up front (restore and the
+// journal name the offsets topics before they capture); a capture with a
+// layout finds them again itself.
+func discover(ctx context.Context, cl *kgo.Client, opts *capture.Options) error {
+	if opts.Layout == nil {
+		return nil
+	}
+	gs, err := opts.Layout.Discover(ctx, kadm.NewClient(cl))
+	if err != nil {
+		return err
+	}
+	opts.UseGroups(gs)
+	return nil
 }
 
 // kafkaClient opens a Kafka client from the flags and checks that the
@@ -231,6 +288,10 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 	cl, err := cfg.Connect(ctx, extra...)
 	if err != nil {
 		return nil, opts, kafkaconf.DescribeError(err)
+	}
+	if err := discover(ctx, cl, &opts); err != nil {
+		cl.Close()
+		return nil, opts, err
 	}
 	return cl, opts, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -63,7 +62,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		defer cl.Close()
 		src.LogEnd = web.LogEnds(cl, 0)
 		src.Status = func(ctx context.Context) (*capture.Statuses, error) {
-			return capture.ReadStatuses(ctx, cl, cmp.Or(opts.StatusTopic, capture.DefaultStatusTopic))
+			return capture.ReadWorkerStatuses(ctx, cl, opts)
 		}
 	}
 	page, err := web.New(src)

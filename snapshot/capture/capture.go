@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,9 +89,20 @@ type Options struct {
 	OffsetsTopics []string
 	// ConfigTopic is the Connect config topic; default DefaultConfigTopic.
 	ConfigTopic string
+	// ConfigTopics, when set, are the config topics of several worker
+	// groups (a Layout's), all read in place of ConfigTopic. Connector
+	// names are unique across them, as on MSK Connect; a name configured
+	// in two is warned of.
+	ConfigTopics []string
 	// StatusTopic is the Connect status topic, read by ReadStatuses for
 	// the page, never by a capture; default DefaultStatusTopic.
-	StatusTopic string
+	// StatusTopics are those of several worker groups, as ConfigTopics.
+	StatusTopic  string
+	StatusTopics []string
+	// Layout, when set, finds the worker groups by topic name at every
+	// Capture (UseGroups), so that a daemon sees connectors created since
+	// it started; the topics named above are then replaced.
+	Layout *Layout
 	// GroupPrefix selects sink groups; default DefaultGroupPrefix.
 	GroupPrefix string
 	// Connectors limits the capture to these connectors; empty means all.
@@ -117,7 +129,7 @@ type Options struct {
 // Defaults fills in what o leaves unset: the worker topics, the group
 // prefix and the reason.
 func (o *Options) Defaults() {
-	if len(o.OffsetsTopics) == 0 {
+	if len(o.OffsetsTopics) == 0 && o.Layout == nil {
 		o.OffsetsTopics = []string{snapshot.DefaultOffsetsTopic}
 	}
 	if o.ConfigTopic == "" {
@@ -141,6 +153,11 @@ type Capturer struct {
 	opts  Options
 	views map[string]*keyview.TopicView
 	conf  *snapshot.ConfigState
+	// confTopics are the config topics conf was read from, sorted;
+	// confFrom the topics each connector has a config in (several are
+	// warned of).
+	confTopics []string
+	confFrom   map[string][]string
 	// stats of the last Capture.
 	stats CaptureStats
 	// gen counts Captures, so that a streamed snapshot can tell that the
@@ -279,6 +296,14 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 	if err != nil {
 		return nil, fmt.Errorf("read cluster metadata: %w", err)
 	}
+	if c.opts.Layout != nil {
+		gs, err := c.opts.Layout.Discover(ctx, c.adm)
+		if err != nil {
+			return nil, err
+		}
+		c.opts.UseGroups(gs)
+		r.warnings = append(r.warnings, groupWarnings(gs)...)
+	}
 
 	// 1. The config topic, as the worker reads it.
 	phase := time.Now()
@@ -287,6 +312,7 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 	if err != nil {
 		return nil, err
 	}
+	r.warnings = append(r.warnings, c.confWarnings()...)
 	c.stats.ConfigRead = time.Since(phase)
 
 	r.scope = make(map[string]bool, len(c.opts.Connectors))
@@ -322,14 +348,14 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 	}()
 
 	// 2. The offsets topics: the worker's, plus each connector's own.
-	if confMissing {
-		r.warnings = append(r.warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", c.opts.ConfigTopic))
+	for _, t := range confMissing {
+		r.warnings = append(r.warnings, fmt.Sprintf("config topic %q does not exist: no connector has a config here, so none counts as running", t))
 	}
 	c.opts.Progress.SetPhase(PhaseOffsets)
 	if err := r.readOffsets(ctx); err != nil {
 		return nil, err
 	}
-	r.newSnapshot(md.Cluster, confMissing, confBounds)
+	r.newSnapshot(md.Cluster, confBounds)
 
 	// 3. Source offsets.
 	phase = time.Now()
@@ -438,7 +464,7 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 }
 
 // newSnapshot starts the snapshot: its header and topics.
-func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds map[string]map[int32]kread.Bounds) {
+func (r *captureRun) newSnapshot(cluster string, confBounds map[string]map[int32]kread.Bounds) {
 	opts := r.c.opts
 	snap := &snapshot.Snapshot{
 		Version:        snapshot.Version,
@@ -452,8 +478,8 @@ func (r *captureRun) newSnapshot(cluster string, confMissing bool, confBounds ma
 		Connectors:     []snapshot.Connector{},
 	}
 	sort.Strings(snap.Scope)
-	if !confMissing {
-		snap.Topics = append(snap.Topics, topicOf(opts.ConfigTopic, snapshot.RoleConfig, confBounds[opts.ConfigTopic]))
+	for _, t := range r.c.confTopics {
+		snap.Topics = append(snap.Topics, topicOf(t, snapshot.RoleConfig, confBounds[t]))
 	}
 	for _, v := range r.views {
 		snap.Topics = append(snap.Topics, topicOf(v.Name, snapshot.RoleOffsets, r.offBounds[v.Name]))
@@ -595,50 +621,104 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 	return nil
 }
 
-// readConfig brings the config state machine up to the topic's end. It
-// reports a missing topic when Options.ConfigTopicOptional allows one, and
-// leaves the state empty then.
-func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.Bounds, bool, error) {
-	confBounds, missing, err := kread.ListBounds(ctx, c.adm, []string{c.opts.ConfigTopic})
+// readConfig brings the config state machine up to the end of the config
+// topics (one, or a layout's several, read at once into one state: their
+// connectors' names are unique). It reports the topics missing when
+// Options.ConfigTopicOptional allows them, or when a layout's discovery
+// named them; with none left the state is empty.
+func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.Bounds, []string, error) {
+	topics := c.opts.WorkerConfigTopics()
+	confBounds, missing, err := kread.ListBounds(ctx, c.adm, topics)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if len(missing) > 0 {
-		if !c.opts.ConfigTopicOptional {
-			return nil, false, &MissingTopicError{Topic: c.opts.ConfigTopic, What: "config topic", Flag: "--config-topic (config.storage.topic of the worker)"}
+	if len(missing) > 0 && !c.opts.ConfigTopicOptional {
+		return nil, nil, &MissingTopicError{Topic: missing[0], What: "config topic", Flag: "--config-topic (config.storage.topic of the worker)"}
+	}
+	present := slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return slices.Contains(missing, t) })
+	slices.Sort(present)
+	if c.conf == nil || !slices.Equal(present, c.confTopics) {
+		// New, or another set of config topics (a layout's connector
+		// created or deleted): replay them all, so that no connector of a
+		// topic gone stays.
+		for _, t := range c.confTopics {
+			delete(c.views, t)
 		}
-		c.conf = snapshot.NewConfigState()
-		delete(c.views, c.opts.ConfigTopic)
-		return nil, true, nil
+		c.conf, c.confFrom = snapshot.NewConfigState(), map[string][]string{}
 	}
-	cv := c.views[c.opts.ConfigTopic]
-	if cv == nil || c.conf == nil {
-		c.conf = snapshot.NewConfigState()
-		cv = keyview.NewTopicView(c.opts.ConfigTopic)
-		cv.OnRecord = c.conf.Apply
-		c.views[c.opts.ConfigTopic] = cv
-	}
-	cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
+	c.confTopics = present
 	before := c.conf.Records
-	resets, err := kread.ReadTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds)
+	views := c.configViews(present)
+	resets, err := kread.ReadTopics(ctx, c.cl, c.adm, views, confBounds)
 	if err != nil {
-		return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+		return nil, nil, fmt.Errorf("read config topic %s: %w", quoteList(present), err)
 	}
 	if len(resets) > 0 {
 		// The config log moved under us: replay it whole.
-		c.conf = snapshot.NewConfigState()
-		cv = keyview.NewTopicView(c.opts.ConfigTopic)
-		cv.OnRecord = c.conf.Apply
-		cv.Progress = c.opts.Progress.topic(c.opts.ConfigTopic)
-		c.views[c.opts.ConfigTopic] = cv
-		before = 0
-		if _, err := kread.ReadTopics(ctx, c.cl, c.adm, []*keyview.TopicView{cv}, confBounds); err != nil {
-			return nil, false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+		c.conf, c.confFrom, before = snapshot.NewConfigState(), map[string][]string{}, 0
+		for _, t := range present {
+			delete(c.views, t)
+		}
+		if _, err := kread.ReadTopics(ctx, c.cl, c.adm, c.configViews(present), confBounds); err != nil {
+			return nil, nil, fmt.Errorf("read config topic %s: %w", quoteList(present), err)
 		}
 		c.stats.Resets = append(c.stats.Resets, resets...)
 	}
 	c.stats.RecordsRead += c.conf.Records - before
-	return confBounds, false, nil
+	return confBounds, missing, nil
+}
+
+// configViews returns the views of the config topics, made where new. With
+// several, their records reach the one state from as many goroutines: the
+// hook takes a lock, and notes each connector's topic.
+func (c *Capturer) configViews(topics []string) []*keyview.TopicView {
+	views := make([]*keyview.TopicView, 0, len(topics))
+	var mu sync.Mutex
+	for _, t := range topics {
+		cv := c.views[t]
+		if cv == nil {
+			cv = keyview.NewTopicView(t)
+			conf, from := c.conf, c.confFrom
+			cv.OnRecord = func(r keyview.LogRecord) {
+				mu.Lock()
+				defer mu.Unlock()
+				conf.Apply(r)
+				if name, ok := strings.CutPrefix(string(r.Key), "connector-"); ok {
+					in := slices.DeleteFunc(from[name], func(o string) bool { return o == t })
+					if r.Value != nil {
+						in = append(in, t)
+					}
+					from[name] = in
+				}
+			}
+			c.views[t] = cv
+		}
+		cv.Progress = c.opts.Progress.topic(t)
+		views = append(views, cv)
+	}
+	return views
+}
+
+// confWarnings name the connectors configured in more than one config
+// topic: the worker groups disagree, and the snapshot holds the state of
+// whichever record was read last.
+func (c *Capturer) confWarnings() []string {
+	var out []string
+	for name, in := range c.confFrom {
+		if len(in) > 1 {
+			out = append(out, fmt.Sprintf("connector %q has a config in several config topics (%s): its config is that of the record read last; give each worker group its own connector names", name, quoteList(slices.Sorted(slices.Values(in)))))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func quoteList(ts []string) string {
+	q := make([]string, len(ts))
+	for i, t := range ts {
+		q[i] = fmt.Sprintf("%q", t)
+	}
+	return strings.Join(q, ", ")
 }
 
 // captureGroups reads the sink groups: their state, members and committed
@@ -856,9 +936,13 @@ func recordsBetween(before map[*keyview.PartView]int64, views []*keyview.TopicVi
 // does, returning every connector that has a config, by name. It uses the
 // same reader as Capture, so it ends reliably even when the records just
 // below the end were aborted. A topic that does not exist is
-// ErrTopicMissing.
-func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string) (map[string]snapshot.ConnectorConfig, error) {
+// ErrTopicMissing. The config topics of more worker groups are read too,
+// into one set (a layout's: connector names are unique across them).
+func ReadConfigs(ctx context.Context, cl *kgo.Client, topic string, more ...string) (map[string]snapshot.ConnectorConfig, error) {
 	c := NewCapturer(cl, Options{ConfigTopic: topic})
+	if len(more) > 0 {
+		c.opts.ConfigTopics = append([]string{topic}, more...)
+	}
 	if _, _, err := c.readConfig(ctx); err != nil {
 		return nil, err
 	}

@@ -71,25 +71,32 @@ type Statuses struct {
 // status-connector-<name> and status-task-<name>-<id> (a connector name
 // may hold '-': the ID is after the last one); a value that does not
 // decode is left out with a warning. A topic that does not exist is
-// ErrTopicMissing.
-func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string) (*Statuses, error) {
+// ErrTopicMissing. The status topics of more worker groups are read too,
+// into one set (a layout's: connector names are unique across them).
+func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string, more ...string) (*Statuses, error) {
 	adm := kadm.NewClient(cl)
-	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
+	topics := append([]string{topic}, more...)
+	ends, missing, err := kread.ListBounds(ctx, adm, topics)
 	if err != nil {
-		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
+		return nil, fmt.Errorf("read status topic %s: %w", quoteList(topics), err)
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("read status topic %q: %w: check --status-topic (status.storage.topic of the worker)", topic, ErrTopicMissing)
+		return nil, fmt.Errorf("read status topic %q: %w: check --status-topic (status.storage.topic of the worker)", missing[0], ErrTopicMissing)
 	}
-	v := keyview.NewTopicView(topic)
-	if _, err := kread.ReadTopics(ctx, cl, adm, []*keyview.TopicView{v}, ends); err != nil {
-		return nil, fmt.Errorf("read status topic %q: %w", topic, err)
+	views := make([]*keyview.TopicView, len(topics))
+	for i, t := range topics {
+		views[i] = keyview.NewTopicView(t)
+	}
+	if _, err := kread.ReadTopics(ctx, cl, adm, views, ends); err != nil {
+		return nil, fmt.Errorf("read status topic %s: %w", quoteList(topics), err)
 	}
 	st := &Statuses{Connectors: map[string]*ConnectorStatus{}}
-	for _, p := range snapshot.SortedPartitions(v.Parts) {
-		pv := v.Parts[p]
-		for key, i := range pv.All() {
-			st.add(strings.Clone(key), pv.Record(i).Value)
+	for _, v := range views {
+		for _, p := range snapshot.SortedPartitions(v.Parts) {
+			pv := v.Parts[p]
+			for key, i := range pv.All() {
+				st.add(strings.Clone(key), pv.Record(i).Value)
+			}
 		}
 	}
 	for _, c := range st.Connectors {

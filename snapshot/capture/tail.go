@@ -51,7 +51,7 @@ type Tail struct {
 	last    map[string]map[int32]*snapshot.LastValues
 	nparts  map[string]int
 	conf    *snapshot.ConfigState
-	confV   *keyview.TopicView
+	confVs  []*keyview.TopicView
 	pending []journal.Entry
 	// rewound counts, per connector, source keys rewritten backwards and
 	// tombstoned in the records read since the last Poll, with the time
@@ -146,8 +146,12 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 		if !ok || td.Err != nil {
 			return nil, fmt.Errorf("read metadata of topic %q: %v", t.Name, td.Err)
 		}
+		worker := slices.Contains(opts.OffsetsTopics, t.Name)
+		if l := opts.Layout; l != nil && l.Offsets != nil {
+			worker = worker || l.Offsets.MatchString(t.Name)
+		}
 		et := journal.EpochTopic{Name: t.Name, Role: t.Role, TopicID: hex.EncodeToString(td.ID[:]), Partitions: len(t.Partitions),
-			Worker: t.Role == snapshot.RoleOffsets && slices.Contains(opts.OffsetsTopics, t.Name)}
+			Worker: t.Role == snapshot.RoleOffsets && worker}
 		for _, p := range t.Partitions {
 			et.Start = append(et.Start, journal.PartitionNext{Partition: p.Partition, Next: p.EndOffset})
 		}
@@ -156,48 +160,63 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 	return out, nil
 }
 
-// Start reads the config topic up to its position, as the worker would
-// have it there, without journaling it.
+// Start reads the config topics (one, or a layout's several) up to their
+// positions, as the worker would have them there, without journaling them.
 func (t *Tail) Start(ctx context.Context) error {
 	t.conf = snapshot.NewConfigState()
-	var ct *journal.EpochTopic
+	var cts []*journal.EpochTopic
+	var names []string
 	for i := range t.topics {
 		if t.topics[i].Role == snapshot.RoleConfig {
-			ct = &t.topics[i]
+			cts = append(cts, &t.topics[i])
+			names = append(names, t.topics[i].Name)
 		}
 	}
-	if ct == nil {
+	if len(cts) == 0 {
 		return nil // no config topic (a new cluster): every connector has no config
 	}
-	v := keyview.NewTopicView(ct.Name)
-	v.ID = topicIDOf(ct.TopicID)
-	v.OnRecord = t.conf.Apply
-	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, []string{ct.Name})
+	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, names)
 	if err != nil {
 		return err
 	}
 	if len(missing) > 0 {
-		return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", ct.Name)}
+		return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing[0])}
 	}
-	pos := int64(0)
-	if len(ct.Start) > 0 {
-		pos = ct.Start[0].Next
+	var views []*keyview.TopicView
+	upTo := map[string]map[int32]kread.Bounds{}
+	pos := map[string]int64{}
+	for _, ct := range cts {
+		v := keyview.NewTopicView(ct.Name)
+		v.ID = topicIDOf(ct.TopicID)
+		v.OnRecord = func(r keyview.LogRecord) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.conf.Apply(r)
+		}
+		if len(ct.Start) > 0 {
+			pos[ct.Name] = ct.Start[0].Next
+		}
+		b := bs[ct.Name][0]
+		if b.End < pos[ct.Name] {
+			return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos[ct.Name])}
+		}
+		upTo[ct.Name] = map[int32]kread.Bounds{0: {Start: b.Start, End: pos[ct.Name]}}
+		views = append(views, v)
 	}
-	b := bs[ct.Name][0]
-	if b.End < pos {
-		return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos)}
+	if _, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, views, upTo); err != nil {
+		return fmt.Errorf("read config topic %s: %w", quoteList(names), err)
 	}
-	if _, err := kread.ReadTopics(ctx, t.capt.cl, t.capt.adm, []*keyview.TopicView{v}, map[string]map[int32]kread.Bounds{ct.Name: {0: {Start: b.Start, End: pos}}}); err != nil {
-		return fmt.Errorf("read config topic %q: %w", ct.Name, err)
+	for _, v := range views {
+		p := pos[v.Name]
+		if v.Parts[0] != nil && v.Parts[0].Next != p && p > bs[v.Name][0].Start {
+			return &TailBreak{Reason: journal.EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", v.Name, p)}
+		}
+		v.OnRecord = t.config
+		if v.Parts[0] == nil {
+			v.Parts[0] = keyview.NewPartView(p)
+		}
 	}
-	if v.Parts[0] != nil && v.Parts[0].Next != pos && pos > b.Start {
-		return &TailBreak{Reason: journal.EpochGap, Detail: fmt.Sprintf("config topic %q could not be read up to %d", ct.Name, pos)}
-	}
-	v.OnRecord = t.config
-	if v.Parts[0] == nil {
-		v.Parts[0] = keyview.NewPartView(pos)
-	}
-	t.confV = v
+	t.confVs = views
 	return nil
 }
 
@@ -289,6 +308,9 @@ func (t *Tail) Poll(ctx context.Context) ([]journal.Entry, time.Time, error) {
 	if err := t.checkTopics(ctx, names); err != nil {
 		return nil, time.Time{}, err
 	}
+	if err := t.checkGroups(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
 	bs, missing, err := kread.ListBounds(ctx, t.capt.adm, names)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -297,9 +319,7 @@ func (t *Tail) Poll(ctx context.Context) ([]journal.Entry, time.Time, error) {
 		return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
 	}
 	views := slices.Collect(maps.Values(t.views))
-	if t.confV != nil {
-		views = append(views, t.confV)
-	}
+	views = append(views, t.confVs...)
 	for _, v := range views {
 		if len(bs[v.Name]) != t.nparts[v.Name] {
 			return nil, time.Time{}, &TailBreak{Reason: journal.EpochPartitions, Detail: fmt.Sprintf("topic %q has %d partitions, the epoch began with %d", v.Name, len(bs[v.Name]), t.nparts[v.Name])}
@@ -350,9 +370,7 @@ func (t *Tail) Requeue(entries []journal.Entry) {
 func (t *Tail) Positions() []journal.Entry {
 	var out []journal.Entry
 	views := slices.Collect(maps.Values(t.views))
-	if t.confV != nil {
-		views = append(views, t.confV)
-	}
+	views = append(views, t.confVs...)
 	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
 		for _, p := range snapshot.SortedPartitions(v.Parts) {
@@ -563,4 +581,26 @@ func (t *Tail) lastConsumed(ctx context.Context, gs []snapshot.SinkGroup) {
 			k++
 		}
 	}
+}
+
+// checkGroups breaks the epoch when the topic layout finds a worker group
+// whose offsets or config topic it does not tail: a connector created
+// since, which only a new epoch (on a new snapshot) follows.
+func (t *Tail) checkGroups(ctx context.Context) error {
+	l := t.capt.opts.Layout
+	if l == nil {
+		return nil
+	}
+	gs, err := l.Discover(ctx, t.capt.adm)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		for _, name := range []string{g.OffsetsTopic, g.ConfigTopic} {
+			if name != "" && t.nparts[name] == 0 {
+				return &TailBreak{Reason: journal.EpochNewGroup, Detail: fmt.Sprintf("worker group %q (topic %q) is new: its connectors are journaled from the next epoch", g.ID, name)}
+			}
+		}
+	}
+	return nil
 }

@@ -23,8 +23,11 @@ const (
 	// recreated" is only for one that exists again under a new topic ID.
 	EpochTopicDeleted = "topic deleted"
 	EpochPartitions   = "partition count changed"
-	EpochNoContinue   = "new leader could not continue"
-	EpochBroken       = "journal broken"
+	// EpochNewGroup: a topic layout (MSK Connect's, say) found a worker
+	// group the epoch does not tail, a connector created since.
+	EpochNewGroup   = "worker group added"
+	EpochNoContinue = "new leader could not continue"
+	EpochBroken     = "journal broken"
 )
 
 // Errors of journal objects. Each matches the snapshot package's error of
