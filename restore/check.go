@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // Names of the safety checks, as Refusal.Check has them.
@@ -47,6 +49,9 @@ type RefusedError struct {
 	// already (--connector, a Connect URL, --stop-connectors), so the
 	// hint offers only the ways it was not.
 	Scoped, ConnectURL, Stopping bool
+	// Layout: the workers were found by a topic layout (MSK Connect),
+	// which has no REST API to stop them through.
+	Layout bool
 }
 
 func (e *RefusedError) Error() string {
@@ -116,6 +121,8 @@ func (e *RefusedError) hint() string {
 		ways = append(ways, "restore the other connectors alone with --connector NAME")
 	}
 	switch {
+	case e.Layout:
+		// No REST API to stop them through (MSK Connect).
 	case !e.ConnectURL:
 		ways = append(ways, "let the restore stop and resume "+them+" with --connect-url URL --stop-connectors --resume")
 	case !e.Stopping:
@@ -163,6 +170,12 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 			continue // left alone: its state does not matter
 		}
 		lc := cp.Live
+		if p.opts.Layout != nil {
+			// A layout's workers (MSK Connect's) have no REST API and no
+			// stop: the config says STARTED for as long as the connector
+			// exists; its status topic says whether a worker runs it.
+			continue
+		}
 		if lc.HasConfig && !lc.Stopped() {
 			name := url.PathEscape(cp.Name)
 			add(cp.Name, CheckRunning, "is %s (target state %s, %s in the config topic); stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks", cp.busy(), lc.TargetState, taskCount(lc.Tasks), name, name)
@@ -172,6 +185,9 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 		}
 	}
 
+	if p.opts.Layout != nil {
+		refusals = append(refusals, p.checkStatuses(ctx, cl)...)
+	}
 	if p.rest {
 		// Planned through the Connect REST API: no Kafka to ask about
 		// transactions and policies; Connect checks its own.
@@ -356,4 +372,54 @@ func (p *Plan) checkTransactions(ctx context.Context, cl *kgo.Client) (refusals 
 
 func sortRefusals(rs []Refusal) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Connector < rs[j].Connector })
+}
+
+// busyWorkerStates are the worker-reported states of a connector or task
+// that a worker still runs (PAUSED keeps its tasks; RESTARTING comes back).
+var busyWorkerStates = []string{capture.WorkerRunning, capture.WorkerPaused, capture.WorkerRestarting}
+
+// checkStatuses is the running check of a layout's connectors: what their
+// status topics say now. A worker that shuts down writes UNASSIGNED for its
+// connector and tasks, so any other live state (or none readable) refuses.
+func (p *Plan) checkStatuses(ctx context.Context, cl *kgo.Client) []Refusal {
+	var out []Refusal
+	var names []string
+	for _, cp := range p.Connectors {
+		if cp.Writes() && cp.Live.HasConfig {
+			names = append(names, cp.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	topics := p.opts.StatusTopics
+	if len(topics) == 0 {
+		for _, n := range names {
+			out = append(out, Refusal{Connector: n, Check: CheckRunning, Reason: "has a config, and the topic layout finds no status topic to tell whether a worker runs it (give --status-topic-pattern); once you know it is stopped, --force goes ahead"})
+		}
+		return out
+	}
+	st, err := capture.ReadStatuses(ctx, cl, topics[0], topics[1:]...)
+	if err != nil {
+		return []Refusal{{Check: CheckRunning, Reason: fmt.Sprintf("cannot tell whether the connectors run (%v)", err)}}
+	}
+	for _, n := range names {
+		cs := st.Connectors[n]
+		if cs == nil {
+			continue // never reported: no worker ever ran it
+		}
+		var busy []string
+		if c := cs.Connector; c != nil && slices.Contains(busyWorkerStates, c.State) {
+			busy = append(busy, fmt.Sprintf("the connector is %s on worker %s", c.State, c.WorkerID))
+		}
+		for _, t := range cs.Tasks {
+			if slices.Contains(busyWorkerStates, t.State) {
+				busy = append(busy, fmt.Sprintf("task %d is %s on worker %s", t.ID, t.State, t.WorkerID))
+			}
+		}
+		if len(busy) > 0 {
+			out = append(out, Refusal{Connector: n, Check: CheckRunning, Reason: fmt.Sprintf("runs: its status topic says %s. On MSK Connect, delete the connector (its topics stay) and wait until its status shows UNASSIGNED; a worker that died without a word leaves RUNNING behind: once you know none runs, --force goes ahead", strings.Join(busy, ", "))})
+		}
+	}
+	return out
 }

@@ -450,6 +450,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	if refused != nil {
 		r.report.Refusals = refused.Refusals
 		refused.Scoped, refused.ConnectURL, refused.Stopping = len(r.req.Connectors) > 0, r.Connect != nil, r.req.StopConnectors
+		refused.Layout = r.req.Options.Layout != nil
 	}
 	if r.req.Force {
 		return r.force(ctx, plan, refused)
