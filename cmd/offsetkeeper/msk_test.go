@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+)
+
+// mskConnector is one MSK Connect connector: its own worker cluster and
+// topic trio, __msk_connect_{offsets,configs,status}_<name>_<id>.
+type mskConnector struct {
+	name, id string
+	sink     bool
+}
+
+func (m mskConnector) topic(kind string) string {
+	return "__msk_connect_" + kind + "_" + m.name + "_" + m.id
+}
+
+var mskConnectors = []mskConnector{
+	{name: "orders-jdbc", id: "0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9-3"},
+	{name: "clicks-file", id: "11112222-3333-4444-5555-666677778888-1"},
+	{name: "s3-sink", id: "9a8b7c6d-5e4f-3a2b-1c0d-ffeeddccbbaa-2", sink: true},
+}
+
+// seedMSK makes c an MSK Connect-shaped cluster: each connector's trio,
+// its config, task and commit records and RUNNING statuses as a worker
+// writes them, the sources' offsets in their own offsets topics only, and
+// the sink's commits in group connect-s3-sink.
+func seedMSK(c *cluster) {
+	c.t.Helper()
+	ctx := context.Background()
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if _, err := c.adm.CreateTopic(ctx, 3, 1, nil, "clicks"); err != nil {
+		c.t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for _, m := range mskConnectors {
+		for kind, parts := range map[string]int32{"offsets": 5, "configs": 1, "status": 5} {
+			if _, err := c.adm.CreateTopic(ctx, parts, 1, compact, m.topic(kind)); err != nil {
+				c.t.Fatal(err)
+			}
+		}
+		props := `{"properties":{"connector.class":"io.confluent.connect.jdbc.JdbcSourceConnector","name":"` + m.name + `","tasks.max":"1"}}`
+		if m.sink {
+			props = `{"properties":{"connector.class":"io.confluent.connect.s3.S3SinkConnector","name":"` + m.name + `","topics":"clicks","tasks.max":"1"}}`
+		}
+		cfg := m.topic("configs")
+		recs = append(recs,
+			&kgo.Record{Topic: cfg, Key: []byte("connector-" + m.name), Value: []byte(props)},
+			&kgo.Record{Topic: cfg, Key: []byte("task-" + m.name + "-0"), Value: []byte(props)},
+			&kgo.Record{Topic: cfg, Key: []byte("commit-" + m.name), Value: []byte(`{"tasks":1}`)},
+		)
+		recs = append(recs, mskStatus(m, "RUNNING")...)
+	}
+	jdbc, file := mskConnectors[0].topic("offsets"), mskConnectors[1].topic("offsets")
+	recs = append(recs,
+		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":10}`)},
+		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":4711}`)},
+		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.customers"}`), Value: []byte(`{"incrementing":93}`)},
+		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.gone"}`), Value: []byte(`{"incrementing":1}`)},
+		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.gone"}`)},
+		&kgo.Record{Topic: file, Key: key("clicks-file", `{"filename":"/data/clicks.log"}`), Value: []byte(`{"position":81920}`)},
+	)
+	c.produce(recs...)
+	c.commit("connect-s3-sink", kadm.Offset{Topic: "clicks", Partition: 0, At: 120, LeaderEpoch: -1}, kadm.Offset{Topic: "clicks", Partition: 2, At: 7, LeaderEpoch: -1})
+}
+
+// mskStatus are the status records a worker writes of m's connector and
+// its task in state.
+func mskStatus(m mskConnector, state string) []*kgo.Record {
+	st := m.topic("status")
+	v := []byte(`{"state":"` + state + `","trace":null,"worker_id":"10.0.1.17:8083","generation":2}`)
+	return []*kgo.Record{
+		{Topic: st, Key: []byte("status-connector-" + m.name), Value: v},
+		{Topic: st, Key: []byte("status-task-" + m.name + "-0"), Value: v},
+	}
+}
+
+// On an MSK Connect-shaped cluster: snapshot --layout msk-connect
+// captures all three connectors from their own trios; the journal catches a
+// bad reset of one (events); its restore is refused while the status topic
+// says it runs, and once its workers are gone (UNASSIGNED) puts back
+// exactly the offsets from before, in its own offsets topic.
+func TestMSKConnectLayout(t *testing.T) {
+	c := newCluster(t, nil)
+	seedMSK(c)
+	layout := []string{"--layout", "msk-connect"}
+
+	id := c.snapshot(layout...)
+	out, _ := c.mustRun(0, "show", id, "--output", "json")
+	var snap snapshot.Snapshot
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
+		t.Fatalf("show --output json: %v\n%s", err, out)
+	}
+	roles := map[string]string{}
+	for _, tp := range snap.Topics {
+		roles[tp.Name] = tp.Role
+	}
+	for _, m := range mskConnectors {
+		if roles[m.topic("configs")] != snapshot.RoleConfig || roles[m.topic("offsets")] != snapshot.RoleOffsets {
+			t.Errorf("snapshot topics lack the trio of %s: %v", m.name, roles)
+		}
+	}
+	conns := map[string]snapshot.Connector{}
+	for _, cn := range snap.Connectors {
+		conns[cn.Name] = cn
+	}
+	for _, m := range mskConnectors {
+		cn, ok := conns[m.name]
+		if !ok || !cn.HasConfig || cn.Tasks != 1 {
+			t.Errorf("connector %s: %+v (ok %v), want its config with 1 task", m.name, cn, ok)
+		}
+	}
+	if conns["s3-sink"].Group != "connect-s3-sink" {
+		t.Errorf("s3-sink group = %q", conns["s3-sink"].Group)
+	}
+	where := map[string]string{}
+	for _, o := range snap.SourceOffsets {
+		where[o.Connector+" "+string(o.Key)] = o.Topic + " " + string(o.Value)
+	}
+	for k, want := range map[string]string{
+		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.orders"}]`:    mskConnectors[0].topic("offsets") + ` {"incrementing":4711}`,
+		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.customers"}]`: mskConnectors[0].topic("offsets") + ` {"incrementing":93}`,
+		`clicks-file ["clicks-file",{"filename":"/data/clicks.log"}]`:           mskConnectors[1].topic("offsets") + ` {"position":81920}`,
+	} {
+		if where[k] != want {
+			t.Errorf("source key %s = %q, want %q", k, where[k], want)
+		}
+	}
+	if len(where) != 3 {
+		t.Errorf("%d source keys, want 3 (the tombstoned one gone): %v", len(where), where)
+	}
+	if len(snap.SinkGroups) != 1 || len(snap.SinkGroups[0].Offsets) != 2 {
+		t.Errorf("sink groups: %+v", snap.SinkGroups)
+	}
+	before := sourceState(mskCapture(c).Filter([]string{"orders-jdbc"}))
+
+	// The journal follows every trio and catches the reset.
+	logs := c.startDaemon(append(layout, "--journal-interval", "1s", "--schedule", "@every 1h")...)
+	c.waitJournal(time.Now(), logs)
+	since := moment()
+	jdbc := mskConnectors[0].topic("offsets")
+	c.produce(&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":0}`)})
+	c.waitJournal(moment(), logs)
+	evOut, _ := c.mustRun(0, append(layout, "events", "--output", "json", "--since", since.Format(time.RFC3339Nano))...)
+	var evs []eventJSON
+	if err := json.Unmarshal([]byte(evOut), &evs); err != nil {
+		t.Fatalf("events --output json: %v\n%s", err, evOut)
+	}
+	var caught *eventJSON
+	for i, e := range evs {
+		if e.Connector == "orders-jdbc" && e.Kind == snapshot.EventSourceRewound {
+			caught = &evs[i]
+		}
+	}
+	if caught == nil {
+		t.Fatalf("events does not catch the reset of orders-jdbc:\n%s", evOut)
+	}
+
+	// The connector still runs as its status topic says: refused, and
+	// nothing written.
+	_, stderr := c.mustRun(3, append(layout, "restore", id, "--connector", "orders-jdbc")...)
+	if !strings.Contains(stderr, "status topic says") || !strings.Contains(stderr, "UNASSIGNED") || strings.Contains(stderr, "--stop-connectors") {
+		t.Errorf("refusal does not point at the status topic and MSK's way to stop:\n%s", stderr)
+	}
+	if got := mskCapture(c).Filter([]string{"orders-jdbc"}); !strings.Contains(string(sourceOffsetValue(got, "shop.orders")), `"incrementing":0`) {
+		t.Fatalf("a refused restore wrote: %s", sourceOffsetValue(got, "shop.orders"))
+	}
+
+	// Deleted on MSK: its workers write UNASSIGNED. The restore goes ahead
+	// and brings back exactly what was there.
+	c.produce(mskStatus(mskConnectors[0], "UNASSIGNED")...)
+	c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc")...)
+	diffMaps(t, "orders-jdbc after the restore", sourceState(mskCapture(c).Filter([]string{"orders-jdbc"})), before)
+}
+
+// sourceOffsetValue is the value of the orders-jdbc key of table in snap.
+func sourceOffsetValue(snap *snapshot.Snapshot, table string) []byte {
+	for _, o := range snap.SourceOffsets {
+		if strings.Contains(string(o.Key), `"table":"`+table+`"`) {
+			return o.Value
+		}
+	}
+	return nil
+}
+
+// The layout flags are settings: env twins work, and a layout with
+// explicit worker topics or a bad pattern is a usage error.
+func TestLayoutFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--layout", "strimzi"}, `--layout "strimzi"`},
+		{[]string{"--layout", "msk-connect", "--offsets-topic", "x"}, "drop --offsets-topic"},
+		{[]string{"--offsets-topic-pattern", "^(a"}, "config topic pattern"},
+		{[]string{"--offsets-topic-pattern", "^(a", "--config-topic-pattern", "b"}, "offsets topic pattern"},
+	} {
+		var g globals
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		g.register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := g.topicLayout()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+	var g globals
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	if _, err := applyEnv(fs, func(k string) (string, bool) { return "msk-connect", k == "OFFSETKEEPER_LAYOUT" }); err != nil {
+		t.Fatal(err)
+	}
+	l, err := g.topicLayout()
+	if err != nil || l == nil || l.Offsets.String() != capture.MSKOffsetsPattern {
+		t.Fatalf("OFFSETKEEPER_LAYOUT=msk-connect: %v, %v", l, err)
+	}
+}
+
+// mskCapture captures c as --layout msk-connect does.
+func mskCapture(c *cluster) *snapshot.Snapshot {
+	c.t.Helper()
+	snap, err := capture.Capture(context.Background(), c.cl, capture.Options{Layout: capture.MSKConnect()})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return snap
+}
