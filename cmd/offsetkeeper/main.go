@@ -359,7 +359,8 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // "command line only". A new flag of that sort declares itself by adding
 // its name here.
 var perRun = map[string]bool{
-	"force": true, "allow-other-cluster": true, "dry-run": true,
+	"to-offsets-topic": true,
+	"force":            true, "allow-other-cluster": true, "dry-run": true,
 	"connector": true, "from-file": true, "output": true, "output-dir": true,
 	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
 	"resume": true, "at": true, "live": true, "exit-code": true, "since": true,

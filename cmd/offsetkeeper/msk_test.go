@@ -183,6 +183,50 @@ func TestMSKConnectLayout(t *testing.T) {
 	c.produce(mskStatus(mskConnectors[0], "UNASSIGNED")...)
 	c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc")...)
 	diffMaps(t, "orders-jdbc after the restore", sourceState(mskCapture(c).Filter([]string{"orders-jdbc"})), before)
+
+	// Carried to a new custom offsets topic for a recreated connector: a
+	// dry run writes nothing, the run creates it compacted with the
+	// partitions of the old one and prints the worker setting; a second
+	// run is refused, the topic holding records now.
+	custom := "custom-offsets-orders-jdbc"
+	out, _ = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom, "--dry-run")...)
+	if !strings.Contains(out, "would create offsets topic") {
+		t.Errorf("--to-offsets-topic --dry-run:\n%s", out)
+	}
+	if td, err := c.adm.ListTopics(context.Background(), custom); err != nil || td.Has(custom) {
+		t.Fatalf("a dry run created %s (%v)", custom, err)
+	}
+	out, _ = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom)...)
+	if !strings.Contains(out, "  offset.storage.topic="+custom+"\n") || !strings.Contains(out, "verified") {
+		t.Errorf("--to-offsets-topic does not print the worker setting:\n%s", out)
+	}
+	fresh, err := kgo.NewClient(c.cl.Opts()...) // c.cl's metadata cache saw the topic missing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	moved, err := capture.Capture(context.Background(), fresh, capture.Options{OffsetsTopics: []string{custom}, ConfigTopic: mskConnectors[0].topic("configs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMoved := map[string]string{}
+	for _, o := range snap.SourceOffsets {
+		if o.Connector == "orders-jdbc" {
+			wantMoved[string(o.Key)] = string(o.Value)
+		}
+	}
+	gotMoved := map[string]string{}
+	for _, o := range moved.SourceOffsets {
+		gotMoved[string(o.Key)] = string(o.Value)
+		if p := snapshot.PartitionFor(o.Key, 5); o.Partition != p {
+			t.Errorf("key %s on partition %d of %s, want its murmur2 partition %d", o.Key, o.Partition, custom, p)
+		}
+	}
+	diffMaps(t, "the custom offsets topic", gotMoved, wantMoved)
+	_, stderr = c.mustRun(3, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom)...)
+	if !strings.Contains(stderr, "already holds records") {
+		t.Errorf("a second --to-offsets-topic is not refused for the records there:\n%s", stderr)
+	}
 }
 
 // sourceOffsetValue is the value of the orders-jdbc key of table in snap.

@@ -151,6 +151,8 @@ type restoreCmd struct {
 	// createConnectors: see restore/create.go.
 	createConnectors bool
 	includeUnowned   bool
+	// toOffsetsTopic: see restore_totopic.go.
+	toOffsetsTopic string
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -171,6 +173,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME), a kafka-consumer-groups CSV (group,topic,partition,offset) or a standalone worker's offsets file (offset.storage.file.filename)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
+	fs.StringVar(&c.toOffsetsTopic, "to-offsets-topic", "", "with --connector NAME: write the source connector's offsets to this new (or empty) offsets topic instead, created compacted, for a connector recreated with offset.storage.topic=TOPIC (MSK Connect's way to carry offsets to a new connector); prints that worker setting")
 	c.tr.register(fs)
 	fs.BoolVar(&c.notStrimzi, "not-strimzi-managed", false, "with --stop-connectors: stop connectors through the REST API even on workers that look like Strimzi's (whose operator would undo the stop), for a Strimzi cluster that does not manage its connectors")
 	c.progressMode.register(fs)
@@ -207,6 +210,9 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	}
 	if cl != nil {
 		defer cl.Close()
+	}
+	if c.toOffsetsTopic != "" {
+		return c.toNewTopic(ctx, cl, snap)
 	}
 	req := restore.Request{
 		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},

@@ -647,6 +647,9 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.B
 		c.conf, c.confFrom = snapshot.NewConfigState(), map[string][]string{}
 	}
 	c.confTopics = present
+	if len(present) == 0 {
+		return confBounds, missing, nil
+	}
 	before := c.conf.Records
 	views := c.configViews(present)
 	resets, err := kread.ReadTopics(ctx, c.cl, c.adm, views, confBounds)
