@@ -196,9 +196,13 @@ func TestMSKConnectLayout(t *testing.T) {
 	if td, err := c.adm.ListTopics(context.Background(), custom); err != nil || td.Has(custom) {
 		t.Fatalf("a dry run created %s (%v)", custom, err)
 	}
-	out, _ = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom)...)
+	out, stderr = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom)...)
 	if !strings.Contains(out, "  offset.storage.topic="+custom+"\n") || !strings.Contains(out, "verified") {
 		t.Errorf("--to-offsets-topic does not print the worker setting:\n%s", out)
+	}
+	// A name the layout does not match is carried, with a warning.
+	if !strings.Contains(stderr, `does not match the offsets topic pattern`) {
+		t.Errorf("--to-offsets-topic %s does not warn that the layout will not find it:\n%s", custom, stderr)
 	}
 	fresh, err := kgo.NewClient(c.cl.Opts()...) // c.cl's metadata cache saw the topic missing
 	if err != nil {

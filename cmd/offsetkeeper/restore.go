@@ -212,7 +212,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		defer cl.Close()
 	}
 	if c.toOffsetsTopic != "" {
-		return c.toNewTopic(ctx, cl, snap)
+		return c.toNewTopic(ctx, cl, snap, opts.Layout)
 	}
 	req := restore.Request{
 		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},

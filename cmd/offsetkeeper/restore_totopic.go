@@ -23,8 +23,9 @@ import (
 // byte for byte, on their murmur2 partitions of NEW, in one transaction,
 // into a topic it creates compacted (or one that exists and is empty: a
 // topic that holds records is refused, as another connector's may be
-// there), reads them back, and prints the worker setting to use.
-func (c *restoreCmd) toNewTopic(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot) error {
+// there), reads them back, and prints the worker setting to use. Under a
+// topic layout it warns of a name the layout will not find again.
+func (c *restoreCmd) toNewTopic(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, layout *capture.Layout) error {
 	switch {
 	case len(c.connectors) != 1:
 		return usagef("--to-offsets-topic takes one source connector: give --connector NAME once")
@@ -64,6 +65,9 @@ func (c *restoreCmd) toNewTopic(ctx context.Context, cl *kgo.Client, snap *snaps
 		want[i].Topic, want[i].Partition = topic, snapshot.PartitionFor(want[i].Key, n)
 	}
 	out := c.progress()
+	if layout != nil && !layout.Offsets.MatchString(topic) {
+		fmt.Fprintf(c.stderr, "warning: %q does not match the offsets topic pattern %q: snapshots and the journal under this layout will not read the recreated connector's offsets from it; name it to match (on MSK Connect, __msk_connect_offsets_<name>) or widen --offsets-topic-pattern\n", topic, layout.Offsets)
+	}
 	if c.dryRun {
 		fmt.Fprintf(out, "dry run: would create offsets topic %q (%d partitions, cleanup.policy=compact) and write %d source offsets of connector %q to it (from %q of snapshot %s); nothing was written\n", topic, n, len(want), name, from, snap.ID)
 		return nil

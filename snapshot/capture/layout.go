@@ -187,7 +187,7 @@ func groupWarnings(gs []WorkerGroup) []string {
 		case g.OffsetsTopic != "" && g.ConfigTopic == "":
 			out = append(out, fmt.Sprintf("worker group %q has offsets topic %q but no config topic: its connectors count as having no config", g.ID, g.OffsetsTopic))
 		case g.OffsetsTopic == "" && g.ConfigTopic != "":
-			out = append(out, fmt.Sprintf("worker group %q has config topic %q but no offsets topic: its source connectors have no offsets here", g.ID, g.ConfigTopic))
+			out = append(out, fmt.Sprintf("worker group %q has config topic %q but no offsets topic: its source connectors' offsets are read only from an offsets topic the layout finds (a connector given a custom offset.storage.topic needs one whose name matches the offsets pattern)", g.ID, g.ConfigTopic))
 		}
 	}
 	return out
