@@ -176,6 +176,11 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 			// exists; its status topic says whether a worker runs it.
 			continue
 		}
+		if p.cloud {
+			// Confluent Cloud pauses the connector while it applies the
+			// offsets request, and resumes it: nothing to stop first.
+			continue
+		}
 		if lc.HasConfig && !lc.Stopped() {
 			name := url.PathEscape(cp.Name)
 			add(cp.Name, CheckRunning, "is %s (target state %s, %s in the config topic); stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks", cp.busy(), lc.TargetState, taskCount(lc.Tasks), name, name)

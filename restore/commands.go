@@ -26,6 +26,13 @@ type CommandSettings struct {
 	// flag or the environment): the real form then stops the connectors
 	// first and resumes them once verified (--stop-connectors --resume).
 	ConnectURL bool
+	// Via is the --via of the printing restore: "connect" is repeated (a
+	// snapshot captured through REST restores only that way).
+	Via string
+	// Cloud tells that the Connect URL is Confluent Cloud's: it has no
+	// stop, and pauses a connector itself while it alters its offsets, so
+	// the commands carry no --stop-connectors --resume.
+	Cloud bool
 }
 
 // Commands are one restore in its two forms, each ready to paste: DryRun
@@ -55,7 +62,10 @@ func (s CommandSettings) commands(what, connectors []string) Commands {
 		args = append(args, "--connector", c)
 	}
 	args = append(args, s.Flags...)
-	if s.ConnectURL {
+	if s.Via == ViaConnect {
+		args = append(args, "--via", ViaConnect)
+	}
+	if s.ConnectURL && !s.Cloud {
 		args = append(args, "--stop-connectors", "--resume")
 	}
 	program := s.Program

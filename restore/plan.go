@@ -79,6 +79,10 @@ type Plan struct {
 	// rest is set for a plan between snapshots captured through the
 	// Connect REST API (PlanREST): their keys sit on no partition.
 	rest bool
+	// cloud is set for a REST plan whose connectors are Confluent Cloud's
+	// fully-managed ones: Cloud pauses a connector itself while it applies
+	// an offsets request and resumes it, so a running one is no refusal.
+	cloud bool
 	// notify, when set, is told what Apply waits for (see waitReadable).
 	notify func(string)
 	// missing are the offsets topics the plan needs that do not exist

@@ -69,6 +69,9 @@ func (r *run) planREST(ctx context.Context, when string) (*Plan, error) {
 		return nil, fmt.Errorf("plan restore of snapshot %s%s: read the live offsets through the Connect REST API: %w; nothing was written", snap.ID, when, err)
 	}
 	plan, err := PlanREST(snap, live, r.req.Options)
+	if err == nil {
+		plan.cloud = r.Connect.Cloud()
+	}
 	if err != nil {
 		if errors.Is(err, ErrOtherCluster) && when == "" {
 			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}

@@ -90,6 +90,12 @@ type Request struct {
 	// Commands are what the restore commands the restore prints (to go
 	// back before a reset, to roll back) carry.
 	Commands CommandSettings
+	// Again is this restore as a command to run again (the snapshot by
+	// its ID, never "latest": the undo snapshot is the latest once
+	// taken); after a restore that failed part way the advice leads with
+	// it, since re-running finishes the restore and rolling back brings
+	// back the state it was restoring from. Empty leaves it out.
+	Again Commands
 }
 
 // Report is what [Run] did.
@@ -749,6 +755,11 @@ func (r *run) rollBack(written []string) string {
 	what := ""
 	if len(written) > 0 {
 		what = "this restore wrote " + strings.Join(written, ", ") + "; "
+	}
+	if again := r.req.Again; again.Run != "" {
+		// Rolling back restores the state this restore was to repair (the
+		// bad reset); finishing it is what the operator came for.
+		what += fmt.Sprintf("the rest was not written: once the cause above is fixed, run the same restore again, which leaves what is already restored alone: %s (check first: %s); only to undo this restore instead, ", again.Run, again.DryRun)
 	}
 	return fmt.Sprintf("%sto roll back what it wrote: %s (check first: %s)", what, cmds.Run, cmds.DryRun)
 }

@@ -133,7 +133,8 @@ func writeFileAtomic(path string, data []byte) error {
 
 // printStates prints, for diff, one line per connector named (or that has
 // changes) with its REST state, and with live its config topic state from
-// b: "state  <name>  REST <state>  config topic <state>".
+// b: "state  <name>  REST <state>  config topic <state>" (the REST state
+// alone when b was read through REST too).
 func printStates(ctx context.Context, w io.Writer, rc *connectrest.Client, changes []restore.Change, named []string, s diffSides) error {
 	b, live := s.b, s.live
 	states, err := rc.States(ctx)
@@ -149,7 +150,9 @@ func printStates(ctx context.Context, w io.Writer, rc *connectrest.Client, chang
 	sort.Strings(names)
 	for _, name := range names {
 		line := fmt.Sprintf("state  %s  REST %s", name, connectrest.StateOf(states, name))
-		if live {
+		if live && !b.ViaREST() {
+			// A live state read through REST has no config topic: its
+			// state is the REST state just printed.
 			conf := "no config"
 			if c, ok := b.Connector(name); ok && c.HasConfig {
 				conf = restore.ConnectorPlan{Live: c}.State()

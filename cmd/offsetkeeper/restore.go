@@ -232,6 +232,13 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	req.Commands.Cloud = rc != nil && rc.Cloud()
+	if c.via == restore.ViaConnect {
+		req.Commands.Via = restore.ViaConnect
+	}
+	if len(args) > 0 && !c.tr.active() {
+		req.Again = c.again(req.Commands, snap.ID)
+	}
 	if c.fromFile != "" {
 		if c.via == restore.ViaConnect {
 			// Before reading the file, as Run would.
@@ -282,6 +289,21 @@ func (c *restoreCmd) kafkaFor(ctx context.Context, snap *snapshot.Snapshot) (*kg
 	}
 	_, opts, err := c.g.kafkaSettings()
 	return nil, opts, err
+}
+
+// again is this restore of snapshot id as a command to run again: the
+// settings, the connectors named and the choices that shape what it writes
+// (not --force, --dry-run or the output's form).
+func (c *restoreCmd) again(s restore.CommandSettings, id string) restore.Commands {
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{{c.sourceOnly, "--source-only"}, {c.sinkOnly, "--sink-only"}, {c.includeUnowned, "--include-unowned"}, {c.allowOtherCluster, "--allow-other-cluster"}} {
+		if f.on {
+			s.Flags = append(s.Flags, f.flag)
+		}
+	}
+	return s.Snapshot(id, c.connectors...)
 }
 
 // storedSnapshot reads what the restore restores from the store: the state
