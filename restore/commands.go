@@ -33,6 +33,24 @@ type CommandSettings struct {
 	// stop, and pauses a connector itself while it alters its offsets, so
 	// the commands carry no --stop-connectors --resume.
 	Cloud bool
+	// Layout tells that the connectors run under a topic layout (MSK
+	// Connect's): no REST API to stop them, their status topics say.
+	Layout bool
+}
+
+// StopFirst is what to do before running the commands' Run form, or ""
+// when it needs nothing: it stops and resumes the connectors itself (a
+// Connect URL is known), or Confluent Cloud pauses them itself.
+func (s CommandSettings) StopFirst() string {
+	switch {
+	case s.Cloud:
+		return ""
+	case s.Layout:
+		return "Stop the connector before the undo: on MSK Connect, delete it (its topics stay) and wait until its status topic says UNASSIGNED; the restore checks that."
+	case s.ConnectURL:
+		return ""
+	}
+	return "Stop the connector before the undo (PUT /connectors/NAME/stop), or give --connect-url and the undo stops and resumes it."
 }
 
 // Commands are one restore in its two forms, each ready to paste: DryRun

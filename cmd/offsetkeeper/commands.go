@@ -30,6 +30,9 @@ var restoreFlags = sync.OnceValue(func() *flag.FlagSet {
 // Connect URL is known.
 func (g *globals) commandSettings() restore.CommandSettings {
 	s := restore.CommandSettings{Program: programName, ConnectURL: g.connect.given()}
+	if l, err := g.topicLayout(); err == nil && l != nil {
+		s.Layout = true
+	}
 	if g.fs == nil {
 		return s
 	}

@@ -115,6 +115,16 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if c.migration {
 		return c.runMigration(ctx)
 	}
+	switch c.g.layout {
+	case "":
+	case capture.LayoutMSKConnect:
+		if c.empty {
+			return usagef("--layout msk-connect and --empty are two demos: pick one")
+		}
+		return c.runMSK(ctx)
+	default:
+		return usagef("demo --layout %q: the demo layout is %s", c.g.layout, capture.LayoutMSKConnect)
+	}
 	w, err := c.start(ctx)
 	if err != nil {
 		return err

@@ -129,8 +129,8 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
 	}
-	if !settings.ConnectURL {
-		fmt.Fprintln(c.stdout, "Stop the connector before the undo (PUT /connectors/NAME/stop), or give --connect-url and the undo stops and resumes it.")
+	if stop := settings.StopFirst(); stop != "" {
+		fmt.Fprintln(c.stdout, stop)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
 )
 
@@ -27,31 +28,31 @@ import (
 func TestMSKRealWorker(t *testing.T) {
 	realconnect.Dir(t)
 	c := realconnect.NewCluster(t)
-	old := mskConnector{name: "lines-src", id: "0a1b2c3d-4e5f-6789-abcd-ef0123456789-1"}
-	recreated := mskConnector{name: "lines-src", id: "fedcba98-7654-3210-fedc-ba9876543210-2"}
+	old := connectdemo.MSKConnector{Name: "lines-src", ID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789-1"}
+	recreated := connectdemo.MSKConnector{Name: "lines-src", ID: "fedcba98-7654-3210-fedc-ba9876543210-2"}
 	custom := "__msk_connect_offsets_lines-src-recreated"
-	trio := func(m mskConnector, offsets string) []string {
-		return []string{"offset.storage.topic=" + offsets, "config.storage.topic=" + m.topic("configs"), "status.storage.topic=" + m.topic("status")}
+	trio := func(m connectdemo.MSKConnector, offsets string) []string {
+		return []string{"offset.storage.topic=" + offsets, "config.storage.topic=" + m.Topic("configs"), "status.storage.topic=" + m.Topic("status")}
 	}
-	c.CreateTopic(t, old.topic("offsets"), 25, true)
-	for _, m := range []mskConnector{old, recreated} {
-		c.CreateTopic(t, m.topic("configs"), 1, true)
-		c.CreateTopic(t, m.topic("status"), 5, true)
+	c.CreateTopic(t, old.Topic("offsets"), 25, true)
+	for _, m := range []connectdemo.MSKConnector{old, recreated} {
+		c.CreateTopic(t, m.Topic("configs"), 1, true)
+		c.CreateTopic(t, m.Topic("status"), 5, true)
 	}
 	c.CreateTopic(t, "lines", 1, false)
 
 	in := filepath.Join(t.TempDir(), "in.txt")
 	first := []string{"one", "two", "three"}
 	realconnect.AppendLines(t, in, first...)
-	w := realconnect.Start(t, c, realconnect.Options{GroupID: "msk-" + old.id, Set: trio(old, old.topic("offsets"))})
+	w := realconnect.Start(t, c, realconnect.Options{GroupID: "msk-" + old.ID, Set: trio(old, old.Topic("offsets"))})
 	rest := w.REST(t)
-	rest.Create(old.name, realconnect.FileSource(in, "lines"), "")
-	rest.WaitState(old.name, "RUNNING", 1)
+	rest.Create(old.Name, realconnect.FileSource(in, "lines"), "")
+	rest.WaitState(old.Name, "RUNNING", 1)
 	realconnect.Eventually(t, "the source at the end of its file", func() (bool, string) {
-		body := rest.Offsets(old.name)
+		body := rest.Offsets(old.Name)
 		return realconnect.SourcePosition(t, body, in) == int64(len("one\ntwo\nthree\n")), string(body)
 	})
-	stood := restOffsets(t, rest.Offsets(old.name))
+	stood := restOffsets(t, rest.Offsets(old.Name))
 	w.Stop()
 
 	store := filepath.Join(t.TempDir(), "store")
@@ -66,10 +67,10 @@ func TestMSKRealWorker(t *testing.T) {
 	}
 	stdout, _ := cli(0, "snapshot")
 	id := lastLine(stdout)
-	if show, _ := cli(0, "show", id); !strings.Contains(show, old.topic("offsets")) || !strings.Contains(show, old.name) {
+	if show, _ := cli(0, "show", id); !strings.Contains(show, old.Topic("offsets")) || !strings.Contains(show, old.Name) {
 		t.Errorf("show does not list the connector's MSK offsets topic:\n%s", show)
 	}
-	stdout, stderr := cli(0, "restore", id, "--connector", old.name, "--to-offsets-topic", custom)
+	stdout, stderr := cli(0, "restore", id, "--connector", old.Name, "--to-offsets-topic", custom)
 	wantLines(t, "restore --to-offsets-topic", stdout, "verified", "  offset.storage.topic="+custom+"\n")
 	if strings.Contains(stderr, "does not match the offsets topic pattern") {
 		t.Errorf("a name the layout matches is warned of:\n%s", stderr)
@@ -78,13 +79,13 @@ func TestMSKRealWorker(t *testing.T) {
 	// The recreated connector: another worker cluster, its own config and
 	// status topics, the custom offsets topic, and the file grown.
 	realconnect.AppendLines(t, in, "four", "five")
-	w2 := realconnect.Start(t, c, realconnect.Options{GroupID: "msk-" + recreated.id, Set: trio(recreated, custom)})
+	w2 := realconnect.Start(t, c, realconnect.Options{GroupID: "msk-" + recreated.ID, Set: trio(recreated, custom)})
 	rest2 := w2.REST(t)
-	rest2.Create(recreated.name, realconnect.FileSource(in, "lines"), "")
-	rest2.WaitState(recreated.name, "RUNNING", 1)
+	rest2.Create(recreated.Name, realconnect.FileSource(in, "lines"), "")
+	rest2.WaitState(recreated.Name, "RUNNING", 1)
 	want := append(slices.Clone(first), "four", "five")
 	realconnect.Eventually(t, "the recreated source at the end of its file", func() (bool, string) {
-		body := rest2.Offsets(recreated.name)
+		body := rest2.Offsets(recreated.Name)
 		return realconnect.SourcePosition(t, body, in) == int64(len(strings.Join(want, "\n"))+1), string(body)
 	})
 	if got := topicValues(t, c, "lines"); !slices.Equal(got, []string{`"one"`, `"two"`, `"three"`, `"four"`, `"five"`}) {
@@ -94,7 +95,7 @@ func TestMSKRealWorker(t *testing.T) {
 	// The next snapshot under the layout finds the recreated connector's
 	// offsets in the custom topic.
 	stdout, _ = cli(0, "snapshot")
-	if show, _ := cli(0, "show", lastLine(stdout), "--connector", old.name); !strings.Contains(show, custom) {
+	if show, _ := cli(0, "show", lastLine(stdout), "--connector", old.Name); !strings.Contains(show, custom) {
 		t.Errorf("a snapshot after the move does not read %s:\n%s", custom, show)
 	}
 }

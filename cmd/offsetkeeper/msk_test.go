@@ -9,82 +9,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
-// mskConnector is one MSK Connect connector: its own worker cluster and
-// topic trio, __msk_connect_{offsets,configs,status}_<name>_<id>.
-type mskConnector struct {
-	name, id string
-	sink     bool
-}
+// mskConnectors are the connectors of seedMSK.
+var mskConnectors = connectdemo.MSKConnectors
 
-func (m mskConnector) topic(kind string) string {
-	return "__msk_connect_" + kind + "_" + m.name + "_" + m.id
-}
-
-var mskConnectors = []mskConnector{
-	{name: "orders-jdbc", id: "0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9-3"},
-	{name: "clicks-file", id: "11112222-3333-4444-5555-666677778888-1"},
-	{name: "s3-sink", id: "9a8b7c6d-5e4f-3a2b-1c0d-ffeeddccbbaa-2", sink: true},
-}
-
-// seedMSK makes c an MSK Connect-shaped cluster: each connector's trio,
-// its config, task and commit records and RUNNING statuses as a worker
-// writes them, the sources' offsets in their own offsets topics only, and
-// the sink's commits in group connect-s3-sink.
+// seedMSK makes c an MSK Connect-shaped cluster (connectdemo.SeedMSK).
 func seedMSK(c *cluster) {
 	c.t.Helper()
-	ctx := context.Background()
-	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
-	if _, err := c.adm.CreateTopic(ctx, 3, 1, nil, "clicks"); err != nil {
+	if err := connectdemo.SeedMSK(context.Background(), c.cl, 1); err != nil {
 		c.t.Fatal(err)
 	}
-	var recs []*kgo.Record
-	for _, m := range mskConnectors {
-		for kind, parts := range map[string]int32{"offsets": 5, "configs": 1, "status": 5} {
-			if _, err := c.adm.CreateTopic(ctx, parts, 1, compact, m.topic(kind)); err != nil {
-				c.t.Fatal(err)
-			}
-		}
-		props := `{"properties":{"connector.class":"io.confluent.connect.jdbc.JdbcSourceConnector","name":"` + m.name + `","tasks.max":"1"}}`
-		if m.sink {
-			props = `{"properties":{"connector.class":"io.confluent.connect.s3.S3SinkConnector","name":"` + m.name + `","topics":"clicks","tasks.max":"1"}}`
-		}
-		cfg := m.topic("configs")
-		recs = append(recs,
-			&kgo.Record{Topic: cfg, Key: []byte("connector-" + m.name), Value: []byte(props)},
-			&kgo.Record{Topic: cfg, Key: []byte("task-" + m.name + "-0"), Value: []byte(props)},
-			&kgo.Record{Topic: cfg, Key: []byte("commit-" + m.name), Value: []byte(`{"tasks":1}`)},
-		)
-		recs = append(recs, mskStatus(m, "RUNNING")...)
-	}
-	jdbc, file := mskConnectors[0].topic("offsets"), mskConnectors[1].topic("offsets")
-	recs = append(recs,
-		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":10}`)},
-		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":4711}`)},
-		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.customers"}`), Value: []byte(`{"incrementing":93}`)},
-		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.gone"}`), Value: []byte(`{"incrementing":1}`)},
-		&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.gone"}`)},
-		&kgo.Record{Topic: file, Key: key("clicks-file", `{"filename":"/data/clicks.log"}`), Value: []byte(`{"position":81920}`)},
-	)
-	c.produce(recs...)
-	c.commit("connect-s3-sink", kadm.Offset{Topic: "clicks", Partition: 0, At: 120, LeaderEpoch: -1}, kadm.Offset{Topic: "clicks", Partition: 2, At: 7, LeaderEpoch: -1})
 }
 
-// mskStatus are the status records a worker writes of m's connector and
-// its task in state.
-func mskStatus(m mskConnector, state string) []*kgo.Record {
-	st := m.topic("status")
-	v := []byte(`{"state":"` + state + `","trace":null,"worker_id":"10.0.1.17:8083","generation":2}`)
-	return []*kgo.Record{
-		{Topic: st, Key: []byte("status-connector-" + m.name), Value: v},
-		{Topic: st, Key: []byte("status-task-" + m.name + "-0"), Value: v},
-	}
+func mskStatus(m connectdemo.MSKConnector, state string) []*kgo.Record {
+	return connectdemo.MSKStatus(m, state)
 }
 
 // On an MSK Connect-shaped cluster: snapshot --layout msk-connect
@@ -108,8 +52,8 @@ func TestMSKConnectLayout(t *testing.T) {
 		roles[tp.Name] = tp.Role
 	}
 	for _, m := range mskConnectors {
-		if roles[m.topic("configs")] != snapshot.RoleConfig || roles[m.topic("offsets")] != snapshot.RoleOffsets {
-			t.Errorf("snapshot topics lack the trio of %s: %v", m.name, roles)
+		if roles[m.Topic("configs")] != snapshot.RoleConfig || roles[m.Topic("offsets")] != snapshot.RoleOffsets {
+			t.Errorf("snapshot topics lack the trio of %s: %v", m.Name, roles)
 		}
 	}
 	conns := map[string]snapshot.Connector{}
@@ -117,9 +61,9 @@ func TestMSKConnectLayout(t *testing.T) {
 		conns[cn.Name] = cn
 	}
 	for _, m := range mskConnectors {
-		cn, ok := conns[m.name]
+		cn, ok := conns[m.Name]
 		if !ok || !cn.HasConfig || cn.Tasks != 1 {
-			t.Errorf("connector %s: %+v (ok %v), want its config with 1 task", m.name, cn, ok)
+			t.Errorf("connector %s: %+v (ok %v), want its config with 1 task", m.Name, cn, ok)
 		}
 	}
 	if conns["s3-sink"].Group != "connect-s3-sink" {
@@ -130,9 +74,9 @@ func TestMSKConnectLayout(t *testing.T) {
 		where[o.Connector+" "+string(o.Key)] = o.Topic + " " + string(o.Value)
 	}
 	for k, want := range map[string]string{
-		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.orders"}]`:    mskConnectors[0].topic("offsets") + ` {"incrementing":4711}`,
-		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.customers"}]`: mskConnectors[0].topic("offsets") + ` {"incrementing":93}`,
-		`clicks-file ["clicks-file",{"filename":"/data/clicks.log"}]`:           mskConnectors[1].topic("offsets") + ` {"position":81920}`,
+		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.orders"}]`:    mskConnectors[0].Topic("offsets") + ` {"incrementing":4711}`,
+		`orders-jdbc ["orders-jdbc",{"protocol":"1","table":"shop.customers"}]`: mskConnectors[0].Topic("offsets") + ` {"incrementing":93}`,
+		`clicks-file ["clicks-file",{"filename":"/data/clicks.log"}]`:           mskConnectors[1].Topic("offsets") + ` {"position":81920}`,
 	} {
 		if where[k] != want {
 			t.Errorf("source key %s = %q, want %q", k, where[k], want)
@@ -150,7 +94,7 @@ func TestMSKConnectLayout(t *testing.T) {
 	logs := c.startDaemon(append(layout, "--journal-interval", "1s", "--schedule", "@every 1h")...)
 	c.waitJournal(time.Now(), logs)
 	since := moment()
-	jdbc := mskConnectors[0].topic("offsets")
+	jdbc := mskConnectors[0].Topic("offsets")
 	c.produce(&kgo.Record{Topic: jdbc, Key: key("orders-jdbc", `{"protocol":"1","table":"shop.orders"}`), Value: []byte(`{"incrementing":0}`)})
 	c.waitJournal(moment(), logs)
 	evOut, _ := c.mustRun(0, append(layout, "events", "--output", "json", "--since", since.Format(time.RFC3339Nano))...)
@@ -209,7 +153,7 @@ func TestMSKConnectLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	moved, err := capture.Capture(context.Background(), fresh, capture.Options{OffsetsTopics: []string{custom}, ConfigTopic: mskConnectors[0].topic("configs")})
+	moved, err := capture.Capture(context.Background(), fresh, capture.Options{OffsetsTopics: []string{custom}, ConfigTopic: mskConnectors[0].Topic("configs")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,9 @@ type Plan struct {
 	// StopsConnectors says that Commands.Run stops and resumes the
 	// connectors (a Connect URL is known); else stop them first.
 	StopsConnectors bool `json:"stops_connectors"`
+	// StopFirst is what to do before Commands.Run, or "" (see
+	// restore.CommandSettings.StopFirst).
+	StopFirst string `json:"stop_first,omitempty"`
 	// Counts are the plan's totals, restore's own (restore.PlanStates):
 	// what restore --dry-run counts for the same two states.
 	Counts *restore.CountsDocument `json:"counts,omitempty"`
@@ -74,7 +77,7 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 	} else {
 		cmds = s.src.Commands.At(at)
 	}
-	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL}
+	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL, StopFirst: s.src.Commands.StopFirst()}
 	now, err := s.resolve(ctx, "live")
 	if err != nil {
 		p.Error = err.Error()

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// TestDemoMSK runs demo --layout msk-connect from an empty directory and
+// follows its walk-through as printed: the bad reset (its kcat line's key,
+// value and partition, which must be the key's murmur2 partition), the
+// restore refused while the status topic says RUNNING, the UNASSIGNED
+// statuses, the restore checked and run, and the move to a recreated
+// connector's offsets topic.
+func TestDemoMSK(t *testing.T) {
+	t.Chdir(t.TempDir())
+	kport := freePorts(t, 3)
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errs testkit.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--layout", "msk-connect", "--port", strconv.Itoa(kport)}, &out, &errs)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("demo: exit %d\n%s", code, errs.String())
+		}
+	}()
+	for !strings.Contains(out.String(), "Ctrl-C stops the demo.") {
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("demo ended: exit %d\n%s\n%s", code, out.String(), errs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	guide := out.String()
+	wantLines(t, "the walk-through", guide, "(3 connectors, 3 source keys, 1 sink groups)", "s3-sink (sink, group connect-s3-sink)", "No Connect REST API")
+	lines := strings.Split(guide, "\n")
+	find := func(parts ...string) []string {
+		t.Helper()
+		var found []string
+		for _, l := range lines {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(l, p)
+			}
+			if ok {
+				found = append(found, strings.TrimSpace(l))
+			}
+		}
+		if len(found) == 0 {
+			t.Fatalf("the walk-through has no line with %q:\n%s", parts, guide)
+		}
+		return found
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:"+strconv.Itoa(kport)), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// kcat runs "echo 'KEY|VALUE' | kcat -b B -P -t TOPIC -p N -K '|'".
+	kcat := func(line string) {
+		t.Helper()
+		rec, _, _ := strings.Cut(strings.TrimPrefix(line, "echo '"), "' |")
+		k, v, _ := strings.Cut(rec, "|")
+		f := strings.Fields(line[strings.Index(line, "| kcat"):])
+		var topic string
+		var p int
+		for i := range f {
+			switch f[i] {
+			case "-t":
+				topic = f[i+1]
+			case "-p":
+				p, _ = strconv.Atoi(f[i+1])
+			}
+		}
+		if want := snapshot.PartitionFor([]byte(k), 5); int32(p) != want {
+			t.Errorf("%s: partition %d, the key's murmur2 partition is %d", line, p, want)
+		}
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	cli := func(want int, line string) string {
+		t.Helper()
+		args := strings.Fields(strings.TrimPrefix(line, "go run ./cmd/offsetkeeper "))
+		code, stdout, stderr := runCLI(t, args...)
+		if code != want {
+			t.Fatalf("%s: exit %d, want %d\n%s\n%s", line, code, want, stdout, stderr)
+		}
+		return stdout + stderr
+	}
+	kcat(find(`{"incrementing":0}`, "kcat")[0])
+	restoreLine := find(" restore ", "--connector orders-jdbc --layout")
+	if len(restoreLine) != 3 || strings.Contains(guide, "restore latest") {
+		t.Fatalf("the walk-through's restores: %q (by ID, never latest)", restoreLine)
+	}
+	wantLines(t, "the refused restore", cli(3, restoreLine[0]), "its status topic says", "delete the connector")
+	for _, l := range find("UNASSIGNED", "kcat") {
+		kcat(l)
+	}
+	wantLines(t, "the dry run", cli(0, restoreLine[1]), `changed  {"incrementing":0} -> {"incrementing":4711}`, "dry run: nothing written")
+	wantLines(t, "the restore", cli(0, restoreLine[2]), "verified: 1 connector matches the snapshot")
+	wantLines(t, "the restore again", cli(0, restoreLine[2]), "nothing to do")
+	wantLines(t, "the move", cli(0, find("--to-offsets-topic")[0]), "  offset.storage.topic=__msk_connect_offsets_orders-jdbc-recreated\n")
+}
