@@ -92,12 +92,15 @@ A bad reset of %[4]s, then the restore (start the daemon above first: its journa
   4. Its workers gone, they write UNASSIGNED for the connector and its task (here by hand):
        echo '%[10]s|{"state":"UNASSIGNED","trace":null,"worker_id":"10.0.1.17:8083","generation":3}' | kcat -b %[7]s -P -t %[11]s -p %[9]d -K '|'
        echo '%[12]s|{"state":"UNASSIGNED","trace":null,"worker_id":"10.0.1.17:8083","generation":3}' | kcat -b %[7]s -P -t %[11]s -p %[13]d -K '|'
-  5. Restore it, checked first (by ID: once the daemon has snapshotted the damage, latest is the damage):
+  5. Created again, MSK Connect gives it new topics: carry its offsets to the offsets topic it will
+     be created with (AWS's recipe; by ID: once the daemon has snapshotted the damage, latest is
+     the damage). It prints the custom worker configuration line to create it with:
+       %[1]s restore %[3]s --connector %[4]s --to-offsets-topic __msk_connect_offsets_%[4]s-recreated%[2]s --dry-run
+       %[1]s restore %[3]s --connector %[4]s --to-offsets-topic __msk_connect_offsets_%[4]s-recreated%[2]s
+  A connector whose worker configuration already names its offsets topic reads that one again
+  when created again: restore it in place, checked first:
        %[1]s restore %[3]s --connector %[4]s%[2]s --dry-run
        %[1]s restore %[3]s --connector %[4]s%[2]s
-  Or carry its offsets to the new offsets topic of a recreated connector (AWS's recipe), which
-  prints the worker configuration line to give it:
-       %[1]s restore %[3]s --connector %[4]s --to-offsets-topic __msk_connect_offsets_%[4]s-recreated%[2]s
 
 Walk-through: docs/msk-connect.md. Ctrl-C stops the demo.
 `, ok, k, first, jdbc.Name, snapshot.PartitionFor(badKey, 5), badKey, brokers, jdbc.Topic("offsets"), snapshot.PartitionFor(statusKey, 5), statusKey, jdbc.Topic("status"), taskKey, snapshot.PartitionFor(taskKey, 5))
