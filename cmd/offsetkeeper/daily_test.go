@@ -67,27 +67,8 @@ var testdataDir, _ = filepath.Abs("testdata")
 func TestDemoDailyOutput(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 3), freePorts(t, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	var out, errs testkit.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		// No churn: the plans hold still between the snapshot and the restore.
-		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "1000h"}, &out, &errs)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != exitOK {
-			t.Errorf("demo: exit %d\n%s", code, errs.String())
-		}
-	}()
-	for !strings.Contains(out.String(), "Ctrl-C stops the demo.") {
-		select {
-		case code := <-done:
-			done <- code
-			t.Fatalf("demo ended: exit %d\n%s\n%s", code, out.String(), errs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	ctx := t.Context()
+	startDemo(t, "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "1000h")
 	brokers := "127.0.0.1:" + strconv.Itoa(kport)
 	check := func(name string, wantStderr string, args ...string) string {
 		t.Helper()

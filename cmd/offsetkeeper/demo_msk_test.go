@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -22,26 +19,7 @@ import (
 func TestDemoMSK(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport := freePorts(t, 3)
-	ctx, cancel := context.WithCancel(t.Context())
-	var out, errs testkit.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"demo", "--layout", "msk-connect", "--port", strconv.Itoa(kport)}, &out, &errs)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != exitOK {
-			t.Errorf("demo: exit %d\n%s", code, errs.String())
-		}
-	}()
-	for !strings.Contains(out.String(), "Ctrl-C stops the demo.") {
-		select {
-		case code := <-done:
-			done <- code
-			t.Fatalf("demo ended: exit %d\n%s\n%s", code, out.String(), errs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	out := startDemo(t, "--layout", "msk-connect", "--port", strconv.Itoa(kport))
 	guide := out.String()
 	wantLines(t, "the walk-through", guide, "(3 connectors, 3 source keys, 1 sink groups)", "s3-sink (sink, group connect-s3-sink)", "No Connect REST API")
 	lines := strings.Split(guide, "\n")

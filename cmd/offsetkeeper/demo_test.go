@@ -68,25 +68,22 @@ func ephemeralLow() int {
 	return low
 }
 
-// TestDemo runs the demo from an empty directory, as a new user would, and
-// follows its walk-through: the Connect REST API answers, a bad reset
-// through it, and the restore it prints with --stop-connectors --resume,
-// then again --via connect.
-func TestDemo(t *testing.T) {
-	t.Chdir(t.TempDir())
-	kport, cport := freePorts(t, 3), freePorts(t, 1)
+// startDemo runs the demo with args (in the test's directory) until the
+// test ends, and returns its output once it has printed its walk-through.
+func startDemo(t *testing.T, args ...string) *testkit.SyncBuffer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	var out, errs testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"demo", "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms"}, &out, &errs)
+		done <- run(ctx, append([]string{"demo"}, args...), &out, &errs)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != exitOK {
 			t.Errorf("demo: exit %d\n%s", code, errs.String())
 		}
-	}()
+	})
 	for !strings.Contains(out.String(), "Ctrl-C stops the demo.") {
 		select {
 		case code := <-done:
@@ -95,6 +92,17 @@ func TestDemo(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	return &out
+}
+
+// TestDemo runs the demo from an empty directory, as a new user would, and
+// follows its walk-through: the Connect REST API answers, a bad reset
+// through it, and the restore it prints with --stop-connectors --resume,
+// then again --via connect.
+func TestDemo(t *testing.T) {
+	t.Chdir(t.TempDir())
+	kport, cport := freePorts(t, 3), freePorts(t, 1)
+	out := startDemo(t, "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms")
 	guide := out.String()
 	if e, l := strings.Index(guide, " events --brokers "), strings.Index(guide, " restore latest "); e < 0 || l < e {
 		t.Errorf("the walk-through does not teach events before restore latest:\n%s", guide)
