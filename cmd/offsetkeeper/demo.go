@@ -26,7 +26,7 @@ import (
 var demoCommand = commandInfo{
 	name:    "demo",
 	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration | --empty]",
+	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration | --empty | --layout msk-connect]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
@@ -112,18 +112,18 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if c.migration && c.empty {
 		return usagef("--migration and --empty are two demos: pick one")
 	}
-	if c.migration {
-		return c.runMigration(ctx)
-	}
 	switch c.g.layout {
 	case "":
 	case capture.LayoutMSKConnect:
-		if c.empty {
-			return usagef("--layout msk-connect and --empty are two demos: pick one")
+		if c.empty || c.migration {
+			return usagef("--layout msk-connect, --migration and --empty are three demos: pick one")
 		}
 		return c.runMSK(ctx)
 	default:
 		return usagef("demo --layout %q: the demo layout is %s", c.g.layout, capture.LayoutMSKConnect)
+	}
+	if c.migration {
+		return c.runMigration(ctx)
 	}
 	w, err := c.start(ctx)
 	if err != nil {

@@ -18,6 +18,11 @@ import (
 // connector's offsets topic.
 func TestDemoMSK(t *testing.T) {
 	t.Chdir(t.TempDir())
+	for _, other := range []string{"--empty", "--migration"} {
+		if code, _, stderr := runCLI(t, "demo", "--layout", "msk-connect", other); code != exitUsage || !strings.Contains(stderr, "pick one") {
+			t.Errorf("demo --layout msk-connect %s: exit %d, want a usage error\n%s", other, code, stderr)
+		}
+	}
 	kport := freePorts(t, 3)
 	out := startDemo(t, "--layout", "msk-connect", "--port", strconv.Itoa(kport))
 	guide := out.String()
