@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/cloudfake"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // TestCloudAcceptance: fully-managed connectors reached only through the
@@ -54,22 +51,7 @@ func TestCloudAcceptance(t *testing.T) {
 	go func() {
 		exit <- run(ctx, append([]string{"daemon", "--capture-via", "connect", "--schedule", "@every 1h", "--listen", "", "--log-format", "json"}, cloud...), &dout, &derr)
 	}()
-	var infos []snapshot.Info
-	for deadline := time.Now().Add(30 * time.Second); len(infos) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no scheduled snapshot after 30s\n%s", derr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-		s, err := store.OpenStore(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		infos, err = s.List(context.Background())
-		s.Close()
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
+	infos := waitListed(t, st, &derr)
 	cancel()
 	if code := <-exit; code != 0 {
 		t.Fatalf("daemon exit %d\n%s", code, derr.String())

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
@@ -88,7 +83,7 @@ func TestMSKRealWorker(t *testing.T) {
 		body := rest2.Offsets(recreated.Name)
 		return realconnect.SourcePosition(t, body, in) == int64(len(strings.Join(want, "\n"))+1), string(body)
 	})
-	if got := topicValues(t, c, "lines"); !slices.Equal(got, []string{`"one"`, `"two"`, `"three"`, `"four"`, `"five"`}) {
+	if got := realconnect.ReadTopic(t, c, "lines", 5); !slices.Equal(got, []string{`"one"`, `"two"`, `"three"`, `"four"`, `"five"`}) {
 		t.Errorf("topic lines holds %q: every line once, in order, was wanted (the recreated connector resumed where the old one stood, %v)", got, stood)
 	}
 
@@ -98,34 +93,4 @@ func TestMSKRealWorker(t *testing.T) {
 	if show, _ := cli(0, "show", lastLine(stdout), "--connector", old.Name); !strings.Contains(show, custom) {
 		t.Errorf("a snapshot after the move does not read %s:\n%s", custom, show)
 	}
-}
-
-// topicValues reads topic of c from its start to its end and returns its
-// record values in order (one partition).
-func topicValues(t *testing.T, c *realconnect.Cluster, topic string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ends, err := kadm.NewClient(c.Client).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _ := ends.Lookup(topic, 0)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.Brokers, ",")...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var out []string
-	for next := int64(0); next < end.Offset; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatalf("read %s: %v", topic, err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			out = append(out, string(r.Value))
-			next = r.Offset + 1
-		})
-	}
-	return out
 }

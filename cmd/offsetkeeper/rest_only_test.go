@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -307,23 +308,7 @@ func TestRESTOnlyDaemon(t *testing.T) {
 			t.Error("daemon did not stop")
 		}
 	}()
-	var infos []snapshot.Info
-	deadline := time.Now().Add(30 * time.Second)
-	for len(infos) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot stored after 30s\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-		st, err := store.OpenStore(context.Background(), c.store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		infos, err = st.List(context.Background())
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	infos := waitListed(t, c.store, &stderr)
 	if i := infos[0]; i.Captured != snapshot.CapturedConnectREST || i.Reason != snapshot.ReasonScheduled || i.Connectors == 0 {
 		t.Errorf("the scheduled snapshot: %+v", i)
 	}
@@ -334,4 +319,30 @@ func TestRESTOnlyDaemon(t *testing.T) {
 	wantLines(t, "stderr", strings.Join(strings.Fields(errOut), " "), "a daemon with --capture-via connect keeps no journal")
 	out, _ := c.mustRun(0, "restore", "--at", "-1ms", "--via", "connect", "--connect-url", srv.URL, "--dry-run")
 	wantLines(t, "stdout", out, "no journal covers it", "was captured through the Connect REST API, which keeps no journal")
+}
+
+// waitListed waits up to 30 seconds for a snapshot to be listed in the
+// store at url (a daemon's first), and returns the listing; logs is the
+// daemon's, printed when none comes.
+func waitListed(t *testing.T, url string, logs *testkit.SyncBuffer) []snapshot.Info {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := store.OpenStore(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos, err := st.List(context.Background())
+		st.Close()
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if len(infos) > 0 {
+			return infos
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot stored after 30s\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

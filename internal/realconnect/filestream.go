@@ -1,12 +1,15 @@
 package realconnect
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Connector classes of Kafka's FileStream connectors.
@@ -134,4 +137,28 @@ func SinkOffsets(t testing.TB, body []byte) map[string]int64 {
 		m[o.Partition.Topic+"/"+strconv.Itoa(int(o.Partition.Partition))] = o.Offset.Offset
 	}
 	return m
+}
+
+// ReadTopic is the values of the first n committed records of topic (a
+// partition of it), in order, and of any more that come within a second
+// after them.
+func ReadTopic(t testing.TB, c *Cluster, topic string, n int) []string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.KC.ListenAddrs()...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []string
+	for len(out) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	}
+	// Whatever follows would be a duplicate: read what a short wait brings.
+	more, cancelMore := context.WithTimeout(context.Background(), time.Second)
+	defer cancelMore()
+	cl.PollFetches(more).EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	return out
 }

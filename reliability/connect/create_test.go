@@ -55,7 +55,7 @@ func TestRealWorkerCreateConnectors(t *testing.T) {
 	}
 	drp.feed(4)
 	drp.settle() // every record exactly once, in order
-	done := strings.Count(strings.Join(readTopic(t, dr, linesT, drp.lines), "\n"), "line-")
+	done := strings.Count(strings.Join(realconnect.ReadTopic(t, dr, linesT, drp.lines), "\n"), "line-")
 	if done != drp.lines {
 		t.Errorf("the new cluster's lines holds %d lines, want %d (the copy and the 4 after the snapshot, none twice)", done, drp.lines)
 	}

@@ -37,7 +37,7 @@ func TestRealWorkerExactlyOnceSource(t *testing.T) {
 	for i := 1; i <= p.lines; i++ {
 		want = append(want, strconv.Quote(fmt.Sprintf("line-%04d", i)))
 	}
-	if got := readTopic(t, p.c, linesT, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got := realconnect.ReadTopic(t, p.c, linesT, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the exactly-once source wrote (read committed)\n%s\nwant every line once\n%s", got, want)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -312,31 +311,7 @@ func disasterRecovery(p *pipeline, _, _ string) {
 	for i := done + 1; i <= p.lines; i++ {
 		want = append(want, strconv.Quote(fmt.Sprintf("line-%04d", i)))
 	}
-	if got := readTopic(p.t, dr, linesT, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got := realconnect.ReadTopic(p.t, dr, linesT, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 		p.t.Errorf("the recreated source wrote\n%s\nwant only the lines after the snapshot\n%s", got, want)
 	}
-}
-
-// readTopic is the values of the first n committed records of topic (a
-// partition of it), in order, and of any more that come within a second
-// after them.
-func readTopic(t testing.TB, c *realconnect.Cluster, topic string, n int) []string {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.KC.ListenAddrs()...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var out []string
-	for len(out) < n && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
-	}
-	// Whatever follows would be a duplicate: read what a short wait brings.
-	more, cancelMore := context.WithTimeout(context.Background(), time.Second)
-	defer cancelMore()
-	cl.PollFetches(more).EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
-	return out
 }
