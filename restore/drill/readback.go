@@ -41,7 +41,9 @@ func (f *findings) fail(x Failure) {
 	f.more[x.Cause]++
 }
 
-func (f *findings) note(format string, args ...any) { f.notes = append(f.notes, fmt.Sprintf(format, args...)) }
+func (f *findings) note(format string, args ...any) {
+	f.notes = append(f.notes, fmt.Sprintf(format, args...))
+}
 
 // finish fills c from f: Failed with any failure, else Passed.
 func (f *findings) finish(c *Check) {

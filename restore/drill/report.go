@@ -30,17 +30,17 @@ const (
 
 // Causes name why a check failed, one per Failure.
 const (
-	CauseUnreadable      = "snapshot-unreadable"    // the state could not be read (checksum, corrupt object)
-	CauseRestoreFailed   = "restore-failed"         // the restore into the scratch cluster failed
-	CauseWrongPartition  = "wrong-partition"        // a key lives off murmur2(key) % partitions
-	CauseKeyMissing      = "key-missing"            // a key of the state is not read back
-	CauseValueDiffers    = "value-differs"          // a key reads back with other bytes
-	CauseUnexpectedKey   = "unexpected-key"         // a key read back that the state does not hold
-	CauseNotConnectJSON  = "not-connect-json"       // a connector's key or value JsonConverter would not read
-	CauseSinkDiffers     = "sink-offset-differs"    // a group offset reads back otherwise
-	CauseConnectorAbsent = "connector-missing"      // Connect has a connector the state lacks
-	CauseGroupAbsent     = "group-missing"          // Connect reports a sink group the state lacks
-	CausePartitionAbsent = "partition-missing"      // Connect has a partition the state lacks
+	CauseUnreadable      = "snapshot-unreadable" // the state could not be read (checksum, corrupt object)
+	CauseRestoreFailed   = "restore-failed"      // the restore into the scratch cluster failed
+	CauseWrongPartition  = "wrong-partition"     // a key lives off murmur2(key) % partitions
+	CauseKeyMissing      = "key-missing"         // a key of the state is not read back
+	CauseValueDiffers    = "value-differs"       // a key reads back with other bytes
+	CauseUnexpectedKey   = "unexpected-key"      // a key read back that the state does not hold
+	CauseNotConnectJSON  = "not-connect-json"    // a connector's key or value JsonConverter would not read
+	CauseSinkDiffers     = "sink-offset-differs" // a group offset reads back otherwise
+	CauseConnectorAbsent = "connector-missing"   // Connect has a connector the state lacks
+	CauseGroupAbsent     = "group-missing"       // Connect reports a sink group the state lacks
+	CausePartitionAbsent = "partition-missing"   // Connect has a partition the state lacks
 	CausePartitionExtra  = "partition-not-in-connect"
 	CauseOffsetDiffers   = "offset-differs" // a stopped or paused connector's offset differs
 	CauseBehind          = "behind"         // a running connector's offset is behind the state
