@@ -69,7 +69,10 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	printPinNotes(c.stdout, infos)
-	return c.coverage(ctx, store)
+	if err := c.coverage(ctx, store); err != nil {
+		return err
+	}
+	return c.lastDrill(ctx, store)
 }
 
 // kindText is the KIND column of a snapshot: its kind, then "rest" for

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
@@ -70,6 +71,7 @@ var commands = commandTable(
 	daemonCommand,
 	demoCommand,
 	diffCommand,
+	drillCommand,
 	eventsCommand,
 	listCommand,
 	manCommand,
@@ -325,6 +327,9 @@ func report(stderr io.Writer, name string, err error) int {
 	case errors.Is(err, restore.ErrRefused):
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitRefused
+	case errors.Is(err, drill.ErrCannotRun): // drill's own exit codes: 2 cannot run
+		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
+		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitError
@@ -373,6 +378,7 @@ var perRun = map[string]bool{
 	// connector configs (show.go, restore/create.go)
 	"show-secrets": true, "create-connectors": true, "include-unowned": true,
 	"pin": true, "note": true,
+	"list": true, // drill --list
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

@@ -58,7 +58,11 @@ func offsetsIn(s *snapshot.Snapshot, parts map[string]int32) *offsetsOf {
 		co.state, co.group = c.TargetState, c.Group
 	}
 	tab := s.SourceTable()
-	home := map[string]bool{} // connector+partition whose value came from the murmur2 copy
+	// Several keys can be one partition to Connect: copies in two
+	// partitions, or the same map in another field order. GET .../offsets
+	// shows the value of the canonical key (Connect serializes the map
+	// again to look it up), the copy on its murmur2 partition first.
+	rank := map[string]int{}
 	for i := range int32(tab.Len()) {
 		name := tab.Connector(i)
 		if name == "" {
@@ -69,19 +73,25 @@ func offsetsIn(s *snapshot.Snapshot, parts map[string]int32) *offsetsOf {
 			continue // failed the Restorable check
 		}
 		rp := string(connectjson.RESTMap(part))
-		onHome := parts == nil || tab.Partition(i) == snapshot.PartitionFor(tab.Key(i), parts[tab.Topic(i)])
+		r := 1
+		if parts == nil || tab.Partition(i) == snapshot.PartitionFor(tab.Key(i), parts[tab.Topic(i)]) {
+			r++
+		}
+		if bytes.Equal(tab.Key(i), connectjson.CanonicalKey(name, part)) {
+			r += 2
+		}
 		id := name + "\x00" + rp
-		if home[id] && !onHome {
+		if rank[id] > r {
 			continue
 		}
-		home[id] = onHome
+		rank[id] = r
 		co := o.conn(name, snapshot.TypeSource)
 		v := tab.Value(i)
 		switch {
 		case v == nil:
 			delete(co.source, rp)
-		case string(v) == "null" && parts == nil:
-			co.source[rp] = nil
+		case r < 3 || string(v) == "null" && parts == nil:
+			co.source[rp] = nil // Connect shows "offset": null
 		default:
 			if m, err := connectjson.ParseMap(v); err == nil {
 				v = connectjson.RESTMap(m)
@@ -135,7 +145,9 @@ func compareWithConnect(state, view *offsetsOf, f *findings) (compared int) {
 			case !ok:
 				f.fail(Failure{Cause: CausePartitionAbsent, Connector: name, Partition: -1, SourcePartition: rp, Detail: "Connect has this partition, the state does not"})
 			case v == nil:
-				f.note("connector %q partition %s: Connect shows offset null (its key is not in Connect's canonical form), not compared", name, rp)
+				f.note("connector %q partition %s: no key in Connect's canonical form, GET shows offset null: not compared", name, rp)
+			case s == nil:
+				f.fail(Failure{Cause: CausePartitionAbsent, Connector: name, Partition: -1, SourcePartition: rp, Detail: fmt.Sprintf("Connect reads %s under the key in its canonical form, which the state does not hold", v)})
 			case exact && !bytes.Equal(s, v):
 				f.fail(Failure{Cause: CauseOffsetDiffers, Connector: name, Partition: -1, SourcePartition: rp, Detail: fmt.Sprintf("%s: Connect has %s, the state %s", vc.state, v, s)})
 			case !exact && journal.Rewound(s, v):

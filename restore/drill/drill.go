@@ -133,11 +133,10 @@ type restorable struct {
 
 // checkRestorable restores the state into the scratch cluster through
 // restore.Run and reads it back.
-func checkRestorable(ctx context.Context, req Request) (restorable, RTO, error) {
+func checkRestorable(ctx context.Context, req Request) (out restorable, rto RTO, _ error) {
 	began := time.Now()
-	out := restorable{Check: Check{Name: CheckRestorable}}
+	out = restorable{Check: Check{Name: CheckRestorable}}
 	var f findings
-	var rto RTO
 	defer func() { out.Duration = Millis(time.Since(began)) }()
 	if req.State == nil {
 		f.fail(Failure{Cause: CauseUnreadable, Partition: -1, Detail: fmt.Sprint(req.ReadError)})
@@ -224,9 +223,9 @@ func restoreInto(ctx context.Context, sc *scratch, state *snapshot.Snapshot, opt
 
 // checkComplete compares the state with Connect: its REST API, or else
 // the live cluster's config and offsets topics read now.
-func checkComplete(ctx context.Context, env Env, req Request) (Check, error) {
+func checkComplete(ctx context.Context, env Env, req Request) (c Check, _ error) {
 	began := time.Now()
-	c := Check{Name: CheckComplete}
+	c = Check{Name: CheckComplete}
 	defer func() { c.Duration = Millis(time.Since(began)) }()
 	switch {
 	case req.State == nil:

@@ -33,7 +33,7 @@ func PrintText(w io.Writer, r *Report) {
 		c.Connectors, c.SourceKeys, c.Tombstones, c.Unowned, c.SinkGroups, c.SinkOffsets)
 	for _, ch := range r.Checks {
 		mark := map[string]string{Passed: "ok  ", Failed: "FAIL", Skipped: "skip"}[ch.Result]
-		line("  %s %-11s %s (%s)", mark, ch.Name, ch.Summary, ch.Duration)
+		line("  %s %-11s %6s  %s", mark, ch.Name, ch.Duration, ch.Summary)
 		for i, f := range ch.Failures {
 			if i == shownFailures {
 				line("         ... and %d more (--output json lists them)", len(ch.Failures)-shownFailures)

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/offsetkeeper/offsetkeeper/restore/drill"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
+)
+
+// lastDrill prints, under list's table, the newest drill and its result
+// (nothing when the store holds none): see drill.go.
+func (c *listCmd) lastDrill(ctx context.Context, st *store.Store) error {
+	ids, err := st.Drills(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	id := ids[len(ids)-1]
+	data, err := st.GetDrill(ctx, id)
+	if err != nil {
+		return err
+	}
+	rep, err := drill.Open(data)
+	if err != nil {
+		fmt.Fprintf(c.stdout, "last drill: %s: unreadable: %v\n", id, err)
+		return nil
+	}
+	what := strings.ToUpper(rep.Result)
+	if f := rep.Failed(); len(f) > 0 {
+		what += " (" + strings.Join(f, ", ") + ")"
+	}
+	fmt.Fprintf(c.stdout, "last drill: %s %s, %s, RTO %s; %s: offsetkeeper drill --list\n",
+		id, what, stateName(rep.State), rep.RTO.Restore, plural(len(ids), "drill", "drills"))
+	return nil
+}
