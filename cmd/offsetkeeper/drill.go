@@ -180,7 +180,7 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 		switch {
 		case errors.Is(err, snapshot.ErrChecksum), errors.Is(err, snapshot.ErrCorrupt):
 			id, _ := st.Resolve(ctx, args[0])
-			req.ReadError, req.Named = fmt.Errorf("read snapshot %s: %w", id, err), drill.State{Kind: "snapshot", SnapshotID: id}
+			req.ReadError, req.Named = err, drill.State{Kind: "snapshot", SnapshotID: id}
 		case err != nil:
 			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots", args[0], err)
 		default:

@@ -30,6 +30,11 @@ var examples = map[string][]string{
 		"offsetkeeper diff latest -c inventory-connector --exit-code",
 		"offsetkeeper diff --at -1h latest -o json        # what changed in the last hour",
 	},
+	"drill": {
+		"offsetkeeper drill --connect-url http://connect:8083  # a fresh capture: restorable, complete, RTO/RPO",
+		"offsetkeeper drill latest --signing-key drill.key -o json > drill.json",
+		"offsetkeeper drill verify drill.json --public-key drill.pub",
+	},
 	"events": {
 		"offsetkeeper events --since -24h                 # the resets of the last day",
 		"offsetkeeper events -c inventory-connector -o json",
