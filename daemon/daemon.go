@@ -18,6 +18,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -73,6 +74,9 @@ type Config struct {
 	// Journal configures the continuous journal (see journal.go); it runs
 	// when Interval is positive and Daemon.Tail is set.
 	Journal JournalConfig
+	// DrillSchedule is the cron spec of the restore drills (drill.go),
+	// run with Daemon.Drill; "" or DrillsOff runs none.
+	DrillSchedule string
 	// Commands are what the restore commands the daemon prints (its log's
 	// "reset seen" lines, the page) carry: the settings of its command
 	// line, and whether a Connect URL is known.
@@ -111,6 +115,10 @@ type Daemon struct {
 	Build BuildInfo
 	// Tail reads the cluster for the journal; nil turns the journal off.
 	Tail *Tailer
+	// Drill, when set, drills the newest full snapshot on
+	// Config.DrillSchedule (drill.go).
+	Drill  func(ctx context.Context) (*drill.Report, error)
+	drillM *drillMetrics
 
 	once    sync.Once
 	m       *metrics
@@ -169,6 +177,9 @@ func ParseSchedule(spec string) (cron.Schedule, error) {
 func (d *Daemon) init() {
 	d.once.Do(func() {
 		d.m = newMetrics()
+		if d.Drill != nil && d.Config.DrillSchedule != "" && d.Config.DrillSchedule != DrillsOff {
+			d.drillM = newDrillMetrics(d.m.reg)
+		}
 		d.ops = newOpsMetrics(d.m.reg, d.Build, func(ctx context.Context) ([]snapshot.Info, error) {
 			if d.Store == nil {
 				return nil, nil
@@ -223,6 +234,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	sched, err := ParseSchedule(d.Config.Schedule)
 	if err != nil {
 		return err
+	}
+	if d.drillM != nil {
+		if _, err := ParseSchedule(d.Config.DrillSchedule); err != nil {
+			return fmt.Errorf("drill schedule: %w", err)
+		}
 	}
 
 	if d.Config.Listen != "" {
@@ -280,6 +296,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		journalDone.Add(1)
 		go func() { defer journalDone.Done(); d.jr.run(jctx) }()
 		log.Info("journal started", "interval", d.Config.Journal.Interval)
+	}
+	if d.drillM != nil {
+		journalDone.Add(1)
+		go func() { defer journalDone.Done(); d.drills(jctx) }()
 	}
 
 	next := sched.Next(time.Now())

@@ -52,6 +52,7 @@ type daemonCmd struct {
 	// captureVia is kafka or connect (see restDaemon): a setting, with
 	// its environment twin, unlike snapshot's per-run --via.
 	captureVia string
+	drill      daemonDrillFlags // daemon_drill.go
 }
 
 // journalOffREST is what the daemon logs once at start when it captures
@@ -74,6 +75,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	c.journalKeepWithin = withinFlag(daemon.DefaultJournalKeepWithin)
 	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep raw journal segments (restore --at to any moment) this long once a merged level holds them; after that a moment restores as of the minute boundary before it (an hour later, as of the hour's): 36h, 7d, 2w; 0 keeps them with their epoch")
 	fs.StringVar(&c.captureVia, "capture-via", "kafka", "take the scheduled snapshots from kafka (the offsets topics and sink groups, exact bytes; the journal runs) or connect (through the Connect REST API alone, Kafka 3.5+, needs --connect-url: no journal, no leader election; see docs/rest-only.md)")
+	c.drill.register(fs)
 	c.g.connect.register(fs)
 	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
 }
@@ -141,6 +143,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		},
 		Logger:   c.log,
 		Progress: opts.Progress,
+	}
+	if err := c.attachDrills(d, store, opts); err != nil {
+		return err
 	}
 	return c.runDaemon(ctx, d)
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,7 +15,6 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // drillCommand is the drill entry of the command table (main.go).
@@ -176,15 +175,8 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 		req.State, req.Named = snap, drill.State{Kind: "moment", At: snap.CreatedAt, Description: snap.ID}
 	case len(args) == 1:
 		memlimit.Start()
-		snap, info, err := st.GetForRestore(ctx, args[0], nil, store.RestoreRead{})
-		switch {
-		case errors.Is(err, snapshot.ErrChecksum), errors.Is(err, snapshot.ErrCorrupt):
-			id, _ := st.Resolve(ctx, args[0])
-			req.ReadError, req.Named = err, drill.State{Kind: "snapshot", SnapshotID: id}
-		case err != nil:
-			return nil, fmt.Errorf("read snapshot %q: %w; 'offsetkeeper list' shows the stored snapshots", args[0], err)
-		default:
-			req.State, req.Named = snap, drill.State{Kind: "snapshot", SnapshotID: info.ID, SHA256: info.SHA256, At: info.CreatedAt}
+		if err := drill.ReadSnapshot(ctx, st, args[0], &req); err != nil {
+			return nil, err
 		}
 	default:
 		cl, opts, err := c.g.kafkaClient(ctx)
@@ -205,19 +197,11 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 // finish stores the report (signed with key, when set), prints it and
 // returns errDrillFailed for a failed drill.
 func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) error {
-	doc, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return cannotRun(err)
-	}
-	doc = append(doc, '\n')
-	stored := doc
+	var priv ed25519.PrivateKey
 	signed := ""
 	if key != nil {
-		priv, err := drill.ParsePrivateKey(key)
-		if err != nil {
-			return cannotRun(err)
-		}
-		if stored, err = drill.Sign(ctx, doc, priv); err != nil {
+		var err error
+		if priv, err = drill.ParsePrivateKey(key); err != nil {
 			return cannotRun(err)
 		}
 		signed = " (signed: a DSSE envelope)"
@@ -227,7 +211,8 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		return cannotRun(err)
 	}
 	defer st.Close()
-	if err := st.PutDrill(ctx, rep.ID, stored); err != nil {
+	stored, err := drill.Save(ctx, st, rep, priv)
+	if err != nil {
 		return cannotRun(err)
 	}
 	if c.output == "json" {

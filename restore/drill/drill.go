@@ -210,7 +210,7 @@ func restoreInto(ctx context.Context, sc *scratch, state *snapshot.Snapshot, opt
 	defer undo.Close()
 	o := opts
 	o.OffsetsTopics = offsetsTopics
-	o.Layout, o.ConfigTopics, o.StatusTopics = nil, nil, nil
+	o.Layout, o.ConfigTopics, o.StatusTopics, o.Progress = nil, nil, nil, nil
 	if out == nil {
 		out = io.Discard
 	}
