@@ -45,6 +45,11 @@ var metrics = map[string]bool{
 	"offsetkeeper_journal_written_bytes_total":          true,
 	"offsetkeeper_journal_errors_total":                 true,
 	"offsetkeeper_reset_events_total":                   true,
+	// Restore drills (daemon/drill.go).
+	"offsetkeeper_drill_last_success_timestamp_seconds": true,
+	"offsetkeeper_drill_rto_seconds":                    true,
+	"offsetkeeper_drill_failed_checks":                  true,
+	"offsetkeeper_drills_total":                         true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)

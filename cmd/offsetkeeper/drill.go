@@ -293,7 +293,7 @@ func (c *drillCmd) verify(ctx context.Context, ref string) error {
 	if c.output == "json" {
 		return writeJSON(c.stdout, rep)
 	}
-	fmt.Fprintf(c.stdout, "verified: drill report %s is signed by this key; the drill %s (%s, %s)\n", rep.ID, rep.Result, rep.State.Kind, stateName(rep.State))
+	fmt.Fprintf(c.stdout, "verified: drill report %s is signed by this key; the drill %s (%s)\n", rep.ID, rep.Result, stateName(rep.State))
 	return nil
 }
 
