@@ -175,6 +175,7 @@ type Board struct {
 	Connectors  []ConnectorRow   `json:"connectors"`
 	Snapshots   int              `json:"snapshots"`
 	Newest      *snapshot.Info   `json:"newest_snapshot,omitempty"`
+	LastDrill   *LastDrill       `json:"last_drill,omitempty"` // drill.go
 	Events      []snapshot.Event `json:"events"`
 	Notes       []string         `json:"notes,omitempty"`
 }

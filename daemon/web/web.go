@@ -218,7 +218,9 @@ func (s *Server) serveBoard(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.board(w), nil
+	b := s.board(w)
+	b.LastDrill = s.lastDrill(r.Context())
+	return b, nil
 }
 
 func (s *Server) serveConnector(r *http.Request) (any, error) {
