@@ -10,6 +10,8 @@
 #   sink-capture    offsetkeeper snapshot with an empty offsets topic: the sink groups alone,
 #                   with the broker requests it made counted by the cluster
 #   restore         offsetkeeper restore <snapshot> --source-only into an empty offsets topic
+#   drill           offsetkeeper drill <snapshot>: all of it, sink groups included, restored into
+#                   an embedded scratch cluster and read back (its RTO in the extra column)
 #   kcat-restore    the same job by hand: kcat -C dump of the empty topic, kcat -P of the
 #                   snapshot's records, kcat -C read-back
 #   daemon          offsetkeeper daemon --schedule '@every 3s' for --daemon-seconds (default 15;
@@ -200,6 +202,15 @@ for size in ${records//,/ }; do
 			record "$size" "$r" restore "$w" "$c" "$m" "${applied:-}"
 			record "$size" "$r" restore-write "${applied:-0}" 0 0
 
+			# The drill of the same snapshot (docs/drills.md): restore.Run of
+			# all of it, sink groups included, into an embedded scratch
+			# cluster, and the read-back.
+			timed drill "${ok[@]}" drill "$snap_id" --store "file://$store" --output json >"$work/drill.json"
+			read -r w c m < <(last drill)
+			grep -q '^  "result": "passed"' "$work/drill.json" || { log "drill did not pass"; cat "$work/drill.json" >&2; exit 1; }
+			rto=$(sed -n 's/^    "restore_ms": \([0-9]*\).*/\1/p' "$work/drill.json" | head -n 1)
+			record "$size" "$r" drill "$w" "$c" "$m" "${rto:-}"
+
 			t=restore-kcat-$r
 			ctl POST "/topic?name=$t&partitions=25" >/dev/null
 			timed kcat-dump "${kread[@]}" -t "$t" >"$work/live.tsv.data"
@@ -296,6 +307,10 @@ for size in ${records//,/ }; do
 		echo "| snapshot (median) / kcat's fastest read | | | | $(awk -v s="$(col "$size" snapshot 4 | median)" -v k="$(col "$size" kcat-read 4 | sort -n | head -n 1)" 'BEGIN{printf "%.3f", s / k}') x kcat | | wall <= 0.5 |"
 		echo "| snapshot peak RSS / (2 x live + 64 MiB = $((bound_kb / 1024)) MiB) | | | | $(col "$size" snapshot 6 | median | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 		row "sink capture ($groups groups, empty offsets topic)" sink-capture "" "" "few requests per coordinator"
+		if ! $skip_restore; then
+			row "offsetkeeper drill (whole snapshot into an embedded scratch cluster; RTO $(col "$size" drill 7 | median) ms)" drill
+			echo "| drill peak RSS / (3 x live + 64 MiB = $((rbound_kb / 1024)) MiB, restore's cap) | | | | $(col "$size" drill 6 | median | awk -v b="$rbound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
+		fi
 		if [ "$daemon_seconds" -gt 0 ]; then
 			echo "| daemon RSS, @every 3s, median of 1 s samples after its first snapshot ($(col "$size" daemon 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon 6 | mib) | $(col "$size" daemon 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
 			echo "| daemon RSS without the journal (--journal-interval 0), the same ($(col "$size" daemon-nojournal 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon-nojournal 6 | mib) | $(col "$size" daemon-nojournal 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"

@@ -200,6 +200,8 @@ Look around, from another terminal in this directory:
   %[1]s show latest%[2]s
   %[1]s show latest --connector %[3]s --output connect-rest%[2]s
   %[1]s verify%[2]s
+  %[1]s drill%[4]s%[7]s
+     (a restore drill: the live state restored into a scratch Kafka, read back and compared with Connect)
   %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen 127.0.0.1:9464
      (the daemon: snapshots, a journal of every change for restore --at, the page at http://127.0.0.1:9464/)
   curl -s '%[5]s/connectors?expand=status'
