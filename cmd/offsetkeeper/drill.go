@@ -224,7 +224,7 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		fmt.Fprintf(c.stdout, "  report stored as drills/%s.json%s; offsetkeeper drill show %s prints it\n", rep.ID, signed, rep.ID)
 	}
 	if rep.Result != drill.Passed {
-		return fmt.Errorf("%w: %s failed (%d failures); the report lists each", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())
+		return fmt.Errorf("%w: %s failed (%d failures); the report names each with its cause, and docs/drills.md says what each cause means and what to do", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())
 	}
 	return nil
 }
