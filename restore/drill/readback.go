@@ -12,11 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // maxFailures bounds the failures a check lists one by one; the rest are
@@ -267,8 +269,10 @@ func compareSinks(ctx context.Context, adm *kadm.Client, state *snapshot.Snapsho
 	return nil
 }
 
-// readScratch captures the scratch cluster's offsets topics, as a backup
-// of it would.
+// readScratch captures the scratch cluster's offsets topics as a backup
+// of it would be taken, stored and read for a restore: streamed into a
+// store in memory, then read back as a compact table, which keeps the
+// read-back within what a restore holds.
 func readScratch(ctx context.Context, sc *scratch, offsetsTopics []string, opts capture.Options) (*snapshot.Snapshot, error) {
 	o := capture.Options{OffsetsTopics: offsetsTopics, ConfigTopic: opts.ConfigTopic, GroupPrefix: opts.GroupPrefix, Reason: snapshot.ReasonManual, ConfigTopicOptional: true}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.seeds...))
@@ -276,9 +280,19 @@ func readScratch(ctx context.Context, sc *scratch, offsetsTopics []string, opts 
 		return nil, fmt.Errorf("read back the scratch cluster: %w", err)
 	}
 	defer cl.Close()
-	snap, err := capture.Capture(ctx, cl, o)
+	snap, err := capture.NewCapturer(cl, o).CaptureStreamedOnce(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read back the scratch cluster: %w", err)
 	}
-	return snap, nil
+	st := store.NewStore(memblob.OpenBucket(nil))
+	defer st.Close()
+	info, err := st.Put(ctx, snap)
+	if err != nil {
+		return nil, fmt.Errorf("read back the scratch cluster: keep its capture: %w", err)
+	}
+	got, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: true})
+	if err != nil {
+		return nil, fmt.Errorf("read back the scratch cluster: read its capture: %w", err)
+	}
+	return got, nil
 }
