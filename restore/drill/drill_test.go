@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
@@ -187,5 +189,42 @@ func TestDrillCannotRunWithoutScratch(t *testing.T) {
 	_, err := Run(ctx, Env{}, Request{State: w.state, ScratchBrokers: []string{"127.0.0.1:1"}})
 	if err == nil || !strings.Contains(err.Error(), ErrCannotRun.Error()) {
 		t.Fatalf("err %v, want ErrCannotRun", err)
+	}
+}
+
+// --scratch-brokers: the drill restores into that cluster, passes, and
+// deletes the topics and groups it made there; a scratch cluster that
+// already has one of the state's topics is refused (cannot run).
+func TestDrillIntoScratchBrokers(t *testing.T) {
+	w := newDemoWorld(t)
+	sc, scl := testkit.Cluster(t)
+	req := Request{State: w.state, Named: State{Kind: "capture", At: w.state.CreatedAt}, ScratchBrokers: sc.ListenAddrs()}
+	rep, err := Run(t.Context(), Env{Connect: w.rc}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result != Passed || rep.Scratch == "embedded" {
+		t.Fatalf("result %s into %s: %+v", rep.Result, rep.Scratch, rep.Checks)
+	}
+	adm := kadm.NewClient(scl)
+	topics, err := adm.ListTopics(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := topics.Names(); len(names) != 0 {
+		t.Errorf("the drill left topics in the scratch cluster: %v", names)
+	}
+	groups, err := adm.ListGroups(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := groups.Groups(); len(names) != 0 {
+		t.Errorf("the drill left groups in the scratch cluster: %v", names)
+	}
+	if err := connectdemo.CreateTopics(t.Context(), scl, connectdemo.DefaultTopics()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), Env{}, req); !errors.Is(err, ErrCannotRun) || !strings.Contains(err.Error(), "already has topic") {
+		t.Fatalf("drill into a scratch cluster with the state's topics: %v, want ErrCannotRun", err)
 	}
 }
