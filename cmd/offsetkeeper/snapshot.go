@@ -52,6 +52,9 @@ type snapshotResult struct {
 	// {partition}]); Warnings are the snapshot's warnings, never null.
 	Unparsed int      `json:"unparsed"`
 	Warnings []string `json:"warnings"`
+	// Unread names the sink groups that could not be read, never null;
+	// not empty, the exit code is 4.
+	Unread []snapshot.UnreadGroup `json:"unread_groups"`
 }
 
 // pinStored pins the snapshot just stored (snapshot --pin). A pin that
@@ -180,7 +183,11 @@ func (c *snapshotCmd) printResult(ctx context.Context, sto *store.Store, snap *s
 		return err
 	}
 	if c.output == "json" {
-		return writeJSON(c.stdout, snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...)})
+		res := snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...), Unread: append([]snapshot.UnreadGroup{}, snap.Unread...)}
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+		return incomplete(snap, info.ID)
 	}
 	if snap.ViaREST() {
 		fmt.Fprintf(c.stdout, "captured through the Connect REST API (%s): Connect's normalised keys, no partitions; restore with --via connect\n", snap.ConnectURL)
@@ -191,12 +198,19 @@ func (c *snapshotCmd) printResult(ctx context.Context, sto *store.Store, snap *s
 		fmt.Fprintf(c.stdout, "pinned%s\n", noteText(info.Pin.Note))
 	}
 	fmt.Fprintln(c.stdout, info.ID)
-	return nil
+	return incomplete(snap, info.ID)
 }
 
 // printWarnings prints the snapshot's warnings on stderr (or logs them with
 // --log-format json).
 func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
+	for _, u := range snap.Unread {
+		if c.g.logFormat == "text" {
+			warn(c.stderr, "snapshot", unreadText(u))
+		} else {
+			c.log.Warn("snapshot left a sink group out", "snapshot_id", id, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
+		}
+	}
 	for _, w := range snap.Warnings {
 		switch {
 		case snap.Unparsed() > 0 && strings.Contains(w, "kept raw"):

@@ -125,11 +125,11 @@ type ConsumerMember struct {
 	adm   *kadm.Client
 	group string
 	topic string
-	got   int64 // records consumed
 }
 
-// CatchUp consumes every record written to the member's topic so far and
-// commits what it consumed.
+// CatchUp consumes every record written to the member's topic so far
+// (from the group's committed offsets, or the start) and commits what it
+// consumed.
 func (m *ConsumerMember) CatchUp() {
 	m.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -138,14 +138,25 @@ func (m *ConsumerMember) CatchUp() {
 	if err != nil || ends.Error() != nil {
 		m.t.Fatalf("list end offsets of %s: %v %v", m.topic, err, ends.Error())
 	}
-	want := int64(0)
-	ends.Each(func(o kadm.ListedOffset) { want += o.Offset })
-	for m.got < want {
+	pos := map[int32]int64{}
+	if fetched, err := m.adm.FetchOffsets(ctx, m.group); err == nil {
+		fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == m.topic && o.At > 0 {
+				pos[o.Partition] = o.At
+			}
+		})
+	}
+	behind := func() bool {
+		n := false
+		ends.Each(func(o kadm.ListedOffset) { n = n || pos[o.Partition] < o.Offset })
+		return n
+	}
+	for behind() {
 		fs := m.cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			m.t.Fatalf("consumer group %s consumed %d of %d records of %s", m.group, m.got, want, m.topic)
+			m.t.Fatalf("consumer group %s: at %v of %s, want its ends", m.group, pos, m.topic)
 		}
-		m.got += int64(fs.NumRecords())
+		fs.EachRecord(func(r *kgo.Record) { pos[r.Partition] = max(pos[r.Partition], r.Offset+1) })
 	}
 	if err := m.cl.CommitUncommittedOffsets(ctx); err != nil {
 		m.t.Fatalf("commit of consumer group %s: %v", m.group, err)

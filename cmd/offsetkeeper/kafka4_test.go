@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+)
+
+// kafka4Sink is a cluster that answers DescribeGroups as Kafka 4.x does,
+// with a stopped sink connector orders-sink whose tasks use the consumer
+// group protocol (KIP-848): its group connect-orders-sink has consumed
+// and committed all of orders, and its member has left.
+func kafka4Sink(t *testing.T) *cluster {
+	t.Helper()
+	c := newCluster(t, nil)
+	testkit.Kafka4Groups(t, c.kc)
+	if err := connectdemo.CreateTopics(context.Background(), c.cl, connectdemo.DefaultTopics()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.adm.CreateTopic(context.Background(), 3, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	c.produceOrders(9)
+	c.produce(&kgo.Record{Topic: connectdemo.DefaultConfigsTopic, Key: []byte("connector-orders-sink"),
+		Value: []byte(`{"properties":{"connector.class":"io.confluent.connect.s3.S3SinkConnector","name":"orders-sink","topics":"orders",` +
+			`"tasks.max":"1","consumer.override.group.protocol":"consumer"}}`)})
+	c.stopConnectors("orders-sink")
+	testkit.JoinConsumerGroup(t, c.kc, "connect-orders-sink", "orders").Leave()
+	return c
+}
+
+// produceOrders writes n records to orders, spread over its partitions.
+func (c *cluster) produceOrders(n int) {
+	c.t.Helper()
+	for i := range n {
+		c.produce(&kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte("v")})
+	}
+}
+
+// TestKafka4ConsumerGroupSnapshotRestore: on a cluster that answers as
+// Kafka 4.x, a stopped sink whose group uses the consumer protocol is in
+// snapshot and show exactly (a capture once dropped it in silence: its
+// DescribeGroups answer is GROUP_ID_NOT_FOUND). While a member is back in
+// the group, restore refuses with exit 3, naming the group, and writes
+// nothing (the running check once counted such a group as empty); once
+// the group is empty again, the restore brings the snapshot's offsets back
+// exactly.
+func TestKafka4ConsumerGroupSnapshotRestore(t *testing.T) {
+	c := kafka4Sink(t)
+	const group = "connect-orders-sink"
+	snapOffsets := c.groupOffsets(group)
+	if len(snapOffsets) == 0 {
+		t.Fatal("the consumer group committed nothing: the test proves nothing")
+	}
+	id := c.snapshot()
+	out, _ := c.mustRun(0, "show", id)
+	if !regexp.MustCompile(`(?m)^  group connect-orders-sink \(consumer protocol\) +Empty +0 members$`).MatchString(out) {
+		t.Errorf("show does not give the group as a consumer-protocol group, Empty:\n%s", out)
+	}
+	for _, o := range snapOffsets {
+		tp, off, _ := strings.Cut(o, "=")
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(tp) + ` +` + off + `$`).MatchString(out) {
+			t.Errorf("show lacks %s:\n%s", o, out)
+		}
+	}
+	js, _ := c.mustRun(0, "show", id, "--output", "json")
+	if !strings.Contains(js, `"type": "consumer"`) && !strings.Contains(js, `"type":"consumer"`) {
+		t.Errorf("show --output json lacks the group's type:\n%.2000s", js)
+	}
+
+	// A task runs again (a zombie, the connector still STOPPED in its
+	// config) and moves the group on.
+	c.produceOrders(6)
+	m := testkit.JoinConsumerGroup(t, c.kc, group, "orders")
+	moved := c.groupOffsets(group)
+	if slices.Equal(moved, snapOffsets) {
+		t.Fatal("the group did not move on: the restore would have nothing to write")
+	}
+	_, stderr := c.mustRun(3, "restore", id)
+	if !strings.Contains(stderr, `sink group "connect-orders-sink" has 1 live member`) {
+		t.Errorf("the refusal does not name the group and its member:\n%s", stderr)
+	}
+	if got := c.groupOffsets(group); !slices.Equal(got, moved) {
+		t.Errorf("a refused restore wrote: offsets %v, were %v", got, moved)
+	}
+
+	m.Leave()
+	c.mustRun(0, "restore", id)
+	if got := c.groupOffsets(group); !slices.Equal(got, snapOffsets) {
+		t.Errorf("after the restore the group is at %v, want the snapshot's %v", got, snapOffsets)
+	}
+}
+
+// TestKafka4SnapshotNamesUnreadGroup: a sink connector's group the capture
+// cannot describe is named on stderr and in --output json, the snapshot
+// is stored with it in unread_groups, and the exit code is 4.
+func TestKafka4SnapshotNamesUnreadGroup(t *testing.T) {
+	c := kafka4Sink(t)
+	// A member again: a group listed Empty is not described at all.
+	testkit.JoinConsumerGroup(t, c.kc, "connect-orders-sink", "orders")
+	h := c.kc.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ConsumerGroupDescribe}, Err: kerr.GroupAuthorizationFailed, Count: -1})
+	t.Cleanup(h.Remove)
+	out, stderr := c.mustRun(exitIncomplete, "snapshot", "--output", "json")
+	var res snapshotResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not the snapshot document: %v\n%s", err, out)
+	}
+	if len(res.Unread) != 1 || res.Unread[0].Group != "connect-orders-sink" || res.Unread[0].Connector != "orders-sink" ||
+		!strings.Contains(res.Unread[0].Reason, "GROUP_AUTHORIZATION_FAILED") {
+		t.Errorf("unread_groups %+v", res.Unread)
+	}
+	if !strings.Contains(stderr, `sink connector "orders-sink" (group "connect-orders-sink") not captured`) ||
+		!strings.Contains(stderr, "run offsetkeeper snapshot again") {
+		t.Errorf("stderr does not name the group left out:\n%s", stderr)
+	}
+	if ids := c.storeIDs(); !slices.Contains(ids, res.ID+" manual") {
+		t.Errorf("the snapshot %s is not stored (%v)", res.ID, ids)
+	}
+	show, _ := c.mustRun(0, "show", res.ID)
+	if !strings.Contains(show, `unread    sink connector "orders-sink" (group "connect-orders-sink") not captured`) {
+		t.Errorf("show does not name the group left out:\n%s", show)
+	}
+	if h.Hits() == 0 {
+		t.Fatal("the fault never fired: the test proves nothing")
+	}
+}
