@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // kafka4Sink is a cluster that answers DescribeGroups as Kafka 4.x does,
@@ -134,5 +137,53 @@ func TestKafka4SnapshotNamesUnreadGroup(t *testing.T) {
 	}
 	if h.Hits() == 0 {
 		t.Fatal("the fault never fired: the test proves nothing")
+	}
+}
+
+// TestKafka4ConsumerGroupEvents: while the daemon journals, a
+// consumer-protocol sink group rewound and then deleted appears in events
+// (the journal's tail once read it as gone all along, and saw neither);
+// the deletion's command, run as printed, brings the group back as it was.
+func TestKafka4ConsumerGroupEvents(t *testing.T) {
+	c := kafka4Sink(t)
+	const group = "connect-orders-sink"
+	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", freeAddr(t))
+	c.waitJournal(time.Now(), logs)
+	since := moment()
+
+	before := c.groupOffsets(group)
+	c.commit(group, kadm.Offset{Topic: "orders", Partition: 0, At: 0}, kadm.Offset{Topic: "orders", Partition: 1, At: 0}, kadm.Offset{Topic: "orders", Partition: 2, At: 0})
+	rewound := c.groupOffsets(group)
+	if slices.Equal(rewound, before) {
+		t.Fatalf("the rewind changed nothing (%v): the test proves nothing", before)
+	}
+	c.waitJournal(moment(), logs)
+	if _, err := c.adm.DeleteGroup(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.groupOffsets(group); len(got) != 0 {
+		t.Fatalf("the group was not deleted: %v", got)
+	}
+	c.waitJournal(moment(), logs)
+
+	out, _ := c.mustRun(0, "events", "--output", "json", "--since", since.Format(time.RFC3339Nano), "--connector", "orders-sink")
+	var evs []eventJSON
+	if err := json.Unmarshal([]byte(out), &evs); err != nil {
+		t.Fatalf("events --output json: %v\n%s", err, out)
+	}
+	kinds := map[string]eventJSON{}
+	for _, e := range evs {
+		kinds[e.Kind] = e
+	}
+	if _, ok := kinds[snapshot.EventSinkRewound]; !ok {
+		t.Errorf("events lacks the rewind of the consumer-protocol group:\n%s", out)
+	}
+	del, ok := kinds[snapshot.EventSinkDeleted]
+	if !ok || del.Undo == "" {
+		t.Fatalf("events lacks the deletion of the consumer-protocol group, or its command:\n%s", out)
+	}
+	c.mustRun(0, strings.Fields(strings.TrimPrefix(del.Undo, "offsetkeeper "))...)
+	if got := c.groupOffsets(group); !slices.Equal(got, rewound) {
+		t.Errorf("after %q the group is at %v, want %v (as it was before the deletion)", del.Undo, got, rewound)
 	}
 }
