@@ -234,6 +234,12 @@ type Connector struct {
 	// topics or topics.regex setting.
 	Type  string `json:"type"`
 	Class string `json:"class,omitempty"`
+
+	// PluginVersion is the version of the connector's plugin on the
+	// workers, when the capture could ask Connect's REST API (GET
+	// /connector-plugins); "" when unknown, and in older snapshots.
+	PluginVersion string `json:"plugin_version,omitempty"`
+
 	// HasConfig is false for a connector known only from its offsets or group.
 	HasConfig bool `json:"has_config"`
 	// ConfigHash is the SHA-256 of the connector's config record value bytes.
