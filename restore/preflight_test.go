@@ -20,7 +20,8 @@ import (
 // lacks the sink's plugin and whose override policy (None) refuses the
 // source's producer.override.compression.type. The dry run and the run
 // both refuse before anything is written, naming every problem at once:
-// the connector, the key and the worker setting that would allow it.
+// the connector, the key and the worker setting that would allow it; a
+// plugin at another version than the snapshot's is said.
 // Regression: such a target was found out only when the POST failed, after
 // the offsets were written.
 func TestCreateConnectorsPreflight(t *testing.T) {
@@ -32,6 +33,7 @@ func TestCreateConnectorsPreflight(t *testing.T) {
 		if c.Name == "src" {
 			c.Config = maps.Clone(c.Config)
 			c.Config["producer.override.compression.type"] = "zstd"
+			c.PluginVersion = "3.8.0"
 		}
 		moved.Connectors = append(moved.Connectors, c)
 	}
@@ -67,6 +69,10 @@ func TestCreateConnectorsPreflight(t *testing.T) {
 				t.Errorf("dry run %v: the refusal lacks %q:\n%v", dry, want, err)
 			}
 		}
+		if want := "connector src: plugin org.apache.kafka.connect.file.FileStreamSourceConnector is version 4.1.0 on the target, 3.8.0 in the snapshot"; !strings.Contains(out.String(), want) {
+			t.Errorf("dry run %v: the plan does not say the plugin version differs (%q):\n%s", dry, want, out.String())
+		}
+		out.Reset()
 		if rep.Undo != "" {
 			t.Errorf("dry run %v: an undo snapshot %s was taken", dry, rep.Undo)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -185,5 +187,50 @@ func TestKafka4ConsumerGroupEvents(t *testing.T) {
 	c.mustRun(0, strings.Fields(strings.TrimPrefix(del.Undo, "offsetkeeper "))...)
 	if got := c.groupOffsets(group); !slices.Equal(got, rewound) {
 		t.Errorf("after %q the group is at %v, want %v (as it was before the deletion)", del.Undo, got, rewound)
+	}
+}
+
+// TestSnapshotConnectURLPluginsAndUnlisted: snapshot --connect-url records
+// each connector's plugin version from GET /connector-plugins, and a sink
+// connector Connect runs whose config is in a config topic the capture did
+// not read is named in unread_groups (exit 4), never left out in silence.
+func TestSnapshotConnectURLPluginsAndUnlisted(t *testing.T) {
+	c := kafka4Sink(t)
+	ctx := context.Background()
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if _, err := c.adm.CreateTopic(ctx, 1, 1, compact, "other-configs"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := connecttest.Start(c.cl, connecttest.Options{ConfigTopic: "other-configs", Version: "4.1.0",
+		Plugins: []connecttest.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	out, stderr := c.mustRun(0, "snapshot", "--connect-url", srv.URL, "--output", "json")
+	var res snapshotResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	js, _ := c.mustRun(0, "show", res.ID, "--output", "json")
+	if !strings.Contains(js, `"plugin_version":"10.5.0"`) {
+		t.Errorf("the snapshot does not record the sink's plugin version:\n%.3000s\n%s", js, stderr)
+	}
+
+	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.CreateConnector(ctx, "elsewhere-sink", map[string]string{"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders"}, connectrest.StateStopped); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr = c.mustRun(exitIncomplete, "snapshot", "--connect-url", srv.URL, "--output", "json")
+	res = snapshotResult{}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Unread) != 1 || res.Unread[0].Connector != "elsewhere-sink" || res.Unread[0].Group != "connect-elsewhere-sink" ||
+		!strings.Contains(res.Unread[0].Reason, "check --config-topic") {
+		t.Errorf("unread_groups %+v\n%s", res.Unread, stderr)
 	}
 }

@@ -26,7 +26,14 @@ alone (GET /connectors, /connectors/NAME/config, /status and /offsets;
 Kafka 3.5+), for a team that may use Connect's REST API but not its
 internal topics: the snapshot holds Connect's normalised keys and no
 partitions, list and show mark it "rest", and it is restored with
-restore --via connect. See docs/rest-only.md.`,
+restore --via connect. See docs/rest-only.md.
+
+With --connect-url and the default --via kafka, the snapshot also records each
+connector's plugin version (GET /connector-plugins), and names in its
+unread_groups every sink connector Connect runs that the capture did not read.
+
+Exit 4: the snapshot was stored, but a sink connector's group could not be
+read or classified; each is named on stderr and in unread_groups.`,
 	new: func(e *env) command { return &snapshotCmd{env: e} },
 }
 
@@ -135,6 +142,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err)))
 	}
+	if err := c.addFromREST(ctx, snap); err != nil {
+		return err
+	}
 	captured := time.Now()
 	opts.Progress.SetPhase(capture.PhaseStore)
 	info, err := sto.Put(ctx, snap)
@@ -166,6 +176,7 @@ func (c *snapshotCmd) snapshotREST(ctx context.Context, sto *store.Store) error 
 	if err != nil {
 		return fmt.Errorf("take snapshot through the Connect REST API: %w; nothing was stored", err)
 	}
+	capture.AddFromREST(ctx, rc, snap)
 	info, err := sto.Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
@@ -223,4 +234,19 @@ func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
 			c.log.Warn("snapshot warning", "snapshot_id", id, "warning", w)
 		}
 	}
+}
+
+// addFromREST records, when --connect-url is given, each connector's
+// plugin version and names every sink connector Connect runs that the
+// capture left out (capture.AddFromREST).
+func (c *snapshotCmd) addFromREST(ctx context.Context, snap *snapshot.Snapshot) error {
+	if !c.g.connect.given() {
+		return nil
+	}
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
+	}
+	capture.AddFromREST(ctx, rc, snap)
+	return nil
 }
