@@ -234,3 +234,66 @@ func TestSnapshotConnectURLPluginsAndUnlisted(t *testing.T) {
 		t.Errorf("unread_groups %+v\n%s", res.Unread, stderr)
 	}
 }
+
+// TestCreateConnectorsPreflightExit3: restore --create-connectors into a
+// Connect whose workers lack the sink's plugin, and into one whose
+// override policy refuses its consumer.override.group.protocol: the dry
+// run and the run exit 3 naming the connector, the key and the worker
+// setting, and nothing is written.
+func TestCreateConnectorsPreflightExit3(t *testing.T) {
+	src := kafka4Sink(t)
+	id := src.snapshot()
+	for _, tc := range []struct {
+		name string
+		opts connecttest.Options
+		want []string
+	}{
+		{"missing plugin", connecttest.Options{Version: "4.0.0", Plugins: []connecttest.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "4.0.0"}}},
+			[]string{`connector "orders-sink": plugin io.confluent.connect.s3.S3SinkConnector is not installed on the target workers`, "plugin.path"}},
+		{"override refused", connecttest.Options{Version: "4.2.0", OverridePolicy: connecttest.PolicyAllowlist},
+			[]string{`connector "orders-sink": key consumer.override.group.protocol refused: The 'Allowlist' policy does not allow 'group.protocol'`,
+				"connector.client.config.override.policy=All", "group.protocol in connector.client.config.override.allowlist"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := newCluster(t, nil)
+			dst.store = src.store
+			if err := connectdemo.CreateTopics(context.Background(), dst.cl, connectdemo.DefaultTopics()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := dst.adm.CreateTopic(context.Background(), 3, 1, nil, "orders"); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := connecttest.Start(dst.cl, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			for _, dry := range []bool{true, false} {
+				args := []string{"restore", id, "--create-connectors", "--connect-url", srv.URL}
+				if dry {
+					args = append(args, "--dry-run")
+				}
+				_, stderr := dst.mustRun(exitRefused, args...)
+				for _, w := range append(tc.want, "nothing was written") {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("dry run %v: stderr lacks %q:\n%s", dry, w, stderr)
+					}
+				}
+			}
+			if got := dst.groupOffsets("connect-orders-sink"); len(got) != 0 {
+				t.Errorf("sink offsets written: %v", got)
+			}
+			if n := len(dst.ends(connectdemo.DefaultConfigsTopic)[connectdemo.DefaultConfigsTopic]); n == 0 {
+				t.Fatal("no config topic partitions")
+			}
+			for p, end := range dst.ends(connectdemo.DefaultConfigsTopic)[connectdemo.DefaultConfigsTopic] {
+				if end != 0 {
+					t.Errorf("config topic partition %d has %d records: a connector was created", p, end)
+				}
+			}
+			if ids := dst.storeIDs(); len(ids) != 1 {
+				t.Errorf("the store holds %v: an undo snapshot was taken", ids)
+			}
+		})
+	}
+}
