@@ -23,7 +23,8 @@ func (r *run) preflight(ctx context.Context, cs []Creation) error {
 		return nil
 	}
 	plugins, err := r.Connect.Plugins(ctx)
-	if err != nil {
+	listKnown := err == nil
+	if err != nil && !errors.Is(err, connectrest.ErrNotFound) {
 		return fmt.Errorf("--create-connectors: read the connector plugins of the target Connect (GET /connector-plugins): %w; nothing was written", err)
 	}
 	var problems []string
@@ -34,18 +35,24 @@ func (r *run) preflight(ctx context.Context, cs []Creation) error {
 		}
 		class := c.config["connector.class"]
 		p, listed := connectrest.FindPlugin(plugins, class)
-		if !listed {
-			p = connectrest.Plugin{Class: class} // validate decides: the list may be partial
+		if listKnown && !listed {
+			problems = append(problems, fmt.Sprintf("connector %q: plugin %s is not installed on the target workers "+
+				"(GET /connector-plugins lists %d connector plugins): add it to each worker's plugin.path and restart them", c.Connector, class, len(plugins)))
+			continue
 		}
 		// Validated under the config's own class name: Connect refuses a
 		// config whose connector.class does not end with the path's.
 		refused, err := r.Connect.ValidateConfig(ctx, class, c.config)
 		var apiErr *connectrest.Error
 		switch {
+		case errors.Is(err, connectrest.ErrNotFound):
+			// A front end (a proxy, a managed service) that does not pass
+			// validate on: nothing to check with.
+			fmt.Fprintf(r.Out, "connector %s: the target Connect does not serve PUT /connector-plugins/%s/config/validate (404): its config is not checked before the create\n", c.Connector, class)
+			continue
 		case err != nil && !listed && errors.As(err, &apiErr) && apiErr.Status != http.StatusConflict:
 			problems = append(problems, fmt.Sprintf("connector %q: plugin %s is not installed on the target workers "+
-				"(not in GET /connector-plugins; validate answered %d %s): add it to each worker's plugin.path and restart them",
-				c.Connector, class, apiErr.Status, apiErr.Message))
+				"(validate answered %d %s): add it to each worker's plugin.path and restart them", c.Connector, class, apiErr.Status, apiErr.Message))
 			continue
 		case err != nil:
 			return fmt.Errorf("--create-connectors: validate the config of connector %q on the target Connect: %w; nothing was written", c.Connector, err)

@@ -250,7 +250,8 @@ func TestCreateConnectorsPreflightExit3(t *testing.T) {
 	}{
 		{"missing plugin", connecttest.Options{Version: "4.0.0", Plugins: []connecttest.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "4.0.0"}}},
 			[]string{`connector "orders-sink": plugin io.confluent.connect.s3.S3SinkConnector is not installed on the target workers`, "plugin.path"}},
-		{"override refused", connecttest.Options{Version: "4.2.0", OverridePolicy: connecttest.PolicyAllowlist},
+		{"override refused", connecttest.Options{Version: "4.2.0", OverridePolicy: connecttest.PolicyAllowlist,
+			Plugins: []connecttest.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}},
 			[]string{`connector "orders-sink": key consumer.override.group.protocol refused: The 'Allowlist' policy does not allow 'group.protocol'`,
 				"connector.client.config.override.policy=All", "group.protocol in connector.client.config.override.allowlist"}},
 	} {

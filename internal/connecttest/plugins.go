@@ -38,22 +38,40 @@ func (s *Server) SetHealth(status string) {
 	s.health = status
 }
 
-// plugins answers GET /connector-plugins: Options.Plugins, or none when it
-// is nil (every class is then installed: validate accepts any).
-func (s *Server) plugins(_ context.Context, _ *http.Request) (int, any, error) {
-	if s.opts.Plugins != nil {
-		return http.StatusOK, s.opts.Plugins, nil
+// DefaultPlugins are the connector plugins of a stock Connect worker
+// (Kafka's own FileStream and MirrorMaker 2 connectors), at version: what
+// the server lists when Options.Plugins is nil.
+func DefaultPlugins(version string) []Plugin {
+	var out []Plugin
+	for _, c := range []struct{ class, typ string }{
+		{"org.apache.kafka.connect.file.FileStreamSinkConnector", "sink"},
+		{"org.apache.kafka.connect.file.FileStreamSourceConnector", "source"},
+		{"org.apache.kafka.connect.mirror.MirrorCheckpointConnector", "source"},
+		{"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "source"},
+		{"org.apache.kafka.connect.mirror.MirrorSourceConnector", "source"},
+	} {
+		out = append(out, Plugin{Class: c.class, Type: c.typ, Version: version})
 	}
-	return http.StatusOK, []Plugin{}, nil
+	return out
 }
 
-// installed reports whether class is a plugin the workers have: any class
-// when Options.Plugins is nil.
-func (s *Server) installed(class string) (Plugin, bool) {
-	if s.opts.Plugins == nil {
-		return Plugin{Class: class, Version: s.opts.Version}, true
+// pluginList is Options.Plugins, or DefaultPlugins when it is nil.
+func (s *Server) pluginList() []Plugin {
+	if s.opts.Plugins != nil {
+		return s.opts.Plugins
 	}
-	for _, p := range s.opts.Plugins {
+	return DefaultPlugins(s.opts.Version)
+}
+
+// plugins answers GET /connector-plugins.
+func (s *Server) plugins(_ context.Context, _ *http.Request) (int, any, error) {
+	return http.StatusOK, s.pluginList(), nil
+}
+
+// installed is the plugin of class, by its full name, its simple name or
+// that without "Connector", as Connect resolves an alias.
+func (s *Server) installed(class string) (Plugin, bool) {
+	for _, p := range s.pluginList() {
 		simple := p.Class[strings.LastIndex(p.Class, ".")+1:]
 		if p.Class == class || simple == class || strings.TrimSuffix(simple, "Connector") == class {
 			return p, true
@@ -77,7 +95,8 @@ type configInfoJSON struct {
 
 // validate answers PUT /connector-plugins/{class}/config/validate as
 // Connect's ConnectorPluginsResource and AbstractHerder do: a class not
-// installed is a 400 naming it, and so is a config whose connector.class
+// installed is a 500 naming it (Connect's ConnectException from
+// Plugins.newConnector, through ConnectExceptionMapper), and a 400 is a config whose connector.class
 // does not end with the class asked; otherwise every key is listed, with
 // errors for each client override
 // (consumer.override.*, producer.override.*, admin.override.*) the
@@ -92,7 +111,7 @@ func (s *Server) validate(_ context.Context, r *http.Request) (int, any, error) 
 	}
 	p, ok := s.installed(class)
 	if !ok {
-		return 0, nil, apiError(http.StatusBadRequest, "Failed to find any class that implements Connector and which name matches %s", class)
+		return 0, nil, apiError(http.StatusInternalServerError, "Failed to find any class that implements Connector and which name matches %s", class)
 	}
 	// ConnectorPluginsResource: the config's class must end with the
 	// path's, both without a "Connector" suffix.

@@ -121,7 +121,7 @@ type Options struct {
 	// tasks start.
 	ResumeLag int
 	// Plugins are the connector plugins GET /connector-plugins lists and
-	// validate accepts; nil means every class is installed (at Version).
+	// validate accepts; nil means DefaultPlugins(Version).
 	Plugins []Plugin
 	// OverridePolicy is the workers' connector.client.config.override.policy
 	// (PolicyAll by default); OverrideAllowlist the allowlist of
