@@ -25,6 +25,9 @@ type Plugin struct {
 // (GET /connector-plugins, connectors only). Every worker of a Connect
 // cluster should have the same.
 func (c *Client) Plugins(ctx context.Context) ([]Plugin, error) {
+	if c.cloud != nil {
+		return nil, fmt.Errorf("%w: Confluent Cloud's API has no GET /connector-plugins of a worker", ErrUnsupported)
+	}
 	_, body, err := c.do(ctx, request{method: http.MethodGet, path: "/connector-plugins"})
 	if err != nil {
 		return nil, err
@@ -63,6 +66,9 @@ type ConfigProblem struct {
 // consumer.override.*, producer.override.* and admin.override.* key. It
 // returns the keys refused, none when the config would be accepted.
 func (c *Client) ValidateConfig(ctx context.Context, class string, config map[string]string) ([]ConfigProblem, error) {
+	if c.cloud != nil {
+		return nil, fmt.Errorf("%w: Confluent Cloud's API has no worker validate", ErrUnsupported)
+	}
 	body, err := json.Marshal(config)
 	if err != nil {
 		return nil, fmt.Errorf("encode config of class %s: %w", class, err)
@@ -117,6 +123,9 @@ type Health struct {
 // Health asks the worker answering whether it is ready (GET /health). A
 // 503 or 500 is not an error: its Status says which.
 func (c *Client) Health(ctx context.Context) (Health, error) {
+	if c.cloud != nil {
+		return Health{Status: HealthUnknown}, nil // a managed service: no worker to ask
+	}
 	_, body, err := c.do(ctx, request{method: http.MethodGet, path: "/health"})
 	var h Health
 	var apiErr *Error

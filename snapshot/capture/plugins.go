@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,9 @@ import (
 // were read from Kafka.
 func AddFromREST(ctx context.Context, rc *connectrest.Client, snap *snapshot.Snapshot) {
 	plugins, err := rc.Plugins(ctx)
+	if errors.Is(err, connectrest.ErrUnsupported) {
+		return // Confluent Cloud: no workers to ask
+	}
 	if err != nil {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("plugin versions not recorded: %v", err))
 	} else {
