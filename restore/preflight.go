@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 )
 
 // preflight asks the target Connect, before anything is written, whether
@@ -48,7 +49,7 @@ func (r *run) preflight(ctx context.Context, cs []Creation) error {
 		case errors.Is(err, connectrest.ErrNotFound):
 			// A front end (a proxy, a managed service) that does not pass
 			// validate on: nothing to check with.
-			fmt.Fprintf(r.Out, "connector %s: the target Connect does not serve PUT /connector-plugins/%s/config/validate (404): its config is not checked before the create\n", c.Connector, class)
+			fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("connector %s: the target Connect does not serve PUT /connector-plugins/%s/config/validate (404): its config is not checked before the create", c.Connector, class), 120, "  "))
 			continue
 		case err != nil && !listed && errors.As(err, &apiErr) && apiErr.Status != http.StatusConflict:
 			problems = append(problems, fmt.Sprintf("connector %q: plugin %s is not installed on the target workers "+
@@ -59,8 +60,8 @@ func (r *run) preflight(ctx context.Context, cs []Creation) error {
 		}
 		c.PluginVersion = p.Version
 		if sc, ok := r.req.Snapshot.Connector(c.Connector); ok && sc.PluginVersion != "" && p.Version != "" && sc.PluginVersion != p.Version {
-			fmt.Fprintf(r.Out, "connector %s: plugin %s is version %s on the target, %s in the snapshot: check that its offsets mean the same to both\n",
-				c.Connector, p.Class, p.Version, sc.PluginVersion)
+			fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("connector %s: plugin %s is version %s on the target, %s in the snapshot: check that its offsets mean the same to both",
+				c.Connector, p.Class, p.Version, sc.PluginVersion), 120, "  "))
 		}
 		for _, pr := range refused {
 			problems = append(problems, fmt.Sprintf("connector %q: key %s refused: %s%s", c.Connector, pr.Key, strings.Join(pr.Errors, "; "), allowedBy(pr.Key)))
@@ -69,8 +70,8 @@ func (r *run) preflight(ctx context.Context, cs []Creation) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return refusal{fmt.Errorf("--create-connectors: the target Connect would refuse %s (checked with its own validate; nothing was written):\n  - %s",
-		plural(len(problems), "thing", "things"), strings.Join(problems, "\n  - "))}
+	return refusal{errors.New(wrapLines(fmt.Sprintf("--create-connectors: the target Connect would refuse %s (checked with its own validate; nothing was written):\n  - %s",
+		plural(len(problems), "thing", "things"), strings.Join(problems, "\n  - "))))}
 }
 
 // allowedBy names the worker setting that would allow key, "" if none is

@@ -189,7 +189,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 		fmt.Fprintf(w, "  warning   %s\n", warn)
 	}
 	for _, u := range s.Unread {
-		fmt.Fprintf(w, "  unread    %s\n", unreadText(u))
+		fmt.Fprintf(w, "%s\n", wrap("  unread    "+unreadText(u), lineWidth, "            "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, conn := range s.Connectors {
