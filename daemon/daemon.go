@@ -556,6 +556,10 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	d.m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 	d.m.observeSnapshot(snap, info.Size)
 	d.ops.warnings.Set(float64(len(snap.Warnings)))
+	d.ops.unread.Set(float64(len(snap.Unread)))
+	for _, u := range snap.Unread {
+		slog.Warn("snapshot left a sink group out", "snapshot_id", info.ID, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
+	}
 	counts := movedBackwards(prev, cur)
 	for _, n := range counts {
 		rep.backward += n

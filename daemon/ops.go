@@ -33,7 +33,9 @@ const storeStatsTTL = time.Minute
 type opsMetrics struct {
 	build    *prometheus.GaugeVec
 	warnings prometheus.Gauge
-	store    *storeCollector
+	// unread counts the sink groups the last snapshot could not read.
+	unread prometheus.Gauge
+	store  *storeCollector
 }
 
 func newOpsMetrics(reg *prometheus.Registry, b BuildInfo, list func(context.Context) ([]snapshot.Info, error)) *opsMetrics {
@@ -46,6 +48,10 @@ func newOpsMetrics(reg *prometheus.Registry, b BuildInfo, list func(context.Cont
 			Name: "offsetkeeper_snapshot_warnings",
 			Help: "Warnings of the last snapshot this daemon stored (keys in the wrong partition, say; see its warnings field).",
 		}),
+		unread: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "offsetkeeper_snapshot_unread_groups",
+			Help: "Sink groups the last snapshot this daemon stored could not read (named in its unread_groups and the log); alert above 0.",
+		}),
 		store: &storeCollector{
 			list: list,
 			count: prometheus.NewDesc("offsetkeeper_store_snapshots",
@@ -57,7 +63,7 @@ func newOpsMetrics(reg *prometheus.Registry, b BuildInfo, list func(context.Cont
 		},
 	}
 	m.build.WithLabelValues(or(b.Version, "unknown"), or(b.Revision, "unknown"), or(b.GoVersion, runtime.Version())).Set(1)
-	reg.MustRegister(m.build, m.warnings, m.store)
+	reg.MustRegister(m.build, m.warnings, m.unread, m.store)
 	return m
 }
 

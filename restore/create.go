@@ -44,6 +44,9 @@ type Creation struct {
 	// Resume is the target state the connector has in the snapshot, which
 	// Request.Resume puts it back to once restored.
 	Resume string `json:"resume_to,omitempty"`
+	// PluginVersion is the version of its plugin on the target Connect
+	// (GET /connector-plugins), for CreateCreate; "" if not given.
+	PluginVersion string `json:"plugin_version,omitempty"`
 
 	config map[string]string
 	// tasks is its task count in the snapshot.
@@ -93,6 +96,9 @@ func (r *run) planCreations(ctx context.Context, plan *Plan) ([]Creation, error)
 	}
 	if toCreate(out) > 0 {
 		if err := r.requireInitialState(ctx, out); err != nil {
+			return nil, err
+		}
+		if err := r.preflight(ctx, out); err != nil {
 			return nil, err
 		}
 	}

@@ -32,6 +32,13 @@ type connectCluster struct {
 
 func newConnectCluster(t *testing.T, id string) *connectCluster {
 	t.Helper()
+	return newConnectClusterWith(t, id, connecttest.Options{})
+}
+
+// newConnectClusterWith is newConnectCluster with its REST stand-in made
+// with opts.
+func newConnectClusterWith(t *testing.T, id string, opts connecttest.Options) *connectCluster {
+	t.Helper()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(id))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ func newConnectCluster(t *testing.T, id string) *connectCluster {
 			t.Fatal(err)
 		}
 	}
-	srv, err := connecttest.Start(cl, connecttest.Options{})
+	srv, err := connecttest.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,9 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 		return nil // the plan writes no connector that has a config here
 	}
 	if len(todo) > 0 {
+		if err := s.waitHealthy(ctx, "stops connectors"); err != nil {
+			return err
+		}
 		names := make([]string, len(todo))
 		for i, cp := range todo {
 			names[i] = cp.Name
@@ -166,6 +169,9 @@ func (s *stopper) finish(ctx context.Context) error {
 	if !s.resume {
 		fmt.Fprintf(s.out, "left STOPPED (no --resume): %s; resume each with PUT /connectors/<name>/resume\n", strings.Join(s.names(), ", "))
 		return nil
+	}
+	if err := s.waitHealthy(ctx, "resumes connectors"); err != nil {
+		return fmt.Errorf("the restore is done and verified, but %w; left STOPPED: %s", err, resumePaths(s.names()))
 	}
 	want, resumed := map[string]string{}, map[string]resumeWant{}
 	var kept, held []string

@@ -172,22 +172,20 @@ func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 		}
 	}
 	if len(groups) > 0 && cl != nil {
-		described, err := adm.DescribeGroups(ctx, groups...)
+		described, err := capture.DescribeTyped(ctx, adm, groups, nil)
 		if err != nil {
 			return nil, fmt.Errorf("describe consumer groups %v: %w", groups, err)
 		}
 		for _, g := range groups {
-			d, ok := described[g]
+			d := described[g]
 			switch {
-			case !ok:
-				return nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-			case capture.GroupGone(d):
+			case d.Gone:
 			case d.Err != nil:
-				return nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+				return nil, d.Err
 			case d.State == "Empty":
 			default:
-				members := fmt.Sprintf("%d members", len(d.Members))
-				if len(d.Members) == 1 {
+				members := fmt.Sprintf("%d members", d.Members)
+				if d.Members == 1 {
 					members = "1 member"
 				}
 				out = append(out, fmt.Sprintf("group %q: %s with %s, waiting for Empty", g, d.State, members))

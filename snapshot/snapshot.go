@@ -192,6 +192,13 @@ type Snapshot struct {
 	// (unparsed keys, a key present in two partitions, ...).
 	Warnings []string `json:"warnings,omitempty"`
 
+	// Unread names each sink connector's group the capture could not
+	// classify or read: its offsets are not in SinkGroups, so a restore
+	// of this snapshot leaves that connector's sink offsets as they are.
+	// Absent when every group was read (and in snapshots older than the
+	// field).
+	Unread []UnreadGroup `json:"unread_groups,omitempty"`
+
 	// Stream, when set, holds the source offsets of a streamed snapshot
 	// (Capturer.CaptureStreamed) instead of SourceOffsets, which is nil:
 	// they are encoded from what the capture read.
@@ -227,6 +234,12 @@ type Connector struct {
 	// topics or topics.regex setting.
 	Type  string `json:"type"`
 	Class string `json:"class,omitempty"`
+
+	// PluginVersion is the version of the connector's plugin on the
+	// workers, when the capture could ask Connect's REST API (GET
+	// /connector-plugins); "" when unknown, and in older snapshots.
+	PluginVersion string `json:"plugin_version,omitempty"`
+
 	// HasConfig is false for a connector known only from its offsets or group.
 	HasConfig bool `json:"has_config"`
 	// ConfigHash is the SHA-256 of the connector's config record value bytes.
@@ -284,10 +297,28 @@ type SinkGroup struct {
 	Group string `json:"group"`
 	// Connector is the connector whose group this is, if one is known.
 	Connector string `json:"connector,omitempty"`
+
+	// Type is the group's type as the broker names it: "classic" (JoinGroup,
+	// described by DescribeGroups) or "consumer" (KIP-848, Kafka 4.0+,
+	// described by ConsumerGroupDescribe). Empty in snapshots taken before
+	// the field: those groups were read as classic.
+	Type string `json:"type,omitempty"`
+
 	// State is the group state (Empty, Stable, Dead, ...).
 	State   string       `json:"state"`
 	Members int          `json:"members"`
 	Offsets []SinkOffset `json:"offsets"`
+}
+
+// UnreadGroup is a sink connector's group a capture could not read.
+type UnreadGroup struct {
+	Group string `json:"group"`
+	// Connector is the sink connector whose group it is, if known.
+	Connector string `json:"connector,omitempty"`
+	// Type is the group type the broker listed, if any.
+	Type string `json:"type,omitempty"`
+	// Reason says what failed and what to do.
+	Reason string `json:"reason"`
 }
 
 // SinkOffset is one committed group offset: the next offset to read.
@@ -608,6 +639,12 @@ func (e *docEncoder) tail(s *Snapshot) error {
 			return err
 		}
 	}
+	if len(s.Unread) > 0 {
+		e.field("unread_groups")
+		if err := e.value(s.Unread); err != nil {
+			return err
+		}
+	}
 	e.buf = append(e.buf, '}', '\n')
 	return nil
 }
@@ -655,6 +692,10 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 	if g.Connector != "" {
 		dst = append(dst, `,"connector":`...)
 		dst = AppendString(dst, g.Connector)
+	}
+	if g.Type != "" {
+		dst = append(dst, `,"type":`...)
+		dst = AppendString(dst, g.Type)
 	}
 	dst = append(dst, `,"state":`...)
 	dst = AppendString(dst, g.State)
@@ -1020,6 +1061,11 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 		}
 		if d.lit(`,"connector":`) {
 			if g.Connector, ok = d.str(false); !ok {
+				return nil, 0, false
+			}
+		}
+		if d.lit(`,"type":`) {
+			if g.Type, ok = d.str(true); !ok {
 				return nil, 0, false
 			}
 		}

@@ -34,6 +34,9 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitRefused = 3
+	// exitIncomplete: a snapshot was stored, but a sink connector's group
+	// could not be read and is named in it (incompleteError).
+	exitIncomplete = 4
 )
 
 // usageError marks a command-line mistake (exit 2).
@@ -134,6 +137,8 @@ const exitCodesHelp = `Exit codes:
   1  error (what failed and what to do is printed on stderr)
   2  usage error (unknown command, flag or argument)
   3  refused by a safety check; nothing was written
+  4  snapshot: stored, but a sink connector's group could not be read (named
+     on stderr and in the snapshot's unread_groups)
 `
 
 func mainUsage(w io.Writer) {
@@ -330,6 +335,9 @@ func report(stderr io.Writer, name string, err error) int {
 	case errors.Is(err, drill.ErrCannotRun): // drill's own exit codes: 2 cannot run
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitUsage
+	case errors.As(err, new(incompleteError)):
+		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
+		return exitIncomplete
 	default:
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitError

@@ -188,6 +188,9 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "  warning   %s\n", warn)
 	}
+	for _, u := range s.Unread {
+		fmt.Fprintf(w, "%s\n", wrap("  unread    "+unreadText(u), lineWidth, "            "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, conn := range s.Connectors {
 		if len(only) > 0 && !slices.Contains(only, conn.Name) {
@@ -209,7 +212,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", snapshot.Where(o.Topic, o.Partition), o.SourcePartition, o.Value)
 		}
 		if g, ok := s.SinkGroupOf(conn.Name); ok {
-			fmt.Fprintf(tw, "  group %s\t%s\t%s\n", g.Group, g.State, plural(g.Members, "member", "members"))
+			fmt.Fprintf(tw, "  group %s%s\t%s\t%s\n", g.Group, groupTypeText(g.Type), g.State, plural(g.Members, "member", "members"))
 			for _, o := range g.Offsets {
 				fmt.Fprintf(tw, "  %s/%d\t%d\n", o.Topic, o.Partition, o.Offset)
 			}
@@ -223,7 +226,7 @@ func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]
 		}
 		for _, g := range s.SinkGroups {
 			if g.Connector == "" {
-				fmt.Fprintf(tw, "\ngroup %s (no connector)\t%s\t%s\t%s\n", g.Group, g.State, plural(g.Members, "member", "members"), plural(len(g.Offsets), "offset", "offsets"))
+				fmt.Fprintf(tw, "\ngroup %s%s (no connector)\t%s\t%s\t%s\n", g.Group, groupTypeText(g.Type), g.State, plural(g.Members, "member", "members"), plural(len(g.Offsets), "offset", "offsets"))
 			}
 		}
 	}

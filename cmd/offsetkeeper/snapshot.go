@@ -26,7 +26,14 @@ alone (GET /connectors, /connectors/NAME/config, /status and /offsets;
 Kafka 3.5+), for a team that may use Connect's REST API but not its
 internal topics: the snapshot holds Connect's normalised keys and no
 partitions, list and show mark it "rest", and it is restored with
-restore --via connect. See docs/rest-only.md.`,
+restore --via connect. See docs/rest-only.md.
+
+With --connect-url and the default --via kafka, the snapshot also records each
+connector's plugin version (GET /connector-plugins), and names in its
+unread_groups every sink connector Connect runs that the capture did not read.
+
+Exit 4: the snapshot was stored, but a sink connector's group could not be
+read or classified; each is named on stderr and in unread_groups.`,
 	new: func(e *env) command { return &snapshotCmd{env: e} },
 }
 
@@ -52,6 +59,9 @@ type snapshotResult struct {
 	// {partition}]); Warnings are the snapshot's warnings, never null.
 	Unparsed int      `json:"unparsed"`
 	Warnings []string `json:"warnings"`
+	// Unread names the sink groups that could not be read, never null;
+	// not empty, the exit code is 4.
+	Unread []snapshot.UnreadGroup `json:"unread_groups"`
 }
 
 // pinStored pins the snapshot just stored (snapshot --pin). A pin that
@@ -132,6 +142,9 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err)))
 	}
+	if err := c.addFromREST(ctx, snap); err != nil {
+		return err
+	}
 	captured := time.Now()
 	opts.Progress.SetPhase(capture.PhaseStore)
 	info, err := sto.Put(ctx, snap)
@@ -163,6 +176,7 @@ func (c *snapshotCmd) snapshotREST(ctx context.Context, sto *store.Store) error 
 	if err != nil {
 		return fmt.Errorf("take snapshot through the Connect REST API: %w; nothing was stored", err)
 	}
+	capture.AddFromREST(ctx, rc, snap)
 	info, err := sto.Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
@@ -180,7 +194,11 @@ func (c *snapshotCmd) printResult(ctx context.Context, sto *store.Store, snap *s
 		return err
 	}
 	if c.output == "json" {
-		return writeJSON(c.stdout, snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...)})
+		res := snapshotResult{Info: info, Unparsed: snap.Unparsed(), Warnings: append([]string{}, snap.Warnings...), Unread: append([]snapshot.UnreadGroup{}, snap.Unread...)}
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+		return incomplete(snap, info.ID)
 	}
 	if snap.ViaREST() {
 		fmt.Fprintf(c.stdout, "captured through the Connect REST API (%s): Connect's normalised keys, no partitions; restore with --via connect\n", snap.ConnectURL)
@@ -191,12 +209,19 @@ func (c *snapshotCmd) printResult(ctx context.Context, sto *store.Store, snap *s
 		fmt.Fprintf(c.stdout, "pinned%s\n", noteText(info.Pin.Note))
 	}
 	fmt.Fprintln(c.stdout, info.ID)
-	return nil
+	return incomplete(snap, info.ID)
 }
 
 // printWarnings prints the snapshot's warnings on stderr (or logs them with
 // --log-format json).
 func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
+	for _, u := range snap.Unread {
+		if c.g.logFormat == "text" {
+			warn(c.stderr, "snapshot", unreadText(u))
+		} else {
+			c.log.Warn("snapshot left a sink group out", "snapshot_id", id, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
+		}
+	}
 	for _, w := range snap.Warnings {
 		switch {
 		case snap.Unparsed() > 0 && strings.Contains(w, "kept raw"):
@@ -209,4 +234,19 @@ func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
 			c.log.Warn("snapshot warning", "snapshot_id", id, "warning", w)
 		}
 	}
+}
+
+// addFromREST records, when --connect-url is given, each connector's
+// plugin version and names every sink connector Connect runs that the
+// capture left out (capture.AddFromREST).
+func (c *snapshotCmd) addFromREST(ctx context.Context, snap *snapshot.Snapshot) error {
+	if !c.g.connect.given() {
+		return nil
+	}
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return err
+	}
+	capture.AddFromREST(ctx, rc, snap)
+	return nil
 }

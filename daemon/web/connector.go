@@ -43,6 +43,9 @@ func (s *Server) row(w *world, name string) ConnectorRow {
 	}
 	if g, ok := findGroup(w.state, name); ok {
 		r.Group, r.GroupState, r.Members = g.Group, g.State, g.Members
+		if g.Type != "classic" {
+			r.GroupType = g.Type
+		}
 		if r.Type == snapshot.TypeUnknown {
 			r.Type = snapshot.TypeSink
 		}

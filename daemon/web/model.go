@@ -201,7 +201,10 @@ type ConnectorRow struct {
 	Tasks      int    `json:"tasks"`
 	Group      string `json:"group,omitempty"`
 	GroupState string `json:"group_state,omitempty"`
-	Members    int    `json:"members,omitempty"`
+	// GroupType is the group's type when it is not classic: "consumer"
+	// for a KIP-848 consumer-protocol group (Kafka 4.0+).
+	GroupType string `json:"group_type,omitempty"`
+	Members   int    `json:"members,omitempty"`
 	// Worker is what the status topic says (nil when it was not read or
 	// has nothing of the connector); WorkerSummary is the state cell's
 	// text of it ("RUNNING · 2/2 tasks running", "FAILED: <first line of

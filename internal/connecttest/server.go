@@ -120,6 +120,14 @@ type Options struct {
 	// connector RUNNING with no task yet, as a real worker does while its
 	// tasks start.
 	ResumeLag int
+	// Plugins are the connector plugins GET /connector-plugins lists and
+	// validate accepts; nil means DefaultPlugins(Version).
+	Plugins []Plugin
+	// OverridePolicy is the workers' connector.client.config.override.policy
+	// (PolicyAll by default); OverrideAllowlist the allowlist of
+	// PolicyAllowlist (connector.client.config.override.allowlist).
+	OverridePolicy    string
+	OverrideAllowlist []string
 }
 
 // Server is a fake Connect REST API over a Kafka cluster. Make it with
@@ -142,6 +150,7 @@ type Server struct {
 	failed    map[string]string
 	hidden    map[string]bool
 	members   map[string]func()
+	health    string
 	leaving   sync.WaitGroup
 	requests  []string
 }
@@ -193,6 +202,9 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux.HandleFunc("GET /connectors/{name}/offsets", s.handle(s.getOffsets))
 	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.patchOffsets))
 	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.deleteOffsets))
+	mux.HandleFunc("GET /connector-plugins", s.handle(s.plugins))
+	mux.HandleFunc("PUT /connector-plugins/{class}/config/validate", s.handle(s.validate))
+	mux.HandleFunc("GET /health", s.handle(s.healthAnswer))
 	mux.HandleFunc("/", s.handle(func(ctx context.Context, r *http.Request) (int, any, error) {
 		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
 	}))

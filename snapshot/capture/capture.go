@@ -278,6 +278,7 @@ func (r *captureRun) scopeFunc() func(string) bool {
 type groupsResult struct {
 	groups   []snapshot.SinkGroup
 	warnings []string
+	unread   []snapshot.UnreadGroup
 	err      error
 	took     time.Duration
 }
@@ -339,7 +340,9 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 	go func() {
 		var gr groupsResult
 		began := time.Now()
-		gr.groups, gr.warnings, gr.err = c.captureGroups(gctx, configured, r.inScope, len(r.scope) > 0)
+		var rd sinkGroupsRead
+		rd, gr.err = c.captureGroups(gctx, configured, r.inScope, len(r.scope) > 0)
+		gr.groups, gr.warnings, gr.unread = rd.groups, rd.warnings, rd.unread
 		if gr.err == nil {
 			gr.warnings = append(gr.warnings, c.captureLastConsumed(gctx, gr.groups)...)
 		}
@@ -613,6 +616,7 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 	}
 	r.warnings = append(r.warnings, gr.warnings...)
 	r.snap.SinkGroups = gr.groups
+	r.snap.Unread = gr.unread
 	for _, g := range gr.groups {
 		if g.Connector != "" && r.connectors[g.Connector] == nil {
 			r.connectors[g.Connector] = &snapshot.Connector{Name: g.Connector, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}
@@ -724,15 +728,27 @@ func quoteList(ts []string) string {
 	return strings.Join(q, ", ")
 }
 
-// captureGroups reads the sink groups: their state, members and committed
-// offsets, in batched requests.
-func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool) (_ []snapshot.SinkGroup, warnings []string, _ error) {
+// captureGroups reads the sink groups: their type, state, members and
+// committed offsets, in batched requests.
+func (c *Capturer) captureGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool) (sinkGroupsRead, error) {
 	return c.readSinkGroups(ctx, connectors, inScope, scoped, nil)
 }
 
+// sinkGroupsRead is what a read of the sink groups found: the groups read,
+// the warnings, and the groups that could not be classified or described,
+// named (never dropped).
+type sinkGroupsRead struct {
+	groups   []snapshot.SinkGroup
+	warnings []string
+	unread   []snapshot.UnreadGroup
+}
+
 // readSinkGroups is captureGroups; a group whose committed offsets are all
-// as in prev keeps prev's slice of them (see fetchCommitted).
-func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool, prev map[string]snapshot.SinkGroup) (_ []snapshot.SinkGroup, warnings []string, _ error) {
+// as in prev keeps prev's slice of them (see fetchCommitted). Every group
+// goes through DescribeTyped: a consumer group (KIP-848) is described as
+// one, not read as a gone classic group.
+func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*snapshot.Connector, inScope func(string) bool, scoped bool, prev map[string]snapshot.SinkGroup) (sinkGroupsRead, error) {
+	var rd sinkGroupsRead
 	owner := make(map[string]string) // group -> connector
 	for name, conn := range connectors {
 		if conn.Type == snapshot.TypeSink && conn.Group != "" {
@@ -743,18 +759,19 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*sn
 	for g := range owner {
 		want[g] = true
 	}
-	listed, err := c.adm.ListGroups(ctx)
+	listed, err := listGroups(ctx, c.adm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list consumer groups: %w", err)
+		return rd, fmt.Errorf("list consumer groups: %w", err)
 	}
 	for _, g := range listed {
 		if scoped || !strings.HasPrefix(g.Group, c.opts.GroupPrefix) {
 			continue
 		}
-		if _, owned := owner[g.Group]; !owned && g.ProtocolType == workerProtocolType {
+		if _, owned := owner[g.Group]; !owned && (g.ProtocolType == workerProtocolType || !isConnectGroup(g)) {
 			// A Connect worker group (its group.id, connect-cluster by
 			// default, is under the default prefix) holds the workers'
-			// assignments, never a sink's committed offsets.
+			// assignments, never a sink's committed offsets; nor does a
+			// share or streams group.
 			continue
 		}
 		if _, owned := owner[g.Group]; !owned {
@@ -769,59 +786,86 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*sn
 		}
 		want[g.Group] = true
 	}
-	var names []string
-	for g := range want {
-		if _, ok := listed[g]; ok {
-			names = append(names, g)
-		} else if conn := owner[g]; conn != "" {
-			// Kafka lists only the groups a principal may describe, so a
-			// missing ACL shrinks the list without an error.
-			warnings = append(warnings, fmt.Sprintf("sink connector %q: its group %q does not exist or is not visible (no commit yet, or a missing DESCRIBE ACL on the group)", conn, g))
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return []snapshot.SinkGroup{}, warnings, nil
+	names, err := c.sinkGroupNames(ctx, want, owner, listed, &rd)
+	if err != nil || len(names) == 0 {
+		rd.groups = []snapshot.SinkGroup{}
+		return rd, err
 	}
 	described, fetched, err := c.describeAndFetch(ctx, names, listed, prev)
 	if err != nil {
-		return nil, nil, err
+		return rd, err
 	}
-	out := make([]snapshot.SinkGroup, 0, len(names))
+	rd.groups = make([]snapshot.SinkGroup, 0, len(names))
 	for _, g := range names {
-		d, ok := described[g]
-		if !ok {
-			return nil, nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-		}
-		if d.Err != nil && !GroupGone(d) {
-			return nil, nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+		d := described[g]
+		if d.Err != nil {
+			rd.unread = append(rd.unread, unreadGroup(g, owner[g], d.Type, d.Err.Error()))
+			continue
 		}
 		f, ok := fetched[g]
-		if !ok && !GroupGone(d) {
-			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
+		if !ok && !d.Gone {
+			return rd, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
 		}
-		if GroupGone(d) || errors.Is(f.err, kerr.GroupIDNotFound) {
+		if d.Gone || errors.Is(f.err, kerr.GroupIDNotFound) {
 			continue // deleted between list and describe
 		}
 		if f.err != nil {
-			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.err)
+			return rd, fmt.Errorf("fetch offsets of consumer group %q: %w", g, f.err)
 		}
 		if f.perr != nil {
-			return nil, nil, f.perr
+			return rd, f.perr
 		}
-		out = append(out, snapshot.SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: f.offsets})
+		rd.groups = append(rd.groups, snapshot.SinkGroup{Group: g, Connector: owner[g], Type: d.Type, State: d.State, Members: d.Members, Offsets: f.offsets})
 	}
-	return out, warnings, nil
+	slices.SortFunc(rd.unread, func(a, b snapshot.UnreadGroup) int { return strings.Compare(a.Group, b.Group) })
+	return rd, nil
+}
+
+// sinkGroupNames are the groups of want to read, sorted: those listed, and
+// those of sink connectors not listed but found when described (created
+// since the list). A connector's group that is not there is warned of; one
+// that cannot be described (Kafka lists only the groups a principal may
+// describe, so a missing ACL shrinks the list without an error) is unread.
+func (c *Capturer) sinkGroupNames(ctx context.Context, want map[string]bool, owner map[string]string, listed kadm.ListedGroups, rd *sinkGroupsRead) ([]string, error) {
+	var names, unlisted []string
+	for g := range want {
+		if _, ok := listed[g]; ok {
+			names = append(names, g)
+		} else if owner[g] != "" {
+			unlisted = append(unlisted, g)
+		}
+	}
+	described, err := DescribeTyped(ctx, c.adm, unlisted, listed)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range unlisted {
+		switch d := described[g]; {
+		case d.Err != nil:
+			rd.unread = append(rd.unread, unreadGroup(g, owner[g], d.Type, d.Err.Error()+" (a missing DESCRIBE ACL on the group?)"))
+		case d.Gone:
+			rd.warnings = append(rd.warnings, fmt.Sprintf("sink connector %q: its group %q does not exist (no commit yet)", owner[g], g))
+		default:
+			names = append(names, g)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// unreadGroup names a group that could not be read, and what to do.
+func unreadGroup(group, connector, typ, why string) snapshot.UnreadGroup {
+	return snapshot.UnreadGroup{Group: group, Connector: connector, Type: typ,
+		Reason: why + ": its offsets are not in this snapshot; grant DESCRIBE and READ on the group and take a new snapshot"}
 }
 
 // describeAndFetch describes the groups and fetches their committed
-// offsets, at once: one round trip per coordinator less. A classic group
-// listed Empty has no members, so it is not described (a sink connector
-// stopped, or between runs: an idle journal otherwise sent a
-// DescribeGroups of them all every interval), unless its fetch found no
-// commit: then it may have been deleted since the list, which a describe
-// tells (Dead).
-func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]snapshot.SinkGroup) (kadm.DescribedGroups, map[string]committed, error) {
+// offsets, at once: one round trip per coordinator less. A group listed
+// Empty has no members, so it is not described (a sink connector stopped,
+// or between runs: an idle journal otherwise described them all every
+// interval), unless its fetch found no commit: then it may have been
+// deleted since the list, which a describe tells.
+func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed kadm.ListedGroups, prev map[string]snapshot.SinkGroup) (map[string]GroupDescription, map[string]committed, error) {
 	var describe, empty []string
 	for _, g := range names {
 		if listedEmpty(listed[g]) {
@@ -831,13 +875,13 @@ func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed 
 		}
 	}
 	var (
-		described   kadm.DescribedGroups
+		described   map[string]GroupDescription
 		describeErr error
 		done        = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
-		describeErr = c.describeGroups(ctx, describe, &described)
+		described, describeErr = DescribeTyped(ctx, c.adm, describe, listed)
 	}()
 	var fetched map[string]committed
 	err := retryDropped(ctx, func() error {
@@ -862,36 +906,26 @@ func (c *Capturer) describeAndFetch(ctx context.Context, names []string, listed 
 			again = append(again, g)
 			continue
 		}
-		described[g] = kadm.DescribedGroup{Group: g, State: listed[g].State}
+		l := listed[g]
+		typ := l.GroupType
+		if typ == "" {
+			typ = GroupTypeClassic
+		}
+		described[g] = GroupDescription{Group: g, Type: typ, State: l.State}
 	}
-	if err := c.describeGroups(ctx, again, &described); err != nil {
+	more, err := DescribeTyped(ctx, c.adm, again, listed)
+	if err != nil {
 		return nil, nil, fmt.Errorf("describe %d consumer groups: %w", len(again), err)
 	}
+	maps.Copy(described, more)
 	return described, fetched, nil
 }
 
-// describeGroups adds the description of groups to into.
-func (c *Capturer) describeGroups(ctx context.Context, groups []string, into *kadm.DescribedGroups) error {
-	if *into == nil {
-		*into = make(kadm.DescribedGroups, len(groups))
-	}
-	if len(groups) == 0 {
-		return nil
-	}
-	var described kadm.DescribedGroups
-	err := retryDropped(ctx, func() (err error) {
-		described, err = c.adm.DescribeGroups(ctx, groups...)
-		return err
-	})
-	maps.Copy(*into, described)
-	return err
-}
-
 // listedEmpty reports whether a listed group is known to have no members
-// without describing it: a classic group in state Empty (ListGroups v4+
-// gives the state, v5+ the type).
+// without describing it: a classic or consumer group in state Empty
+// (ListGroups v4+ gives the state, v5+ the type).
 func listedEmpty(l kadm.ListedGroup) bool {
-	return l.State == "Empty" && (l.GroupType == "" || l.GroupType == "classic")
+	return l.State == "Empty" && (l.GroupType == "" || l.GroupType == GroupTypeClassic || l.GroupType == GroupTypeConsumer)
 }
 
 // retryDropped runs fn again, up to 4 times over about a second, while it

@@ -16,34 +16,21 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// GroupGone reports whether a described consumer group is gone: the
-// coordinator does not know it (GroupIDNotFound, from brokers that answer
-// so), or it is Dead (deleted, or removed once empty and expired), or it
-// has no state at all. A capture leaves such a group out, and a restore
-// counts it as empty.
-func GroupGone(d kadm.DescribedGroup) bool {
-	if d.Err != nil {
-		return errors.Is(d.Err, kerr.GroupIDNotFound)
-	}
-	return d.State == "Dead" || d.State == ""
-}
-
-// ReadGroup describes one consumer group and fetches its committed
-// offsets, in Normalize's order. A group that is gone (GroupGone, or
-// GroupIDNotFound on the fetch) is found == false.
+// ReadGroup classifies and describes one consumer group (DescribeTyped)
+// and fetches its committed offsets, in Normalize's order. A group that is
+// Gone (or GroupIDNotFound on the fetch) is found == false; one that cannot
+// be described is an error matching ErrGroupUnread, never "not found".
 func ReadGroup(ctx context.Context, adm *kadm.Client, group string) (_ snapshot.SinkGroup, found bool, _ error) {
-	described, err := adm.DescribeGroups(ctx, group)
+	described, err := DescribeTyped(ctx, adm, []string{group}, nil)
 	if err != nil {
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, err)
+		return snapshot.SinkGroup{}, false, err
 	}
-	d, ok := described[group]
+	d := described[group]
 	switch {
-	case !ok:
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: no answer from its coordinator", group)
-	case GroupGone(d):
-		return snapshot.SinkGroup{}, false, nil
 	case d.Err != nil:
-		return snapshot.SinkGroup{}, false, fmt.Errorf("describe consumer group %q: %w", group, d.Err)
+		return snapshot.SinkGroup{}, false, d.Err
+	case d.Gone:
+		return snapshot.SinkGroup{}, false, nil
 	}
 	fetched, err := adm.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
@@ -58,7 +45,7 @@ func ReadGroup(ctx context.Context, adm *kadm.Client, group string) (_ snapshot.
 
 // newSinkGroup is the SinkGroup of a described group and its fetched
 // offsets; partitions with no commit are left out.
-func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.OffsetResponses) (snapshot.SinkGroup, error) {
+func newSinkGroup(group, connector string, d GroupDescription, fetched kadm.OffsetResponses) (snapshot.SinkGroup, error) {
 	// Offsets holds exactly the committed partitions: appended one at a
 	// time, 100,000 sink partitions in groups of 50 held a quarter more.
 	n := 0
@@ -67,7 +54,7 @@ func newSinkGroup(group, connector string, d kadm.DescribedGroup, fetched kadm.O
 			n++
 		}
 	})
-	sg := snapshot.SinkGroup{Group: group, Connector: connector, State: d.State, Members: len(d.Members), Offsets: make([]snapshot.SinkOffset, 0, n)}
+	sg := snapshot.SinkGroup{Group: group, Connector: connector, Type: d.Type, State: d.State, Members: d.Members, Offsets: make([]snapshot.SinkOffset, 0, n)}
 	var perr error
 	fetched.Each(func(o kadm.OffsetResponse) {
 		if o.Err != nil {

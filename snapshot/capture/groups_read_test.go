@@ -88,17 +88,16 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 		return []snapshot.SinkGroup{}, warnings, nil
 	}
 	// Described and fetched at once: one round trip per coordinator less.
+	// The describe is DescribeTyped's (every group type), the fetch
+	// FetchManyOffsets, the reference for fetchCommitted.
 	var (
-		described   kadm.DescribedGroups
+		described   map[string]GroupDescription
 		describeErr error
 		done        = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
-		describeErr = retryDropped(ctx, func() (err error) {
-			described, err = c.adm.DescribeGroups(ctx, names...)
-			return err
-		})
+		described, describeErr = DescribeTyped(ctx, c.adm, names, listed)
 	}()
 	var fetched kadm.FetchOffsetsResponses
 	err = retryDropped(ctx, func() error {
@@ -114,18 +113,15 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 	}
 	out := make([]snapshot.SinkGroup, 0, len(names))
 	for _, g := range names {
-		d, ok := described[g]
-		if !ok {
-			return nil, nil, fmt.Errorf("describe consumer group %q: no answer from its coordinator", g)
-		}
-		if d.Err != nil && !GroupGone(d) {
-			return nil, nil, fmt.Errorf("describe consumer group %q: %w", g, d.Err)
+		d := described[g]
+		if d.Err != nil {
+			return nil, nil, d.Err
 		}
 		f, ok := fetched[g]
-		if !ok && !GroupGone(d) {
+		if !ok && !d.Gone {
 			return nil, nil, fmt.Errorf("fetch offsets of consumer group %q: no answer from its coordinator", g)
 		}
-		if GroupGone(d) || errors.Is(f.Err, kerr.GroupIDNotFound) {
+		if d.Gone || errors.Is(f.Err, kerr.GroupIDNotFound) {
 			continue // deleted between list and describe
 		}
 		if f.Err != nil {
@@ -423,10 +419,11 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 				w.live = nil
 			}
 		}
-		snapNew, _, err := newT.capt.captureGroups(ctx, nil, func(string) bool { return true }, false)
+		rd, err := newT.capt.captureGroups(ctx, nil, func(string) bool { return true }, false)
 		if err != nil {
 			t.Fatal(err)
 		}
+		snapNew := rd.groups
 		snapOld, _, err := oldT.capt.oldCaptureGroups(ctx, nil, func(string) bool { return true }, false)
 		if err != nil {
 			t.Fatal(err)

@@ -5,33 +5,12 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
-
-// TestGroupGone: the one definition of a group that is gone, for a
-// capture and a restore alike.
-func TestGroupGone(t *testing.T) {
-	for _, tc := range []struct {
-		d    kadm.DescribedGroup
-		gone bool
-	}{
-		{kadm.DescribedGroup{State: "Dead"}, true},
-		{kadm.DescribedGroup{State: ""}, true},
-		{kadm.DescribedGroup{Err: kerr.GroupIDNotFound}, true},
-		{kadm.DescribedGroup{Err: kerr.GroupAuthorizationFailed}, false},
-		{kadm.DescribedGroup{State: "Empty"}, false},
-		{kadm.DescribedGroup{State: "Stable"}, false},
-	} {
-		if got := GroupGone(tc.d); got != tc.gone {
-			t.Errorf("GroupGone(state %q, err %v) = %v, want %v", tc.d.State, tc.d.Err, got, tc.gone)
-		}
-	}
-}
 
 // TestReadGroup: a group that never existed is not found; a committed one
 // reads back in Normalize's order.

@@ -411,10 +411,17 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup, e
 		c := t.conf.Connector(name)
 		conns[name] = &c
 	}
-	gs, _, err := t.capt.readSinkGroups(ctx, conns, func(string) bool { return true }, false, t.groups)
+	rd, err := t.capt.readSinkGroups(ctx, conns, func(string) bool { return true }, false, t.groups)
 	if err != nil {
 		return nil, err
 	}
+	if len(rd.unread) > 0 {
+		// A group not read is not a group deleted: the journal records
+		// nothing of it rather than a deletion.
+		u := rd.unread[0]
+		return nil, fmt.Errorf("read sink group %q (%d unread): %s", u.Group, len(rd.unread), u.Reason)
+	}
+	gs := rd.groups
 	t.lastConsumed(ctx, gs)
 	out := make(map[string]snapshot.SinkGroup, len(gs))
 	for _, g := range gs {
