@@ -277,6 +277,7 @@ func (r *captureRun) scopeFunc() func(string) bool {
 // groupsResult is what the sink groups' read, run meanwhile, found.
 type groupsResult struct {
 	groups   []snapshot.SinkGroup
+	topics   []snapshot.SinkTopic
 	warnings []string
 	err      error
 	took     time.Duration
@@ -342,6 +343,9 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 		gr.groups, gr.warnings, gr.err = c.captureGroups(gctx, configured, r.inScope, len(r.scope) > 0)
 		if gr.err == nil {
 			gr.warnings = append(gr.warnings, c.captureLastConsumed(gctx, gr.groups)...)
+			var w []string
+			gr.topics, w = ReadSinkTopics(gctx, c.adm, sinkTopicNames(gr.groups))
+			gr.warnings = append(gr.warnings, w...)
 		}
 		gr.took = time.Since(began)
 		groupsDone <- gr
@@ -613,6 +617,7 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 	}
 	r.warnings = append(r.warnings, gr.warnings...)
 	r.snap.SinkGroups = gr.groups
+	r.snap.SinkTopics = gr.topics
 	for _, g := range gr.groups {
 		if g.Connector != "" && r.connectors[g.Connector] == nil {
 			r.connectors[g.Connector] = &snapshot.Connector{Name: g.Connector, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}
@@ -811,6 +816,7 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*sn
 		}
 		out = append(out, snapshot.SinkGroup{Group: g, Connector: owner[g], State: d.State, Members: len(d.Members), Offsets: f.offsets})
 	}
+	setProtocolTypes(out, listed)
 	return out, warnings, nil
 }
 
