@@ -133,8 +133,13 @@ func RecreatedFindings(snap *snapshot.Snapshot, now []snapshot.SinkTopic) []Sink
 
 // guardSinkTopics finds the plan's sink groups whose topics were
 // recreated since the snapshot (now: the live topics), adds them to
-// SinkGuard and warns; Check refuses those it writes.
+// SinkGuard and warns; Check refuses those it writes. Topic IDs are
+// compared within one cluster only: another cluster's copies always have
+// other IDs.
 func (p *Plan) guardSinkTopics(now []snapshot.SinkTopic) {
+	if p.source.ClusterID == "" || p.source.ClusterID != p.ClusterID {
+		return
+	}
 	for _, f := range RecreatedFindings(p.source, now) {
 		if !p.writesSink(f.Connector) {
 			continue
@@ -163,6 +168,9 @@ func (p *Plan) writesSink(connector string) bool {
 // groups the plan writes. A failed read is a warning: the guard then
 // cannot tell a recreated topic.
 func (p *Plan) liveSinkTopics(ctx context.Context, adm *kadm.Client) []snapshot.SinkTopic {
+	if p.source.ClusterID != p.ClusterID {
+		return nil
+	}
 	var names []string
 	for _, t := range p.source.SinkTopics {
 		names = append(names, t.Name)
