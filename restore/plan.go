@@ -523,6 +523,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 		return nil, err
 	}
 	p.guardSinkTopics(p.liveSinkTopics(ctx, adm))
+	p.noteExpiry(ctx, adm)
 	p.describePolicies(ctx, adm)
 	return p, nil
 }

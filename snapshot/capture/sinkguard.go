@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -81,4 +83,42 @@ func ReadSinkTopics(ctx context.Context, adm *kadm.Client, names []string) (_ []
 		out = append(out, st)
 	}
 	return out, warnings
+}
+
+// DefaultOffsetsRetention is Kafka's offsets.retention.minutes default,
+// 10080 (7 days).
+const DefaultOffsetsRetention = 7 * 24 * time.Hour
+
+// ReadOffsetsRetention reads offsets.retention.minutes from a broker
+// (DescribeConfigs on the first broker the metadata lists): how long
+// Kafka keeps a group's committed offsets once they may expire.
+func ReadOffsetsRetention(ctx context.Context, adm *kadm.Client) (time.Duration, error) {
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read cluster metadata: %w", err)
+	}
+	if len(md.Brokers) == 0 {
+		return 0, errors.New("read offsets.retention.minutes: the metadata lists no broker")
+	}
+	id := md.Brokers[0].NodeID
+	rcs, err := adm.DescribeBrokerConfigs(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("describe the configs of broker %d: %w", id, err)
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			return 0, fmt.Errorf("describe the configs of broker %d: %w", id, rc.Err)
+		}
+		for _, c := range rc.Configs {
+			if c.Key != "offsets.retention.minutes" || c.MaybeValue() == "" {
+				continue
+			}
+			m, err := strconv.ParseInt(c.MaybeValue(), 10, 64)
+			if err != nil || m <= 0 {
+				return 0, fmt.Errorf("broker %d: offsets.retention.minutes=%q is not a number of minutes", id, c.MaybeValue())
+			}
+			return time.Duration(m) * time.Minute, nil
+		}
+	}
+	return DefaultOffsetsRetention, nil
 }
