@@ -81,3 +81,15 @@ func (p *Plan) connectorOf(sp *SinkPlan) string {
 	}
 	return ""
 }
+
+// WithStart is run, a restore command of s, that also resumes the
+// connectors it writes that were stopped before (--start) when s stops
+// and resumes them (a Connect URL is known, not Confluent Cloud's nor a
+// topic layout's): restored and left stopped, a sink's offsets would
+// expire again.
+func (s CommandSettings) WithStart(run string) string {
+	if s.ConnectURL && !s.Cloud && !s.Layout {
+		return run + " --start"
+	}
+	return run
+}

@@ -149,10 +149,7 @@ func gone(snap, live *snapshot.Snapshot, s CommandSettings) []SinkTrap {
 		if lg, ok := live.SinkGroupOf(sg.Connector); ok && len(lg.Offsets) > 0 {
 			continue
 		}
-		cmd := s.Snapshot(snap.ID, sg.Connector).Run
-		if s.ConnectURL && !s.Cloud {
-			cmd += " --start"
-		}
+		cmd := s.WithStart(s.Snapshot(snap.ID, sg.Connector).Run)
 		out = append(out, SinkTrap{SinkGuardFinding: SinkGuardFinding{Kind: TrapGone, Connector: sg.Connector, Group: sg.Group},
 			Message: fmt.Sprintf("group %q held %d committed offsets in snapshot %s and holds none now (expired or deleted): on resume the connector starts by auto.offset.reset=%s", sg.Group, len(sg.Offsets), snap.ID, ResetOf(c.Config)),
 			Command: cmd})

@@ -1,0 +1,8 @@
+package capture
+
+import "github.com/offsetkeeper/offsetkeeper/snapshot"
+
+// SinkGroups are the sink groups as the last Poll read them, by name (the
+// daemon's expiry guard, issue 37). The map and its groups belong to the
+// Tail: read them only, before the next Poll.
+func (t *Tail) SinkGroups() map[string]snapshot.SinkGroup { return t.groups }
