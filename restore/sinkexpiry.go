@@ -37,7 +37,7 @@ func ExpiryNote(group string, state string, emptySince *time.Time, retention tim
 		return ""
 	}
 	if emptySince == nil {
-		return fmt.Sprintf("group %q is Empty: Kafka deletes the offsets restored into it %s after it became Empty (offsets.retention.minutes; committing does not reset that clock), at the latest %s, unless the connector is resumed before", group, retention, FormatMoment(now.Add(retention)))
+		return fmt.Sprintf("group %q is Empty: Kafka deletes the offsets restored into it %s after it became Empty (offsets.retention.minutes; committing does not reset that clock), at the latest %s, unless the connector is resumed before", group, retention, FormatMoment(now.Add(retention).Truncate(time.Millisecond)))
 	}
 	at := emptySince.Add(retention)
 	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes %s; committing does not reset that clock), unless the connector is resumed before", group, FormatMoment(*emptySince), FormatMoment(at), retention)

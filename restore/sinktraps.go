@@ -46,6 +46,7 @@ type SinkTrap struct {
 // and the sink connectors whose group held offsets in snap and holds none
 // now. s builds the repair commands. The result is sorted by group.
 func FindSinkTraps(snap, live *snapshot.Snapshot, retention time.Duration, now time.Time, s CommandSettings) []SinkTrap {
+	now = now.Truncate(time.Millisecond)
 	var out []SinkTrap
 	if snap != nil && snap.ClusterID != "" && snap.ClusterID == live.ClusterID {
 		for _, f := range RecreatedFindings(snap, live.SinkTopics) {
@@ -104,6 +105,9 @@ func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.T
 		if g.Connector == "" || len(g.Offsets) == 0 {
 			continue
 		}
+		if c, ok := live.Connector(g.Connector); !ok || !c.HasConfig {
+			continue // no connector here to resume: nothing to warn of
+		}
 		rule := snapshot.ExpiryRule(g, false)
 		if rule == snapshot.RuleNone {
 			continue
@@ -127,8 +131,8 @@ func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.T
 		if !known {
 			when = "at the latest " + FormatMoment(at) + " (when it became Empty is not known: the daemon's journal records it)"
 		}
-		t.Message = fmt.Sprintf("group %q has no members (%s): Kafka deletes its %d committed offsets %s (offsets.retention.minutes %s) unless the connector is resumed before",
-			g.Group, g.State, len(g.Offsets), when, retention)
+		t.Message = fmt.Sprintf("group %q has no members (%s): Kafka deletes its %d committed offsets %s (offsets.retention.minutes=%d) unless the connector is resumed before",
+			g.Group, g.State, len(g.Offsets), when, int64(retention/time.Minute))
 		out = append(out, t)
 	}
 	return out

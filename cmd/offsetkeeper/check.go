@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
@@ -112,6 +113,13 @@ func (c *checkCmd) Run(ctx context.Context, args []string) error {
 	if snap != nil && len(c.connectors) > 0 {
 		snap = snap.Filter(c.connectors)
 	}
+	if snap != nil {
+		// The snapshot's sink topics, whether live groups still hold
+		// offsets for them or not (a recreated topic lost them).
+		ts, warnings := liveTopicIDs(ctx, cl, snap, live)
+		live.SinkTopics = append(live.SinkTopics, ts...)
+		res.Warnings = append(res.Warnings, warnings...)
+	}
 	res.Traps = append(res.Traps, restore.FindSinkTraps(snap, live, retention, time.Now(), c.g.commandSettings())...)
 	if c.output == "json" {
 		if err := writeJSON(c.stdout, res); err != nil {
@@ -121,9 +129,21 @@ func (c *checkCmd) Run(ctx context.Context, args []string) error {
 		c.print(res)
 	}
 	if len(res.Traps) > 0 {
-		return fmt.Errorf("check: %w: %s", errTraps, plural(len(res.Traps), "trap applies", "traps apply"))
+		return fmt.Errorf("%w: %s", errTraps, plural(len(res.Traps), "trap applies", "traps apply"))
 	}
 	return nil
+}
+
+// liveTopicIDs reads the IDs of snap's sink topics that live does not
+// record (no live group holds offsets for them).
+func liveTopicIDs(ctx context.Context, cl *kgo.Client, snap, live *snapshot.Snapshot) ([]snapshot.SinkTopic, []string) {
+	var names []string
+	for _, t := range snap.SinkTopics {
+		if _, ok := live.SinkTopic(t.Name); !ok {
+			names = append(names, t.Name)
+		}
+	}
+	return capture.ReadSinkTopics(ctx, kadm.NewClient(cl), names)
 }
 
 // print writes res for a person, within 120 columns.
