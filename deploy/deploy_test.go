@@ -45,6 +45,8 @@ var metrics = map[string]bool{
 	"offsetkeeper_journal_written_bytes_total":          true,
 	"offsetkeeper_journal_errors_total":                 true,
 	"offsetkeeper_reset_events_total":                   true,
+	// The expiry guard (daemon/sinkexpiry.go).
+	"offsetkeeper_sink_offsets_expire_seconds": true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)
@@ -534,7 +536,7 @@ func TestAlerts(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen"} {
+	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen", "OffsetkeeperSinkOffsetsExpiring"} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)
 		}
