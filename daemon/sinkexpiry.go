@@ -9,6 +9,7 @@ package daemon
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,11 @@ type sinkExpiry struct {
 	// when it was read.
 	state    map[string]string
 	observed time.Time
+
+	// mu guards since, when each group without members became Empty as
+	// far as the guard knows: the snapshot runs record it (stamp).
+	mu    sync.Mutex
+	since map[string]time.Time
 }
 
 // expiring is one sink group without members.
@@ -95,6 +101,15 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 		}
 	}
 	x.groups, x.observed = next, observed
+	since := map[string]time.Time{}
+	for name, e := range next {
+		if e.since != nil && e.rule == snapshot.RuleEmptySince {
+			since[name] = *e.since
+		}
+	}
+	x.mu.Lock()
+	x.since = since
+	x.mu.Unlock()
 	x.state = make(map[string]string, len(groups))
 	for name, g := range groups {
 		x.state[name] = g.State
@@ -166,4 +181,26 @@ func (x *sinkExpiry) readRetention(ctx context.Context, j *journalWriter) {
 		return
 	}
 	x.retention = r
+}
+
+// stamp sets EmptySince on snap's sink groups that are Empty and that
+// the guard saw become Empty. Safe for use by the snapshot runs while the
+// journal loop runs.
+func (x *sinkExpiry) stamp(snap *snapshot.Snapshot) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i := range snap.SinkGroups {
+		g := &snap.SinkGroups[i]
+		if t, ok := x.since[g.Group]; ok && g.State == snapshot.GroupStateEmpty && g.EmptySince == nil {
+			g.EmptySince = &t
+		}
+	}
+}
+
+// stampEmptySince records in snap when its sink groups became Empty, as
+// far as the journal's expiry guard knows (nothing without a journal).
+func (d *Daemon) stampEmptySince(snap *snapshot.Snapshot) {
+	if d.jr != nil {
+		d.jr.expiry.stamp(snap)
+	}
 }
