@@ -64,6 +64,12 @@ func TestRestoreRecreatedSinkTopic(t *testing.T) {
 	// The group lost its offsets with the topic; a bad reset stands in for
 	// whatever the operator wants to roll back.
 	conn := connectdemo.ConnSinkS3
+	// diff --live names it too, with the restore that translates.
+	dout, _ := c.mustRun(0, "diff", id, "--live", "--connector", conn)
+	if flat := strings.Join(strings.Fields(dout), " "); !strings.Contains(flat, "warning: topic-recreated "+conn+": sink topic \"clicks\" was deleted and created again") ||
+		!strings.Contains(flat, "fix: offsetkeeper restore "+id+" --connector "+conn) || !strings.Contains(flat, "--translate timestamp") {
+		t.Errorf("diff --live:\n%s", dout)
+	}
 	code, out, errOut := c.run("restore", id, "--connector", conn, "--dry-run")
 	flat := strings.Join(strings.Fields(out+errOut), " ")
 	if code != exitRefused || !strings.Contains(flat, "sink topic \"clicks\" was deleted and created again since the snapshot (topic ID "+oldID+" then, "+newID+" now)") ||
