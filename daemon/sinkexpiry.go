@@ -72,7 +72,7 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 	next := map[string]*expiring{}
 	for name, g := range groups {
 		rule := snapshot.ExpiryRule(g, false)
-		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 {
+		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 || !j.tail.HasConfig(g.Connector) {
 			continue
 		}
 		e := x.groups[name]

@@ -86,7 +86,14 @@ func TestSinkOffsetsExpire(t *testing.T) {
 	stopped := time.Now()
 
 	// The warning comes before Kafka deletes the offsets.
-	until(t, 90*time.Second, "the expiry warning", logs, func() bool { return strings.Contains(logs.String(), `"msg":"sink offsets expire"`) })
+	until(t, 90*time.Second, "the expiry warning", logs, func() bool {
+		for line := range strings.Lines(logs.String()) {
+			if strings.Contains(line, `"msg":"sink offsets expire"`) && strings.Contains(line, `"group":"`+group+`"`) {
+				return true
+			}
+		}
+		return false
+	})
 	if len(c.committed(group)) == 0 {
 		t.Fatalf("the offsets were gone when the daemon warned\n%s", logs.String())
 	}
