@@ -37,10 +37,10 @@ func ExpiryNote(group string, state string, emptySince *time.Time, retention tim
 		return ""
 	}
 	if emptySince == nil {
-		return fmt.Sprintf("group %q is Empty: Kafka deletes the offsets restored into it %s after it became Empty (offsets.retention.minutes; committing does not reset that clock), at the latest %s, unless the connector is resumed before", group, retention, FormatMoment(now.Add(retention).Truncate(time.Millisecond)))
+		return fmt.Sprintf("group %q has no members: Kafka deletes the offsets restored into it offsets.retention.minutes=%d after it became Empty (committing does not reset that clock), at the latest %s, unless the connector is resumed before (restore --start resumes it)", group, int64(retention/time.Minute), FormatMoment(now.Add(retention).Truncate(time.Millisecond)))
 	}
 	at := emptySince.Add(retention)
-	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes %s; committing does not reset that clock), unless the connector is resumed before", group, FormatMoment(*emptySince), FormatMoment(at), retention)
+	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes=%d; committing does not reset that clock), unless the connector is resumed before (restore --start resumes it)", group, FormatMoment(*emptySince), FormatMoment(at), int64(retention/time.Minute))
 }
 
 // noteExpiry notes, for each sink group the plan commits into that has
