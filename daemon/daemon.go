@@ -538,6 +538,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	if snap.Reason == "" {
 		snap.Reason = snapshot.ReasonScheduled
 	}
+	d.stampEmptySince(snap)
 	cur := sinkStateOf(snap)
 	prev := d.previous(ctx, epoch)
 	if !d.lead.holds(epoch) {

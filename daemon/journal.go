@@ -84,6 +84,8 @@ type journalWriter struct {
 	fenced uint64
 	// brokenc gets the epochs the compaction loop found broken.
 	brokenc chan string
+	// expiry is the sink offsets expiry guard (sinkexpiry.go).
+	expiry sinkExpiry
 
 	// changes counts the segments written that hold changes (not only
 	// positions: a heartbeat), for the compaction loop.
@@ -209,6 +211,7 @@ func (j *journalWriter) tick(ctx context.Context) {
 		j.broken(err)
 		return
 	}
+	entries = j.expiry.observe(ctx, j, entries, observed)
 	j.write(ctx, entries, observed)
 	// What the flush decoded is garbage now: the daemon between runs
 	// holds what the next flush and run reuse, no more.
@@ -438,7 +441,7 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 	j.setCovered(observed)
 	events := 0
 	for _, e := range entries {
-		if e.Kind == journal.EntryEvent {
+		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring { // a warning, logged by the guard
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))

@@ -50,6 +50,8 @@ var metrics = map[string]bool{
 	"offsetkeeper_drill_rto_seconds":                    true,
 	"offsetkeeper_drill_failed_checks":                  true,
 	"offsetkeeper_drills_total":                         true,
+	// The expiry guard (daemon/sinkexpiry.go).
+	"offsetkeeper_sink_offsets_expire_seconds": true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)
@@ -539,7 +541,7 @@ func TestAlerts(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen"} {
+	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen", "OffsetkeeperSinkOffsetsExpiring"} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)
 		}

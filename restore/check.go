@@ -190,6 +190,7 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 		}
 	}
 
+	refusals = append(refusals, p.sinkGuardRefusals()...)
 	if p.opts.Layout != nil {
 		refusals = append(refusals, p.checkStatuses(ctx, cl)...)
 	}

@@ -66,6 +66,9 @@ type Plan struct {
 	// OpenRestores are the other restores' open transactions Check found,
 	// on topics written to or not; Print warns of those left alone.
 	OpenRestores []OpenRestore
+	// SinkGuard are the sink topics recreated since the snapshot and the
+	// sink offsets below their log start (sinkguard.go).
+	SinkGuard []SinkGuardFinding
 
 	opts   Options
 	source *snapshot.Snapshot
@@ -519,6 +522,8 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if err := p.checkSinkBounds(ctx, adm); err != nil {
 		return nil, err
 	}
+	p.guardSinkTopics(p.liveSinkTopics(ctx, adm))
+	p.noteExpiry(ctx, adm)
 	p.describePolicies(ctx, adm)
 	return p, nil
 }
@@ -574,6 +579,7 @@ func planStates(snap, live *snapshot.Snapshot, opts Options, rest bool) (*Plan, 
 	if err := p.compare(context.Background(), nil, scope, live.Filter(p.Scope)); err != nil {
 		return nil, err
 	}
+	p.guardSinkTopics(live.SinkTopics)
 	for _, m := range p.missing {
 		p.warnf("offsets topic %s does not exist in the newest state: a restore creates it or fails", m.Topic)
 	}
@@ -854,7 +860,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		}
 	}
 	warned := map[string]bool{}
-	var missing, beyond, before []string
+	var missing, beyond []string
 	for ci := range p.Connectors {
 		sp := p.Connectors[ci].Sink
 		if sp == nil {
@@ -894,13 +900,12 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			case ch.New > end.Offset:
 				beyond = append(beyond, fmt.Sprintf("group %q: offset %d for %s/%d is beyond the partition's end offset %d", sp.Group, ch.New, ch.Topic, ch.Partition, end.Offset))
 			case ch.New < start.Offset:
-				before = append(before, fmt.Sprintf("group %q: offset %d for %s/%d is before the partition's start offset %d (those records were deleted)", sp.Group, ch.New, ch.Topic, ch.Partition, start.Offset))
+				p.belowLogStart(p.Connectors[ci].Name, sp.Group, ch, start.Offset, end.Offset)
 			}
 		}
 	}
 	p.warnOnce(missing, "sink offsets are for partitions that do not exist here (fewer partitions than in the snapshot's cluster)", "they are not restored here; add partitions, then run the same restore again")
 	p.warnOnce(beyond, "sink offsets are beyond their partition's end offset (a new cluster, or a recreated topic?)", "the connector's consumer will reset by its auto.offset.reset policy")
-	p.warnOnce(before, "sink offsets are before their partition's start offset (those records were deleted)", "the connector's consumer will reset by its auto.offset.reset policy")
 	return nil
 }
 

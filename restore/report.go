@@ -74,6 +74,8 @@ type PlanDocument struct {
 	Warnings          []string            `json:"warnings"`
 	Notes             []string            `json:"notes,omitempty"`
 	Connectors        []ConnectorDocument `json:"connectors"`
+	// SinkGuard are the sink traps found (sinkguard.go).
+	SinkGuard []SinkGuardFinding `json:"sink_guard"`
 }
 
 // CountsDocument are a plan's totals.
@@ -243,6 +245,7 @@ func (p *Plan) document() *PlanDocument {
 		Warnings:   nonNil(p.Warnings),
 		Notes:      p.Notes,
 		Connectors: make([]ConnectorDocument, 0, len(p.Connectors)),
+		SinkGuard:  nonNil(p.SinkGuard),
 	}
 	for _, o := range p.OpenRestores {
 		if !o.Written {

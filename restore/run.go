@@ -67,6 +67,10 @@ type Request struct {
 	// first and waits until they are STOPPED with no tasks and their sink
 	// groups are empty; Resume puts those it stopped back once verified.
 	StopConnectors, Resume bool
+	// Start, with StopConnectors and Resume, also resumes the connectors
+	// the restore writes that were STOPPED or PAUSED before it (a sink
+	// whose offsets expired: restored but left stopped, they expire again).
+	Start bool
 	// StopTimeout bounds each wait of StopConnectors and Resume; default 2m.
 	StopTimeout time.Duration
 	// NotStrimziManaged lets StopConnectors stop connectors on workers
@@ -220,6 +224,8 @@ func (r *run) validate() error {
 		return errors.New("restore: no snapshot given")
 	case r.req.Via != ViaKafka && r.req.Via != ViaConnect:
 		return fmt.Errorf("restore: via %q: want %s or %s", r.req.Via, ViaKafka, ViaConnect)
+	case r.req.Start && (!r.req.StopConnectors || !r.req.Resume):
+		return errors.New("restore: Start goes with StopConnectors and Resume")
 	case r.req.Resume && !r.req.StopConnectors && !r.req.CreateConnectors:
 		return errors.New("restore: Resume resumes the connectors StopConnectors stopped or CreateConnectors created: set one of them")
 	case (r.req.StopConnectors || r.req.CreateConnectors || r.req.Via == ViaConnect) && r.Connect == nil:
@@ -270,7 +276,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.req.StopConnectors {
 		r.Progress.SetStage(capture.PhaseStop)
-		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume}
+		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ type stopper struct {
 	log         *slog.Logger
 	timeout     time.Duration
 	resume      bool
+	// start: resume also the connectors that were stopped before
+	// (Request.Start, sinkexpiry.go).
+	start bool
 	// hold names connectors with offsets not restored here: resume leaves
 	// them stopped (resumed, a sink would start from auto.offset.reset
 	// once its topic is created).
@@ -115,6 +118,9 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 		}
 		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State(), resumed: rw})
 		s.log.Debug("connector stopped", "connector", cp.Name, "was", cp.State())
+	}
+	if s.start {
+		s.startStopped(plan, todo)
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -232,6 +232,12 @@ func Translate(ctx context.Context, target *kgo.Client, snap *snapshot.Snapshot,
 	if err := t.sinks(ctx, &out, origGroup); err != nil {
 		return nil, nil, err
 	}
+	if opts.Method != "" {
+		// The translated offsets point into the target's topics as they
+		// are now: the snapshot's record of its own topics no longer
+		// applies (a recreated topic is what --translate is for).
+		out.SinkTopics = nil
+	}
 	out.Normalize()
 	return &out, tr, nil
 }

@@ -35,7 +35,7 @@ var fuzzZstd, _ = zstd.NewWriter(nil)
 //
 //	go test -run '^$' -fuzz=FuzzDecode -fuzztime=60s ./snapshot/
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"testdata/v1.json", "store/testdata/v1.snap", "testdata/v1-configs.json"} {
+	for _, name := range []string{"testdata/v1.json", "store/testdata/v1.snap", "testdata/v1-configs.json", "testdata/v1-sinkguard.json"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -169,6 +169,14 @@ const (
 	// EventSinkDeleted: a sink group was deleted, or offsets of some of
 	// its partitions were.
 	EventSinkDeleted = "sink-deleted"
+	// EventSinkExpired: a sink group vanished when Kafka's offset expiry
+	// was due (offsets.retention.minutes after it became Empty), not
+	// deleted by anyone: the daemon's expiry guard tells (issue 37).
+	EventSinkExpired = "sink-expired"
+	// EventSinkExpiring: the daemon's warning, ahead, that a sink group's
+	// offsets expire at the event's Before unless the connector resumes;
+	// its Time is the moment observed, whose state still holds them.
+	EventSinkExpiring = "sink-expiring"
 	// EventSinkRewound: sink group offsets moved backwards.
 	EventSinkRewound = "sink-rewound"
 	// EventConnectorDeleted: a connector's config was deleted.

@@ -188,6 +188,9 @@ type Snapshot struct {
 	SourceOffsets []SourceOffset `json:"source_offsets"`
 	// SinkGroups are the consumer groups of sink connectors.
 	SinkGroups []SinkGroup `json:"sink_groups"`
+	// SinkTopics are the sink topics the sink groups hold offsets for, as
+	// they were at capture (sinkguard.go); empty in older snapshots.
+	SinkTopics []SinkTopic `json:"sink_topics,omitempty"`
 	// Warnings are things an operator should know about this capture
 	// (unparsed keys, a key present in two partitions, ...).
 	Warnings []string `json:"warnings,omitempty"`
@@ -308,6 +311,13 @@ type SinkGroup struct {
 	State   string       `json:"state"`
 	Members int          `json:"members"`
 	Offsets []SinkOffset `json:"offsets"`
+
+	// What the sink guard needs (sinkguard.go), optional: ProtocolType
+	// is the classic group's protocol type ("consumer" for a Connect
+	// sink, "" for a group that only admin commits made), and EmptySince
+	// when the group became Empty, nil when nobody knows.
+	ProtocolType string     `json:"protocol_type,omitempty"`
+	EmptySince   *time.Time `json:"empty_since,omitempty"`
 }
 
 // UnreadGroup is a sink connector's group a capture could not read.
@@ -441,6 +451,7 @@ func (s *Snapshot) Normalize() {
 		return bytes.Compare(a.Key, b.Key)
 	})
 	sortIfNeeded(s.SinkGroups, func(a, b SinkGroup) int { return strings.Compare(a.Group, b.Group) })
+	sortIfNeeded(s.SinkTopics, func(a, b SinkTopic) int { return strings.Compare(a.Name, b.Name) })
 	for _, g := range s.SinkGroups {
 		sortIfNeeded(g.Offsets, func(a, b SinkOffset) int {
 			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
@@ -633,6 +644,12 @@ func (e *docEncoder) head(s *Snapshot) error {
 
 // tail appends the document from the end of "sink_groups" on.
 func (e *docEncoder) tail(s *Snapshot) error {
+	if len(s.SinkTopics) > 0 {
+		e.field("sink_topics")
+		if err := e.value(s.SinkTopics); err != nil {
+			return err
+		}
+	}
 	if len(s.Warnings) > 0 {
 		e.field("warnings")
 		if err := e.value(s.Warnings); err != nil {
@@ -703,7 +720,7 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(g.Members), 10)
 	dst = append(dst, `,"offsets":`...)
 	if g.Offsets == nil {
-		return append(dst, "null}"...)
+		return append(g.appendGuardJSON(append(dst, "null"...)), '}')
 	}
 	dst = append(dst, '[')
 	for i, o := range g.Offsets {
@@ -734,7 +751,8 @@ func (g *SinkGroup) appendJSON(dst []byte) []byte {
 		}
 		dst = append(dst, '}')
 	}
-	return append(dst, "]}"...)
+	dst = append(dst, ']')
+	return append(g.appendGuardJSON(dst), '}')
 }
 
 // appendRaw appends a json.RawMessage as encoding/json writes it:
@@ -903,6 +921,7 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 			out.SinkGroups = append(out.SinkGroups, g)
 		}
 	}
+	out.SinkTopics = sinkTopicsOf(s.SinkTopics, out.SinkGroups)
 	out.Scope = append([]string(nil), connectors...)
 	sort.Strings(out.Scope)
 	return &out
@@ -1114,7 +1133,7 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 				g.Offsets = append(g.Offsets, o)
 			}
 		}
-		if !d.lit("}") {
+		if !d.sinkGroupGuard(&g) || !d.lit("}") {
 			return nil, 0, false
 		}
 		out = append(out, g)

@@ -107,6 +107,7 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	if err := c.print(ctx, rc, diffSides{a, b, bName, len(sides) == 1}, changes); err != nil {
 		return err
 	}
+	c.printSinkGuard(ctx, diffSides{a, b, bName, len(sides) == 1})
 	if c.exitCode && len(changes) > 0 {
 		return errDiffers
 	}

@@ -121,6 +121,9 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 			group = " (group " + e.Group + ")"
 		}
 		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
+		if printSinkExpiring(c.stdout, e) {
+			continue
+		}
 		fmt.Fprintf(c.stdout, "  just before: %s\n", restore.FormatMoment(e.Before))
 		if e.UndoGone != "" {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
@@ -138,5 +141,8 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 // undoCommands is the restore that puts e's connector back as it was just
 // before e.
 func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
+	if cmds, ok := sinkExpiryCommands(s, e); ok {
+		return cmds
+	}
 	return s.At(e.Before, e.Connector)
 }

@@ -70,6 +70,7 @@ type commandInfo struct {
 // commands is the command table, by name. Each command's file holds its
 // entry (restoreCommand in restore.go, ...); a new command is added here.
 var commands = commandTable(
+	checkCommand,
 	completionCommand,
 	daemonCommand,
 	demoCommand,
@@ -386,7 +387,8 @@ var perRun = map[string]bool{
 	// connector configs (show.go, restore/create.go)
 	"show-secrets": true, "create-connectors": true, "include-unowned": true,
 	"pin": true, "note": true,
-	"list": true, // drill --list
+	"list":  true, // drill --list
+	"start": true, // restore (sink offsets expiry, issue 37)
 }
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.

@@ -138,6 +138,7 @@ type restoreCmd struct {
 	// Kafka Connect REST API, see restore_connect.go.
 	stopConnectors bool
 	resume         bool
+	start          bool
 	stopTimeout    time.Duration
 	via            string
 	fromFile       string
@@ -167,6 +168,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.resume, "resume", false, "with --stop-connectors or --create-connectors: once the restore is verified, put back the connectors it stopped or created (resume, or pause those that were PAUSED)")
 	fs.BoolVar(&c.includeUnowned, "include-unowned", false, "also write the offsets topic keys no connector owns (keys that are not [connector, {partition}], kept raw in the snapshot); the plan lists them")
 	fs.BoolVar(&c.createConnectors, "create-connectors", false, "create every connector in scope that the Connect REST API (--connect-url) does not have, STOPPED (Kafka 3.7+), with the snapshot's config, before writing its offsets; one it has with another config is reported, never overwritten")
+	fs.BoolVar(&c.start, "start", false, "with --stop-connectors --resume: also resume the connectors it writes that were STOPPED or PAUSED before (a sink whose offsets expired would lose them again if left stopped)")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.at, "at", "", "restore the state at this moment instead of a snapshot: RFC 3339 (2026-12-01T09:14:03Z) or a negative duration from now (-15m); from the journal (see docs/journal.md)")
@@ -226,6 +228,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		Force:             c.force,
 		StopConnectors:    c.stopConnectors,
 		Resume:            c.resume,
+		Start:             c.start,
 		StopTimeout:       c.stopTimeout,
 		NotStrimziManaged: c.notStrimzi,
 		Via:               c.via,

@@ -20,6 +20,8 @@ func (c *restoreCmd) checkConnectUsage() error {
 	switch {
 	case c.via != restore.ViaKafka && c.via != restore.ViaConnect:
 		return usagef("--via %q: want kafka or connect", c.via)
+	case c.start && (!c.stopConnectors || !c.resume):
+		return usagef("--start resumes also the connectors that were stopped before the restore: give --stop-connectors --resume")
 	case c.resume && !c.stopConnectors && !c.createConnectors:
 		return usagef("--resume resumes the connectors --stop-connectors stopped or --create-connectors created: give one of them")
 	case c.createConnectors && !c.g.connect.given():

@@ -277,6 +277,7 @@ func (r *captureRun) scopeFunc() func(string) bool {
 // groupsResult is what the sink groups' read, run meanwhile, found.
 type groupsResult struct {
 	groups   []snapshot.SinkGroup
+	topics   []snapshot.SinkTopic
 	warnings []string
 	unread   []snapshot.UnreadGroup
 	err      error
@@ -345,6 +346,9 @@ func (c *Capturer) capture(ctx context.Context, mode captureMode) (*snapshot.Sna
 		gr.groups, gr.warnings, gr.unread = rd.groups, rd.warnings, rd.unread
 		if gr.err == nil {
 			gr.warnings = append(gr.warnings, c.captureLastConsumed(gctx, gr.groups)...)
+			var w []string
+			gr.topics, w = ReadSinkTopics(gctx, c.adm, sinkTopicNames(gr.groups))
+			gr.warnings = append(gr.warnings, w...)
 		}
 		gr.took = time.Since(began)
 		groupsDone <- gr
@@ -617,6 +621,7 @@ func (r *captureRun) addGroups(gr groupsResult) error {
 	r.warnings = append(r.warnings, gr.warnings...)
 	r.snap.SinkGroups = gr.groups
 	r.snap.Unread = gr.unread
+	r.snap.SinkTopics = gr.topics
 	for _, g := range gr.groups {
 		if g.Connector != "" && r.connectors[g.Connector] == nil {
 			r.connectors[g.Connector] = &snapshot.Connector{Name: g.Connector, Type: snapshot.TypeSink, Group: g.Group, Tasks: -1}
@@ -817,6 +822,7 @@ func (c *Capturer) readSinkGroups(ctx context.Context, connectors map[string]*sn
 		}
 		rd.groups = append(rd.groups, snapshot.SinkGroup{Group: g, Connector: owner[g], Type: d.Type, State: d.State, Members: d.Members, Offsets: f.offsets})
 	}
+	setProtocolTypes(rd.groups, listed)
 	slices.SortFunc(rd.unread, func(a, b snapshot.UnreadGroup) int { return strings.Compare(a.Group, b.Group) })
 	return rd, nil
 }

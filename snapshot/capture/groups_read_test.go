@@ -133,6 +133,7 @@ func (c *Capturer) oldCaptureGroups(ctx context.Context, connectors map[string]*
 		}
 		out = append(out, sg)
 	}
+	setProtocolTypes(out, listed)
 	return out, warnings, nil
 }
 

@@ -1,0 +1,206 @@
+package daemon
+
+// This file is the daemon's expiry guard (issue 37): it knows, per sink
+// group without members, when Kafka deletes its committed offsets under
+// Kafka's rule (snapshot.ExpiryRule), warns ahead (log, metric, a
+// sink-expiring event), and records a group that vanishes at its expiry
+// as sink-expired instead of sink-deleted.
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
+)
+
+// retentionReread is how often the brokers' offsets.retention.minutes is
+// read again.
+const retentionReread = time.Hour
+
+// sinkExpiry is the expiry guard's state, used by the journal loop only.
+type sinkExpiry struct {
+	retention time.Duration
+	readAt    time.Time
+	gauge     *prometheus.GaugeVec
+	// groups are the sink groups without members seen at the last flush.
+	groups map[string]*expiring
+	// state is every sink group's state at the last flush, and observed
+	// when it was read.
+	state    map[string]string
+	observed time.Time
+
+	// mu guards since, when each group without members became Empty as
+	// far as the guard knows: the snapshot runs record it (stamp).
+	mu    sync.Mutex
+	since map[string]time.Time
+}
+
+// expiring is one sink group without members.
+type expiring struct {
+	connector string
+	rule      string
+	// since is when it became Empty, the observation before the first
+	// that saw it Empty (it may have become Empty any time after); nil
+	// when it was Empty at the first observation.
+	since *time.Time
+	// seen is when each partition's offset was first seen as it is.
+	seen map[string]time.Time
+	// at is when its offsets expire; exact says at is Kafka's time (else
+	// the latest it can be).
+	at     time.Time
+	exact  bool
+	warned bool
+}
+
+// warnAhead is how long before the expiry the guard warns: a day, or
+// half the retention when that is shorter.
+func warnAhead(retention time.Duration) time.Duration { return min(24*time.Hour, retention/2) }
+
+// observe runs after each journal poll: entries are the poll's, observed
+// its time. It returns entries with the expiry guard's events.
+func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []journal.Entry, observed time.Time) []journal.Entry {
+	x.readRetention(ctx, j)
+	groups := j.tail.SinkGroups()
+	entries = x.classifyVanished(j, entries, groups, observed)
+	next := map[string]*expiring{}
+	for name, g := range groups {
+		rule := snapshot.ExpiryRule(g, false)
+		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 || !j.tail.HasConfig(g.Connector) {
+			continue
+		}
+		e := x.groups[name]
+		if e == nil || e.rule != rule {
+			e = &expiring{connector: g.Connector, rule: rule, seen: map[string]time.Time{}}
+			if was, ok := x.state[name]; ok && was != snapshot.GroupStateEmpty && !x.observed.IsZero() {
+				since := x.observed
+				e.since = &since
+			}
+		}
+		x.update(e, g, observed)
+		next[name] = e
+		x.gauge.WithLabelValues(name).Set(time.Until(e.at).Seconds())
+		if !e.warned && e.at.Sub(observed) <= warnAhead(x.retention) {
+			e.warned = true
+			entries = append(entries, journal.Entry{Kind: journal.EntryEvent, Time: journal.Ms(observed), Connector: g.Connector, Group: name,
+				Reason: snapshot.EventSinkExpiring, Count: int32(len(g.Offsets)), Before: journal.Ms(e.at)})
+			after := j.d.Config.Commands.At(observed, g.Connector)
+			j.log().Warn("sink offsets expire", "group", name, "connector", g.Connector, "expires_at", e.at.UTC(), "exact", e.exact,
+				"rule", rule, "resume", "resume the connector before then", "after", j.d.Config.Commands.WithStart(after.Run))
+		}
+	}
+	for name := range x.groups {
+		if next[name] == nil {
+			x.gauge.DeleteLabelValues(name)
+		}
+	}
+	x.groups, x.observed = next, observed
+	since := map[string]time.Time{}
+	for name, e := range next {
+		if e.since != nil && e.rule == snapshot.RuleEmptySince {
+			since[name] = *e.since
+		}
+	}
+	x.mu.Lock()
+	x.since = since
+	x.mu.Unlock()
+	x.state = make(map[string]string, len(groups))
+	for name, g := range groups {
+		x.state[name] = g.State
+	}
+	return entries
+}
+
+// update sets e's expiry from g, observed now.
+func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Time) {
+	committed := map[string]time.Time{}
+	for _, o := range g.Offsets {
+		tp := o.Topic + "/" + strconv.Itoa(int(o.Partition))
+		k := tp + "@" + strconv.FormatInt(o.Offset, 10)
+		if _, ok := e.seen[k]; !ok {
+			e.seen[k] = observed
+		}
+		committed[tp] = e.seen[k]
+	}
+	g.EmptySince = e.since
+	if at, ok := snapshot.ExpiresAt(g, e.rule, x.retention, committed); ok {
+		// Exact for an Empty group seen becoming Empty (up to one
+		// interval early); a commit seen is the latest it was made.
+		e.at, e.exact = at, e.rule == snapshot.RuleEmptySince
+		return
+	}
+	if e.at.IsZero() {
+		e.at = observed.Add(x.retention) // Empty at the first look: at the latest then
+	}
+}
+
+// classifyVanished turns the sink-deleted event of a group that vanished
+// at or after its exact expiry into sink-expired.
+func (x *sinkExpiry) classifyVanished(j *journalWriter, entries []journal.Entry, groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkDeleted {
+			continue
+		}
+		if _, still := groups[e.Group]; still {
+			continue
+		}
+		if g := x.groups[e.Group]; g != nil && g.exact && !observed.Before(g.at) {
+			e.Reason = snapshot.EventSinkExpired
+			after := j.d.Config.Commands.At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			j.log().Warn("sink offsets expired", "group", e.Group, "connector", e.Connector, "expired_at", g.at.UTC(),
+				"restore", j.d.Config.Commands.WithStart(after.Run))
+		}
+	}
+	return entries
+}
+
+// readRetention reads offsets.retention.minutes when it is not known or
+// was read long ago; a failure is logged and leaves the guard off.
+func (x *sinkExpiry) readRetention(ctx context.Context, j *journalWriter) {
+	if x.gauge == nil {
+		x.gauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "offsetkeeper_sink_offsets_expire_seconds",
+			Help: "Seconds until Kafka deletes the committed offsets of a sink group without members (offsets.retention.minutes after it became Empty), unless its connector resumes; negative once due.",
+		}, []string{"group"})
+		j.d.m.reg.MustRegister(x.gauge)
+	}
+	if j.d.Kafka == nil || (!x.readAt.IsZero() && time.Since(x.readAt) < retentionReread) {
+		return
+	}
+	r, err := capture.ReadOffsetsRetention(ctx, kadm.NewClient(j.d.Kafka))
+	x.readAt = time.Now()
+	if err != nil {
+		j.log().Warn("read offsets.retention.minutes: sink offsets expiry is not watched", "error", err)
+		return
+	}
+	x.retention = r
+}
+
+// stamp sets EmptySince on snap's sink groups that are Empty and that
+// the guard saw become Empty. Safe for use by the snapshot runs while the
+// journal loop runs.
+func (x *sinkExpiry) stamp(snap *snapshot.Snapshot) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i := range snap.SinkGroups {
+		g := &snap.SinkGroups[i]
+		if t, ok := x.since[g.Group]; ok && g.State == snapshot.GroupStateEmpty && g.EmptySince == nil {
+			g.EmptySince = &t
+		}
+	}
+}
+
+// stampEmptySince records in snap when its sink groups became Empty, as
+// far as the journal's expiry guard knows (nothing without a journal).
+func (d *Daemon) stampEmptySince(snap *snapshot.Snapshot) {
+	if d.jr != nil {
+		d.jr.expiry.stamp(snap)
+	}
+}
