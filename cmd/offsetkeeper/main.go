@@ -68,6 +68,7 @@ type commandInfo struct {
 var commands = commandTable(
 	completionCommand,
 	daemonCommand,
+	deleteCommand,
 	demoCommand,
 	diffCommand,
 	eventsCommand,

@@ -185,7 +185,16 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read the journal's resets for retention: %w", err)
 	}
+	infos, damaged := store.Damaged(infos)
 	keep, remove, reasons := snapshot.ApplyPolicy(infos, jr, p, now)
+	// A damaged object cannot be restored whatever the policy: it goes.
+	if reasons == nil {
+		reasons = map[string][]string{}
+	}
+	for _, d := range damaged {
+		remove = append(remove, d)
+		reasons[d.ID] = []string{"damaged: " + d.Damaged}
+	}
 	res := pruneResult{DryRun: c.dryRun, Policy: p.String(), Kept: len(keep)}
 	removing := map[string]bool{}
 	for _, s := range remove {
@@ -290,7 +299,11 @@ func printPrune(w io.Writer, ds []pruneDecision) error {
 		if len(clusters) > 1 {
 			cluster = d.ClusterID + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, d.Kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
+		kind := d.Kind
+		if d.Damaged != "" {
+			kind = "damaged"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -239,6 +239,9 @@ func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(
 	w := s.watch(ctx)
 	defer w.done()
 	defer s.recovered(&err, "list "+opts.Prefix)
+	if s.dir != "" {
+		return s.eachLocal(w.ctx, opts, fn)
+	}
 	it := s.bucket.List(opts)
 	for {
 		obj, err := it.Next(w.ctx)
