@@ -67,7 +67,7 @@ func (s *Store) eachLocal(ctx context.Context, opts *blob.ListOptions, fn func(*
 			}
 			return nil
 		}
-		if !strings.HasPrefix(key, opts.Prefix) || strings.HasSuffix(key, tempSuffix) || strings.HasSuffix(key, attrsSuffix) {
+		if !strings.HasPrefix(key, opts.Prefix) || strings.HasSuffix(key, tempSuffix) || strings.HasSuffix(key, attrsSuffix) || strings.HasSuffix(key, exclSuffix) {
 			return nil
 		}
 		if s.testHookListed != nil {

@@ -286,7 +286,7 @@ func (s *Store) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info
 		ContentType: contentType,
 		Metadata:    metadataOf(info),
 	}, obj.writeTo, s.testHookBeforeClose)
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+	if alreadyExists(err) {
 		return snapshot.Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), snapshot.ErrExists)
 	}
 	if err != nil {
