@@ -251,9 +251,14 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, 
 			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, snapshot.ErrCorrupt)
 		default:
 			base, si.Base, st = r.snap, r.info, journal.NewReplayState(r.snap)
-			if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
-				st.SetWorkers(ep.Topics)
+			ep, err := s.GetEpoch(ctx, e.ID)
+			if err != nil {
+				// As verify: an epoch file that cannot be read is no
+				// journal to restore from (it names the worker topics).
+				baseErr = fmt.Errorf("%w; 'offsetkeeper verify' fails it too: restore a snapshot by its ID instead ('offsetkeeper list' shows them)", err)
+				break
 			}
+			st.SetWorkers(ep.Topics)
 		}
 		return baseErr
 	}
