@@ -54,6 +54,8 @@ func (p *probe) check(ctx context.Context, fn func(context.Context) error) error
 //	                    this daemon leads, its last run succeeded; 503 with
 //	                    the reasons otherwise (before the first success too).
 //	                    A standby replica is ready when it can reach both.
+//	                    A leader whose journal does not journal (its epoch
+//	                    could not start, another writer fenced it) is not.
 //	GET /metrics        Prometheus metrics (offsetkeeper_*, Go, process).
 //	GET /api/snapshots  The stored snapshots as a JSON array of
 //	                    snapshot.Info, oldest first.
@@ -137,6 +139,13 @@ func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
 		fail("last run: failed: " + st.lastErr)
 	default:
 		lines = append(lines, fmt.Sprintf("last run: succeeded, snapshot %s at %s", st.lastID, st.lastSuccess.UTC().Format(time.RFC3339)))
+	}
+	if d.jr != nil && d.lead.isLeading() {
+		// Snapshots that succeed while the journal cannot start its epoch
+		// are no reason to call the daemon ready (restore --at is lost).
+		if why := d.jr.troubled(); why != "" {
+			fail("journal: " + why)
+		}
 	}
 
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

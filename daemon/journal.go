@@ -10,6 +10,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -69,9 +70,12 @@ type journalWriter struct {
 	gapFrom time.Time
 	// reason is why the next epoch starts; wanted says a snapshot was
 	// asked for it.
-	reason   string
-	wanted   bool
-	wantedAt time.Time
+	reason string
+	wanted bool
+	// askAt is when tick asks again for the snapshot wanted; startFails
+	// counts the epoch starts that failed in a row (see epochRetry).
+	askAt      time.Time
+	startFails int
 	// quiet makes want record the reason only (a snapshot is coming).
 	quiet bool
 	// pending is a segment whose write failed: the next flush writes it
@@ -81,7 +85,8 @@ type journalWriter struct {
 	pendingChanged bool
 	// fenced is the lead term in which another writer was found writing
 	// the epoch: the journal writes nothing more in it.
-	fenced uint64
+	fenced   uint64
+	fencedAt time.Time
 	// brokenc gets the epochs the compaction loop found broken.
 	brokenc chan string
 	// expiry is the sink offsets expiry guard (sinkexpiry.go).
@@ -96,6 +101,12 @@ type journalWriter struct {
 
 	mu      sync.Mutex
 	covered time.Time // the journal is in the store up to here
+	// since is when this daemon began to lead with no flush yet: the lag
+	// counts from it until the first flush.
+	since time.Time
+	// trouble says why the journal does not journal while it leads, ""
+	// when it does (see journal_health.go).
+	trouble string
 	// resets counts the offsets of the resets written since the last
 	// snapshot run took them (takeResets): by connector, then kind.
 	resets map[string]map[string]int
@@ -135,7 +146,7 @@ func (j *journalWriter) run(ctx context.Context) {
 		case id := <-j.brokenc:
 			j.epochBroken(id)
 		case info := <-j.based:
-			if j.fenced != 0 && j.d.lead.holds(j.fenced) {
+			if j.fenced != 0 && j.d.lead.holds(j.fenced) && !j.fencedRetryDue(j.fenced) {
 				continue // another writer journals: this daemon starts no epoch
 			}
 			// The epoch going on ends with a last flush (one continued
@@ -175,9 +186,11 @@ func (j *journalWriter) tick(ctx context.Context) {
 	lctx, term, done, ok := j.d.lead.start()
 	if !ok {
 		j.drop()
+		j.standBy()
 		return
 	}
 	defer done()
+	j.leading()
 	ctx, cancel := context.WithTimeout(ctx, j.d.runTimeout())
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
@@ -185,7 +198,7 @@ func (j *journalWriter) tick(ctx context.Context) {
 	if j.tail != nil && j.term != term {
 		j.drop() // a new term: continue from the store, not from memory
 	}
-	if j.fenced == term {
+	if j.fenced == term && !j.fencedRetryDue(term) {
 		return // another writer journals in this term
 	}
 	j.term = term
@@ -196,8 +209,10 @@ func (j *journalWriter) tick(ctx context.Context) {
 		j.resume(ctx)
 	}
 	if j.tail == nil {
-		if j.wanted && time.Since(j.wantedAt) > time.Minute {
-			j.want(j.reason) // the snapshot asked for failed: ask again
+		if j.wanted && !j.clock().Before(j.askAt) {
+			// The snapshot asked for failed, or the epoch it started
+			// did not: ask again, after a backoff (see epochRetry).
+			j.ask()
 		}
 		return
 	}
@@ -284,11 +299,14 @@ func (j *journalWriter) want(reason string) {
 	if j.quiet {
 		return
 	}
-	j.wanted, j.wantedAt = true, time.Now()
-	select {
-	case j.d.wantSnapshot <- struct{}{}:
-	default:
+	j.wanted = true
+	if j.startFails > 0 {
+		// The last epoch start failed: a snapshot now would fail the same
+		// way. tick asks once the backoff has passed.
+		j.askAt = j.clock().Add(epochRetry(j.startFails))
+		return
 	}
+	j.ask()
 }
 
 // resume continues the newest epoch of the store, or asks for a snapshot.
@@ -348,6 +366,7 @@ func (j *journalWriter) resume(ctx context.Context) {
 		return
 	}
 	j.tail, j.reason = tail, ""
+	j.started()
 	j.chain = journal.ChainWriter{Epoch: newest.ID, Last: last}
 	if head.Last != nil {
 		j.chain.Seq, j.chain.Digest = head.Last.LastSeq, head.Last.LastDigest
@@ -390,13 +409,18 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	}
 	if err != nil {
 		j.d.m.journalErrors.Inc()
-		j.log().Error("start journal epoch", "snapshot_id", info.ID, "error", err)
 		if j.tail == nil {
+			j.startFailed(info.ID, err)
+			j.log().Error("start journal epoch; a full snapshot is asked for again after a backoff", "snapshot_id", info.ID,
+				"failures_in_a_row", j.startFails, "retry_in", epochRetry(j.startFails), "error", err)
 			j.want(reason)
+			return
 		}
+		j.log().Error("start journal epoch; the epoch before goes on", "snapshot_id", info.ID, "error", err)
 		return
 	}
 	j.wanted, j.reason = false, ""
+	j.started()
 	j.log().Info("journal epoch started", "epoch", j.chain.Epoch, "reason", reason)
 }
 
@@ -473,8 +497,10 @@ func (j *journalWriter) put(ctx context.Context, seg *journal.Segment, changed b
 		return true
 	case errors.As(err, &fe) && fe.Stored:
 		j.drop()
-		j.fenced = j.term
+		j.fenced, j.fencedAt = j.term, j.clock()
 		j.d.m.journalErrors.Inc()
+		j.d.m.journalNotRunning.Set(1)
+		j.setTrouble(fmt.Sprintf("not journaling: another writer writes epoch %s (check that two daemons do not lead at once)", fe.Epoch))
 		j.log().Error("journal stopped: another writer writes this epoch; this daemon journals again once it leads a new term (check leader election: two daemons must not both lead)", "epoch", fe.Epoch, "seq", fe.Seq, "error", err)
 		return false
 	case errors.As(err, &fe):
@@ -546,9 +572,33 @@ func (j *journalWriter) lag() float64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.covered.IsZero() {
-		return 0
+		if j.since.IsZero() {
+			return 0
+		}
+		// Leading, and nothing flushed yet: the journal is behind since
+		// the daemon began to lead (flushes that all fail, an epoch that
+		// never starts, are not a lag of 0).
+		return time.Since(j.since).Seconds()
 	}
 	return time.Since(j.covered).Seconds()
+}
+
+// leading notes that a flush runs while this daemon leads, for lag.
+func (j *journalWriter) leading() {
+	j.mu.Lock()
+	if j.since.IsZero() {
+		j.since = time.Now()
+	}
+	j.mu.Unlock()
+}
+
+// standBy resets what the journal reports while this daemon does not
+// lead: its lag and its trouble are the leader's to report.
+func (j *journalWriter) standBy() {
+	j.mu.Lock()
+	j.covered, j.since, j.trouble = time.Time{}, time.Time{}, ""
+	j.mu.Unlock()
+	j.d.m.journalNotRunning.Set(0)
 }
 
 // retainJournal deletes the journal of epochs whose base snapshot

@@ -35,7 +35,11 @@ type metrics struct {
 	journalFlush  prometheus.Gauge
 	journalBytes  prometheus.Counter
 	journalErrors prometheus.Counter
-	resetEvents   *prometheus.CounterVec
+	// journalStartFails counts failed epoch starts; journalNotRunning is
+	// 1 while the leader's journal writes nothing (see journal_health.go).
+	journalStartFails prometheus.Counter
+	journalNotRunning prometheus.Gauge
+	resetEvents       *prometheus.CounterVec
 	// journalLagFn reads the journal's lag; nil while there is no journal.
 	journalLagFn func() float64
 }
@@ -97,6 +101,14 @@ func newMetrics() *metrics {
 		Name: "offsetkeeper_journal_errors_total",
 		Help: "Journal flushes that failed (the next one continues from the store).",
 	})
+	m.journalStartFails = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "offsetkeeper_journal_epoch_start_failures_total",
+		Help: "Journal epochs that could not start from the full snapshot just stored (it could not be read back, or the cluster's topics not read); the journal asks for the next snapshot after a backoff doubling from 2m to 30m.",
+	})
+	m.journalNotRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "offsetkeeper_journal_stopped",
+		Help: "1 while this daemon leads and its journal writes nothing: its epoch could not start, or another writer fenced it (/readyz says why); 0 otherwise.",
+	})
 	m.resetEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "offsetkeeper_reset_events_total",
 		Help: "Resets the journal saw, by kind: source-tombstoned, source-rewound, sink-deleted, sink-rewound, connector-deleted.",
@@ -106,14 +118,14 @@ func newMetrics() *metrics {
 	}
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "offsetkeeper_journal_lag_seconds",
-		Help: "Seconds since the moment up to which the journal is in the store (the last flush's read); 0 while the journal is off or before its first flush.",
+		Help: "Seconds since the moment up to which the journal is in the store (the last flush's read); before the first flush, since this daemon began to lead; 0 while the journal is off or this daemon stands by.",
 	}, func() float64 {
 		if m.journalLagFn == nil {
 			return 0
 		}
 		return m.journalLagFn()
 	})
-	m.reg.MustRegister(m.journalFlush, m.journalBytes, m.journalErrors, m.resetEvents, lag)
+	m.reg.MustRegister(m.journalFlush, m.journalBytes, m.journalErrors, m.journalStartFails, m.journalNotRunning, m.resetEvents, lag)
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -105,7 +105,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		cancel()
 		c.at, c.err, c.n, c.newest = time.Now(), err, len(infos), time.Time{}
 		for _, in := range infos {
-			if in.CreatedAt.After(c.newest) {
+			if in.Damaged == "" && in.CreatedAt.After(c.newest) {
 				c.newest = in.CreatedAt
 			}
 		}

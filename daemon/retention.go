@@ -49,6 +49,12 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 	if err != nil {
 		return 0, 0, fmt.Errorf("list snapshots: %w", err)
 	}
+	infos, damaged := store.Damaged(infos)
+	for _, i := range damaged {
+		// Left for an operator: it may be a file put there by hand.
+		d.log().Warn("damaged object in the store, not judged by retention; 'offsetkeeper delete "+i.ID+"' removes it",
+			"snapshot_id", i.ID, "error", i.Damaged)
+	}
 	now := time.Now()
 	jr, err := d.Store.RetentionJournal(ctx, infos, d.Config.Policy, now, &d.ret.events)
 	if err != nil {

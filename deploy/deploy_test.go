@@ -44,6 +44,8 @@ var metrics = map[string]bool{
 	"offsetkeeper_journal_last_flush_timestamp_seconds": true,
 	"offsetkeeper_journal_written_bytes_total":          true,
 	"offsetkeeper_journal_errors_total":                 true,
+	"offsetkeeper_journal_epoch_start_failures_total":   true,
+	"offsetkeeper_journal_stopped":                      true,
 	"offsetkeeper_reset_events_total":                   true,
 	// Restore drills (daemon/drill.go).
 	"offsetkeeper_drill_last_success_timestamp_seconds": true,
@@ -541,9 +543,17 @@ func TestAlerts(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen", "OffsetkeeperSinkOffsetsExpiring"} {
+	for _, a := range []string{"OffsetkeeperNoRecentSnapshot", "OffsetkeeperRunsFailing", "OffsetkeeperSinkOffsetsMovedBackwards", "OffsetkeeperNoLeader", "OffsetkeeperStoreSnapshotOld", "OffsetkeeperJournalLagging", "OffsetkeeperResetSeen", "OffsetkeeperJournalStopped", "OffsetkeeperJournalErrors", "OffsetkeeperSinkOffsetsExpiring"} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)
+		}
+	}
+	// A journal that cannot start its epoch reads a lag of 0 before its
+	// first flush, and every run succeeds: alerts must watch what it
+	// reports then (the snapshot storm of issue 41 went unseen).
+	for _, m := range []string{"offsetkeeper_journal_stopped", "offsetkeeper_journal_errors_total"} {
+		if !used[m] {
+			t.Errorf("no alert watches %s", m)
 		}
 	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"gocloud.dev/blob"
@@ -45,6 +46,9 @@ type faultBucket struct {
 	corruptReadAt int64
 	// failReadAt fails every read after this many bytes; -1 never.
 	failReadAt int64
+	// denyReadPrefix refuses reads of the objects under it, as a
+	// credential that may write them but not read them ("" none).
+	denyReadPrefix string
 }
 
 func newFaultBucket(real *blob.Bucket) *faultBucket {
@@ -64,6 +68,7 @@ func (b *faultBucket) reset() {
 		b.failWriteAt, b.hangWriteAt, b.writeHookAt, b.onWriteAt = -1, -1, -1, nil
 		b.failClose, b.lostAck, b.hangClose, b.unreachable = false, false, false, false
 		b.truncateReadAt, b.corruptReadAt, b.failReadAt = -1, -1, -1
+		b.denyReadPrefix = ""
 	})
 }
 
@@ -82,7 +87,13 @@ func (b *faultBucket) check() error {
 	return nil
 }
 
+// errDenied is what a read the credential may not make returns.
+var errDenied = errors.New("AccessDenied: Access Denied (injected)")
+
 func (b *faultBucket) ErrorCode(err error) gcerrors.ErrorCode {
+	if errors.Is(err, errDenied) {
+		return gcerrors.PermissionDenied
+	}
 	if errors.Is(err, errInjected) {
 		return gcerrors.Unknown
 	}
@@ -135,6 +146,12 @@ func (b *faultBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (
 func (b *faultBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
+	}
+	b.mu.Lock()
+	denied := b.denyReadPrefix != "" && strings.HasPrefix(key, b.denyReadPrefix)
+	b.mu.Unlock()
+	if denied {
+		return nil, fmt.Errorf("read %s: %w", key, errDenied)
 	}
 	r, err := b.real.NewRangeReader(ctx, key, offset, length, nil)
 	if err != nil {

@@ -151,15 +151,17 @@ func TestKillSnapshot(t *testing.T) {
 			}
 		}
 		want = ids
-		// Nothing but snapshots and their sidecars under snapshots/,
-		// except temporary files a killed write leaves (never listed).
+		// Nothing but snapshots and their sidecars (attributes, the
+		// claim that makes IfNotExist exclusive across processes) under
+		// snapshots/, except temporary files a killed write leaves (never
+		// listed).
 		entries, err := os.ReadDir(filepath.Join(c.store, "snapshots"))
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
 			n := e.Name()
-			if !strings.HasSuffix(n, ".snap") && !strings.HasSuffix(n, ".snap.attrs") && !strings.HasSuffix(n, ".tmp") {
+			if !strings.HasSuffix(n, ".snap") && !strings.HasSuffix(n, ".snap.attrs") && !strings.HasSuffix(n, ".snap.excl") && !strings.HasSuffix(n, ".tmp") {
 				t.Errorf("unexpected file %s in the store", n)
 			}
 		}

@@ -45,6 +45,12 @@ type Info struct {
 	// Pin is set for a pinned snapshot by ListPinned and WithPins (List
 	// leaves it nil): retention never removes it. See pin.go.
 	Pin *Pin `json:"pin,omitempty"`
+	// Damaged, when set, says why List could not read the object named
+	// like a snapshot (empty, foreign, truncated, stored without summary
+	// metadata): only ID, CreatedAt (the ID's time) and Size are known.
+	// verify fails it, latest never means it, retention never counts it,
+	// prune and delete remove it.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 // NewID returns a new snapshot ID for a snapshot created at t: the UTC time

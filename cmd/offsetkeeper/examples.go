@@ -47,6 +47,10 @@ var examples = map[string][]string{
 		"offsetkeeper man | man -l -",
 		"offsetkeeper man > /usr/local/share/man/man1/offsetkeeper.1",
 	},
+	"delete": {
+		"offsetkeeper list                                  # a damaged object shows KIND damaged",
+		"offsetkeeper delete 20261201T091400.123456Z-3fa94c",
+	},
 	"pin": {
 		"offsetkeeper pin latest --note 'before the Debezium 3 upgrade'",
 		"offsetkeeper pin 20261201T0914 20261201T1000      # unique prefixes of two IDs",

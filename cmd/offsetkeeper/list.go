@@ -63,12 +63,17 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	// moves no other column.
 	fmt.Fprintln(tw, "ID\tREASON\tKIND\tSCOPE\tCONNECTORS\tSOURCE KEYS\tSINK GROUPS\tPIN\tSIZE")
 	for _, i := range infos {
+		if i.Damaged != "" {
+			fmt.Fprintf(tw, "%s\t-\tdamaged\t-\t-\t-\t-\t%s\t%d\n", i.ID, pinText(i), i.Size)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\n", i.ID, i.Reason, kindText(i), scopeText(i), i.Connectors, i.SourceKeys, i.SinkGroups, pinText(i), i.Size)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	printPinNotes(c.stdout, infos)
+	printDamaged(c.stdout, infos)
 	if err := c.coverage(ctx, store); err != nil {
 		return err
 	}

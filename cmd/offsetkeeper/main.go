@@ -73,6 +73,7 @@ var commands = commandTable(
 	checkCommand,
 	completionCommand,
 	daemonCommand,
+	deleteCommand,
 	demoCommand,
 	diffCommand,
 	drillCommand,

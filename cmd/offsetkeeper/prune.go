@@ -185,7 +185,16 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read the journal's resets for retention: %w", err)
 	}
+	infos, damaged := store.Damaged(infos)
 	keep, remove, reasons := snapshot.ApplyPolicy(infos, jr, p, now)
+	// A damaged object cannot be restored whatever the policy: it goes.
+	if reasons == nil {
+		reasons = map[string][]string{}
+	}
+	for _, d := range damaged {
+		remove = append(remove, d)
+		reasons[d.ID] = []string{"damaged: " + d.Damaged}
+	}
 	res := pruneResult{DryRun: c.dryRun, Policy: p.String(), Kept: len(keep)}
 	removing := map[string]bool{}
 	for _, s := range remove {
@@ -228,36 +237,15 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// maxFailingRemovals is how many removals in a row may fail before prune
+// stops trying the rest: against a stuck store each would wait the whole
+// --store-timeout.
+const maxFailingRemovals = 3
+
 // remove deletes the snapshots res marks for removal, logging each with
 // its kind and why, and counts what was removed and what failed.
 func (c *pruneCmd) remove(ctx context.Context, st *store.Store, res *pruneResult) []error {
-	var errs []error
-	for i := range res.Snapshots {
-		d := &res.Snapshots[i]
-		if d.Action != "remove" {
-			continue
-		}
-		// A pin written since the listing still keeps the snapshot.
-		if pinned, err := st.Pinned(ctx, d.ID); err != nil || pinned {
-			if err != nil {
-				errs = append(errs, err)
-				d.Error = err.Error()
-				res.Failed++
-				continue
-			}
-			d.Action, d.Why = "keep", []string{"pinned"}
-			res.Kept++
-			continue
-		}
-		if err := st.Delete(ctx, d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
-			errs = append(errs, err)
-			d.Error = err.Error()
-			res.Failed++
-			continue
-		}
-		res.Removed++
-		c.log.Info("snapshot removed", "snapshot_id", d.ID, "kind", d.Kind, "created_at", d.CreatedAt, "why", strings.Join(d.Why, ", "))
-	}
+	errs := c.removeEach(res, func(id string) (bool, error) { return st.Pinned(ctx, id) }, func(id string) error { return st.Delete(ctx, id) })
 	// The journal of a removed snapshot's epoch goes with it.
 	epochs, err := st.PruneJournal(ctx)
 	if err != nil {
@@ -265,6 +253,49 @@ func (c *pruneCmd) remove(ctx context.Context, st *store.Store, res *pruneResult
 	}
 	for _, id := range epochs {
 		c.log.Info("journal removed with its base snapshot", "epoch", id)
+	}
+	return errs
+}
+
+// removeEach is remove's loop over the decisions, with pinned and del
+// reading and deleting in the store. After maxFailingRemovals failures in
+// a row it tries no more, marking each left as not tried.
+func (c *pruneCmd) removeEach(res *pruneResult, pinned func(id string) (bool, error), del func(id string) error) []error {
+	var errs []error
+	failing := 0
+	fail := func(d *pruneDecision, err error) {
+		errs = append(errs, err)
+		d.Error = err.Error()
+		res.Failed++
+	}
+	for i := range res.Snapshots {
+		d := &res.Snapshots[i]
+		if d.Action != "remove" {
+			continue
+		}
+		if failing >= maxFailingRemovals {
+			fail(d, fmt.Errorf("remove snapshot %s: not tried: the %d removals before it failed; run prune again once the store answers", d.ID, failing))
+			continue
+		}
+		// A pin written since the listing still keeps the snapshot.
+		if p, err := pinned(d.ID); err != nil || p {
+			if err != nil {
+				fail(d, err)
+				failing++
+				continue
+			}
+			d.Action, d.Why = "keep", []string{"pinned"}
+			res.Kept++
+			continue
+		}
+		if err := del(d.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
+			fail(d, err)
+			failing++
+			continue
+		}
+		failing = 0
+		res.Removed++
+		c.log.Info("snapshot removed", "snapshot_id", d.ID, "kind", d.Kind, "created_at", d.CreatedAt, "why", strings.Join(d.Why, ", "))
 	}
 	return errs
 }
@@ -290,7 +321,11 @@ func printPrune(w io.Writer, ds []pruneDecision) error {
 		if len(clusters) > 1 {
 			cluster = d.ClusterID + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, d.Kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
+		kind := d.Kind
+		if d.Damaged != "" {
+			kind = "damaged"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", d.Action, d.ID, kind, scopeText(d.Info), d.Reason, cluster, strings.Join(d.Why, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

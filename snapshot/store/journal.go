@@ -29,7 +29,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
@@ -178,7 +177,7 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 		_, err := w.Write(data)
 		return err
 	}, nil)
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+	if alreadyExists(err) {
 		return fmt.Errorf("write %s%s: %w", key, s.in(), snapshot.ErrExists)
 	}
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
@@ -74,7 +76,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c) // covered
 		}
-		if c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) {
+		if c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) && !s.laterEpoch(ctx, e.ID) {
 			// The newest epoch, still being written if it flushed lately.
 			if err := s.flushedLately(ctx, &e, c, at, now); err != nil {
 				return nil, nil, err
@@ -88,8 +90,11 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		return nil, nil, err
 	}
 	cov := journal.CoverageOf(infos, l)
-	pick := -1
+	pick, gone := -1, -1
 	for i, c := range cov {
+		if !c.BaseExists && !c.From.After(at) && !at.After(c.To) {
+			gone = i
+		}
 		if !c.BaseExists || c.From.After(at) {
 			continue
 		}
@@ -109,6 +114,11 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 	if pick >= 0 {
 		e, _ := l.Epoch(cov[pick].Epoch)
 		return s.replay(ctx, at, e, cov[pick])
+	}
+	if gone >= 0 {
+		// As a damaged base is refused: an older snapshot in its place
+		// would silently lose everything the epoch recorded.
+		return nil, nil, baseGone(at, cov[gone].Epoch, infos)
 	}
 	return s.fallback(ctx, at, infos, cov)
 }
@@ -147,6 +157,22 @@ func (s *Store) newestEpoch(ctx context.Context, newer []snapshot.Info) bool {
 		}
 	}
 	return true
+}
+
+// laterEpoch reports whether the journal holds an epoch after id (whose
+// base snapshot is gone, when newestEpoch found none), with one LIST of
+// the journal's top level; true when it cannot tell (the whole listing
+// decides then).
+func (s *Store) laterEpoch(ctx context.Context, id string) bool {
+	later := false
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: journal.JournalPrefix, Delimiter: "/"}, func(o *blob.ListObject) error {
+		e := strings.TrimSuffix(strings.TrimPrefix(o.Key, journal.JournalPrefix), "/")
+		if _, err := snapshot.ParseID(e); err == nil && o.IsDir && e > id {
+			later = true
+		}
+		return nil
+	})
+	return err != nil || later
 }
 
 // fallback is StateAt for a moment no epoch covers.
@@ -225,9 +251,14 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, 
 			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, snapshot.ErrCorrupt)
 		default:
 			base, si.Base, st = r.snap, r.info, journal.NewReplayState(r.snap)
-			if ep, err := s.GetEpoch(ctx, e.ID); err == nil {
-				st.SetWorkers(ep.Topics)
+			ep, err := s.GetEpoch(ctx, e.ID)
+			if err != nil {
+				// As verify: an epoch file that cannot be read is no
+				// journal to restore from (it names the worker topics).
+				baseErr = fmt.Errorf("%w; 'offsetkeeper verify' fails it too: restore a snapshot by its ID instead ('offsetkeeper list' shows them)", err)
+				break
 			}
+			st.SetWorkers(ep.Topics)
 		}
 		return baseErr
 	}
@@ -368,4 +399,18 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*journal.JournalHea
 		}
 	}
 	return h, nil
+}
+
+// baseGone is the refusal of a moment inside the journal of epoch, whose
+// base snapshot was deleted: the journal cannot be replayed without it.
+func baseGone(at time.Time, epoch string, infos []snapshot.Info) error {
+	advice := "restore a snapshot by its ID instead ('offsetkeeper list' shows them)"
+	for i := len(infos) - 1; i >= 0; i-- {
+		if infos[i].Kind == snapshot.KindFull && !infos[i].CreatedAt.After(at) {
+			advice = fmt.Sprintf("to restore the newest snapshot before it instead, run: offsetkeeper restore %s --dry-run", infos[i].ID)
+			break
+		}
+	}
+	return fmt.Errorf("%w: %s is inside journal epoch %s, whose base snapshot was deleted: the journal cannot be replayed without it; %s",
+		journal.ErrNotRestorable, snapshot.FmtTime(at), epoch, advice)
 }

@@ -86,6 +86,9 @@ type Store struct {
 	// testHookBeforeClose, when set by a test, runs in Put after the object
 	// was written and before the writer is closed (committed).
 	testHookBeforeClose func()
+	// testHookListed, when set by a test, runs as a local listing finds
+	// a file, before it looks at it (see eachLocal).
+	testHookListed func(path string)
 	// keeper, when set, encrypts what Put writes; see encrypt.go.
 	keeper *Keeper
 	// dir is the directory of a local store opened by OpenStore, which
@@ -283,7 +286,7 @@ func (s *Store) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info
 		ContentType: contentType,
 		Metadata:    metadataOf(info),
 	}, obj.writeTo, s.testHookBeforeClose)
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+	if alreadyExists(err) {
 		return snapshot.Info{}, fmt.Errorf("write snapshot %s%s: %w; snapshots are immutable, put it with an empty ID to get a new one", snap.ID, s.in(), snapshot.ErrExists)
 	}
 	if err != nil {
@@ -352,7 +355,8 @@ func (s *Store) getAs(ctx context.Context, id string, sink snapshot.OffsetSink) 
 // List returns every snapshot in the store, oldest first (by ID). It reads
 // only object metadata, except for an object stored without the summary
 // metadata (copied by a tool that drops it), which it reads whole; if that
-// object does not verify, List fails naming it. Other objects under
+// object does not verify, it is listed with Damaged saying why (a store
+// that cannot be read fails List instead). Other objects under
 // snapshots/ (temporary files, names that are not ID.snap) are ignored, as
 // is a snapshot deleted while List runs. An empty store is an empty list.
 func (s *Store) List(ctx context.Context) ([]snapshot.Info, error) {
@@ -387,8 +391,11 @@ func (s *Store) List(ctx context.Context) ([]snapshot.Info, error) {
 				if errors.Is(err, snapshot.ErrNotFound) {
 					return nil
 				}
-				if err != nil {
-					return fmt.Errorf("list snapshots: object has no summary metadata: %w; if it is damaged, delete it", err)
+				if damage(gctx, err) {
+					// One damaged object must not hide the others.
+					info = damagedInfo(id, err)
+				} else if err != nil {
+					return fmt.Errorf("list snapshots: object has no summary metadata: %w", err)
 				}
 			}
 			info.Size = attrs.Size
@@ -552,6 +559,9 @@ func (s *Store) latest(ctx context.Context, connectors []string) (string, error)
 		return "", fmt.Errorf("resolve latest: %w", err)
 	}
 	for i := len(infos) - 1; i >= 0; i-- {
+		if infos[i].Damaged != "" {
+			continue
+		}
 		switch infos[i].EffectiveKind() {
 		case snapshot.KindFull:
 			return infos[i].ID, nil

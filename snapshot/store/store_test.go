@@ -335,9 +335,10 @@ func testDelete(t *testing.T, st *Store, dir string) {
 		t.Errorf("List after Delete = %v, want [%s]", got, b.ID)
 	}
 	if dir != "" {
-		// fileblob keeps metadata in a sidecar; Delete removes both.
+		// fileblob keeps metadata in a sidecar, and a local store's
+		// claim (see localclaim.go) is another; Delete removes them all.
 		if files := filesUnder(t, dir); !reflect.DeepEqual(files, []string{
-			"snapshots/" + b.ID + ".snap", "snapshots/" + b.ID + ".snap.attrs",
+			"snapshots/" + b.ID + ".snap", "snapshots/" + b.ID + ".snap.attrs", "snapshots/" + b.ID + ".snap.excl",
 		}) {
 			t.Errorf("files after Delete: %v", files)
 		}

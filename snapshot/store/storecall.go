@@ -230,7 +230,11 @@ func (s *Store) deleteKey(ctx context.Context, key string) (err error) {
 	w := s.watch(ctx)
 	defer w.done()
 	defer s.recovered(&err, "delete "+key)
-	return w.err(s, s.describe(s.bucket.Delete(w.ctx, key)))
+	err = w.err(s, s.describe(s.bucket.Delete(w.ctx, key)))
+	if err == nil || notFound(err) {
+		s.unclaimLocal(key)
+	}
+	return err
 }
 
 // eachObject calls fn with every object a LIST with opts returns; the
@@ -239,6 +243,9 @@ func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(
 	w := s.watch(ctx)
 	defer w.done()
 	defer s.recovered(&err, "list "+opts.Prefix)
+	if s.dir != "" {
+		return s.eachLocal(w.ctx, opts, fn)
+	}
 	it := s.bucket.List(opts)
 	for {
 		obj, err := it.Next(w.ctx)
@@ -263,6 +270,17 @@ func (s *Store) put(ctx context.Context, key string, opts *blob.WriterOptions, b
 	w := s.watch(ctx)
 	defer w.done()
 	defer s.recovered(&err, "write "+key)
+	if s.dir != "" && opts.IfNotExist {
+		release, cerr := s.claimLocal(key)
+		if cerr != nil {
+			return cerr
+		}
+		defer func() {
+			if err != nil && !alreadyExists(err) {
+				release()
+			}
+		}()
+	}
 	bw, err := s.bucket.NewWriter(w.ctx, key, opts)
 	if err != nil {
 		return w.err(s, s.describe(err))
