@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -166,9 +167,9 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
   offsets topic, two sinks), history, tombstones and aborted transactions.
   Running connectors commit new offsets every %s (until one is stopped or reset through the REST API).
 
-First snapshot: %s (%d source keys, %d sink groups) in %s
-`, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, info.SourceKeys, info.SinkGroups, c.g.store)
-	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag)
+First snapshot: %s (%s, %s) in %s
+`, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, english.Count(info.SourceKeys, "source key", "source keys"), english.Count(info.SinkGroups, "sink group", "sink groups"), c.g.store)
+	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag, demoListen(c.port))
 	if empty != nil {
 		emptyGuide(c.stdout, demoProgram(os.Args[0]), empty, storeFlag)
 	}
@@ -190,7 +191,7 @@ First snapshot: %s (%d source keys, %d sink groups) in %s
 }
 
 // demoGuide prints the walk-through: look around, a bad reset, the restore.
-func demoGuide(w io.Writer, ok, brokers, connectURL, store string) {
+func demoGuide(w io.Writer, ok, brokers, connectURL, store, listen string) {
 	const conn = "inventory-connector"
 	k := " --brokers " + brokers + store
 	cu := " --connect-url " + connectURL
@@ -200,8 +201,8 @@ Look around, from another terminal in this directory:
   %[1]s show latest%[2]s
   %[1]s show latest --connector %[3]s --output connect-rest%[2]s
   %[1]s verify%[2]s
-  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen 127.0.0.1:9464
-     (the daemon: snapshots, a journal of every change for restore --at, the page at http://127.0.0.1:9464/)
+  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
+     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
@@ -230,5 +231,16 @@ A bad reset, then the restore (start the daemon above first: its journal catches
      (--at also takes a duration back from now, such as -30s; show --at and diff --at read the same state)
 
 Ctrl-C stops the demo.
-`, ok, store, conn, k, connectURL, brokers, cu)
+`, ok, store, conn, k, connectURL, brokers, cu, listen)
+}
+
+// demoListen is the daemon's --listen in the demo's guide: 9464 beside
+// the default --port 9092, and as far from --port otherwise, so that two
+// demos on other ports have daemons that do not clash.
+func demoListen(port int) string {
+	p := port + 9464 - 9092
+	if p > 65535 {
+		p = port - (9464 - 9092)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 }

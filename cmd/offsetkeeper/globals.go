@@ -29,6 +29,9 @@ type globals struct {
 	fs *flag.FlagSet
 	// command is the name of the command running, for its defaults.
 	command string
+	// stderr, when set, gets the "still trying" line of an unreachable
+	// cluster (stillTrying).
+	stderr io.Writer
 
 	logLevel  string
 	logFormat string
@@ -285,6 +288,7 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 	if err != nil {
 		return nil, opts, err
 	}
+	cfg.StillTrying = g.stillTrying(cfg)
 	cl, err := cfg.Connect(ctx, extra...)
 	if err != nil {
 		return nil, opts, kafkaconf.DescribeError(err)
@@ -294,6 +298,20 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 		return nil, opts, err
 	}
 	return cl, opts, nil
+}
+
+// stillTrying says on stderr, once, that the brokers refuse connections
+// and how long the command goes on trying, so that an unreachable
+// cluster is not silent until --kafka-timeout runs out. The daemon logs
+// instead.
+func (g *globals) stillTrying(cfg kafkaconf.Config) func(time.Duration, error) {
+	if g.stderr == nil || g.command == "daemon" {
+		return nil
+	}
+	return func(waited time.Duration, err error) {
+		fmt.Fprintf(g.stderr, "offsetkeeper %s: the Kafka brokers refuse connections (%s); still trying, for up to %s (--kafka-timeout)\n",
+			g.command, nameList(cfg.Brokers, 40), g.timeout)
+	}
 }
 
 // openStore opens the snapshot store named by --store, which must exist:

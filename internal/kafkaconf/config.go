@@ -105,7 +105,7 @@ type Config struct {
 	// have refused connections for StillTryingAfter, with the time waited
 	// and the last error; Connect goes on trying until RetryTimeout. The
 	// CLI prints a line, so an unreachable cluster is not silent.
-	StillTrying func(waited time.Duration, err error)
+	StillTrying func(waited time.Duration, err error) `json:"-"`
 	// StillTryingAfter is when StillTrying is called; default
 	// DefaultStillTryingAfter.
 	StillTryingAfter time.Duration
