@@ -126,6 +126,13 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if c.migration {
 		return c.runMigration(ctx)
 	}
+	return c.runConnect(ctx)
+}
+
+// runConnect is the default demo: the cluster with its Connect REST API
+// (and, with --empty, a second cluster to restore into), a first
+// snapshot, the guide, then the running connectors' churn until ctx ends.
+func (c *demoCmd) runConnect(ctx context.Context) error {
 	w, err := c.start(ctx)
 	if err != nil {
 		return err
@@ -139,9 +146,6 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 		defer empty.close()
 	}
 	brokers := strings.Join(w.cluster.ListenAddrs(), ",")
-	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
-		"records", w.exp.Records, "connectors", len(w.exp.Connectors), "groups", len(w.exp.Groups))
-
 	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
@@ -155,6 +159,9 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("store first snapshot: %w", err)
 	}
+	// The connectors as the snapshot (and the text below) count them.
+	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
+		"records", w.exp.Records, "connectors", len(snap.Connectors), "groups", len(w.exp.Groups))
 	storeFlag := ""
 	if c.g.store != defaultStore {
 		storeFlag = " --store " + restore.ShellQuote(c.g.store)

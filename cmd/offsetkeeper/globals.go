@@ -176,6 +176,35 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	}
 	cfg.ClientID = g.clientID
 	cfg.RetryTimeout = g.timeout
+	g.applySecurity(&cfg)
+
+	opts := capture.Options{
+		OffsetsTopics:  []string(g.offsetsTopics),
+		ConfigTopic:    g.configTopic,
+		StatusTopic:    g.statusTopic,
+		GroupPrefix:    g.groupPrefix,
+		ProgramVersion: programVersion(),
+	}
+	if len(opts.OffsetsTopics) == 0 && worker.OffsetsTopic != "" {
+		opts.OffsetsTopics = []string{worker.OffsetsTopic}
+	}
+	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
+		opts.ConfigTopic = worker.ConfigTopic
+	}
+	if !g.explicit("status-topic") && worker.StatusTopic != "" {
+		opts.StatusTopic = worker.StatusTopic
+	}
+	l, err := g.topicLayout()
+	if err != nil {
+		return cfg, opts, err
+	}
+	opts.Layout = l
+	return cfg, opts, nil
+}
+
+// applySecurity sets the SASL and TLS flags given on cfg, over what the
+// worker file said.
+func (g *globals) applySecurity(cfg *kafkaconf.Config) {
 	if g.explicit("sasl-mechanism") {
 		cfg.SASL.Mechanism = g.saslMechanism
 	}
@@ -212,29 +241,6 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	if g.oauthTokenFile != "" {
 		cfg.SASL.TokenFile = g.oauthTokenFile
 	}
-
-	opts := capture.Options{
-		OffsetsTopics:  []string(g.offsetsTopics),
-		ConfigTopic:    g.configTopic,
-		StatusTopic:    g.statusTopic,
-		GroupPrefix:    g.groupPrefix,
-		ProgramVersion: programVersion(),
-	}
-	if len(opts.OffsetsTopics) == 0 && worker.OffsetsTopic != "" {
-		opts.OffsetsTopics = []string{worker.OffsetsTopic}
-	}
-	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
-		opts.ConfigTopic = worker.ConfigTopic
-	}
-	if !g.explicit("status-topic") && worker.StatusTopic != "" {
-		opts.StatusTopic = worker.StatusTopic
-	}
-	l, err := g.topicLayout()
-	if err != nil {
-		return cfg, opts, err
-	}
-	opts.Layout = l
-	return cfg, opts, nil
 }
 
 // topicLayout is the layout of --layout and the --*-topic-pattern
