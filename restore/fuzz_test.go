@@ -57,30 +57,6 @@ func FuzzParseGroupCSV(f *testing.F) {
 	})
 }
 
-// FuzzReadStandaloneFile: a standalone worker's offsets file (Java
-// serialization) is read within its own size, whatever it holds.
-func FuzzReadStandaloneFile(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "standalone", "*"))
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil && len(b) < 1<<16 {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := ReadStandaloneFile(data)
-		if err != nil {
-			return
-		}
-		n := 0
-		for _, e := range entries {
-			n += len(e.Key) + len(e.Value)
-		}
-		if n > len(data) {
-			t.Fatalf("%d entries of %d bytes from a %d-byte file", len(entries), n, len(data))
-		}
-	})
-}
-
 // FuzzParseCheckpoint: MirrorMaker 2's checkpoint and offset-sync records
 // (read from a cluster the operator points at) decode or are refused, and
 // a decoded record encodes back to the bytes it was read from.
