@@ -670,7 +670,9 @@ func TestDockerfile(t *testing.T) {
 // TestDockerfileBuildStampsVersion builds the binary with the Dockerfile's
 // own go build line (VCS stamping off, as in the image) and checks that
 // 'offsetkeeper version' names the version and commit given: the image
-// printed "commit unknown".
+// printed "commit unknown". Cold, the build compiles every dependency
+// once more, without -race; .ci/run builds the same first (deploy/release
+// --check), so that here it is mostly a link.
 func TestDockerfileBuildStampsVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")

@@ -25,7 +25,7 @@ func (c *cluster) startDaemonBin(t *testing.T) (logs *testkit.SyncBuffer, kill f
 }
 
 // startDaemonBinArgs is startDaemonBin with more flags (a later flag wins);
-// signal sends sig and waits for the daemon to exit.
+// signal sends sig and waits for the daemon to exit (but for SIGSTOP).
 func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *testkit.SyncBuffer, signal func(os.Signal) error) {
 	t.Helper()
 	args = append([]string{"daemon", "--journal-interval", "1s", "--schedule", "@every 1h",
@@ -41,6 +41,9 @@ func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *testki
 	var exit error
 	go func() { exit = cmd.Wait(); close(done) }()
 	signal = func(sig os.Signal) error {
+		if sig == syscall.SIGSTOP { // freezes it: nothing to wait for
+			return cmd.Process.Signal(sig)
+		}
 		_ = cmd.Process.Signal(sig)
 		select {
 		case <-done:
@@ -88,15 +91,23 @@ func TestKillDaemonJournal(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	st := c.openStore()
-	_, kill := c.startDaemonBin(t)
+	_, signal := c.startDaemonBinArgs(t)
 	eventually(t, 30*time.Second, "a first segment", func() bool { return segments(t, st) > 0 })
 
+	// Frozen first, so that it can neither read the change nor write it
+	// to the journal before it dies: the change is only in the topic.
+	if err := signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
 	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":4242}`)})
 	time.Sleep(5 * time.Millisecond)
 	committed := time.Now()
-	kill()
+	_ = signal(syscall.SIGKILL)
 	killed := segments(t, st)
+	if cov, err := st.JournalCoverage(context.Background()); err != nil || len(cov) == 0 || !cov[len(cov)-1].To.Before(committed) {
+		t.Fatalf("the dead daemon's journal already covers the change (%v, %v): the restart would not be tested", cov, err)
+	}
 
 	// A second daemon continues the journal where the store ends.
 	logs, _ := c.startDaemonBin(t)

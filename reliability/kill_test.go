@@ -263,9 +263,94 @@ func TestKillRestore(t *testing.T) {
 	if kills == 0 {
 		t.Error("no run was killed part way: the test proves nothing")
 	}
+
+	// The random kills may miss a transaction; this one cannot: it lands
+	// while the broker holds the restore's first transactional Produce.
+	c.damage(iterations + 1)
+	before := c.capture()
+	txnID := restore.TransactionalIDPrefix + connectdemo.DefaultOffsetsTopic // topics are written in name order
+	r, open := killDuringProduce(t, c, txnID, "restore", id)
+	if !strings.Contains(r.stdout, "undo snapshot:") {
+		t.Errorf("killed inside the transaction, but no undo snapshot was taken first:\n%s", r)
+	}
+	if !open {
+		t.Fatalf("transaction %q is not open after a kill inside it", txnID)
+	}
+	settle(t, slowed...)
+	mid := c.capture()
+	for _, topic := range offsetsTopics {
+		if d := stateDiff(topicState(mid, topic), topicState(before, topic)); d != "" {
+			t.Errorf("topic %s, with the dead restore's transaction open, is not as before: %s", topic, d)
+		}
+	}
+	again := c.bin("restore", id)
+	if again.code == 3 {
+		for _, w := range []string{"another restore is running", restore.TransactionalIDPrefix, "nothing was written"} {
+			if !strings.Contains(again.stderr, w) {
+				t.Errorf("refusal after a kill inside a transaction lacks %q:\n%s", w, again.stderr)
+			}
+		}
+		again = c.bin("restore", id, "--force")
+	} else {
+		// Only once the broker has aborted it (transaction timeout).
+		t.Logf("the rerun was not refused (exit %d): the broker had aborted the transaction", again.code)
+	}
+	if again.code != 0 || !strings.Contains(again.stdout, "verified:") {
+		t.Fatalf("rerun after the kill inside a transaction: %s", again)
+	}
+	restored := c.capture()
+	for _, topic := range offsetsTopics {
+		if d := stateDiff(topicState(restored, topic), topicState(snap, topic)); d != "" {
+			t.Fatalf("after the rerun, topic %s differs from the snapshot: %s", topic, d)
+		}
+	}
 	if r := c.bin("verify"); r.code != 0 {
 		t.Fatalf("verify after the kills: %s", r)
 	}
+}
+
+// killDuringProduce runs the binary and kills it with SIGKILL while the
+// broker holds its first Produce in transaction txnID, then releases the
+// request. It reports whether the transaction was open right after the
+// kill.
+func killDuringProduce(t *testing.T, c *cluster, txnID string, args ...string) (r result, open bool) {
+	t.Helper()
+	producing, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	control(t, c.kc, kmsg.Produce, -1, func(req kmsg.Request, _ *fired) (kmsg.Response, error, bool) {
+		p := req.(*kmsg.ProduceRequest)
+		if p.TransactionID == nil || *p.TransactionID != txnID || !once.CompareAndSwap(false, true) {
+			return nil, nil, false
+		}
+		close(producing)
+		c.kc.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	defer close(release)
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = cleanEnv(c.env()...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-producing:
+	case err := <-done:
+		t.Fatalf("%s ended before producing in %s (%v):\nstdout:\n%s\nstderr:\n%s", args[0], txnID, err, out.String(), errb.String())
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	lt, err := c.adm.ListTransactions(context.Background(), nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range lt.Sorted() {
+		open = open || x.TxnID == txnID
+	}
+	return result{code: -1, stdout: out.String(), stderr: errb.String()}, open
 }
 
 // TestKillRestoreDuringCommit: a restore killed while the broker holds

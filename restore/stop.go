@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -99,7 +100,8 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 		for i, cp := range todo {
 			names[i] = cp.Name
 		}
-		fmt.Fprintf(s.out, "stopping %s: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(names, ", "))
+		// One name after another, wrapped within 120 columns.
+		fmt.Fprintln(s.out, english.Wrap(fmt.Sprintf("stopping %s: %s", plural(len(todo), "connector", "connectors"), strings.Join(names, ", ")), 120, "  "))
 	}
 	for _, cp := range todo {
 		rw := resumeWant{tasks: max(cp.Live.Tasks, 0)}
@@ -132,7 +134,13 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 		fmt.Fprintf(s.out, "nothing to stop: %s already STOPPED with no tasks (%s)%s\n", plural(len(s.waited), "connector", "connectors"), strings.Join(s.waited, ", "), groupsEmpty(s.groups))
 		return nil
 	}
-	fmt.Fprintf(s.out, "stopped: %s STOPPED with no tasks, %s empty (%s)\n", plural(len(s.waited), "connector", "connectors"), plural(len(s.groups), "sink group", "sink groups"), time.Since(began).Round(time.Millisecond))
+	already := ""
+	if n := len(s.waited) - len(todo); n > 0 {
+		// The count agrees with "stopping" above: the rest already were.
+		already = fmt.Sprintf(" (%d stopped now, %d already were)", len(todo), n)
+	}
+	fmt.Fprintf(s.out, "stopped: %s STOPPED with no tasks%s, %s empty (%s)\n", plural(len(s.waited), "connector", "connectors"), already,
+		plural(len(s.groups), "sink group", "sink groups"), time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

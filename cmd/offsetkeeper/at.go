@@ -14,20 +14,12 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
-// parseAt reads a --at TIME: RFC 3339 (fractional seconds allowed) or a
-// negative duration from now ("-15m", "-1h30m"). A malformed TIME is a
-// usage error.
+// parseAt reads a --at TIME (snapshot.ParseMoment): RFC 3339 or a
+// negative duration from now. A malformed TIME is a usage error.
 func parseAt(flagName, s string, now time.Time) (time.Time, error) {
-	if strings.HasPrefix(s, "-") {
-		d, err := time.ParseDuration(s)
-		if err != nil || d >= 0 {
-			return time.Time{}, usagef("--%s %q: want an RFC 3339 time (2026-12-01T09:14:03Z) or a negative duration from now (-15m)", flagName, s)
-		}
-		return now.Add(d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := snapshot.ParseMoment(s, now)
 	if err != nil {
-		return time.Time{}, usagef("--%s %q: want an RFC 3339 time (2026-12-01T09:14:03Z, fractional seconds allowed) or a negative duration from now (-15m)", flagName, s)
+		return time.Time{}, usagef("--%s %q: %v", flagName, s, err)
 	}
 	return t, nil
 }

@@ -97,8 +97,8 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 
 	out, stderr := c.mustRun(0, "restore", id, "--stop-connectors", "--resume", "--connect-url", srv.URL)
 	wantLines(t, "stdout", out,
-		"stopping 6 connectors: es-sink-orders, eu->us.MirrorSourceConnector, inventory-connector, jdbc-orders-source, payments-cdc, sqlserver-connector\n",
-		"stopped: 8 connectors STOPPED with no tasks, 2 sink groups empty",
+		"stopping 6 connectors: es-sink-orders, eu->us.MirrorSourceConnector, inventory-connector, jdbc-orders-source,\n  payments-cdc, sqlserver-connector\n",
+		"stopped: 8 connectors STOPPED with no tasks (6 stopped now, 2 already were), 2 sink groups empty",
 		"connector inventory-connector (source, STOPPED; REST STOPPED)",
 		"connector source-file-01 (source, STARTED, 1 task; REST RUNNING, 1 task): unchanged, running, left alone\n",
 		"connector jdbc-legacy-source (source, PAUSED, 1 task; REST PAUSED, 1 task): unchanged, paused, left alone\n",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -125,6 +126,13 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if c.migration {
 		return c.runMigration(ctx)
 	}
+	return c.runConnect(ctx)
+}
+
+// runConnect is the default demo: the cluster with its Connect REST API
+// (and, with --empty, a second cluster to restore into), a first
+// snapshot, the guide, then the running connectors' churn until ctx ends.
+func (c *demoCmd) runConnect(ctx context.Context) error {
 	w, err := c.start(ctx)
 	if err != nil {
 		return err
@@ -138,9 +146,6 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 		defer empty.close()
 	}
 	brokers := strings.Join(w.cluster.ListenAddrs(), ",")
-	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
-		"records", w.exp.Records, "connectors", len(w.exp.Connectors), "groups", len(w.exp.Groups))
-
 	store, err := c.g.createStore(ctx)
 	if err != nil {
 		return err
@@ -154,6 +159,9 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("store first snapshot: %w", err)
 	}
+	// The connectors as the snapshot (and the text below) count them.
+	c.log.Info("embedded Kafka seeded", "brokers", brokers, "connect_url", w.connect.URL,
+		"records", w.exp.Records, "connectors", len(snap.Connectors), "groups", len(w.exp.Groups))
 	storeFlag := ""
 	if c.g.store != defaultStore {
 		storeFlag = " --store " + restore.ShellQuote(c.g.store)
@@ -166,9 +174,9 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
   offsets topic, two sinks), history, tombstones and aborted transactions.
   Running connectors commit new offsets every %s (until one is stopped or reset through the REST API).
 
-First snapshot: %s (%d source keys, %d sink groups) in %s
-`, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, info.SourceKeys, info.SinkGroups, c.g.store)
-	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag)
+First snapshot: %s (%s, %s) in %s
+`, brokers, snap.ClusterID, w.connect.URL, len(snap.Connectors), c.churn, info.ID, english.Count(info.SourceKeys, "source key", "source keys"), english.Count(info.SinkGroups, "sink group", "sink groups"), c.g.store)
+	demoGuide(c.stdout, demoProgram(os.Args[0]), brokers, w.connect.URL, storeFlag, demoListen(c.port))
 	if empty != nil {
 		emptyGuide(c.stdout, demoProgram(os.Args[0]), empty, storeFlag)
 	}
@@ -190,7 +198,7 @@ First snapshot: %s (%d source keys, %d sink groups) in %s
 }
 
 // demoGuide prints the walk-through: look around, a bad reset, the restore.
-func demoGuide(w io.Writer, ok, brokers, connectURL, store string) {
+func demoGuide(w io.Writer, ok, brokers, connectURL, store, listen string) {
 	const conn = "inventory-connector"
 	k := " --brokers " + brokers + store
 	cu := " --connect-url " + connectURL
@@ -202,8 +210,8 @@ Look around, from another terminal in this directory:
   %[1]s verify%[2]s
   %[1]s drill%[4]s%[7]s
      (a restore drill: the live state restored into a scratch Kafka, read back and compared with Connect)
-  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen 127.0.0.1:9464
-     (the daemon: snapshots, a journal of every change for restore --at, the page at http://127.0.0.1:9464/)
+  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
+     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
@@ -232,5 +240,16 @@ A bad reset, then the restore (start the daemon above first: its journal catches
      (--at also takes a duration back from now, such as -30s; show --at and diff --at read the same state)
 
 Ctrl-C stops the demo.
-`, ok, store, conn, k, connectURL, brokers, cu)
+`, ok, store, conn, k, connectURL, brokers, cu, listen)
+}
+
+// demoListen is the daemon's --listen in the demo's guide: 9464 beside
+// the default --port 9092, and as far from --port otherwise, so that two
+// demos on other ports have daemons that do not clash.
+func demoListen(port int) string {
+	p := port + 9464 - 9092
+	if p > 65535 {
+		p = port - (9464 - 9092)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -52,12 +53,13 @@ func (c *demoCmd) runMSK(ctx context.Context) error {
 		fmt.Fprintf(&b, "    %s (%s): %s, %s, %s\n", m.Name, kind, m.Topic("offsets"), m.Topic("configs"), m.Topic("status"))
 	}
 	b.WriteString("  No Connect REST API (MSK Connect has none): the status topics say what runs.\n")
-	fmt.Fprintf(&b, "\nFirst snapshot: %s (%d connectors, %d source keys, %d sink groups) in %s\n", info.ID, len(snap.Connectors), info.SourceKeys, info.SinkGroups, c.g.store)
+	fmt.Fprintf(&b, "\nFirst snapshot: %s (%s, %s, %s) in %s\n", info.ID, english.Count(len(snap.Connectors), "connector", "connectors"),
+		english.Count(info.SourceKeys, "source key", "source keys"), english.Count(info.SinkGroups, "sink group", "sink groups"), c.g.store)
 	storeFlag := ""
 	if c.g.store != defaultStore {
 		storeFlag = " --store " + restore.ShellQuote(c.g.store)
 	}
-	mskGuide(&b, demoProgram(os.Args[0]), brokers, storeFlag, info.ID)
+	mskGuide(&b, demoProgram(os.Args[0]), brokers, storeFlag, info.ID, demoListen(c.port))
 	fmt.Fprint(c.stdout, b.String())
 	<-ctx.Done()
 	c.log.Info("demo stopped")
@@ -70,7 +72,7 @@ func (c *demoCmd) runMSK(ctx context.Context) error {
 // are gone, and the move to a recreated connector's offsets topic. The
 // restores name the first snapshot by ID: once the daemon has snapshotted
 // the damage, latest is the damage.
-func mskGuide(b *strings.Builder, ok, brokers, store, first string) {
+func mskGuide(b *strings.Builder, ok, brokers, store, first, listen string) {
 	jdbc := connectdemo.MSKConnectors[0]
 	k := " --layout msk-connect --brokers " + brokers + store
 	badKey := connectdemo.MSKKey(jdbc.Name, `{"protocol":"1","table":"shop.orders"}`)
@@ -80,8 +82,8 @@ func mskGuide(b *strings.Builder, ok, brokers, store, first string) {
 Look around, from another terminal in this directory (or set OFFSETKEEPER_LAYOUT=msk-connect):
   %[1]s list%[2]s
   %[1]s show %[3]s%[2]s
-  %[1]s daemon%[2]s --schedule "@every 1m" --journal-interval 1s --listen 127.0.0.1:9464
-     (every trio followed in one journal; the page at http://127.0.0.1:9464/)
+  %[1]s daemon%[2]s --schedule "@every 1m" --journal-interval 1s --listen %[14]s
+     (every trio followed in one journal; the page at http://%[14]s/)
 
 A bad reset of %[4]s, then the restore (start the daemon above first: its journal catches it):
   1. The mistake: a script writes an offset back to 0 (on the key's murmur2 partition, %[5]d):
@@ -103,5 +105,5 @@ A bad reset of %[4]s, then the restore (start the daemon above first: its journa
        %[1]s restore %[3]s --connector %[4]s%[2]s
 
 Walk-through: docs/msk-connect.md. Ctrl-C stops the demo.
-`, ok, k, first, jdbc.Name, snapshot.PartitionFor(badKey, 5), badKey, brokers, jdbc.Topic("offsets"), snapshot.PartitionFor(statusKey, 5), statusKey, jdbc.Topic("status"), taskKey, snapshot.PartitionFor(taskKey, 5))
+`, ok, k, first, jdbc.Name, snapshot.PartitionFor(badKey, 5), badKey, brokers, jdbc.Topic("offsets"), snapshot.PartitionFor(statusKey, 5), statusKey, jdbc.Topic("status"), taskKey, snapshot.PartitionFor(taskKey, 5), listen)
 }

@@ -26,7 +26,7 @@ func TestDemoMSK(t *testing.T) {
 	kport := freePorts(t, 3)
 	out := startDemo(t, "--layout", "msk-connect", "--port", strconv.Itoa(kport))
 	guide := out.String()
-	wantLines(t, "the walk-through", guide, "(3 connectors, 3 source keys, 1 sink groups)", "s3-sink (sink, group connect-s3-sink)", "No Connect REST API")
+	wantLines(t, "the walk-through", guide, "(3 connectors, 3 source keys, 1 sink group)", "s3-sink (sink, group connect-s3-sink)", "No Connect REST API")
 	lines := strings.Split(guide, "\n")
 	find := func(parts ...string) []string {
 		t.Helper()

@@ -29,6 +29,9 @@ type globals struct {
 	fs *flag.FlagSet
 	// command is the name of the command running, for its defaults.
 	command string
+	// stderr, when set, gets the "still trying" line of an unreachable
+	// cluster (stillTrying).
+	stderr io.Writer
 
 	logLevel  string
 	logFormat string
@@ -173,6 +176,35 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	}
 	cfg.ClientID = g.clientID
 	cfg.RetryTimeout = g.timeout
+	g.applySecurity(&cfg)
+
+	opts := capture.Options{
+		OffsetsTopics:  []string(g.offsetsTopics),
+		ConfigTopic:    g.configTopic,
+		StatusTopic:    g.statusTopic,
+		GroupPrefix:    g.groupPrefix,
+		ProgramVersion: programVersion(),
+	}
+	if len(opts.OffsetsTopics) == 0 && worker.OffsetsTopic != "" {
+		opts.OffsetsTopics = []string{worker.OffsetsTopic}
+	}
+	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
+		opts.ConfigTopic = worker.ConfigTopic
+	}
+	if !g.explicit("status-topic") && worker.StatusTopic != "" {
+		opts.StatusTopic = worker.StatusTopic
+	}
+	l, err := g.topicLayout()
+	if err != nil {
+		return cfg, opts, err
+	}
+	opts.Layout = l
+	return cfg, opts, nil
+}
+
+// applySecurity sets the SASL and TLS flags given on cfg, over what the
+// worker file said.
+func (g *globals) applySecurity(cfg *kafkaconf.Config) {
 	if g.explicit("sasl-mechanism") {
 		cfg.SASL.Mechanism = g.saslMechanism
 	}
@@ -209,29 +241,6 @@ func (g *globals) kafkaSettings() (kafkaconf.Config, capture.Options, error) {
 	if g.oauthTokenFile != "" {
 		cfg.SASL.TokenFile = g.oauthTokenFile
 	}
-
-	opts := capture.Options{
-		OffsetsTopics:  []string(g.offsetsTopics),
-		ConfigTopic:    g.configTopic,
-		StatusTopic:    g.statusTopic,
-		GroupPrefix:    g.groupPrefix,
-		ProgramVersion: programVersion(),
-	}
-	if len(opts.OffsetsTopics) == 0 && worker.OffsetsTopic != "" {
-		opts.OffsetsTopics = []string{worker.OffsetsTopic}
-	}
-	if !g.explicit("config-topic") && worker.ConfigTopic != "" {
-		opts.ConfigTopic = worker.ConfigTopic
-	}
-	if !g.explicit("status-topic") && worker.StatusTopic != "" {
-		opts.StatusTopic = worker.StatusTopic
-	}
-	l, err := g.topicLayout()
-	if err != nil {
-		return cfg, opts, err
-	}
-	opts.Layout = l
-	return cfg, opts, nil
 }
 
 // topicLayout is the layout of --layout and the --*-topic-pattern
@@ -285,6 +294,7 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 	if err != nil {
 		return nil, opts, err
 	}
+	cfg.StillTrying = g.stillTrying(cfg)
 	cl, err := cfg.Connect(ctx, extra...)
 	if err != nil {
 		return nil, opts, kafkaconf.DescribeError(err)
@@ -294,6 +304,20 @@ func (g *globals) kafkaClient(ctx context.Context, extra ...kgo.Opt) (*kgo.Clien
 		return nil, opts, err
 	}
 	return cl, opts, nil
+}
+
+// stillTrying says on stderr, once, that the brokers refuse connections
+// and how long the command goes on trying, so that an unreachable
+// cluster is not silent until --kafka-timeout runs out. The daemon logs
+// instead.
+func (g *globals) stillTrying(cfg kafkaconf.Config) func(time.Duration, error) {
+	if g.stderr == nil || g.command == "daemon" {
+		return nil
+	}
+	return func(waited time.Duration, err error) {
+		fmt.Fprintf(g.stderr, "offsetkeeper %s: the Kafka brokers refuse connections (%s); still trying, for up to %s (--kafka-timeout)\n",
+			g.command, nameList(cfg.Brokers, 40), g.timeout)
+	}
 }
 
 // openStore opens the snapshot store named by --store, which must exist:

@@ -28,7 +28,9 @@ func (c *cluster) startDaemon(args ...string) *testkit.SyncBuffer {
 	var stdout, stderr testkit.SyncBuffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, append([]string{"daemon", "--brokers", c.brokers, "--store", c.store,
+		// No HTTP unless the test asks for it (a later --listen wins): the
+		// default :9464 may be held by anything else on the machine.
+		exit <- run(ctx, append([]string{"daemon", "--brokers", c.brokers, "--store", c.store, "--listen", "",
 			"--leader-election=false", "--log-format", "json", "--log-level", "debug"}, args...), &stdout, &stderr)
 	}()
 	c.t.Cleanup(func() {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -16,18 +17,27 @@ import (
 var listCommand = commandInfo{
 	name:    "list",
 	summary: "list stored snapshots, oldest first",
-	usage:   "[--output text|json]",
+	usage:   "[--connector NAME] [--kind full|scoped|undo] [--output text|json]",
 	noKafka: true,
 	new:     func(e *env) command { return &listCmd{env: e} },
 }
 
 type listCmd struct {
 	*env
-	output string
+	output    string
+	connector string
+	kind      string
 }
 
 func (c *listCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+	fs.StringVar(&c.connector, "connector", "", "only the snapshots that hold this connector (every full snapshot does)")
+	fs.StringVar(&c.kind, "kind", "", "only the snapshots of this kind: full, scoped or undo")
+}
+
+// keep reports whether --connector and --kind let i through.
+func (c *listCmd) keep(i snapshot.Info) bool {
+	return (c.kind == "" || i.EffectiveKind() == c.kind) && (c.connector == "" || i.Holds([]string{c.connector}))
 }
 
 func (c *listCmd) Run(ctx context.Context, args []string) error {
@@ -36,6 +46,9 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.output != "text" && c.output != "json" {
 		return usagef("--output %q: want text or json", c.output)
+	}
+	if !slices.Contains([]string{"", snapshot.KindFull, snapshot.KindScoped, snapshot.KindUndo}, c.kind) {
+		return usagef("--kind %q: want full, scoped or undo", c.kind)
 	}
 	store, err := c.g.openStore(ctx)
 	if err != nil {
@@ -46,6 +59,7 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	infos = slices.DeleteFunc(infos, func(i snapshot.Info) bool { return !c.keep(i) })
 	if c.output == "json" {
 		if infos == nil {
 			infos = []snapshot.Info{}

@@ -192,6 +192,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
+		if len(args) == 2 && args[0] == "help" && commands[args[1]].name != "" {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr) // help restore
+		}
 		mainUsage(stdout)
 		return exitOK
 	case "--version", "-version":
@@ -199,10 +202,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	info, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\nRun 'offsetkeeper --help' for the commands.\n", args[0])
+		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\n%s", args[0], unknownCommandHint(args[0]))
 		return exitUsage
 	}
-	e := &env{stdout: stdout, stderr: stderr, g: &globals{command: info.name}}
+	jsonOut, out := wantsJSON(args[1:]), &countingWriter{w: stdout}
+	e := &env{stdout: out, stderr: stderr, g: &globals{command: info.name, stderr: stderr}}
 	fs, cmd := newFlagSet(info, e)
 	positional, err := parseInterleaved(fs, expandShort(fs, args[1:]))
 	if errors.Is(err, flag.ErrHelp) {
@@ -226,10 +230,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", info.name, err, info.name)
+		if jsonOut {
+			printJSONError(out, info.name, exitUsage, err)
+		}
 		return exitUsage
 	}
 	if err := cmd.Run(ctx, positional); err != nil {
-		return report(stderr, info.name, err)
+		code := report(stderr, info.name, err)
+		if jsonOut {
+			printJSONError(out, info.name, code, err)
+		}
+		return code
 	}
 	return exitOK
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -86,7 +87,11 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		}
 		return diffSide{st, Moment{Ref: "live", At: now, Live: true, Base: si.Base.ID, Epoch: si.Epoch}}, nil
 	}
-	if t, ok := parseMoment(ref, now); ok {
+	t, err := snapshot.ParseMoment(ref, now)
+	if errors.Is(err, snapshot.ErrNoTimeZone) {
+		return diffSide{}, fmt.Errorf("%q: %w", ref, err)
+	}
+	if err == nil {
 		st, si, err := s.src.Store.StateAt(ctx, t)
 		if err != nil {
 			return diffSide{}, fmt.Errorf("read state at %s: %w", ref, err)
@@ -98,16 +103,6 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		return diffSide{}, fmt.Errorf("read %q (want live, an RFC 3339 time, -15m or a snapshot ID): %w", ref, err)
 	}
 	return diffSide{st, Moment{Ref: ref, At: info.CreatedAt, Base: info.ID}}, nil
-}
-
-// parseMoment reads an RFC 3339 time or a negative duration from now.
-func parseMoment(s string, now time.Time) (time.Time, bool) {
-	if strings.HasPrefix(s, "-") {
-		d, err := time.ParseDuration(s)
-		return now.Add(d), err == nil && d < 0
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t.UTC(), err == nil
 }
 
 // diff compares two states, limited to one connector when name is set:

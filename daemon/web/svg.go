@@ -29,6 +29,7 @@ var funcs = template.FuncMap{
 	"query":     url.QueryEscape,
 	"path":      url.PathEscape,
 	"num":       fmtNum,
+	"count":     english.Count,
 	"problems":  func() []string { return []string{StatusFailed, StatusReset, StatusRewound, StatusGap, StatusStalled} },
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -242,9 +243,9 @@ func (s *Server) serveTimeline(r *http.Request) (any, error) {
 	}
 	t := s.timeline(w)
 	if at := r.URL.Query().Get("at"); at != "" {
-		when, ok := parseMoment(at, w.now)
-		if !ok {
-			return nil, &httpError{http.StatusBadRequest, "at=" + at + ": want an RFC 3339 time (2026-12-01T09:14:03Z) or a negative duration (-15m)"}
+		when, err := snapshot.ParseMoment(at, w.now)
+		if err != nil {
+			return nil, &httpError{http.StatusBadRequest, "at=" + at + ": " + err.Error()}
 		}
 		t.Plan = s.plan(r.Context(), when, r.URL.Query().Get("connector"))
 	}

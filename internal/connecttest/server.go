@@ -196,12 +196,12 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux.HandleFunc("POST /connectors", s.handle(s.create))
 	mux.HandleFunc("GET /connectors/{name}/config", s.handle(s.config))
 	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
-	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.stop))
+	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.since(5, http.StatusNotFound, s.stop)))
 	mux.HandleFunc("PUT /connectors/{name}/pause", s.handle(s.pause))
 	mux.HandleFunc("PUT /connectors/{name}/resume", s.handle(s.resume))
-	mux.HandleFunc("GET /connectors/{name}/offsets", s.handle(s.getOffsets))
-	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.patchOffsets))
-	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.deleteOffsets))
+	mux.HandleFunc("GET /connectors/{name}/offsets", s.handle(s.since(5, http.StatusNotFound, s.getOffsets))) // versions.go
+	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.patchOffsets)))
+	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.deleteOffsets)))
 	mux.HandleFunc("GET /connector-plugins", s.handle(s.plugins))
 	mux.HandleFunc("PUT /connector-plugins/{class}/config/validate", s.handle(s.validate))
 	mux.HandleFunc("GET /health", s.handle(s.healthAnswer))
@@ -731,6 +731,9 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) 
 		cfg[k] = v
 	}
 	cfg["name"] = req.Name
+	if s.kafkaMinor() < 7 {
+		req.InitialState = "" // not a field before 3.7: ignored (versions.go)
+	}
 	var recs []*kgo.Record
 	switch strings.ToUpper(req.InitialState) {
 	case "", "RUNNING":

@@ -101,7 +101,19 @@ type Config struct {
 	// RequestRetries is how many times a failed request is retried, within
 	// RetryTimeout (kgo.RequestRetries); default DefaultRequestRetries.
 	RequestRetries int
+	// StillTrying, if set, is called once by Connect when the brokers
+	// have refused connections for StillTryingAfter, with the time waited
+	// and the last error; Connect goes on trying until RetryTimeout. The
+	// CLI prints a line, so an unreachable cluster is not silent.
+	StillTrying func(waited time.Duration, err error) `json:"-"`
+	// StillTryingAfter is when StillTrying is called; default
+	// DefaultStillTryingAfter.
+	StillTryingAfter time.Duration
 }
+
+// DefaultStillTryingAfter is how long Connect waits on refused
+// connections before it calls Config.StillTrying.
+const DefaultStillTryingAfter = 3 * time.Second
 
 // TLS configures the connection's encryption. All files are PEM.
 type TLS struct {
@@ -597,6 +609,10 @@ func (c Config) Merge(over Config) Config {
 	out.RequestTimeout = cmpOr(over.RequestTimeout, c.RequestTimeout)
 	out.RetryTimeout = cmpOr(over.RetryTimeout, c.RetryTimeout)
 	out.RequestRetries = cmpOr(over.RequestRetries, c.RequestRetries)
+	if over.StillTrying != nil {
+		out.StillTrying = over.StillTrying
+	}
+	out.StillTryingAfter = cmpOr(over.StillTryingAfter, c.StillTryingAfter)
 
 	t, o := &out.TLS, over.TLS
 	t.Enabled = t.Enabled || o.Enabled

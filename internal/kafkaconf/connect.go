@@ -37,7 +37,7 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.retryTimeout())
 	defer cancel()
-	if err := pingUntil(pctx, cl); err != nil {
+	if err := c.pingUntil(pctx, cl); err != nil {
 		cl.Close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connect to Kafka brokers %s: %w", strings.Join(c.Brokers, ","), ctx.Err())
@@ -67,13 +67,19 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 // pingUntil pings until a broker answers, retrying a refused or reset
 // connection (a broker restarting, the only bootstrap address down for a
 // moment) until ctx is done, with a backoff from 100ms to 1s. kgo gives up
-// on a refused seed broker at once. It returns the last error.
-func pingUntil(ctx context.Context, cl *kgo.Client) error {
+// on a refused seed broker at once. It calls c.StillTrying once, after
+// c.StillTryingAfter of refusals. It returns the last error.
+func (c Config) pingUntil(ctx context.Context, cl *kgo.Client) error {
 	backoff := 100 * time.Millisecond
+	began, told := time.Now(), c.StillTrying == nil
 	for {
 		err := cl.Ping(ctx)
 		if err == nil || !refused(err) {
 			return err
+		}
+		if waited := time.Since(began); !told && waited >= cmpOr(c.StillTryingAfter, DefaultStillTryingAfter) {
+			c.StillTrying(waited, err)
+			told = true
 		}
 		t := time.NewTimer(backoff)
 		select {

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -49,9 +51,19 @@ func TestParsePropertiesMatchesJava(t *testing.T) {
 		}
 		args = append(args, p)
 	}
-	out, err := exec.Command(java, args...).Output()
+	// The source launcher (java File.java) came with Java 11: an older
+	// java is a reason to skip; any error from a newer one is a failure.
+	if major, err := javaMajor(java); err != nil {
+		t.Fatalf("java -version: %v", err)
+	} else if major < 11 {
+		t.Skipf("java %d has no source launcher (Java 11 or later runs %s)", major, args[0])
+	}
+	var stderr strings.Builder
+	cmd := exec.Command(java, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Skipf("java %s: %v", args[0], err) // a JRE without the source launcher
+		t.Fatalf("java %s: %v\n%s", args[0], err, stderr.String())
 	}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for i, in := range inputs {
@@ -75,6 +87,20 @@ func TestParsePropertiesMatchesJava(t *testing.T) {
 			t.Errorf("input %q:\n go   %s\n java %s", in, got, want)
 		}
 	}
+}
+
+// javaMajor is the feature release of java from `java -version`
+// ("1.8.0_402" is 8, "17.0.2" is 17).
+func javaMajor(java string) (int, error) {
+	out, err := exec.Command(java, "-version").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s", err, out)
+	}
+	m := regexp.MustCompile(`version "(?:1\.)?(\d+)`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("no version in %q", out)
+	}
+	return strconv.Atoi(string(m[1]))
 }
 
 func utf16Hex(s string) string {

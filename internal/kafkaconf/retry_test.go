@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,9 +29,16 @@ func freePort(t *testing.T) int {
 func TestConnectWaitsForBrokers(t *testing.T) {
 	port := freePort(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// The cluster starts only once Connect has been refused and said it
+	// is still trying, so a connection proves that it waited.
+	var told atomic.Bool
+	refusedOnce := make(chan bool, 1)
 	started := make(chan *kfake.Cluster, 1)
 	go func() {
-		time.Sleep(3 * time.Second)
+		if !<-refusedOnce {
+			started <- nil
+			return
+		}
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port))
 		if err != nil {
 			t.Error(err)
@@ -38,13 +46,26 @@ func TestConnectWaitsForBrokers(t *testing.T) {
 		started <- c
 	}()
 	t.Cleanup(func() {
+		if !told.Load() {
+			refusedOnce <- false
+		}
 		if c := <-started; c != nil {
 			c.Close()
 		}
 	})
-	began := time.Now()
-	mustConnect(t, Config{Brokers: []string{addr}, RetryTimeout: 20 * time.Second})
-	t.Logf("connected after %v", time.Since(began).Round(time.Millisecond))
+	cfg := Config{Brokers: []string{addr}, RetryTimeout: 60 * time.Second, StillTryingAfter: time.Nanosecond,
+		StillTrying: func(waited time.Duration, err error) {
+			if !refused(err) {
+				t.Errorf("StillTrying with %v, not a refused connection", err)
+			}
+			if !told.Swap(true) {
+				refusedOnce <- true
+			}
+		}}
+	mustConnect(t, cfg)
+	if !told.Load() {
+		t.Fatal("connected without a refusal first: the test did not exercise the wait")
+	}
 }
 
 // TestConnectRefusedUntilTimeout: an address nothing listens on fails once
@@ -52,13 +73,18 @@ func TestConnectWaitsForBrokers(t *testing.T) {
 func TestConnectRefusedUntilTimeout(t *testing.T) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	began := time.Now()
-	cl, err := Config{Brokers: []string{addr}, RetryTimeout: 2 * time.Second}.Connect(testContext(t))
+	var calls atomic.Int32
+	cl, err := Config{Brokers: []string{addr}, RetryTimeout: 2 * time.Second, StillTryingAfter: time.Nanosecond,
+		StillTrying: func(time.Duration, error) { calls.Add(1) }}.Connect(testContext(t))
 	if err == nil {
 		cl.Close()
 		t.Fatal("Connect succeeded")
 	}
 	if d := time.Since(began); d < 2*time.Second {
 		t.Errorf("gave up after %v, before the 2s retry timeout", d)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("StillTrying called %d times, want once", n)
 	}
 	if !errors.Is(err, ErrUnreachable) {
 		t.Errorf("error %q does not match ErrUnreachable", err)

@@ -11,7 +11,8 @@
 // Azurite is also looked for in .cache/azurite/node_modules/.bin of the
 // module and in ~/.cache/offsetkeeper-azurite/node_modules/.bin, where
 // .ci/run installs it. A server whose program is missing is skipped with
-// t.Skip, naming what to install.
+// t.Skip, naming what to install, unless OFFSETKEEPER_TEST_REQUIRE_SERVERS
+// names it (see require.go).
 //
 // Every server is reached through a Proxy, so that a test can cut the
 // connection mid-call, slow it down, or let requests through and drop the
@@ -186,6 +187,7 @@ func freePort(t testing.TB) int {
 }
 
 func newServer(t testing.TB, name string, port int) *Server {
+	logRun(t, name)
 	s := &Server{Name: name, t: t, log: &syncBuffer{}}
 	s.Proxy = NewProxy(t, fmt.Sprintf("127.0.0.1:%d", port))
 	t.Cleanup(s.Stop)
@@ -218,7 +220,7 @@ func MinIO(t testing.TB) *Server {
 	t.Helper()
 	bin := find("OFFSETKEEPER_TEST_MINIO", "minio")
 	if bin == "" {
-		t.Skip("minio not installed: go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c (or set OFFSETKEEPER_TEST_MINIO)")
+		missing(t, "minio", "minio not installed: go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c (or set OFFSETKEEPER_TEST_MINIO)")
 	}
 	port, console := freePort(t), freePort(t)
 	dir := t.TempDir()
@@ -283,7 +285,7 @@ func Azurite(t testing.TB) *Server {
 	}
 	bin := find("OFFSETKEEPER_TEST_AZURITE", "azurite-blob", extra...)
 	if bin == "" {
-		t.Skip("azurite not installed: npm install azurite@3.37.0 into ~/.cache/offsetkeeper-azurite (or set OFFSETKEEPER_TEST_AZURITE to its node_modules/.bin/azurite-blob)")
+		missing(t, "azurite", "azurite not installed: npm install azurite@3.37.0 into ~/.cache/offsetkeeper-azurite (or set OFFSETKEEPER_TEST_AZURITE to its node_modules/.bin/azurite-blob)")
 	}
 	port := freePort(t)
 	dir := t.TempDir()
@@ -319,7 +321,7 @@ func FakeGCS(t testing.TB) *Server {
 	t.Helper()
 	bin := find("OFFSETKEEPER_TEST_FAKE_GCS", "fake-gcs-server")
 	if bin == "" {
-		t.Skip("fake-gcs-server not installed: go install github.com/fsouza/fake-gcs-server@v1.56.1 (or set OFFSETKEEPER_TEST_FAKE_GCS)")
+		missing(t, "fake-gcs-server", "fake-gcs-server not installed: go install github.com/fsouza/fake-gcs-server@v1.56.1 (or set OFFSETKEEPER_TEST_FAKE_GCS)")
 	}
 	port := freePort(t)
 	dir := t.TempDir()

@@ -44,8 +44,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds cmd/offsetkeeper once per run (without the race detector,
-// as reliability/ does: the in-process tests cover races).
+// binary builds cmd/offsetkeeper once per run, without the race detector
+// unless OFFSETKEEPER_RACE_BINARY=1 and the tests run with -race (as CI
+// does: the binary on a real worker is the path most like production).
 func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -54,9 +55,14 @@ func binary(t testing.TB) string {
 			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
 		binPath = filepath.Join(binDir, "offsetkeeper")
-		out, err := exec.Command(goTool, "build", "-o", binPath, "github.com/offsetkeeper/offsetkeeper/cmd/offsetkeeper").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceEnabled && os.Getenv("OFFSETKEEPER_RACE_BINARY") == "1" {
+			args = append(args, "-race")
+		}
+		args = append(args, "github.com/offsetkeeper/offsetkeeper/cmd/offsetkeeper")
+		out, err := exec.Command(goTool, args...).CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
 	if buildErr != nil {

@@ -178,6 +178,9 @@ func openDir(ctx context.Context, dir, query string, create bool) (*Store, error
 	}
 	if !create {
 		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			if near := nearStore(abs); near != "" {
+				return nil, fmt.Errorf("open store %s: %w: no directory %s; did you mean %s? Check --store / OFFSETKEEPER_STORE", abs, snapshot.ErrStoreNotFound, abs, near)
+			}
 			return nil, fmt.Errorf("open store %s: %w: no directory %s; check --store / OFFSETKEEPER_STORE ('offsetkeeper snapshot' creates it)", abs, snapshot.ErrStoreNotFound, abs)
 		}
 	}
