@@ -76,7 +76,7 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 			}
 		}
 		out = append(out, AfterReset{Connector: ev.Connector, Group: ev.Group, Kind: ev.Kind, Count: ev.Count, Time: ev.Time, Before: ev.Before,
-			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.At(ev.Before, ev.Connector),
+			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.Undo(ev.Kind, ev.Before, ev.Connector),
 			RestoredSince: restoredSince(infos, ev.Connector, ev.Time, state)})
 	}
 	return out

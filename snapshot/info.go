@@ -173,4 +173,17 @@ const (
 	EventSinkRewound = "sink-rewound"
 	// EventConnectorDeleted: a connector's config was deleted.
 	EventConnectorDeleted = "connector-deleted"
+	// EventOffsetsTopicDeleted: an offsets topic that held the connector's
+	// source offsets was deleted, or deleted and created again (a new
+	// topic ID): its offsets are gone.
+	EventOffsetsTopicDeleted = "offsets-topic-deleted"
+	// EventConfigTopicDeleted: the config topic that held the connector's
+	// config was deleted, or deleted and created again.
+	EventConfigTopicDeleted = "config-topic-deleted"
 )
+
+// ConfigLost reports whether an event of kind took the connector's
+// config away (its undo re-creates the connector).
+func ConfigLost(kind string) bool {
+	return kind == EventConnectorDeleted || kind == EventConfigTopicDeleted
+}

@@ -22,7 +22,11 @@ Lists, oldest first, the resets the journal recorded: source keys
 tombstoned (source-tombstoned), source offsets rewritten to a position
 behind (source-rewound), sink group offsets deleted or the group deleted
 (sink-deleted), sink offsets moved backwards (sink-rewound), connectors
-deleted (connector-deleted). Each gives the time, connector, kind and how
+deleted (connector-deleted), and an offsets or config topic deleted or
+deleted and created again, per connector whose offsets or config it held
+(offsets-topic-deleted, config-topic-deleted). The undo of a connector
+or config gone creates the connector again (--create-connectors, with a
+Connect URL in the settings). Each gives the time, connector, kind and how
 many offsets it touched, the moment just before it (the last instant
 before its first record) and the restore that puts that connector back
 as it was then, in two forms that run as printed: "check" (--dry-run,
@@ -126,6 +130,9 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
 			continue
 		}
+		if note := settings.UndoNote(e.Kind); note != "" {
+			fmt.Fprintf(c.stdout, "  note:  %s\n", note)
+		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
 	}
@@ -138,5 +145,5 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 // undoCommands is the restore that puts e's connector back as it was just
 // before e.
 func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
-	return s.At(e.Before, e.Connector)
+	return s.Undo(e.Kind, e.Before, e.Connector)
 }
