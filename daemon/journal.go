@@ -439,7 +439,12 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 	}
 	j.setCovered(observed)
 	events := 0
+	own := j.ownRestores(ctx, entries)
 	for _, e := range entries {
+		if id := own[e.Connector+" "+e.Reason]; e.Kind == journal.EntryEvent && id != "" {
+			j.log().Info("restore seen: offsetkeeper's own, no reset", "connector", e.Connector, "kind", e.Reason, "undo_snapshot_id", id)
+			continue
+		}
 		if e.Kind == journal.EntryEvent {
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()

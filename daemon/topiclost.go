@@ -12,6 +12,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -100,4 +101,30 @@ func lostCounts(state *snapshot.Snapshot, topic, role string) map[string]int {
 		}
 	}
 	return counts
+}
+
+// ownRestores returns, by "connector kind", the undo snapshot of the restore
+// whose writes a sink event of entries is (snapshot.OwnRestore): no reset,
+// no alert. Source offsets a restore writes are never events (their
+// header). A store that cannot be listed leaves every event a reset.
+func (j *journalWriter) ownRestores(ctx context.Context, entries []journal.Entry) map[string]string {
+	var infos []snapshot.Info
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkRewound && e.Reason != snapshot.EventSinkDeleted {
+			continue
+		}
+		if infos == nil {
+			l, err := j.d.Store.List(ctx)
+			if err != nil {
+				j.log().Warn("list snapshots to tell a restore's own writes from a reset", "error", err)
+				return out
+			}
+			infos = l
+		}
+		if id := snapshot.OwnRestore(infos, e.Reason, e.Connector, time.UnixMilli(e.Before), time.UnixMilli(e.Time)); id != "" {
+			out[e.Connector+" "+e.Reason] = id
+		}
+	}
+	return out
 }

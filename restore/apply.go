@@ -116,7 +116,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	for _, topic := range sortedKeys(byTopic) {
 		changes := byTopic[topic]
 		n := p.partitions[topic]
-		last, err := writeTopic(ctx, cl, topic, n, changes)
+		last, err := writeTopic(ctx, cl, topic, n, changes, p.restoreID)
 		if err != nil {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
@@ -207,7 +207,9 @@ const (
 
 // writeTopic (see above) returns the offset of the last record it wrote to
 // each partition.
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange) (last map[int32]int64, _ error) {
+// Every record carries snapshot.RestoreHeader with restoreID, when set:
+// the journal tells the tool's own writes from a reset by it.
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange, restoreID string) (last map[int32]int64, _ error) {
 	total := 0
 	for _, r := range ranges {
 		total += r.writes()
@@ -244,6 +246,10 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 	// result; a stray copy's tombstone has its own promise, as it goes to
 	// the partition it removes the copy from.
 	var records []kgo.Record
+	var headers []kgo.RecordHeader
+	if restoreID != "" {
+		headers = []kgo.RecordHeader{{Key: snapshot.RestoreHeader, Value: []byte(restoreID)}}
+	}
 	var (
 		wg             sync.WaitGroup
 		perr, fenceErr error
@@ -283,7 +289,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 			}
 			r := &records[i%recordChunk]
 			i++
-			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch)}
+			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch), Headers: headers}
 			if ch.stray {
 				r.Context = context.WithValue(ctx, strayPartition{}, ch.part)
 				pcl.Produce(ctx, r, onStray)

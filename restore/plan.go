@@ -85,6 +85,9 @@ type Plan struct {
 	cloud bool
 	// notify, when set, is told what Apply waits for (see waitReadable).
 	notify func(string)
+	// restoreID is the undo snapshot of the restore applying the plan: the
+	// value of the snapshot.RestoreHeader on every record Apply writes.
+	restoreID string
 	// missing are the offsets topics the plan needs that do not exist
 	// here; sinkParts the live partition count of the sink topics written
 	// to (0: missing); replication the replication factor of the commands

@@ -699,6 +699,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 func (r *run) apply(ctx context.Context, plan *Plan) error {
 	undo := r.report.Undo
 	plan.notify = func(msg string) { fmt.Fprintln(r.Out, msg) }
+	plan.restoreID = undo
 	res, err := Apply(ctx, r.Client, plan)
 	r.report.Applied = res
 	if errors.Is(err, ErrNotReadable) {

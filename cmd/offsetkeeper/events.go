@@ -26,7 +26,9 @@ deleted (connector-deleted), and an offsets or config topic deleted or
 deleted and created again, per connector whose offsets or config it held
 (offsets-topic-deleted, config-topic-deleted). The undo of a connector
 or config gone creates the connector again (--create-connectors, with a
-Connect URL in the settings). Each gives the time, connector, kind and how
+Connect URL in the settings). offsetkeeper's own restores are no resets:
+each is listed as "restored (undo ID)" with the restore of its undo
+snapshot that rolls it back. Each gives the time, connector, kind and how
 many offsets it touched, the moment just before it (the last instant
 before its first record) and the restore that puts that connector back
 as it was then, in two forms that run as printed: "check" (--dry-run,
@@ -124,6 +126,12 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		if e.Group != "" && e.Group != e.Connector {
 			group = " (group " + e.Group + ")"
 		}
+		if e.Kind == snapshot.EventRestored {
+			// The tool's own restore: no reset. Its undo rolls it back.
+			fmt.Fprintf(c.stdout, "%s  %s  restored (undo %s)\n", restore.FormatMoment(e.Time), e.Connector, e.RestoreID)
+			fmt.Fprintf(c.stdout, "  roll back: %s\n", e.Undo)
+			continue
+		}
 		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
 		fmt.Fprintf(c.stdout, "  just before: %s\n", restore.FormatMoment(e.Before))
 		if e.UndoGone != "" {
@@ -145,5 +153,8 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 // undoCommands is the restore that puts e's connector back as it was just
 // before e.
 func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
+	if e.Kind == snapshot.EventRestored {
+		return s.Snapshot(e.RestoreID, e.Connector)
+	}
 	return s.Undo(e.Kind, e.Before, e.Connector)
 }

@@ -241,7 +241,9 @@ func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecor
 			e.Value = []byte{}
 		}
 	}
-	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil {
+	// offsetkeeper's own restore (its header on the record) is no reset:
+	// events lists it from its undo snapshot (restored).
+	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil && r.Restore == "" {
 		rc := t.resets[name]
 		if r.Value == nil || journal.Rewound(old, r.Value) {
 			if rc == nil {
