@@ -61,6 +61,8 @@ func (res *Result) Written() []string {
 type TopicResult struct {
 	Topic   string
 	Records int
+	// Last is the offset of the last record written to each partition.
+	Last map[int32]int64
 	// Partitions is the topic's partition count the records were placed by.
 	Partitions int32
 }
@@ -133,7 +135,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 				}
 			}
 		}
-		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n})
+		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n, Last: last})
 		p.opts.Progress.Written(records)
 		if err := waitReadable(ctx, cl, topic, last, readableWait, p.notify); err != nil {
 			if !errors.Is(err, ErrNotReadable) {

@@ -735,6 +735,9 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {
+		if others := otherWriters(ctx, r.Client, res, undo); len(others) > 0 {
+			return fmt.Errorf("%w; %s", err, r.otherWriterAdvice(others))
+		}
 		return fmt.Errorf("%w; %s", err, r.rollBack(res.Written()))
 	}
 	except := ""

@@ -48,3 +48,23 @@ func (s CommandSettings) GoneAdvice(id string, other bool) string {
 	}
 	return s.commands(what, nil).DryRun
 }
+
+// Diff is the diff of a state with the live cluster, limited to
+// connectors when any are named: of snapshot id, or, when at is set, of
+// the state at that moment (diff --at).
+func (s CommandSettings) Diff(id string, at time.Time, connectors ...string) string {
+	args := []string{"diff", id}
+	if !at.IsZero() {
+		args = []string{"diff", "--at", FormatMoment(at)}
+	}
+	args = append(args, "--live")
+	for _, c := range connectors {
+		args = append(args, "--connector", c)
+	}
+	args = append(args, s.Flags...)
+	program := s.Program
+	if program == "" {
+		program = "offsetkeeper"
+	}
+	return program + " " + quoteArgs(args)
+}
