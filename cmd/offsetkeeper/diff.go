@@ -107,6 +107,9 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 	if err := c.print(ctx, rc, diffSides{a, b, bName, len(sides) == 1}, changes); err != nil {
 		return err
 	}
+	if len(changes) == 0 && len(sides) == 1 && c.output == "text" {
+		resetHint(ctx, c.stdout, st, a, c.connectors, c.g.commandSettings())
+	}
 	if c.exitCode && len(changes) > 0 {
 		return errDiffers
 	}

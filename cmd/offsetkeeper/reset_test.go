@@ -73,6 +73,17 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 	c.badReset()
 	c.waitJournal(moment(), logs)
 	c.snapshot() // holds the damage
+	// diff latest --live finds no differences (latest holds the damage):
+	// it says so is no all-clear, and the events command it prints runs.
+	hint, _ := c.mustRun(0, "diff", "latest", "--live", "--connector", source)
+	if !strings.Contains(hint, "no differences") || !strings.Contains(hint, "no all-clear") || !strings.Contains(hint, " events --since ") {
+		t.Errorf("diff latest --live after the reset gives no hint:\n%s", hint)
+	} else {
+		_, cmd, _ := strings.Cut(hint, "the restore to just before each reset: ")
+		if code, out, errOut := c.runPrinted(strings.TrimSpace(cmd)); code != 0 || !strings.Contains(out, "undo:  ") {
+			t.Errorf("%s: exit %d\n%s%s", cmd, code, out, errOut)
+		}
+	}
 
 	for _, conn := range []string{source, sink} {
 		out, _ := c.mustRun(0, "restore", "latest", "--connector", conn, "--dry-run")
