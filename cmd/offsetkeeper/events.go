@@ -34,6 +34,7 @@ before its first record) and the restore that puts that connector back
 as it was then, in two forms that run as printed: "check" (--dry-run,
 writes nothing) and "undo" (with a Connect URL in the settings it stops
 the connector first and resumes it: --stop-connectors --resume). The
+"after:" line is the diff that shows no difference once the undo ran. The
 commands repeat the settings given to events on its command line (--store,
 --brokers, --worker-config, ...), not those from the environment nor
 secrets. TIME is RFC 3339 or a negative duration from now (-24h); default
@@ -143,6 +144,7 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
+		fmt.Fprintf(c.stdout, "  after: %s\n", settings.Diff("", e.Before, e.Connector))
 	}
 	if stop := settings.StopFirst(); stop != "" {
 		fmt.Fprintln(c.stdout, stop)

@@ -139,6 +139,16 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "verified: ") || strings.Contains(out, "AFTER the reset") {
 			t.Fatalf("%s: exit %d\n%s%s", ev.Undo, code, out, errOut)
 		}
+		// The "after:" line, run as printed, shows no difference now.
+		var after string
+		for _, line := range strings.Split(text, "\n") {
+			if a, ok := strings.CutPrefix(line, "  after: "); ok {
+				after = a
+			}
+		}
+		if code, out, errOut := c.runPrinted(after); code != 0 || !strings.Contains(out, "no differences") {
+			t.Errorf("%s: exit %d\n%s%s", after, code, out, errOut)
+		}
 		at := restore.FormatMoment(ev.Before)
 		out, _ = c.mustRun(0, "diff", "--at", at, "--live", "--connector", conn, "--exit-code")
 		t.Logf("diff --at %s --live --connector %s:\n%s", at, conn, out)
