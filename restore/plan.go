@@ -673,6 +673,7 @@ func (p *Plan) compare(ctx context.Context, adm *kadm.Client, scope []scoped, li
 		if inSnap && lc.HasConfig && sc.Type != lc.Type && sc.Type != snapshot.TypeUnknown && lc.Type != snapshot.TypeUnknown {
 			p.warnf("connector %q is a %s here but a %s in the snapshot", s.name, lc.Type, sc.Type)
 		}
+		p.noteConfig(s.name, sc, lc, inSnap)
 		p.Connectors = append(p.Connectors, cp)
 	}
 	return nil
