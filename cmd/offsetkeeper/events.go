@@ -133,7 +133,11 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "  roll back: %s\n", e.Undo)
 			continue
 		}
-		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
+		what := plural(e.Count, "offset", "offsets")
+		if snapshot.ConfigLost(e.Kind) {
+			what = "its config" // the count is 1, the config record
+		}
+		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, what)
 		fmt.Fprintf(c.stdout, "  just before: %s\n", restore.FormatMoment(e.Before))
 		if e.UndoGone != "" {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
