@@ -537,6 +537,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	d.m.observeSnapshot(snap, info.Size)
 	d.ops.warnings.Set(float64(len(snap.Warnings)))
 	counts := movedBackwards(prev, cur)
+	d.ownRestores(ctx, counts, prev, cur)
 	for _, n := range counts {
 		rep.backward += n
 	}

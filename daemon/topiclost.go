@@ -128,3 +128,19 @@ func (j *journalWriter) ownRestores(ctx context.Context, entries []journal.Entry
 	}
 	return out
 }
+
+// ownRestores zeroes the moved-backwards counts of connectors a restore
+// wrote since prev (restoredSince), logging each.
+func (d *Daemon) ownRestores(ctx context.Context, counts map[string]int, prev, cur *sinkState) {
+	if prev == nil || !slices.ContainsFunc(slices.Collect(maps.Values(counts)), func(n int) bool { return n > 0 }) {
+		return
+	}
+	infos, err := d.Store.List(ctx)
+	if err != nil {
+		d.log().Warn("list snapshots to tell a restore's rollback from a reset", "error", err)
+		return
+	}
+	for conn, id := range restoredSince(counts, infos, prev.at, cur.at) {
+		d.log().Info("sink offsets moved backwards by offsetkeeper's own restore: no reset", "connector", conn, "undo_snapshot_id", id)
+	}
+}
