@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"slices"
+	"time"
+
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -11,6 +14,7 @@ import (
 type sinkState struct {
 	clusterID string
 	groups    []snapshot.SinkGroup
+	at        time.Time // when the snapshot was captured
 }
 
 // sinkConnector is the connector label of a sink group: its connector, or
@@ -23,7 +27,7 @@ func sinkConnector(g snapshot.SinkGroup) string {
 }
 
 func sinkStateOf(s *snapshot.Snapshot) *sinkState {
-	return &sinkState{clusterID: s.ClusterID, groups: s.SinkGroups}
+	return &sinkState{clusterID: s.ClusterID, groups: s.SinkGroups, at: s.CreatedAt}
 }
 
 // movedBackwards counts, per connector, the sink offsets of prev that are
@@ -92,4 +96,24 @@ func (r *sourceResets) total() int {
 		return 0
 	}
 	return r.tombstoned + r.rewound
+}
+
+// restoredSince zeroes, in counts, the connectors an offsetkeeper restore
+// wrote between from and to (an undo snapshot of the connector taken
+// then): a rollback of sink offsets is no reset to alert on. It returns
+// the connectors zeroed, with their undo snapshot.
+func restoredSince(counts map[string]int, infos []snapshot.Info, from, to time.Time) map[string]string {
+	out := map[string]string{}
+	for _, i := range infos {
+		if i.EffectiveKind() != snapshot.KindUndo || !i.CreatedAt.After(from) || i.CreatedAt.After(to) {
+			continue
+		}
+		for conn, n := range counts {
+			if n > 0 && slices.Contains(i.Scope, conn) {
+				counts[conn] = 0
+				out[conn] = i.ID
+			}
+		}
+	}
+	return out
 }

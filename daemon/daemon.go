@@ -562,6 +562,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 		slog.Warn("snapshot left a sink group out", "snapshot_id", info.ID, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
 	}
 	counts := movedBackwards(prev, cur)
+	d.ownRestores(ctx, counts, prev, cur)
 	for _, n := range counts {
 		rep.backward += n
 	}
@@ -605,7 +606,7 @@ func (d *Daemon) topicGone(ctx context.Context, err error) error {
 		return err
 	}
 	latest := capture.LatestFull(infos)
-	return capture.Gone(err, latest, store.HistoryTopics(ctx, d.Store, latest), "")
+	return capture.Gone(err, latest, store.HistoryTopics(ctx, d.Store, latest), "", d.Config.Commands.GoneAdvice)
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

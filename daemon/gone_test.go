@@ -17,7 +17,8 @@ func TestDaemonTopicGone(t *testing.T) {
 	store := memStore(t)
 	snap := fakeSnapshot(map[int32]int64{0: 1})
 	snap.Topics = []snapshot.Topic{{Name: "connect-offsets", Role: snapshot.RoleOffsets}}
-	if _, err := store.Put(context.Background(), snap); err != nil {
+	info, err := store.Put(context.Background(), snap)
+	if err != nil {
 		t.Fatal(err)
 	}
 	st := make(steps)
@@ -26,10 +27,13 @@ func TestDaemonTopicGone(t *testing.T) {
 	st <- returns(nil, &capture.MissingTopicError{Topic: "connect-offsets", What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"})
 	waitFor(t, "the failed run", func() bool { return runs(t, d, ResultFailure) == 1 })
 	logs := r.logs.String()
-	for _, want := range []string{`offsets topic \"connect-offsets\" is gone, but the store holds its history`, "restore latest --allow-other-cluster"} {
+	for _, want := range []string{`offsets topic \"connect-offsets\" is gone, but the store holds its history`, "offsetkeeper restore " + info.ID + " --allow-other-cluster --dry-run"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
+	}
+	if strings.Contains(logs, "restore latest") {
+		t.Errorf("the advice restores latest, the snapshot taken after the deletion once the topic is back:\n%s", logs)
 	}
 	if strings.Contains(logs, "check --offsets-topic") {
 		t.Errorf("a deleted topic blamed on configuration:\n%s", logs)

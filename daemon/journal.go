@@ -223,7 +223,7 @@ func (j *journalWriter) tick(ctx context.Context) {
 			j.log().Info("journal flush interrupted: the daemon is stopping or lost the lead", "epoch", j.chain.Epoch, "error", err)
 			return
 		}
-		j.broken(err)
+		j.broken(ctx, err)
 		return
 	}
 	entries = j.expiry.observe(ctx, j, entries, observed)
@@ -281,9 +281,10 @@ func (j *journalWriter) epochBroken(id string) {
 // broken handles a Poll error: a break ends the epoch and asks for a
 // snapshot; anything else (a broker or group read failing) keeps the tail,
 // whose next Poll goes on from where this one stopped.
-func (j *journalWriter) broken(err error) {
+func (j *journalWriter) broken(ctx context.Context, err error) {
 	var tb *capture.TailBreak
 	if errors.As(err, &tb) {
+		j.topicLost(ctx, tb)
 		j.drop()
 		j.log().Warn("journal epoch ends: a full snapshot starts the next", "epoch", j.chain.Epoch, "reason", tb.Reason, "error", err)
 		j.want(tb.Reason)
@@ -444,15 +445,16 @@ func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed
 }
 
 // write stores entries as the next segment, or nothing when nothing
-// changed and a segment was written less than a heartbeat ago.
-func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, observed time.Time) {
+// changed and a segment was written less than a heartbeat ago. It reports
+// whether the segment (or the flush mark) is stored.
+func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, observed time.Time) bool {
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		// For readers to tell a journal that flushes from one that stopped.
 		if err := j.d.Store.PutFlushMark(ctx, j.chain.Epoch, j.chain.Seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
 			j.log().Warn("write journal flush mark", "epoch", j.chain.Epoch, "error", err)
 		}
-		return
+		return true
 	}
 	if !j.gapFrom.IsZero() {
 		entries = append([]journal.Entry{{Kind: journal.EntryGap, Time: j.gapFrom.UnixMilli(), Until: observed.UnixMilli(), Reason: "the daemon was not journaling"}}, entries...)
@@ -460,21 +462,27 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 	seg := j.chain.Next(append(entries, j.tail.Positions()...), observed)
 	seg.Interval = j.d.Config.Journal.Interval
 	if !j.put(ctx, seg, len(entries) > 0) {
-		return
+		return false
 	}
 	j.setCovered(observed)
 	events := 0
+	own := j.ownRestores(ctx, entries)
 	for _, e := range entries {
+		if id := own[e.Connector+" "+e.Reason]; e.Kind == journal.EntryEvent && id != "" {
+			j.log().Info("restore seen: offsetkeeper's own, no reset", "connector", e.Connector, "kind", e.Reason, "undo_snapshot_id", id)
+			continue
+		}
 		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring { // a warning, logged by the guard
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			undo := j.d.Config.Commands.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
 				"check", undo.DryRun, "undo", undo.Run)
 		}
 	}
 	j.log().Debug("journal segment written", "epoch", j.chain.Epoch, "seq", j.chain.Seq, "entries", len(entries), "events", events)
+	return true
 }
 
 // put writes seg, the next segment, and reports whether it is stored. A

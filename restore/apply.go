@@ -61,6 +61,8 @@ func (res *Result) Written() []string {
 type TopicResult struct {
 	Topic   string
 	Records int
+	// Last is the offset of the last record written to each partition.
+	Last map[int32]int64
 	// Partitions is the topic's partition count the records were placed by.
 	Partitions int32
 }
@@ -116,7 +118,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	for _, topic := range sortedKeys(byTopic) {
 		changes := byTopic[topic]
 		n := p.partitions[topic]
-		last, err := writeTopic(ctx, cl, topic, n, changes)
+		last, err := writeTopic(ctx, cl, topic, n, changes, p.restoreID)
 		if err != nil {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
@@ -133,7 +135,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 				}
 			}
 		}
-		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n})
+		res.Topics = append(res.Topics, TopicResult{Topic: topic, Records: records, Partitions: n, Last: last})
 		p.opts.Progress.Written(records)
 		if err := waitReadable(ctx, cl, topic, last, readableWait, p.notify); err != nil {
 			if !errors.Is(err, ErrNotReadable) {
@@ -207,7 +209,9 @@ const (
 
 // writeTopic (see above) returns the offset of the last record it wrote to
 // each partition.
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange) (last map[int32]int64, _ error) {
+// Every record carries snapshot.RestoreHeader with restoreID, when set:
+// the journal tells the tool's own writes from a reset by it.
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange, restoreID string) (last map[int32]int64, _ error) {
 	total := 0
 	for _, r := range ranges {
 		total += r.writes()
@@ -244,6 +248,10 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 	// result; a stray copy's tombstone has its own promise, as it goes to
 	// the partition it removes the copy from.
 	var records []kgo.Record
+	var headers []kgo.RecordHeader
+	if restoreID != "" {
+		headers = []kgo.RecordHeader{{Key: snapshot.RestoreHeader, Value: []byte(restoreID)}}
+	}
 	var (
 		wg             sync.WaitGroup
 		perr, fenceErr error
@@ -283,7 +291,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 			}
 			r := &records[i%recordChunk]
 			i++
-			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch)}
+			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch), Headers: headers}
 			if ch.stray {
 				r.Context = context.WithValue(ctx, strayPartition{}, ch.part)
 				pcl.Produce(ctx, r, onStray)

@@ -88,6 +88,9 @@ type Plan struct {
 	cloud bool
 	// notify, when set, is told what Apply waits for (see waitReadable).
 	notify func(string)
+	// restoreID is the undo snapshot of the restore applying the plan: the
+	// value of the snapshot.RestoreHeader on every record Apply writes.
+	restoreID string
 	// missing are the offsets topics the plan needs that do not exist
 	// here; sinkParts the live partition count of the sink topics written
 	// to (0: missing); replication the replication factor of the commands
@@ -676,6 +679,7 @@ func (p *Plan) compare(ctx context.Context, adm *kadm.Client, scope []scoped, li
 		if inSnap && lc.HasConfig && sc.Type != lc.Type && sc.Type != snapshot.TypeUnknown && lc.Type != snapshot.TypeUnknown {
 			p.warnf("connector %q is a %s here but a %s in the snapshot", s.name, lc.Type, sc.Type)
 		}
+		p.noteConfig(s.name, sc, lc, inSnap)
 		p.Connectors = append(p.Connectors, cp)
 	}
 	return nil

@@ -66,7 +66,7 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 	var out []AfterReset
 	var infos []snapshot.Info
 	for _, ev := range evs {
-		if !inPlan[ev.Connector] || !state.After(ev.Before) {
+		if !inPlan[ev.Connector] || !state.After(ev.Before) || ev.Kind == snapshot.EventRestored {
 			continue
 		}
 		if infos == nil {
@@ -76,7 +76,7 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 			}
 		}
 		out = append(out, AfterReset{Connector: ev.Connector, Group: ev.Group, Kind: ev.Kind, Count: ev.Count, Time: ev.Time, Before: ev.Before,
-			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.At(ev.Before, ev.Connector),
+			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.Undo(ev.Kind, ev.Before, ev.Connector),
 			RestoredSince: restoredSince(infos, ev.Connector, ev.Time, state)})
 	}
 	return out
@@ -97,22 +97,41 @@ func restoredSince(infos []snapshot.Info, connector string, from, to time.Time) 
 // printAfterResets opens the plan with the resets whose damage the state
 // restored holds.
 func printAfterResets(w io.Writer, resets []AfterReset) {
+	// A reset a restore ran after (perhaps undoing it) is one line per
+	// connector, however many: the full block is for one not undone.
+	undone := map[string][]AfterReset{}
+	var order []string
 	for _, x := range resets {
+		if x.RestoredSince == "" {
+			continue
+		}
+		if undone[x.Connector] == nil {
+			order = append(order, x.Connector)
+		}
+		undone[x.Connector] = append(undone[x.Connector], x)
+	}
+	for _, c := range order {
+		xs := undone[c]
+		last := xs[len(xs)-1]
+		what := fmt.Sprintf("reset at %s (%s)", FormatMoment(last.Time), last.Kind)
+		if len(xs) > 1 {
+			what = fmt.Sprintf("%d resets, the last at %s (%s)", len(xs), FormatMoment(last.Time), last.Kind)
+		}
+		fmt.Fprintln(w, english.Wrap(fmt.Sprintf("note: connector %s: %s, then restored (undo snapshot %s)", c, what, last.RestoredSince), 120, "  "))
+	}
+	for _, x := range resets {
+		if x.RestoredSince != "" {
+			continue
+		}
 		group := ""
 		if x.Group != "" && x.Group != x.Connector {
 			group = " (group " + x.Group + ")"
 		}
 		// Each sentence starts a line, wrapped to the plan's 120 columns;
 		// the check and undo commands stay whole, to paste.
-		if x.RestoredSince != "" {
-			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("note: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s),",
-				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond))), 120, "  "))
-			fmt.Fprintln(w, "  "+english.Wrap("after a restore of it (undo snapshot "+x.RestoredSince+"): check that the restore undid the reset.", 118, "  "))
-		} else {
-			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s):",
-				x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond))), 120, "  "))
-			fmt.Fprintln(w, "  this restores the state AFTER the reset.")
-		}
+		fmt.Fprintln(w, english.Wrap(fmt.Sprintf("WARNING: connector %s%s was reset at %s (%s, %s), and %s was captured after it (%s):",
+			x.Connector, group, FormatMoment(x.Time), x.Kind, plural(x.Count, "offset", "offsets"), stateName(x.State), FormatMoment(x.StateTime.Truncate(time.Millisecond))), 120, "  "))
+		fmt.Fprintln(w, "  this restores the state AFTER the reset.")
 		fmt.Fprintf(w, "  to go back to just before the reset (%s) instead:\n    check: %s\n    undo:  %s\n", FormatMoment(x.Before), x.Undo.DryRun, x.Undo.Run)
 	}
 }

@@ -705,6 +705,7 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 func (r *run) apply(ctx context.Context, plan *Plan) error {
 	undo := r.report.Undo
 	plan.notify = func(msg string) { fmt.Fprintln(r.Out, msg) }
+	plan.restoreID = undo
 	res, err := Apply(ctx, r.Client, plan)
 	r.report.Applied = res
 	if errors.Is(err, ErrNotReadable) {
@@ -740,6 +741,9 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 	v, err := Verify(ctx, r.Client, plan)
 	r.report.Verified = v
 	if err != nil {
+		if others := otherWriters(ctx, r.Client, res, undo); len(others) > 0 {
+			return fmt.Errorf("%w; %s", err, r.otherWriterAdvice(others))
+		}
 		return fmt.Errorf("%w; %s", err, r.rollBack(res.Written()))
 	}
 	except := ""

@@ -157,6 +157,9 @@ type Event struct {
 	// UndoGone, when set, says why restore --at Before is no longer
 	// possible: retention removed what it reads (see UndoGone).
 	UndoGone string `json:"undo_gone,omitempty"`
+	// RestoreID is the undo snapshot of the restore of an EventRestored:
+	// restoring it rolls that restore back.
+	RestoreID string `json:"restore_id,omitempty"`
 }
 
 // JournalHeartbeat is the longest the daemon goes without writing a
@@ -187,4 +190,27 @@ const (
 	EventSinkRewound = "sink-rewound"
 	// EventConnectorDeleted: a connector's config was deleted.
 	EventConnectorDeleted = "connector-deleted"
+	// EventOffsetsTopicDeleted: an offsets topic that held the connector's
+	// source offsets was deleted, or deleted and created again (a new
+	// topic ID): its offsets are gone.
+	EventOffsetsTopicDeleted = "offsets-topic-deleted"
+	// EventConfigTopicDeleted: the config topic that held the connector's
+	// config was deleted, or deleted and created again.
+	EventConfigTopicDeleted = "config-topic-deleted"
 )
+
+// RestoreHeader is the header offsetkeeper's restore puts on every
+// offsets topic record it writes, its value the restore's undo snapshot
+// ID: the journal tells the tool's own writes from a reset by it. Connect
+// reads the key and value only.
+const RestoreHeader = "offsetkeeper-restore" // keyview.RestoreHeader too
+
+// EventRestored is no reset: offsetkeeper's own restore wrote the
+// connector's offsets (Event.RestoreID is its undo snapshot).
+const EventRestored = "restored"
+
+// ConfigLost reports whether an event of kind took the connector's
+// config away (its undo re-creates the connector).
+func ConfigLost(kind string) bool {
+	return kind == EventConnectorDeleted || kind == EventConfigTopicDeleted
+}

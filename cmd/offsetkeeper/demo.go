@@ -228,7 +228,7 @@ A bad reset, then the restore (start the daemon above first: its journal catches
      connector through Connect, writes its offsets from just before the reset, verifies, resumes it).
   3. Back where it was just before the reset:
        curl -s %[5]s/connectors/%[3]s/offsets
-       %[1]s diff --at <"just before" from events> --live%[4]s --connector %[3]s
+     and paste the "after:" line of step 2's events: the diff from just before the reset, no differences
   4. Second choice, without the daemon: the newest snapshot. Taken after the reset it holds the
      damage: its plan then opens with a WARNING naming the reset and the commands of step 2.
        %[1]s diff latest --live%[4]s --connector %[3]s

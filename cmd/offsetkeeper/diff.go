@@ -108,6 +108,9 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	c.printSinkGuard(ctx, diffSides{a, b, bName, len(sides) == 1})
+	if len(changes) == 0 && len(sides) == 1 && c.output == "text" {
+		resetHint(ctx, c.stdout, st, a, c.connectors, c.g.commandSettings())
+	}
 	if c.exitCode && len(changes) > 0 {
 		return errDiffers
 	}

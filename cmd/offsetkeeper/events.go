@@ -22,12 +22,19 @@ Lists, oldest first, the resets the journal recorded: source keys
 tombstoned (source-tombstoned), source offsets rewritten to a position
 behind (source-rewound), sink group offsets deleted or the group deleted
 (sink-deleted), sink offsets moved backwards (sink-rewound), connectors
-deleted (connector-deleted). Each gives the time, connector, kind and how
+deleted (connector-deleted), and an offsets or config topic deleted or
+deleted and created again, per connector whose offsets or config it held
+(offsets-topic-deleted, config-topic-deleted). The undo of a connector
+or config gone creates the connector again (--create-connectors, with a
+Connect URL in the settings). offsetkeeper's own restores are no resets:
+each is listed as "restored (undo ID)" with the restore of its undo
+snapshot that rolls it back. Each gives the time, connector, kind and how
 many offsets it touched, the moment just before it (the last instant
 before its first record) and the restore that puts that connector back
 as it was then, in two forms that run as printed: "check" (--dry-run,
 writes nothing) and "undo" (with a Connect URL in the settings it stops
 the connector first and resumes it: --stop-connectors --resume). The
+"after:" line is the diff that shows no difference once the undo ran. The
 commands repeat the settings given to events on its command line (--store,
 --brokers, --worker-config, ...), not those from the environment nor
 secrets. TIME is RFC 3339 or a negative duration from now (-24h); default
@@ -120,7 +127,17 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		if e.Group != "" && e.Group != e.Connector {
 			group = " (group " + e.Group + ")"
 		}
-		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, plural(e.Count, "offset", "offsets"))
+		if e.Kind == snapshot.EventRestored {
+			// The tool's own restore: no reset. Its undo rolls it back.
+			fmt.Fprintf(c.stdout, "%s  %s  restored (undo %s)\n", restore.FormatMoment(e.Time), e.Connector, e.RestoreID)
+			fmt.Fprintf(c.stdout, "  roll back: %s\n", e.Undo)
+			continue
+		}
+		what := plural(e.Count, "offset", "offsets")
+		if snapshot.ConfigLost(e.Kind) {
+			what = "its config" // the count is 1, the config record
+		}
+		fmt.Fprintf(c.stdout, "%s  %s%s  %s  %s\n", restore.FormatMoment(e.Time), e.Connector, group, e.Kind, what)
 		if printSinkExpiring(c.stdout, e) {
 			continue
 		}
@@ -129,8 +146,12 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
 			continue
 		}
+		if note := settings.UndoNote(e.Kind); note != "" {
+			fmt.Fprintf(c.stdout, "  note:  %s\n", note)
+		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
+		fmt.Fprintf(c.stdout, "  after: %s\n", settings.Diff("", e.Before, e.Connector))
 	}
 	if stop := settings.StopFirst(); stop != "" {
 		fmt.Fprintln(c.stdout, stop)
@@ -144,5 +165,8 @@ func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands 
 	if cmds, ok := sinkExpiryCommands(s, e); ok {
 		return cmds
 	}
-	return s.At(e.Before, e.Connector)
+	if e.Kind == snapshot.EventRestored {
+		return s.Snapshot(e.RestoreID, e.Connector)
+	}
+	return s.Undo(e.Kind, e.Before, e.Connector)
 }

@@ -14,7 +14,7 @@ import (
 // topicGone explains a worker topic that does not exist although the
 // store has snapshots of it (see snapshot.Gone); other errors, and a store
 // that cannot be listed, leave err as it is.
-func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error) error {
+func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error, advise capture.GoneAdvice) error {
 	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
@@ -27,5 +27,5 @@ func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error) 
 		cluster = md.Cluster
 	}
 	latest := capture.LatestFull(infos)
-	return capture.Gone(err, latest, store.HistoryTopics(ctx, st, latest), cluster)
+	return capture.Gone(err, latest, store.HistoryTopics(ctx, st, latest), cluster, advise)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,9 @@ import (
 // args may set --listen.
 func (c *cluster) startDaemon(args ...string) *testkit.SyncBuffer {
 	c.t.Helper()
+	if !slices.Contains(args, "--listen") {
+		args = append(args, "--listen", freeAddr(c.t)) // never the default port another test (or daemon) holds
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr testkit.SyncBuffer
 	exit := make(chan int, 1)

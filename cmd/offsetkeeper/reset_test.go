@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -72,6 +73,17 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 	c.badReset()
 	c.waitJournal(moment(), logs)
 	c.snapshot() // holds the damage
+	// diff latest --live finds no differences (latest holds the damage):
+	// it says so is no all-clear, and the events command it prints runs.
+	hint, _ := c.mustRun(0, "diff", "latest", "--live", "--connector", source)
+	if !strings.Contains(hint, "no differences") || !strings.Contains(hint, "no all-clear") || !strings.Contains(hint, " events --since ") {
+		t.Errorf("diff latest --live after the reset gives no hint:\n%s", hint)
+	} else {
+		_, cmd, _ := strings.Cut(hint, "the restore to just before each reset: ")
+		if code, out, errOut := c.runPrinted(strings.TrimSpace(cmd)); code != 0 || !strings.Contains(out, "undo:  ") {
+			t.Errorf("%s: exit %d\n%s%s", cmd, code, out, errOut)
+		}
+	}
 
 	for _, conn := range []string{source, sink} {
 		out, _ := c.mustRun(0, "restore", "latest", "--connector", conn, "--dry-run")
@@ -127,6 +139,16 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "verified: ") || strings.Contains(out, "AFTER the reset") {
 			t.Fatalf("%s: exit %d\n%s%s", ev.Undo, code, out, errOut)
 		}
+		// The "after:" line, run as printed, shows no difference now.
+		var after string
+		for _, line := range strings.Split(text, "\n") {
+			if a, ok := strings.CutPrefix(line, "  after: "); ok {
+				after = a
+			}
+		}
+		if code, out, errOut := c.runPrinted(after); code != 0 || !strings.Contains(out, "no differences") {
+			t.Errorf("%s: exit %d\n%s%s", after, code, out, errOut)
+		}
 		at := restore.FormatMoment(ev.Before)
 		out, _ = c.mustRun(0, "diff", "--at", at, "--live", "--connector", conn, "--exit-code")
 		t.Logf("diff --at %s --live --connector %s:\n%s", at, conn, out)
@@ -135,9 +157,12 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 	// restore ran since.
 	c.snapshot()
 	out, _ := c.mustRun(0, "restore", "latest", "--connector", source, "--dry-run")
-	if !strings.Contains(out, "after a restore of it (undo snapshot ") || strings.Contains(out, "WARNING: connector") {
+	// One note line per connector (wrapped at 120 columns), not the block.
+	if !strings.HasPrefix(out, "note: connector "+source+": reset at ") || !strings.Contains(strings.ReplaceAll(out, "\n  ", " "), "then restored (undo snapshot ") ||
+		strings.Contains(out, "WARNING: connector") || strings.Contains(out, "to go back to just before") {
 		t.Errorf("restore latest after the undo:\n%s", out)
 	}
+	ownRestoresNoResets(t, c, logs, source, sink)
 	now := c.capture()
 	diffMaps(t, "source after the undo", sourceState(now.Filter([]string{source})), sourceState(before.Filter([]string{source})))
 	sinkOffsets := func(s *snapshot.Snapshot) []string {
@@ -268,5 +293,60 @@ func TestDaemonRunCountsSourceResets(t *testing.T) {
 	_, metrics, err := httpGet("http://" + addr + "/metrics")
 	if err != nil || !strings.Contains(metrics, `offsetkeeper_source_offsets_moved_backwards{connector="`+connectdemo.ConnMongo+`",kind="source-tombstoned"}`) {
 		t.Errorf("/metrics lacks the source gauge: %v\n%s", err, metrics)
+	}
+}
+
+// ownRestoresNoResets checks, once the journal has read what the undos
+// wrote, that offsetkeeper's own restores of connectors are no resets
+// (issue 40: 28 of 33 resets were the tool's own, and the alert fired on
+// every rollback): events lists each as "restored (undo ID)" after the one
+// reset, and the daemon logged no "reset seen" for them.
+func ownRestoresNoResets(t *testing.T, c *cluster, logs interface{ String() string }, connectors ...string) {
+	t.Helper()
+	// A config record that changes nothing (the connector is STOPPED
+	// already) makes the journal write a segment after the undos' writes.
+	c.stopConnectors(connectors[0])
+	c.waitJournal(moment(), logs.(*testkit.SyncBuffer))
+	for _, conn := range connectors {
+		out, _ := c.mustRun(0, "events", "--output", "json", "--connector", conn)
+		var evs []eventJSON
+		if err := json.Unmarshal([]byte(out), &evs); err != nil {
+			t.Fatal(err)
+		}
+		var resets, restored []string
+		for _, e := range evs {
+			if e.Kind == snapshot.EventRestored {
+				restored = append(restored, e.RestoreID)
+				if !strings.Contains(e.Undo, "restore "+e.RestoreID+" --connector "+conn) {
+					t.Errorf("the roll back of restore %s: %q", e.RestoreID, e.Undo)
+				}
+			} else {
+				resets = append(resets, e.Kind)
+			}
+		}
+		if len(restored) == 0 || len(resets) == 0 {
+			t.Errorf("events of %s: resets %v, restores %v:\n%s", conn, resets, restored, out)
+		}
+		// The reset is counted once per kind; the undo added none.
+		seen := map[string]bool{}
+		for _, k := range resets {
+			if seen[k] {
+				t.Errorf("events of %s lists %s twice (the tool's own restore taken for a reset):\n%s", conn, k, out)
+			}
+			seen[k] = true
+		}
+		n := 0
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"reset seen"`) && strings.Contains(line, `"connector":"`+conn+`"`) {
+				n++
+			}
+		}
+		if n != len(resets) {
+			t.Errorf("the daemon logged %d resets of %s, the journal holds %d: the alert fired on a restore", n, conn, len(resets))
+		}
+		text, _ := c.mustRun(0, "events", "--connector", conn)
+		if !strings.Contains(text, "  restored (undo "+restored[0]+")") {
+			t.Errorf("events text lacks the restore:\n%s", text)
+		}
 	}
 }

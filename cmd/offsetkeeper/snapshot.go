@@ -140,7 +140,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	// soon as it is read, and what was read goes as it is encoded.
 	snap, err := capt.CaptureStreamedOnce(ctx)
 	if err != nil {
-		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err)))
+		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err, c.g.commandSettings().GoneAdvice)))
 	}
 	if err := c.addFromREST(ctx, snap); err != nil {
 		return err

@@ -116,6 +116,18 @@ func (s *Server) restorable(w *world, r *ConnectorRow) {
 	}
 }
 
+// restoredAfter returns the newest undo snapshot of a restore of
+// connector taken after t, "" when none ran since.
+func restoredAfter(infos []snapshot.Info, connector string, t time.Time) string {
+	id := ""
+	for _, i := range infos {
+		if i.EffectiveKind() == snapshot.KindUndo && i.CreatedAt.After(t) && slices.Contains(i.Scope, connector) {
+			id = i.ID
+		}
+	}
+	return id
+}
+
 // status sets the row's status: a reset or rewind in the window, a
 // journal gap in it, a sink group that has not moved for StallAfter with
 // lag, or OK.
@@ -128,7 +140,18 @@ func (s *Server) status(w *world, r *ConnectorRow) {
 		r.Why = append(r.Why, why)
 	}
 	for _, ev := range r.Events {
-		set(eventStatus(ev.Kind), fmt.Sprintf("%s at %s (%s)", ev.Kind, ev.Time.Format(time.RFC3339), english.Count(ev.Count, "offset", "offsets")))
+		what := fmt.Sprintf("%s at %s (%s)", ev.Kind, ev.Time.Format(time.RFC3339), english.Count(ev.Count, "offset", "offsets"))
+		// offsetkeeper's own restore is no reset, and a reset a restore of
+		// the connector ran after is put back: neither keeps the status.
+		if id := snapshot.OwnRestore(w.infos, ev.Kind, r.Name, ev.Before, ev.Time); id != "" {
+			r.Why = append(r.Why, fmt.Sprintf("restored at %s (undo snapshot %s)", ev.Time.Format(time.RFC3339), id))
+			continue
+		}
+		if id := restoredAfter(w.infos, r.Name, ev.Time); id != "" {
+			r.Why = append(r.Why, what+", then restored (undo snapshot "+id+")")
+			continue
+		}
+		set(eventStatus(ev.Kind), what)
 	}
 	for _, g := range w.hist.gaps {
 		set(StatusGap, fmt.Sprintf("journal gap %s to %s: %s", g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Reason))

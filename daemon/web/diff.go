@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // Verdicts of a diff row: restore's kinds of change (the one vocabulary
@@ -93,6 +94,14 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 	}
 	if err == nil {
 		st, si, err := s.src.Store.StateAt(ctx, t)
+		if errors.Is(err, journal.ErrNotRestorable) && strings.HasPrefix(ref, "-") {
+			// "The last hour" of a store younger than that starts at its
+			// first snapshot (the page's links say -1h).
+			if first, ok := s.firstFull(ctx, t); ok {
+				t = first
+				st, si, err = s.src.Store.StateAt(ctx, t)
+			}
+		}
 		if err != nil {
 			return diffSide{}, fmt.Errorf("read state at %s: %w", ref, err)
 		}
@@ -103,6 +112,22 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		return diffSide{}, fmt.Errorf("read %q (want live, an RFC 3339 time, -15m or a snapshot ID): %w", ref, err)
 	}
 	return diffSide{st, Moment{Ref: ref, At: info.CreatedAt, Base: info.ID}}, nil
+}
+
+// firstFull is when the oldest full snapshot after t was taken: the
+// earliest restorable moment of a store whose history starts after t.
+func (s *Server) firstFull(ctx context.Context, t time.Time) (time.Time, bool) {
+	infos, err := s.src.Store.List(ctx)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var first time.Time
+	for _, i := range infos {
+		if i.Kind == snapshot.KindFull && i.CreatedAt.After(t) && (first.IsZero() || i.CreatedAt.Before(first)) {
+			first = i.CreatedAt
+		}
+	}
+	return first, !first.IsZero()
 }
 
 // diff compares two states, limited to one connector when name is set:

@@ -64,8 +64,11 @@ func LatestFull(infos []snapshot.Info) *snapshot.Info {
 // brokers given are another cluster, and a restore brings it back.
 // clusterID is the cluster read now ("" if unknown). Any other err, and a
 // topic the snapshot never read (a mistyped --offsets-topic, say), is
-// returned as it is.
-func Gone(err error, latest *snapshot.Info, topics []string, clusterID string) error {
+// returned as it is. advise, when set, writes the restore command to
+// print, filled in with the settings the caller was given: the dry run of
+// snapshot id, with --allow-other-cluster when other (nil: the bare
+// command).
+func Gone(err error, latest *snapshot.Info, topics []string, clusterID string, advise GoneAdvice) error {
 	var mt *MissingTopicError
 	if err == nil || latest == nil || !errors.As(err, &mt) || latest.SourceKeys == 0 && latest.SinkGroups == 0 || !slices.Contains(topics, mt.Topic) {
 		return err
@@ -77,10 +80,22 @@ func Gone(err error, latest *snapshot.Info, topics []string, clusterID string) e
 	case clusterID != "" && clusterID == latest.ClusterID:
 		where = fmt.Sprintf("it was deleted (this is the snapshot's cluster %q)", clusterID)
 	}
+	other := clusterID == "" || latest.ClusterID == "" || clusterID != latest.ClusterID
+	cmd := "offsetkeeper restore " + latest.ID + " --allow-other-cluster --dry-run"
+	if !other {
+		cmd = "offsetkeeper restore " + latest.ID + " --dry-run"
+	}
+	if advise != nil {
+		cmd = advise(latest.ID, other)
+	}
 	return fmt.Errorf("%w: %s %q is gone, but the store holds its history (the latest full snapshot, %s, was taken %s with %d source keys and %d sink groups): %s. "+
-		"To bring the connectors' offsets back, run offsetkeeper restore latest --allow-other-cluster --dry-run: it names every topic to create, then the same without --dry-run restores them",
-		ErrTopicMissing, mt.What, mt.Topic, latest.ID, latest.CreatedAt.UTC().Format(time.RFC3339), latest.SourceKeys, latest.SinkGroups, where)
+		"To bring the connectors' offsets back, run %s: it names every topic to create (--create-topics creates them), then the same without --dry-run restores them",
+		ErrTopicMissing, mt.What, mt.Topic, latest.ID, latest.CreatedAt.UTC().Format(time.RFC3339), latest.SourceKeys, latest.SinkGroups, where, cmd)
 }
+
+// GoneAdvice writes the dry run of the restore of snapshot id that Gone
+// prints, with --allow-other-cluster when other.
+type GoneAdvice func(id string, other bool) string
 
 // Options say what to capture.
 type Options struct {

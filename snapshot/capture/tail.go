@@ -35,6 +35,10 @@ import (
 type TailBreak struct {
 	Reason string // an Epoch* reason
 	Detail string
+	// Topic and Role name the offsets or config topic deleted or
+	// re-created (Reason EpochTopicDeleted or EpochTopicRecreated): what it
+	// held is gone, and the journal records an event per connector.
+	Topic, Role string
 }
 
 func (b *TailBreak) Error() string { return "journal cannot continue: " + b.Reason + ": " + b.Detail }
@@ -180,7 +184,8 @@ func (t *Tail) Start(ctx context.Context) error {
 		return err
 	}
 	if len(missing) > 0 {
-		return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing[0])}
+		return &TailBreak{Reason: journal.EpochTopicDeleted, Topic: missing[0], Role: snapshot.RoleConfig,
+			Detail: fmt.Sprintf("config topic %q is gone (deleted, or these brokers are another cluster): offsetkeeper events lists each connector it held with the restore that brings its offsets back", missing[0])}
 	}
 	var views []*keyview.TopicView
 	upTo := map[string]map[int32]kread.Bounds{}
@@ -198,7 +203,8 @@ func (t *Tail) Start(ctx context.Context) error {
 		}
 		b := bs[ct.Name][0]
 		if b.End < pos[ct.Name] {
-			return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos[ct.Name])}
+			return &TailBreak{Reason: journal.EpochTopicRecreated, Topic: ct.Name, Role: snapshot.RoleConfig,
+				Detail: fmt.Sprintf("config topic %q ends at %d, before the journal's position %d", ct.Name, b.End, pos[ct.Name])}
 		}
 		upTo[ct.Name] = map[int32]kread.Bounds{0: {Start: b.Start, End: pos[ct.Name]}}
 		views = append(views, v)
@@ -235,7 +241,9 @@ func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecor
 			e.Value = []byte{}
 		}
 	}
-	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil {
+	// offsetkeeper's own restore (its header on the record) is no reset:
+	// events lists it from its undo snapshot (restored).
+	if name, _, err := snapshot.ParseSourceKey(r.Key, t.names); err == nil && old != nil && r.Restore == "" {
 		rc := t.resets[name]
 		if r.Value == nil || journal.Rewound(old, r.Value) {
 			if rc == nil {
@@ -316,7 +324,8 @@ func (t *Tail) Poll(ctx context.Context) ([]journal.Entry, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if len(missing) > 0 {
-		return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", missing)}
+		return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicDeleted, Topic: missing[0], Role: t.roleOf(missing[0]),
+			Detail: fmt.Sprintf("topics %v are gone (deleted, or these brokers are another cluster): offsetkeeper events lists each connector it held with the restore that brings its offsets back", missing)}
 	}
 	views := slices.Collect(maps.Values(t.views))
 	views = append(views, t.confVs...)
@@ -330,7 +339,8 @@ func (t *Tail) Poll(ctx context.Context) ([]journal.Entry, time.Time, error) {
 			case b.Start > pv.Next:
 				return nil, time.Time{}, &TailBreak{Reason: journal.EpochGap, Detail: fmt.Sprintf("%s/%d: the log starts at %d, past the journal's position %d: records it needed are gone", v.Name, p, b.Start, pv.Next)}
 			case b.End < pv.Next:
-				return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
+				return nil, time.Time{}, &TailBreak{Reason: journal.EpochTopicRecreated, Topic: v.Name, Role: t.roleOf(v.Name),
+					Detail: fmt.Sprintf("%s/%d: the log ends at %d, before the journal's position %d", v.Name, p, b.End, pv.Next)}
 			}
 			pv.Start = pv.Next // checked above; readTopics must not start over
 		}
@@ -380,6 +390,16 @@ func (t *Tail) Positions() []journal.Entry {
 	return out
 }
 
+// roleOf is the role of a topic the epoch tails.
+func (t *Tail) roleOf(name string) string {
+	for _, et := range t.topics {
+		if et.Name == name {
+			return et.Role
+		}
+	}
+	return ""
+}
+
 // checkTopics compares the topic IDs with the epoch's.
 func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 	md, err := t.capt.adm.Metadata(ctx, names...)
@@ -390,12 +410,14 @@ func (t *Tail) checkTopics(ctx context.Context, names []string) error {
 		td, ok := md.Topics[et.Name]
 		switch {
 		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-			return &TailBreak{Reason: journal.EpochTopicDeleted, Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster: once it is created again, offsetkeeper restore latest --allow-other-cluster brings its offsets back)", et.Name)}
+			return &TailBreak{Reason: journal.EpochTopicDeleted, Topic: et.Name, Role: et.Role,
+				Detail: fmt.Sprintf("topic %q is gone (deleted, or these brokers are another cluster): offsetkeeper events lists each connector it held with the restore that brings its offsets back", et.Name)}
 		case td.Err != nil:
 			return fmt.Errorf("read metadata of topic %q: %w", et.Name, td.Err)
 		}
 		if et.TopicID != "" && hex.EncodeToString(td.ID[:]) != et.TopicID {
-			return &TailBreak{Reason: journal.EpochTopicRecreated, Detail: fmt.Sprintf("topic %q has a new topic ID", et.Name)}
+			return &TailBreak{Reason: journal.EpochTopicRecreated, Topic: et.Name, Role: et.Role,
+				Detail: fmt.Sprintf("topic %q has a new topic ID: what it held is gone; offsetkeeper events lists each connector it held with the restore that brings its offsets back", et.Name)}
 		}
 	}
 	return nil

@@ -11,7 +11,8 @@ import (
 )
 
 // EventKinds are every kind of event, in a fixed order.
-var EventKinds = []string{snapshot.EventSourceTombstoned, snapshot.EventSourceRewound, snapshot.EventSinkDeleted, snapshot.EventSinkRewound, snapshot.EventConnectorDeleted}
+var EventKinds = []string{snapshot.EventSourceTombstoned, snapshot.EventSourceRewound, snapshot.EventSinkDeleted, snapshot.EventSinkRewound, snapshot.EventConnectorDeleted,
+	snapshot.EventOffsetsTopicDeleted, snapshot.EventConfigTopicDeleted}
 
 // Rewound reports whether the source offset value now is a position
 // behind was, by snapshot.Movement: the rule the page's plots and diffs

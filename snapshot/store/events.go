@@ -46,6 +46,12 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, 
 			}
 		}
 	}
+	// A sink event that is a restore's own writes is listed as the
+	// restore, with the others, from the undo snapshots.
+	out = slices.DeleteFunc(out, func(ev snapshot.Event) bool {
+		return snapshot.OwnRestore(infos, ev.Kind, ev.Connector, ev.Before, ev.Time) != ""
+	})
+	out = append(out, snapshot.Restored(infos, since)...)
 	// An epoch that starts from a snapshot overlaps the one before: the
 	// same reset may be seen by both.
 	type key struct {
@@ -59,7 +65,9 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, 
 		k := key{ev.Connector, ev.Group, ev.Kind, ev.Before}
 		if !seen[k] {
 			seen[k] = true
-			ev.UndoGone = snapshot.UndoGone(ev.Before, infos, cov, now)
+			if ev.Kind != snapshot.EventRestored {
+				ev.UndoGone = snapshot.UndoGone(ev.Before, infos, cov, now)
+			}
 			dedup = append(dedup, ev)
 		}
 	}

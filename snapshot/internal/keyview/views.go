@@ -369,12 +369,19 @@ type TopicView struct {
 	Progress FetchCounter
 }
 
+// RestoreHeader is snapshot.RestoreHeader (this package is below it).
+const RestoreHeader = "offsetkeeper-restore"
+
 // LogRecord is one record of a topic in log order, as onRecord sees it.
 type LogRecord struct {
 	Key, Value []byte
 	Offset     int64
 	Partition  int32
 	Timestamp  time.Time
+	// Restore is the value of the record's snapshot.RestoreHeader: the
+	// restore of offsetkeeper that wrote it (its undo snapshot ID), ""
+	// for a record anyone else wrote.
+	Restore string
 }
 
 // FetchCounter counts what a read fetches for a view, once per partition

@@ -414,7 +414,13 @@ func (c *cursor) advance(next int64) {
 // Apply applies one committed record to v in log order.
 func Apply(v *keyview.TopicView, pv *keyview.PartView, r *kgo.Record) {
 	if v.OnRecord != nil {
-		v.OnRecord(keyview.LogRecord{Key: r.Key, Value: r.Value, Offset: r.Offset, Partition: r.Partition, Timestamp: r.Timestamp})
+		lr := keyview.LogRecord{Key: r.Key, Value: r.Value, Offset: r.Offset, Partition: r.Partition, Timestamp: r.Timestamp}
+		for _, h := range r.Headers {
+			if h.Key == keyview.RestoreHeader {
+				lr.Restore = string(h.Value)
+			}
+		}
+		v.OnRecord(lr)
 		return
 	}
 	v.ApplyKV(pv, r.Key, r.Value, r.Offset)
