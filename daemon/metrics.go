@@ -111,7 +111,7 @@ func newMetrics() *metrics {
 	})
 	m.resetEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "offsetkeeper_reset_events_total",
-		Help: "Resets the journal saw, by kind: source-tombstoned, source-rewound, sink-deleted, sink-rewound, connector-deleted.",
+		Help: "Resets the journal saw, by kind: source-tombstoned, source-rewound, sink-deleted, sink-rewound, connector-deleted, offsets-topic-deleted, config-topic-deleted, sink-expired.",
 	}, []string{"kind"})
 	for _, k := range journal.EventKinds {
 		m.resetEvents.WithLabelValues(k)

@@ -71,7 +71,7 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 	entries = x.classifyVanished(j, entries, groups, observed)
 	next := map[string]*expiring{}
 	for name, g := range groups {
-		rule := snapshot.ExpiryRule(g, false)
+		rule := snapshot.ExpiryRule(g, g.Type == capture.GroupTypeConsumer)
 		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 || !j.tail.HasConfig(g.Connector) {
 			continue
 		}

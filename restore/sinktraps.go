@@ -96,9 +96,9 @@ func belowStart(live *snapshot.Snapshot) []SinkTrap {
 }
 
 // expiring are live's sink groups without members whose offsets Kafka
-// will delete, under its rule for a classic group (the group's type is
-// not known here: a consumer-protocol group expires by commit times,
-// which the journal keeps, not a snapshot).
+// will delete, under Kafka's rule for the group's type (a
+// consumer-protocol group expires by commit times, which the journal
+// keeps, not a snapshot: such a group is named without a time).
 func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.Time) []SinkTrap {
 	var out []SinkTrap
 	for _, g := range live.SinkGroups {
@@ -108,7 +108,7 @@ func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.T
 		if c, ok := live.Connector(g.Connector); !ok || !c.HasConfig {
 			continue // no connector here to resume: nothing to warn of
 		}
-		rule := snapshot.ExpiryRule(g, false)
+		rule := snapshot.ExpiryRule(g, g.Type == "consumer")
 		if rule == snapshot.RuleNone {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 
 // EventKinds are every kind of event, in a fixed order.
 var EventKinds = []string{snapshot.EventSourceTombstoned, snapshot.EventSourceRewound, snapshot.EventSinkDeleted, snapshot.EventSinkRewound, snapshot.EventConnectorDeleted,
-	snapshot.EventOffsetsTopicDeleted, snapshot.EventConfigTopicDeleted}
+	snapshot.EventOffsetsTopicDeleted, snapshot.EventConfigTopicDeleted, snapshot.EventSinkExpired}
 
 // Rewound reports whether the source offset value now is a position
 // behind was, by snapshot.Movement: the rule the page's plots and diffs
