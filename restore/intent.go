@@ -189,14 +189,29 @@ func (r *run) repairAborted(ctx context.Context, plan *Plan, committed []TopicRe
 	return strings.Join(notes, "; ")
 }
 
-// interrupted says an interrupt (Ctrl-C, SIGTERM) stopped the restore,
-// rather than context canceled.
+// interrupted says an interrupt (Ctrl-C, SIGTERM: main cancels the
+// context) stopped the restore, in words, rather than "context canceled".
 func interrupted(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("interrupted: %w", err)
+	return interruptError{err}
 }
+
+// interruptError is an error of a restore cut short by an interrupt: its
+// text says "interrupted" where the cause said "context canceled"; it
+// still matches context.Canceled.
+type interruptError struct{ err error }
+
+func (e interruptError) Error() string {
+	msg := strings.ReplaceAll(e.err.Error(), context.Canceled.Error(), "interrupted")
+	if !strings.HasPrefix(msg, "interrupted") {
+		msg = "interrupted: " + msg
+	}
+	return msg
+}
+
+func (e interruptError) Unwrap() error { return e.err }
 
 // settle removes the run's record once nothing is left for a later run,
 // and the records of the restores it took over once their connectors are
