@@ -398,11 +398,11 @@ func (rec Recovery) report(x Interrupted) {
 	what += ") did not finish"
 	switch {
 	case len(x.Open) > 0:
-		fmt.Fprintf(rec.Out, "%s, or is still running: its transaction %s is open; a dead restore's is aborted by the broker within %s, then any command writes back what it left visible\n",
+		rec.say("%s, or is still running: its transaction %s is open; a dead restore's is aborted by the broker within %s, then any command writes back what it left visible",
 			what, strings.Join(x.Open, ", "), transactionTimeout)
 		rec.Log.Warn("restore not finished or still running", "restore_id", in.ID, "snapshot_id", in.Snapshot, "open", x.Open)
 	case x.Err != nil:
-		fmt.Fprintf(rec.Out, "%s; checking what it wrote failed: %v\n", what, x.Err)
+		rec.say("%s; checking what it wrote failed: %v", what, x.Err)
 		rec.Log.Error("check interrupted restore", "restore_id", in.ID, "snapshot_id", in.Snapshot, "error", x.Err)
 	case len(x.Repaired) > 0:
 		verb := "wrote back"
@@ -410,12 +410,12 @@ func (rec Recovery) report(x Interrupted) {
 			verb = "would write back (dry run)"
 		}
 		for _, t := range sortedKeys(x.Repaired) {
-			fmt.Fprintf(rec.Out, "%s: its aborted transaction left %s of topic %s visible to read_uncommitted readers (workers without exactly-once source support); %s their committed values in a committed transaction\n",
+			rec.say("%s: its aborted transaction left %s of topic %s visible to read_uncommitted readers (workers without exactly-once source support); %s their committed values in a committed transaction",
 				what, plural(x.Repaired[t], "key", "keys"), t, verb)
 			rec.Log.Warn("interrupted restore repaired", "restore_id", in.ID, "snapshot_id", in.Snapshot, "topic", t, "records", x.Repaired[t], "dry_run", rec.DryRun)
 		}
 	default:
-		fmt.Fprintf(rec.Out, "%s; every reader sees the offsets it touched alike (nothing of an aborted transaction is visible)\n", what)
+		rec.say("%s; every reader sees the offsets it touched alike (nothing of an aborted transaction is visible)", what)
 		rec.Log.Info("interrupted restore checked", "restore_id", in.ID, "snapshot_id", in.Snapshot)
 	}
 	if len(in.Stopped) > 0 {
@@ -427,6 +427,11 @@ func (rec Recovery) report(x Interrupted) {
 		if again == "" {
 			again = "offsetkeeper restore " + in.Snapshot
 		}
-		fmt.Fprintf(rec.Out, "  it stopped %s (%s): run it again to finish it, which resumes them: %s\n", plural(len(names), "connector", "connectors"), strings.Join(names, ", "), again)
+		rec.say("  it stopped %s (%s): run it again to finish it, which resumes them: %s", plural(len(names), "connector", "connectors"), strings.Join(names, ", "), again)
 	}
+}
+
+// say prints one message on Out, wrapped to 120 columns.
+func (rec Recovery) say(format string, args ...any) {
+	fmt.Fprintln(rec.Out, wrapLines(fmt.Sprintf(format, args...)))
 }

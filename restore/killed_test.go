@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -35,6 +37,9 @@ type childSpec struct {
 	Store    string
 	Snapshot string
 	Point    string
+	// ConnectURL, when set, makes it a restore with StopConnectors and
+	// Resume through that Connect REST API.
+	ConnectURL string
 }
 
 func TestMain(m *testing.M) {
@@ -74,7 +79,15 @@ func restoreChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := restore.Run(ctx, restore.Env{Client: cl, Store: st, Out: os.Stderr}, restore.Request{Snapshot: snap}); err != nil {
+	env, req := restore.Env{Client: cl, Store: st, Out: os.Stderr}, restore.Request{Snapshot: snap}
+	if s.ConnectURL != "" {
+		if env.Connect, err = connectrest.New(connectrest.Config{URLs: []string{s.ConnectURL}, PollInterval: 10 * time.Millisecond}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		req = stopRequest(snap)
+	}
+	if _, err := restore.Run(ctx, env, req); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -210,7 +223,15 @@ func (w *killWorld) judge(t *testing.T, when string) string {
 // point, and kills it there with SIGKILL.
 func (w *killWorld) kill(t *testing.T, point string) {
 	t.Helper()
-	spec, _ := json.Marshal(childSpec{Brokers: w.kc.ListenAddrs(), Store: w.storeURL, Snapshot: w.snap.ID, Point: point})
+	killChild(t, childSpec{Brokers: w.kc.ListenAddrs(), Store: w.storeURL, Snapshot: w.snap.ID, Point: point})
+}
+
+// killChild runs the restore of spec in a child process until it reaches
+// its point, and kills it there with SIGKILL.
+func killChild(t *testing.T, s childSpec) {
+	t.Helper()
+	point := s.Point
+	spec, _ := json.Marshal(s)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
 	stdout, err := cmd.StdoutPipe()
@@ -262,7 +283,7 @@ func TestRestoreKilledIsRepaired(t *testing.T) {
 			if err != nil || len(found) != 1 || !found[0].Done() {
 				t.Fatalf("RecoverInterrupted: %+v, %v\n%s", found, err, out.String())
 			}
-			if !strings.Contains(out.String(), "did not finish") {
+			if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "did not finish") {
 				t.Errorf("recovery says %q, want it to name the restore that did not finish", out.String())
 			}
 			want := "before"
@@ -341,6 +362,50 @@ func TestRestoreFailureIsRepaired(t *testing.T) {
 			}
 			if intents, err := w.st.Intents(ctx); err != nil || len(intents) != 0 {
 				t.Errorf("records after a failed restore that wrote nothing: %+v, %v; want none", intents, err)
+			}
+		})
+	}
+}
+
+// TestRestoreKilledAfterStopResumes: a restore with --stop-connectors
+// --resume killed with SIGKILL after it stopped the connectors (once its
+// undo snapshot is stored; inside its transaction) recorded them first;
+// the same restore run again finishes and resumes them as they were,
+// running where they ran, paused where paused (issue 40, item 3: the
+// rerun left them STOPPED without a word).
+func TestRestoreKilledAfterStopResumes(t *testing.T) {
+	for _, point := range []string{"undo", "half"} {
+		t.Run(point, func(t *testing.T) {
+			cc, snap, want := stopWorld(t)
+			storeURL := "file://" + t.TempDir()
+			st, err := store.OpenStore(t.Context(), storeURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			info, err := st.Put(t.Context(), snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _, err := st.Get(t.Context(), info.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			killChild(t, childSpec{Brokers: cc.cl.OptValue(kgo.SeedBrokers).([]string), Store: storeURL, Snapshot: info.ID, Point: point, ConnectURL: cc.srv.URL})
+			stopped := map[string]string{"src": connectrest.StateStopped, "other": connectrest.StateStopped}
+			if got := restStates(t, cc.rc, want); !maps.Equal(got, stopped) {
+				t.Fatalf("after the kill the connectors are %v, want both STOPPED: the test proves nothing", got)
+			}
+			var out strings.Builder
+			if _, err := restore.Run(t.Context(), restore.Env{Client: cc.cl, Store: st, Connect: cc.rc, Out: &out}, stopRequest(stored)); err != nil {
+				t.Fatalf("the same restore again: %v\n%s", err, out.String())
+			}
+			waitREST(t, cc.rc, want)
+			if said := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(said, "did not finish") || !strings.Contains(said, "resumed: connector src") {
+				t.Errorf("the restore run again does not say what it found and did:\n%s", out.String())
+			}
+			if intents, err := st.Intents(t.Context()); err != nil || len(intents) != 0 {
+				t.Errorf("records left: %+v, %v", intents, err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -198,7 +199,7 @@ func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snap
 	// exactly-once source support, else both ways, and a difference said.
 	if known, committed := c.g.workerReadsCommitted(); !known || !committed {
 		for _, n := range viewNotes(ctx, cl, offsetsTopicsOf(b)) {
-			fmt.Fprintln(c.stderr, "note: "+n)
+			fmt.Fprintln(c.stderr, english.Wrap("note: "+n, 120, "  "))
 		}
 	}
 	return b, "live (cluster " + b.ClusterID + ")", nil

@@ -99,7 +99,8 @@ func commandRepairsKilledRestore(t *testing.T, command string) {
 
 	if command == "verify" {
 		code, out, errs = runCLI(t, "verify")
-		if code != 1 || !strings.Contains(out, "FAIL restore 20260101T000000.000000Z-dead01") || !strings.Contains(out, "offsetkeeper restore "+id) {
+		said := strings.Join(strings.Fields(out), " ")
+		if code != 1 || !strings.Contains(said, "FAIL restore 20260101T000000.000000Z-dead01") || !strings.Contains(said, "offsetkeeper restore "+id) {
 			t.Fatalf("verify without brokers: exit %d\n%s\n%s", code, out, errs)
 		}
 	}
@@ -109,7 +110,8 @@ func commandRepairsKilledRestore(t *testing.T, command string) {
 		"snapshot": {"snapshot", "--brokers", brokers},
 	}[command]
 	code, out, errs = runCLI(t, args...)
-	if code != 0 || !strings.Contains(out+errs, "restore 20260101T000000.000000Z-dead01 of snapshot "+id) || !strings.Contains(out+errs, "wrote back their committed values") {
+	said := strings.Join(strings.Fields(out+errs), " ") // as one line: messages wrap at 120 columns
+	if code != 0 || !strings.Contains(said, "restore 20260101T000000.000000Z-dead01 of snapshot "+id) || !strings.Contains(said, "wrote back their committed values") {
 		t.Fatalf("%s: exit %d\n%s\n%s", command, code, out, errs)
 	}
 	if got := workerView(t, cl); !maps.Equal(got, before) {
