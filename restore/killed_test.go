@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -311,7 +312,7 @@ func TestRestoreKilledIsRepaired(t *testing.T) {
 
 // TestRestoreFailureIsRepaired: a restore whose transaction aborts
 // because the broker fails it (its commit answered with an error; a
-// Produce refused after others landed in the log) writes the committed
+// Produce refused after half the transaction landed in the log) writes the committed
 // values of the keys it wrote back at once: a default worker reads the
 // state before the restore, and the error says so.
 func TestRestoreFailureIsRepaired(t *testing.T) {
@@ -320,6 +321,14 @@ func TestRestoreFailureIsRepaired(t *testing.T) {
 			ctx := context.Background()
 			w := newKillWorld(t)
 			seen := 0
+			// Produce fails once half the transaction is in the log.
+			var failProduce atomic.Bool
+			restore.SetTestPoint(func(p string) {
+				if p == "half" {
+					failProduce.Store(true)
+				}
+			})
+			t.Cleanup(func() { restore.SetTestPoint(nil) })
 			w.kc.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
 				switch req := req.(type) {
 				case *kmsg.EndTxnRequest:
@@ -334,9 +343,10 @@ func TestRestoreFailureIsRepaired(t *testing.T) {
 					if req.TransactionID == nil || !strings.HasPrefix(*req.TransactionID, restore.TransactionalIDPrefix) {
 						return nil, nil, false
 					}
-					if seen++; seen != 2 {
-						return nil, nil, false // the first lands in the log
+					if !failProduce.Load() || seen > 0 {
+						return nil, nil, false // the first half lands in the log
 					}
+					seen++
 					resp := req.ResponseKind().(*kmsg.ProduceResponse)
 					for _, rt := range req.Topics {
 						st := kmsg.NewProduceResponseTopic()
