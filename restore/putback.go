@@ -91,17 +91,24 @@ func leftStopped(plan *Plan, rc *connectrest.Client, intents []store.RestoreInte
 			if i >= 0 && !plan.Connectors[i].Live.Stopped() {
 				continue
 			}
-			verb := "resume"
-			if st.Target == snapshot.StatePaused {
-				verb = "pause"
-			}
-			start := fmt.Sprintf("PUT /connectors/%s/%s on the Connect REST API", url.PathEscape(st.Name), verb)
-			if rc != nil && len(rc.URLs()) > 0 {
-				start = fmt.Sprintf("curl -X PUT %s/connectors/%s/%s", strings.TrimSuffix(rc.URLs()[0], "/"), url.PathEscape(st.Name), verb)
-			}
+			start := startCommand(rc, st.Name, st.Target)
 			out = append(out, fmt.Sprintf("connector %s is STOPPED: restore %s (started %s) stopped it and did not finish; it was %s; start it with: %s",
 				st.Name, in.ID, in.Started.UTC().Format(time.RFC3339), st.Before, start))
 		}
 	}
 	return out
+}
+
+// startCommand is the request that puts a stopped connector back in
+// target (PAUSED: pause, else resume): a curl command when the Connect
+// URL is known.
+func startCommand(rc *connectrest.Client, name, target string) string {
+	verb := "resume"
+	if target == snapshot.StatePaused {
+		verb = "pause"
+	}
+	if rc != nil && len(rc.URLs()) > 0 {
+		return fmt.Sprintf("curl -X PUT %s/connectors/%s/%s", strings.TrimSuffix(rc.URLs()[0], "/"), url.PathEscape(name), verb)
+	}
+	return fmt.Sprintf("PUT /connectors/%s/%s on the Connect REST API", url.PathEscape(name), verb)
 }
