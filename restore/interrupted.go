@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -57,10 +59,13 @@ type ViewDifference struct {
 
 func (d ViewDifference) String() string {
 	show := func(v []byte) string {
-		if v == nil {
+		switch {
+		case v == nil:
 			return "absent"
+		case utf8.Valid(v) && !bytes.ContainsFunc(v, unicode.IsControl):
+			return string(v)
 		}
-		return displayKey(v)
+		return fmt.Sprintf("%q", v)
 	}
 	return fmt.Sprintf("%s/%d key %s: read_committed %s, read_uncommitted %s", d.Topic, d.Partition, displayKey(d.Key), show(d.Committed), show(d.Uncommitted))
 }

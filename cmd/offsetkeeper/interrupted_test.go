@@ -134,3 +134,63 @@ func workerView(t *testing.T, cl *kgo.Client) map[string]string {
 	}
 	return out
 }
+
+// TestDiffLiveReportsBothViews: diff --live reads the offsets topic as
+// a worker with exactly-once source support does (read_committed) and
+// says where a worker without it (read_uncommitted, the default) reads
+// otherwise: here an aborted transaction of another producer, which no
+// restore repairs. With --worker-config enabling exactly-once support it
+// says nothing of the kind.
+func TestDiffLiveReportsBothViews(t *testing.T) {
+	ctx := context.Background()
+	kc, cl := testkit.Cluster(t)
+	brokers := strings.Join(kc.ListenAddrs(), ",")
+	adm := kadm.NewClient(cl)
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	for topic, n := range map[string]int32{snapshot.DefaultConfigTopic: 1, snapshot.DefaultOffsetsTopic: 3} {
+		if _, err := adm.CreateTopic(ctx, n, -1, compact, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := []byte(`["c1",{"filename":"/f"}]`)
+	testkit.Produce(t, cl, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: k, Value: []byte(`{"position":1}`)})
+	t.Setenv("OFFSETKEEPER_STORE", "file://"+t.TempDir())
+	code, out, errs := runCLI(t, "snapshot", "--brokers", brokers)
+	if code != 0 {
+		t.Fatalf("snapshot: exit %d\n%s\n%s", code, out, errs)
+	}
+	id := lastLine(out)
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pcl.Close()
+	if err := pcl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: k, Value: []byte(`{"position":666}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	for range 100 { // the abort markers follow EndTxn
+		code, out, errs = runCLI(t, "diff", id, "--live", "--brokers", brokers)
+		if said = strings.Join(strings.Fields(errs), " "); strings.Contains(said, "workers read 1 key of topic connect-offsets differently") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code != 0 || !strings.Contains(said, "workers read 1 key of topic connect-offsets differently") || !strings.Contains(said, `read_uncommitted {"position":666}`) {
+		t.Fatalf("diff --live over an aborted transaction: exit %d\n%s\n%s", code, out, errs)
+	}
+	worker := t.TempDir() + "/worker.properties"
+	if err := os.WriteFile(worker, []byte("bootstrap.servers="+brokers+"\ngroup.id=connect-cluster\noffset.storage.topic=connect-offsets\nconfig.storage.topic=connect-configs\nstatus.storage.topic=connect-status\nexactly.once.source.support=enabled\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "diff", id, "--live", "--worker-config", worker)
+	if code != 0 || strings.Contains(errs, "differently") {
+		t.Fatalf("diff --live for an exactly-once worker: exit %d\n%s\n%s", code, out, errs)
+	}
+}
