@@ -112,3 +112,21 @@ func startCommand(rc *connectrest.Client, name, target string) string {
 	}
 	return fmt.Sprintf("PUT /connectors/%s/%s on the Connect REST API", url.PathEscape(name), verb)
 }
+
+// resumeAsRestored adds to s, for Resume, the connectors the plan writes
+// that are STOPPED here but ran (or were paused) in the state restored,
+// stopped by hand or by a reset: --resume resumes what was running in the
+// state being restored, not only what this restore stopped.
+func (s *stopper) resumeAsRestored(plan *Plan, snap *snapshot.Snapshot) {
+	for _, cp := range plan.Connectors {
+		if !cp.Live.HasConfig || !cp.Live.Stopped() || !cp.Writes() || slices.ContainsFunc(s.stopped, func(x stoppedConnector) bool { return x.name == cp.Name }) {
+			continue
+		}
+		c, ok := snap.Connector(cp.Name)
+		if !ok || !c.HasConfig || (c.TargetState != snapshot.StateStarted && c.TargetState != snapshot.StatePaused) {
+			continue
+		}
+		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: c.TargetState,
+			before: cp.State() + ", " + c.TargetState + " in the state restored", resumed: resumeWant{tasks: max(c.Tasks, 0)}})
+	}
+}

@@ -211,3 +211,31 @@ func TestRestoreInterruptedPutsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeResumesWhatRanInTheStateRestored: --resume resumes what was
+// running (or paused) in the state restored, also a connector found
+// STOPPED (stopped by hand, or by the reset being undone), not only the
+// connectors the restore stopped itself (issue 40, item 3: the undo of a
+// reset after a manual stop left the connector STOPPED).
+func TestResumeResumesWhatRanInTheStateRestored(t *testing.T) {
+	cc, snap, want := stopWorld(t)
+	for name := range want {
+		if err := cc.rc.Stop(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitREST(t, cc.rc, map[string]string{"src": connectrest.StateStopped, "other": connectrest.StateStopped})
+	st, err := store.OpenStore(t.Context(), "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out strings.Builder
+	if _, err := restore.Run(t.Context(), restore.Env{Client: cc.cl, Store: st, Connect: cc.rc, Out: &out}, stopRequest(snap)); err != nil {
+		t.Fatalf("restore --stop-connectors --resume: %v\n%s", err, out.String())
+	}
+	waitREST(t, cc.rc, want)
+	if said := out.String(); !strings.Contains(said, "resumed: connector src") || !strings.Contains(said, "paused again: connector other") {
+		t.Errorf("the restore does not say it resumed them:\n%s", said)
+	}
+}

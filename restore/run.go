@@ -290,6 +290,9 @@ func (r *run) run(ctx context.Context) error {
 			return err
 		}
 		r.stop.inherit(plan, snap, r.inherited)
+		if r.req.Resume && !r.req.DryRun {
+			r.stop.resumeAsRestored(plan, snap)
+		}
 	}
 	r.report.Plan = plan
 	if err := r.check(ctx, plan); err != nil {
