@@ -517,6 +517,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	}
 
 	defer d.watchProgress()()
+	d.recoverInterrupted(ctx)
 	snap, err := d.Snapshot(ctx)
 	if err != nil {
 		if aborted() {

@@ -291,6 +291,10 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 			}
 			r := &records[i%recordChunk]
 			i++
+			if testPoint != nil && i == total/2+1 {
+				_ = pcl.Flush(ctx) // the first half in the log, not committed
+				atPoint("half")
+			}
 			*r = kgo.Record{Topic: topic, Key: sp.key(ch), Value: sp.newValue(ch), Headers: headers}
 			if ch.stray {
 				r.Context = context.WithValue(ctx, strayPartition{}, ch.part)
@@ -301,6 +305,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		}
 	}
 	wg.Wait()
+	atPoint("produced")
 	if fenceErr != nil {
 		abort(ctx, pcl)
 		return nil, fencedError(topic, fenceErr)
@@ -321,6 +326,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		abort(ctx, pcl)
 		return nil, fmt.Errorf("commit transaction: %w", err)
 	}
+	atPoint("committed")
 	return last, nil
 }
 

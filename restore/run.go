@@ -153,6 +153,12 @@ type run struct {
 	report *Report
 	stop   *stopper
 	info   *connectrest.ServerInfo
+	// intent is what the run recorded in the store about itself;
+	// inherited the records of restores that did not finish, whose stopped
+	// connectors it takes over (see intent.go, putback.go).
+	intent       *store.RestoreIntent
+	inherited    []store.RestoreIntent
+	repairFailed bool
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -194,8 +200,14 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 			return r.report, err
 		}
 	}
+	defer func() { r.settle(ctx, err) }()
 	defer func() {
-		if r.stop != nil && !errors.Is(err, ErrNotRestored) {
+		err = interrupted(ctx, err)
+		switch {
+		case r.stop == nil || errors.Is(err, ErrNotRestored):
+		case r.nothingWritten():
+			err = r.stop.putBack(ctx, err)
+		default:
 			err = r.stop.fail(ctx, err)
 		}
 	}()
@@ -256,6 +268,9 @@ func CheckConnectOffsetsAPI(ctx context.Context, rc *connectrest.Client) error {
 
 func (r *run) run(ctx context.Context) error {
 	snap := r.req.Snapshot
+	if err := r.recoverFirst(ctx); err != nil {
+		return err
+	}
 	r.Progress.SetStage(capture.PhasePlan)
 	plan, err := r.plan(ctx, "")
 	if err != nil {
@@ -279,6 +294,10 @@ func (r *run) run(ctx context.Context) error {
 		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
+		}
+		r.stop.inherit(plan, snap, r.inherited)
+		if r.req.Resume && !r.req.DryRun {
+			r.stop.resumeAsRestored(plan, snap)
 		}
 	}
 	r.report.Plan = plan
@@ -326,6 +345,9 @@ func (r *run) run(ctx context.Context) error {
 		// The real run would end with the same error and exit code.
 		return plan.NotRestoredError(true, false)
 	}
+	if err := r.record(ctx, plan, store.IntentStarted, nil); err != nil {
+		return fmt.Errorf("record the restore in the store: %w; nothing was written", err)
+	}
 	if err := r.create(ctx, creations); err != nil {
 		return err
 	}
@@ -341,6 +363,10 @@ func (r *run) run(ctx context.Context) error {
 	}
 	r.report.Undo = undo.ID
 	fmt.Fprintf(r.Out, "undo snapshot: %s\n", undo.ID)
+	if err := r.record(ctx, plan, store.IntentWriting, nil); err != nil {
+		return fmt.Errorf("record the restore in the store: %w; nothing was written", err)
+	}
+	atPoint("undo")
 	r.Progress.SetStage(capture.PhaseApply)
 	switch {
 	case counts.Writes() == 0:
@@ -596,6 +622,12 @@ func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
 			}
 		}
 	}
+	// Recorded before the first stop: a store it cannot write refuses
+	// here, with nothing stopped, and a later run resumes what this one
+	// stopped if it does not finish.
+	if err := r.record(ctx, plan, store.IntentStarted, r.stop.toStop(plan)); err != nil {
+		return nil, fmt.Errorf("record the restore in the store: %w; nothing was written, nothing was stopped", err)
+	}
 	if err := r.stop.stop(ctx, plan); err != nil {
 		return nil, err
 	}
@@ -727,7 +759,11 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 			// over: it writes after this one's undo snapshot was taken, so
 			// rolling back to it would undo the other restore too.
 			return fmt.Errorf("%w; another restore took over; do not restore its undo snapshot %s: the other restore wrote after it was taken, and rolling back to it would undo that too", err, undo)
-		case len(written) == 0:
+		}
+		if note := r.repairAborted(ctx, plan, res.Topics); note != "" {
+			err = fmt.Errorf("%w; %s", err, note)
+		}
+		if len(written) == 0 {
 			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", kafkaconf.DescribeError(err), undo)
 		}
 		// Apply's error names what was written already.

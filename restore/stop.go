@@ -181,7 +181,10 @@ func (s *stopper) finish(ctx context.Context) error {
 		return nil
 	}
 	if !s.resume {
-		fmt.Fprintf(s.out, "left STOPPED (no --resume): %s; resume each with PUT /connectors/<name>/resume\n", strings.Join(s.names(), ", "))
+		fmt.Fprintf(s.out, "left STOPPED (no --resume): %s; start each with:\n", strings.Join(s.names(), ", "))
+		for _, sc := range s.stopped {
+			fmt.Fprintf(s.out, "  %s\n", startCommand(s.rc, sc.name, sc.target))
+		}
 		return nil
 	}
 	if err := s.waitHealthy(ctx, "resumes connectors"); err != nil {

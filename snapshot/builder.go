@@ -166,11 +166,13 @@ func radixSortWords(es []KeyEntry) {
 	}
 	src, dst := es, make([]KeyEntry, len(es))
 	for shift := 0; shift < 64; shift += 8 {
+		// at[d+1] counts digit d, so d is an int: a byte 0xFF plus one
+		// would wrap to 0 and the digit's words would land past the end.
 		var at [257]int
 		for i := range src {
-			at[byte(src[i].word>>shift)+1]++
+			at[int(byte(src[i].word>>shift))+1]++
 		}
-		if at[byte(src[0].word>>shift)+1] == len(src) {
+		if at[int(byte(src[0].word>>shift))+1] == len(src) {
 			continue // every word has this byte: nothing moves
 		}
 		for d := 1; d < len(at); d++ {

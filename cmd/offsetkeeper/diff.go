@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -45,6 +46,7 @@ type diffCmd struct {
 	exitCode   bool
 	timeout    time.Duration
 	at         listFlag
+	st         *store.Store // for the records of restores that did not finish
 }
 
 func (c *diffCmd) Flags(fs *flag.FlagSet) {
@@ -81,6 +83,7 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
+	c.st = st
 	sides, err := c.sides(ctx, st, args)
 	if err != nil {
 		return err
@@ -190,10 +193,18 @@ func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snap
 		return nil, "", err
 	}
 	defer cl.Close()
+	recoverInterrupted(ctx, cl, c.st, c.stderr, c.log)
 	opts.Connectors = liveScope(a, c.connectors)
 	b, err := restore.CaptureLive(ctx, cl, a, restore.Options{Options: opts})
 	if err != nil {
 		return nil, "", fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
+	}
+	// As the worker reads: read_committed when its config says it has
+	// exactly-once source support, else both ways, and a difference said.
+	if known, committed := c.g.workerReadsCommitted(); !known || !committed {
+		for _, n := range viewNotes(ctx, cl, offsetsTopicsOf(b)) {
+			fmt.Fprintln(c.stderr, english.Wrap("note: "+n, 120, "  "))
+		}
 	}
 	return b, "live (cluster " + b.ClusterID + ")", nil
 }

@@ -127,6 +127,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cl.Close()
+	recoverInterrupted(ctx, cl, sto, c.stderr, c.log)
 	opts.Connectors = c.connectors
 	opts.Reason = snapshot.ReasonManual
 	opts.Progress = new(capture.Progress)

@@ -93,6 +93,10 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	unsettled, err := c.restores(ctx, st)
+	if err != nil {
+		return err
+	}
 	if c.output == "json" {
 		if err := writeJSON(c.stdout, res); err != nil {
 			return err
@@ -101,6 +105,8 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.stdout, "no snapshots in the store")
 	}
 	switch {
+	case unsettled > 0:
+		return fmt.Errorf("verify: %s did not finish and may have left what it wrote visible to workers (see above)", plural(unsettled, "restore", "restores"))
 	case badEpochs > 0:
 		return fmt.Errorf("verify: %d of %s and %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"), plural(badEpochs, "journal epoch", "journal epochs"))
 	case res.Failed > 0:

@@ -69,7 +69,21 @@ func ReadTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*
 // return soon. It is called for every such partition of a read that
 // succeeds, never twice for one.
 func ReadTopicsNotify(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]Bounds, onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)) (resets []string, err error) {
-	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*keyview.TopicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone}
+	return readTopics(ctx, cl, adm, views, ends, onDone, ReadCommitted)
+}
+
+// ReadTopicsUncommitted is ReadTopics with read_uncommitted isolation, as
+// a Connect worker without exactly-once source support reads its offsets
+// topic: the records of aborted transactions are applied too, in log
+// order. Read to the same ends as a read_committed read (ListBounds: the
+// last stable offsets), the two views differ exactly where an aborted
+// transaction's record is a key's last.
+func ReadTopicsUncommitted(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]Bounds) (resets []string, err error) {
+	return readTopics(ctx, cl, adm, views, ends, nil, ReadUncommitted)
+}
+
+func readTopics(ctx context.Context, cl *kgo.Client, adm *kadm.Client, views []*keyview.TopicView, ends map[string]map[int32]Bounds, onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64), isolation int8) (resets []string, err error) {
+	r := &topicReader{cl: cl, adm: adm, byName: make(map[string]*keyview.TopicView, len(views)), decompressor: kgo.DefaultDecompressor(), first: true, onDone: onDone, isolation: isolation}
 	r.topicNames = make([]string, 0, len(views))
 	for _, v := range views {
 		r.topicNames = append(r.topicNames, v.Name)
@@ -140,6 +154,8 @@ type topicReader struct {
 	first  bool
 	resets []string
 	onDone func(v *keyview.TopicView, p int32, pv *keyview.PartView, left float64)
+	// isolation is the Fetch isolation level: ReadCommitted or ReadUncommitted.
+	isolation int8
 	// total is the offsets to read, read those read so far.
 	total int64
 	read  atomic.Int64
@@ -227,7 +243,7 @@ func (r *topicReader) fetchRound(ctx context.Context, pending []*cursor) (firstE
 			defer wg.Done()
 			for len(cs) > 0 && !failed() {
 				before := positionSum(cs)
-				retry, err := fetchOnce(ctx, r.cl, leader, cs, r.decompressor)
+				retry, err := fetchOnce(ctx, r.cl, leader, cs, r.decompressor, r.isolation)
 				r.read.Add(positionSum(cs) - before)
 				if err != nil || retry != nil {
 					mu.Lock()
@@ -317,11 +333,15 @@ func (p *recordPool) PutRecords(rs []kgo.Record) {
 
 // fetchOnce sends one Fetch to leader for the cursors and applies what comes
 // back. It reports retry when leadership must be refreshed first.
-func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, dec kgo.Decompressor) (retry, err error) {
+func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, dec kgo.Decompressor, isolation int8) (retry, err error) {
 	if leader < 0 {
 		return errors.New("partition has no leader"), nil
 	}
-	f := NewFetch(ReadCommitted, 500*time.Millisecond, fetchMaxBytes, partMaxBytes)
+	f := NewFetch(isolation, 500*time.Millisecond, fetchMaxBytes, partMaxBytes)
+	level := kgo.ReadCommitted()
+	if isolation == ReadUncommitted {
+		level = kgo.ReadUncommitted()
+	}
 	type key struct {
 		topic string
 		part  int32
@@ -365,7 +385,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, leader int32, cs []*cursor, 
 			}
 			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 				Offset:         c.pv.Next,
-				IsolationLevel: kgo.ReadCommitted(),
+				IsolationLevel: level,
 				Topic:          name,
 				Partition:      rp.Partition,
 				Pools:          recordPools,

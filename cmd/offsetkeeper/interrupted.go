@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
+)
+
+// The commands that read the live cluster (snapshot, diff --live, verify
+// with brokers, the daemon) first look for restores that did not finish
+// and repair what their aborted transactions left visible to workers
+// without exactly-once source support (see restore/interrupted.go).
+
+// recoverInterrupted runs restore.RecoverInterrupted and says on w what
+// it found; a failure to look is a warning, not the command's failure. It
+// returns the restores it could not settle.
+func recoverInterrupted(ctx context.Context, cl *kgo.Client, st *store.Store, w io.Writer, log *slog.Logger) []restore.Interrupted {
+	found, err := restore.RecoverInterrupted(ctx, restore.Recovery{Client: cl, Store: st, Out: w, Log: log})
+	if err != nil {
+		fmt.Fprintf(w, "warning: could not look for restores that did not finish: %v\n", kafkaconf.DescribeError(err))
+		log.Warn("look for restores that did not finish", "error", err)
+		return nil
+	}
+	var left []restore.Interrupted
+	for _, x := range found {
+		if !x.Done() {
+			left = append(left, x)
+		}
+	}
+	return left
+}
+
+// workerReadsCommitted reports whether the worker config given
+// (--worker-config) enables exactly-once source support, so that the
+// worker reads its offsets topic read_committed; false when it does not
+// or when no worker config is given (then both views are compared).
+func (g *globals) workerReadsCommitted() (known, committed bool) {
+	if g.workerConfig == "" {
+		return false, false
+	}
+	f, err := os.Open(g.workerConfig)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	props, err := kafkaconf.ParseProperties(f)
+	if err != nil {
+		return false, false
+	}
+	return true, strings.EqualFold(strings.TrimSpace(props["exactly.once.source.support"]), "enabled")
+}
+
+// viewNotes compares, for each offsets topic, what workers with and
+// without exactly-once source support read, and returns a note per topic
+// where they differ: the live state depends on the worker then.
+func viewNotes(ctx context.Context, cl *kgo.Client, topics []string) []string {
+	var notes []string
+	for _, t := range topics {
+		if t == "" {
+			t = snapshot.DefaultOffsetsTopic
+		}
+		diffs, err := restore.CompareViews(ctx, cl, t, nil)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("could not compare how workers with and without exactly-once source support read topic %s: %v", t, err))
+			continue
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("workers read %s of topic %s differently: with exactly.once.source.support=enabled (read_committed, as this diff) "+
+			"and without it (read_uncommitted, the default), whose view holds an aborted transaction's records; first: %s",
+			plural(len(diffs), "key", "keys"), t, diffs[0]))
+	}
+	return notes
+}
+
+// offsetsTopicsOf names the offsets topics snap read.
+func offsetsTopicsOf(snap *snapshot.Snapshot) []string {
+	var out []string
+	for _, t := range snap.Topics {
+		if t.Role == snapshot.RoleOffsets {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// restores is verify's look at the restores that did not finish: with
+// Kafka settings given (--brokers, --worker-config or their env twins) it
+// checks and repairs their topics as every command does; without, it
+// names them from the store. It returns how many are not settled: a
+// transaction still open, or a check that failed.
+func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) {
+	w := c.stdout
+	if c.output == "json" {
+		w = c.stderr
+	}
+	if c.g.explicit("brokers") || c.g.workerConfig != "" {
+		cl, _, err := c.g.kafkaClient(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer cl.Close()
+		return len(recoverInterrupted(ctx, cl, st, w, c.log)), nil
+	}
+	intents, err := st.Intents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, in := range intents {
+		fmt.Fprintf(w, "FAIL restore %s of snapshot %s (started %s) did not finish (%s); give --brokers to check what it wrote, or run it again: %s\n",
+			in.ID, in.Snapshot, in.Started.Format("2006-01-02T15:04:05Z07:00"), in.Stage, againOf(in))
+	}
+	return len(intents), nil
+}
+
+// againOf is the command that runs the restore of in again.
+func againOf(in store.RestoreIntent) string {
+	if in.Again != "" {
+		return in.Again
+	}
+	return "offsetkeeper restore " + in.Snapshot
+}
