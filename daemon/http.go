@@ -70,6 +70,7 @@ func (d *Daemon) Handler() http.Handler {
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
 		if d.Kafka != nil {
 			src.LogEnd = web.LogEnds(d.Kafka, probeTimeout)
+			src.SinkTopics = web.SinkTopicIDs(d.Kafka, probeTimeout)
 			src.Status = d.statuses
 		}
 		page, err := web.New(src)

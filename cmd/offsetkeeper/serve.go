@@ -61,6 +61,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		}
 		defer cl.Close()
 		src.LogEnd = web.LogEnds(cl, 0)
+		src.SinkTopics = web.SinkTopicIDs(cl, 0)
 		src.Status = func(ctx context.Context) (*capture.Statuses, error) {
 			return capture.ReadWorkerStatuses(ctx, cl, opts)
 		}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
@@ -149,5 +152,67 @@ func TestRestoreBelowLogStart(t *testing.T) {
 	f := doc.Plan.SinkGuard[0]
 	if f.Kind != restore.FindingBelowLogStart || f.Topic != "clicks" || f.Partition != 1 || f.Offset != 55 || f.LogStart != 58 || f.RecordsLost != 3 || f.Reset != "earliest" {
 		t.Fatalf("finding %+v", f)
+	}
+}
+
+// TestPagePlanCatchesRecreatedSinkTopic: the page's plan of a restore
+// compares the sink topics' IDs as the CLI's plan does. The journal's live
+// state keeps no topic IDs, so before the page read them a sink topic
+// deleted and created again went unnoticed there.
+func TestPagePlanCatchesRecreatedSinkTopic(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	ctx := context.Background()
+	oldID := c.topicID("clicks")
+	id := c.snapshot()
+	at, err := snapshot.ParseID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.adm.DeleteTopics(ctx, "clicks"); err != nil || r.Error() != nil {
+		t.Fatal(err, r.Error())
+	}
+	if r, err := c.adm.CreateTopic(ctx, 3, 1, nil, "clicks"); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	c.cl.PurgeTopicsFromClient("clicks")
+	newID := c.topicID("clicks")
+	c.snapshot() // the page's live state: the newest in the store
+
+	addr := freeAddr(t)
+	sctx, cancel := context.WithCancel(ctx)
+	exit := make(chan int, 1)
+	var stderr testkit.SyncBuffer
+	go func() {
+		exit <- run(sctx, []string{"serve", "--store", c.store, "--brokers", c.brokers, "--listen", addr, "--refresh", "0"},
+			&testkit.SyncBuffer{}, &stderr)
+	}()
+	t.Cleanup(func() { cancel(); <-exit })
+	url := "http://" + addr + "/api/timeline?at=" + at.Add(time.Millisecond).Format(time.RFC3339Nano) +
+		"&connector=" + connectdemo.ConnSinkS3
+	var body string
+	for range 200 {
+		var code int
+		if code, body, err = httpGet(url); err == nil && code == 200 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var tl struct {
+		Plan *struct {
+			Warnings []string `json:"warnings"`
+			Error    string   `json:"error"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(body), &tl); err != nil || tl.Plan == nil {
+		t.Fatalf("timeline: %v\n%s\n%s", err, body, stderr.String())
+	}
+	want := "sink topic \"clicks\" was deleted and created again since the snapshot (topic ID " + oldID + " then, " + newID + " now)"
+	var found bool
+	for _, w := range tl.Plan.Warnings {
+		found = found || strings.Contains(strings.Join(strings.Fields(w), " "), want)
+	}
+	if !found {
+		t.Errorf("the page's plan does not name the recreated topic (want %q):\nerror %q\nwarnings %q", want, tl.Plan.Error, tl.Plan.Warnings)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -41,6 +42,21 @@ func LogEnds(cl *kgo.Client, timeout time.Duration) func(context.Context, []stri
 			out[o.Topic][o.Partition] = o.Offset
 		})
 		return out, nil
+	}
+}
+
+// SinkTopicIDs returns a Source.SinkTopics that reads the topics over cl
+// as a snapshot keeps them (capture.ReadSinkTopics), each call bounded by
+// timeout (0: by the caller's context alone).
+func SinkTopicIDs(cl *kgo.Client, timeout time.Duration) func(context.Context, []string) ([]snapshot.SinkTopic, []string) {
+	adm := kadm.NewClient(cl)
+	return func(ctx context.Context, names []string) ([]snapshot.SinkTopic, []string) {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return capture.ReadSinkTopics(ctx, adm, names)
 	}
 }
 

@@ -93,17 +93,36 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 	if connector != "" {
 		opts.Connectors = []string{connector}
 	}
-	plan, err := restore.PlanStates(then.snap, now.snap, opts)
+	live, warnings := s.withSinkTopics(ctx, then.snap, now.snap)
+	plan, err := restore.PlanStates(then.snap, live, opts)
 	if err != nil {
 		p.Error = "plan the restore: " + err.Error()
 		return p
 	}
 	counts := plan.CountsDocument()
-	p.Counts, p.Warnings = &counts, plan.Warnings
+	p.Counts, p.Warnings = &counts, append(warnings, plan.Warnings...)
 	p.Diff = planDiff(plan, now.m, then.m, connector)
 	p.Precision, p.Notes = si.Precision, append(si.Notes, plan.Notes...)
 	if si.Fallback {
 		p.Notes = append(p.Notes, "no journal covers this moment: the state is snapshot "+si.Base.ID)
 	}
 	return p
+}
+
+// withSinkTopics is live with the live IDs of then's sink topics, read
+// through Source.SinkTopics (live itself is the journal's state, which
+// keeps no topic IDs), so that the plan's sink guard sees a topic
+// recreated since then; live as it is without the reader or topics.
+func (s *Server) withSinkTopics(ctx context.Context, then, live *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
+	if s.src.SinkTopics == nil || len(then.SinkTopics) == 0 {
+		return live, nil
+	}
+	names := make([]string, 0, len(then.SinkTopics))
+	for _, t := range then.SinkTopics {
+		names = append(names, t.Name)
+	}
+	cp := *live // the journal's state is shared with the other views
+	var warnings []string
+	cp.SinkTopics, warnings = s.src.SinkTopics(ctx, names)
+	return &cp, warnings
 }

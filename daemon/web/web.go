@@ -43,6 +43,11 @@ type Source struct {
 	// for the workers' reported states; it is read once per Refresh (at
 	// least cacheTTL). A snapshot.ErrTopicMissing says "no status topic".
 	Status func(ctx context.Context) (*capture.Statuses, error)
+	// SinkTopics, when set, reads the live IDs of the named topics and a
+	// warning for each it could not read (SinkTopicIDs): the page's plan
+	// compares them with the state's, as a restore does, so that a sink
+	// topic recreated since is caught there too. Nil: not compared.
+	SinkTopics func(ctx context.Context, names []string) ([]snapshot.SinkTopic, []string)
 	// Window is how far back the plots go (DefaultWindow).
 	Window time.Duration
 	// StallAfter is how long a sink with lag may go without a commit
