@@ -15,6 +15,10 @@ var examples = map[string][]string{
 		"offsetkeeper completion zsh > \"${fpath[1]}/_offsetkeeper\"",
 		"offsetkeeper completion fish | source",
 	},
+	"check": {
+		"offsetkeeper check --brokers kafka:9092 --connect-url http://connect:8083  # exit 1 when a trap applies",
+		"offsetkeeper check -c s3-sink -o json            # one connector, for a cron job or CI",
+	},
 	"daemon": {
 		"offsetkeeper daemon --brokers kafka:9092 --store s3://bucket/prod --keep-last 48 --keep-daily 30",
 		"offsetkeeper daemon --worker-config connect-distributed.properties --store gs://bucket --schedule '@every 15m'",

@@ -245,6 +245,9 @@ func tasksText(c snapshot.Connector) string {
 // isTerminal reports whether w is a terminal: a character device other
 // than /dev/null (where a redirect to nowhere is fine).
 func isTerminal(w io.Writer) bool {
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w // run counts what a command prints (jsonerr.go)
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
