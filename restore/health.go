@@ -36,10 +36,15 @@ func (s *stopper) waitHealthy(ctx context.Context, what string) error {
 			fmt.Fprintf(s.out, "connect: GET /health answers %s (%d: %s): waiting before it %s (--stop-timeout %s)\n", h.Status, code, h.Message, what, s.timeout)
 			said = h.Status
 		}
+		if ctx.Err() != nil {
+			return ctx.Err() // interrupted: the caller says so, not "not healthy"
+		}
 		if err != nil && wctx.Err() == nil {
 			return fmt.Errorf("ask the Connect worker whether it is ready (GET /health) before it %s: %w", what, err)
 		}
 		select {
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-wctx.Done():
 			return fmt.Errorf("the Connect worker is not healthy (GET /health answers %s) after --stop-timeout %s: the restore %s only once it is; check the worker's log", said, s.timeout, what)
 		case <-time.After(s.rc.PollInterval()):

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -250,11 +251,18 @@ func journalUndo(p *pipeline, _, _ string) {
 			Kind string `json:"kind"`
 			Undo string `json:"undo"`
 		}
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &evs) != nil || len(evs) == 0 {
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &evs) != nil {
 			return false, r.String()
 		}
-		undo = evs[len(evs)-1].Undo
-		return true, ""
+		// events also lists the tool's own restores of the steps before
+		// (kind restored, whose command rolls them back): wait for the reset.
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Kind != snapshot.EventRestored {
+				undo = evs[i].Undo
+				return true, ""
+			}
+		}
+		return false, r.String()
 	})
 	// The command names the program as it was run (here the test's build)
 	// and, with a Connect URL in the settings, stops and resumes the

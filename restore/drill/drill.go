@@ -215,7 +215,12 @@ func restoreInto(ctx context.Context, sc *scratch, state *snapshot.Snapshot, opt
 		out = io.Discard
 	}
 	env := restore.Env{Client: sc.cl, Store: undo, Out: out, Warn: out, Log: slog.New(slog.DiscardHandler)}
-	req := restore.Request{Snapshot: state, Options: restore.Options{Options: o, AllowOtherCluster: true, IncludeUnowned: true}}
+	// The scratch cluster's sink topics are new, so their topic IDs always
+	// differ from the state's: the sink guard (recreated topics) does not
+	// apply to a restore into a cluster made for it, whatever its ID.
+	st := *state
+	st.SinkTopics = nil
+	req := restore.Request{Snapshot: &st, Options: restore.Options{Options: o, AllowOtherCluster: true, IncludeUnowned: true}}
 	began := time.Now()
 	rep, err := restore.Run(ctx, env, req)
 	return rep, time.Since(began), err
