@@ -98,7 +98,8 @@ func belowStart(live *snapshot.Snapshot) []SinkTrap {
 // expiring are live's sink groups without members whose offsets Kafka
 // will delete, under Kafka's rule for the group's type (a
 // consumer-protocol group expires by commit times, which the journal
-// keeps, not a snapshot: such a group is named without a time).
+// keeps, not a snapshot: such a group is named with the latest time it
+// can expire, now plus the retention).
 func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.Time) []SinkTrap {
 	var out []SinkTrap
 	for _, g := range live.SinkGroups {
@@ -129,7 +130,11 @@ func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.T
 		t.ExpiresAt = &at
 		when := "at " + FormatMoment(at)
 		if !known {
-			when = "at the latest " + FormatMoment(at) + " (when it became Empty is not known: the daemon's journal records it)"
+			why := "when it became Empty is not known"
+			if rule == snapshot.RuleCommitTime {
+				why = "when each offset was committed is not known"
+			}
+			when = "at the latest " + FormatMoment(at) + " (" + why + ": the daemon's journal records it)"
 		}
 		t.Message = fmt.Sprintf("group %q has no members (%s): Kafka deletes its %d committed offsets %s (offsets.retention.minutes=%d) unless the connector is resumed before",
 			g.Group, g.State, len(g.Offsets), when, int64(retention/time.Minute))
