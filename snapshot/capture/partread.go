@@ -52,6 +52,25 @@ func (k *PartitionKeys) All() iter.Seq2[[]byte, []byte] {
 	}
 }
 
+// topicBounds lists the bounds of every partition of topic and its
+// partitions in order; ErrTopicMissing for a topic that does not exist.
+func topicBounds(ctx context.Context, adm *kadm.Client, topic string) (map[int32]kread.Bounds, []int32, error) {
+	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("read offsets topic %q: %w", topic, ErrTopicMissing)
+	}
+	all := ends[topic]
+	parts := make([]int32, 0, len(all))
+	for p := range all {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	return all, parts, nil
+}
+
 // ReadPartitions reads every partition of topic, at most batch at a time
 // (the partitions of a batch in parallel, as a capture reads), and calls fn
 // with each partition's live keys once it is read, in partition order;
@@ -60,19 +79,10 @@ func (k *PartitionKeys) All() iter.Seq2[[]byte, []byte] {
 // not exist, or with fn's error.
 func ReadPartitions(ctx context.Context, cl *kgo.Client, topic string, batch int, fn func(*PartitionKeys) error) (int32, error) {
 	adm := kadm.NewClient(cl)
-	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
+	all, parts, err := topicBounds(ctx, adm, topic)
 	if err != nil {
 		return 0, err
 	}
-	if len(missing) > 0 {
-		return 0, fmt.Errorf("read offsets topic %q: %w", topic, ErrTopicMissing)
-	}
-	all := ends[topic]
-	parts := make([]int32, 0, len(all))
-	for p := range all {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
 	batch = max(batch, 1)
 	for lo := 0; lo < len(parts); lo += batch {
 		hi := min(lo+batch, len(parts))

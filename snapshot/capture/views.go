@@ -28,19 +28,10 @@ import (
 // ErrTopicMissing for a topic that does not exist, or with fn's error.
 func ReadPartitionViews(ctx context.Context, cl *kgo.Client, topic string, batch int, fn func(committed, uncommitted *PartitionKeys) error) (int32, error) {
 	adm := kadm.NewClient(cl)
-	ends, missing, err := kread.ListBounds(ctx, adm, []string{topic})
+	all, parts, err := topicBounds(ctx, adm, topic)
 	if err != nil {
 		return 0, err
 	}
-	if len(missing) > 0 {
-		return 0, fmt.Errorf("read offsets topic %q: %w", topic, ErrTopicMissing)
-	}
-	all := ends[topic]
-	parts := make([]int32, 0, len(all))
-	for p := range all {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
 	batch = max(batch, 1)
 	for lo := 0; lo < len(parts); lo += batch {
 		hi := min(lo+batch, len(parts))
