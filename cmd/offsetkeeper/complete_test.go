@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 )
 
@@ -43,11 +45,30 @@ func storeWithSnapshots(t *testing.T) (store, brokers string, ids []string) {
 
 func complete(t *testing.T, words ...string) []string {
 	t.Helper()
+	got, _ := completeDirective(t, words...)
+	return got
+}
+
+// completeDirective runs cobra's __complete as the scripts do and returns
+// the candidates (one a line, a description after a tab) and the
+// directive (the last line, ":4"); a completion writes nothing on stderr.
+func completeDirective(t *testing.T, words ...string) ([]string, cobra.ShellCompDirective) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), append([]string{completeCommand}, words...), &out, &errb); code != exitOK || errb.Len() > 0 {
-		t.Fatalf("%s %q: exit %d, stderr %q", completeCommand, words, code, errb.String())
+	if code := run(context.Background(), append([]string{cobra.ShellCompRequestCmd}, words...), &out, &errb); code != exitOK || errb.Len() > 0 {
+		t.Fatalf("%s %q: exit %d, stderr %q", cobra.ShellCompRequestCmd, words, code, errb.String())
 	}
-	return strings.Fields(out.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	d, err := strconv.Atoi(strings.TrimPrefix(last, ":"))
+	if !strings.HasPrefix(last, ":") || err != nil {
+		t.Fatalf("%s %q: no directive in %q", cobra.ShellCompRequestCmd, words, out.String())
+	}
+	var got []string
+	for _, l := range lines[:len(lines)-1] {
+		got = append(got, strings.SplitN(l, "\t", 2)[0])
+	}
+	return got, cobra.ShellCompDirective(d)
 }
 
 // TestCompleteFromStore: the hidden entry point the scripts call offers
@@ -82,10 +103,9 @@ func TestCompleteFromStore(t *testing.T) {
 		{[]string{"restore", "--store", store, "latest", "--connector", ""}, []string{"inventory-connector", "es-sink-orders", "payments-cdc"}, false},
 		{[]string{"restore", "--store", store, "latest", "-c", "inv"}, []string{"inventory-connector"}, true},
 		{[]string{"show", "--store", store, "latest", "--connector=inv"}, []string{"inventory-connector"}, true},
-		{[]string{"restore", "--store", store, "latest", "--connector", "=", "inv"}, []string{"inventory-connector"}, true}, // bash's split
 		{[]string{"restore", "--store", store, "--group", "archive"}, []string{"archive-loader"}, true},
 		{[]string{"restore", "--store", store, "--dry-run", "--output", ""}, nil, true},
-		{[]string{"restore", "--store", store, "--dr"}, nil, true}, // flags: the script's
+		{[]string{"restore", "--store", store, "--dr"}, []string{"--dry-run"}, true}, // flags: cobra's, by the same protocol
 		{[]string{"list", "--store", store, ""}, nil, true},
 		{[]string{"restore", "--store", filepath.Join(t.TempDir(), "none"), ""}, nil, true},
 		{[]string{"nosuch", ""}, nil, true},
@@ -131,7 +151,7 @@ func TestCompletionBashFromStore(t *testing.T) {
 		prog := "offsetkeeper() { OFFSETKEEPER_TEST_AS_MAIN=1 " + strconv.Quote(self) + " \"$@\"; }\n" +
 			"source <(offsetkeeper completion bash)\n" +
 			"COMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) + "\n" +
-			"_offsetkeeper\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+			"__start_offsetkeeper\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
 		cmd := exec.Command("bash", "--norc", "--noprofile", "-c", prog)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "OFFSETKEEPER_STORE="+store)
@@ -152,6 +172,10 @@ func TestCompletionBashFromStore(t *testing.T) {
 	}
 	if got := tab("offsetkeeper", "restore", "latest", "--connector", "inv"); strings.Join(got, " ") != "inventory-connector" {
 		t.Errorf("restore latest --connector inv<TAB>: got %q", got)
+	}
+	// bash splits --connector=inv at "=": the script joins it again.
+	if got := tab("offsetkeeper", "restore", "latest", "--connector", "=", "inv"); strings.Join(got, " ") != "inventory-connector" {
+		t.Errorf("restore latest --connector=inv<TAB>: got %q", got)
 	}
 	if got := tab("offsetkeeper", "restore", "latest", "--connector", ""); !slices.Contains(got, "payments-cdc") || len(got) != 16 {
 		t.Errorf("restore latest --connector <TAB>: got %q, want the 16 connectors", got)

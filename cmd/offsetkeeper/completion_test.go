@@ -6,24 +6,33 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 var updateMan = flag.Bool("update", false, "rewrite docs/offsetkeeper.1")
 
 // bashComplete sources script in bash, in dir, and completes words (the
-// last is the word under the cursor) as bash does on <TAB>.
+// last is the word under the cursor) as bash does on <TAB>, with this test
+// binary as offsetkeeper: the script asks it (__complete).
 func bashComplete(t *testing.T, dir, script string, words ...string) []string {
 	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var quoted []string
 	for _, w := range words {
 		quoted = append(quoted, "'"+w+"'")
 	}
-	prog := "source " + script + "\ncomplete -p offsetkeeper >&2\n" +
+	prog := "offsetkeeper() { OFFSETKEEPER_TEST_AS_MAIN=1 " + strconv.Quote(self) + " \"$@\"; }\n" +
+		"source " + script + "\ncomplete -p offsetkeeper >&2\n" +
 		"COMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) + "\n" +
-		"_offsetkeeper\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+		"__start_offsetkeeper 2>/dev/null\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
 	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", prog)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
@@ -31,7 +40,9 @@ func bashComplete(t *testing.T, dir, script string, words ...string) []string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bash: %v\n%s", err, errb.String())
 	}
-	if !strings.Contains(errb.String(), "complete -o default -F _offsetkeeper offsetkeeper") {
+	// -o default: where offsetkeeper offers nothing and does not forbid
+	// it (a file flag), bash completes file names.
+	if !strings.Contains(errb.String(), "complete -o default -F __start_offsetkeeper offsetkeeper") {
 		t.Errorf("complete -p offsetkeeper: %q", errb.String())
 	}
 	return strings.Fields(out.String())
@@ -66,7 +77,6 @@ func TestCompletionBash(t *testing.T) {
 		{[]string{"offsetkeeper", "--store", "file:///x", "rest"}, []string{"restore"}},
 		{[]string{"offsetkeeper", "list", "--dr"}, nil}, // list has no --dry-run
 		{[]string{"offsetkeeper", "completion", "z"}, []string{"zsh"}},
-		{[]string{"offsetkeeper", "snapshot", "--worker-config", "offsetkeeper.b"}, []string{"offsetkeeper.bash"}},
 		{[]string{"offsetkeeper", "snapshot", "--brokers", ""}, nil}, // a value, not a flag
 	} {
 		got := bashComplete(t, dir, script, tt.words...)
@@ -74,31 +84,29 @@ func TestCompletionBash(t *testing.T) {
 			t.Errorf("%q<TAB>: got %q, want %q", strings.Join(tt.words, " "), got, tt.want)
 		}
 	}
+	// After a file flag offsetkeeper offers nothing and leaves file names
+	// to bash (-o default); after any other value flag it forbids them.
+	if got, d := completeDirective(t, "snapshot", "--worker-config", "offsetkeeper.b"); len(got) != 0 || d&cobra.ShellCompDirectiveNoFileComp != 0 {
+		t.Errorf("snapshot --worker-config offsetkeeper.b<TAB>: %q, directive %d: want file names", got, d)
+	}
+	if _, d := completeDirective(t, "snapshot", "--brokers", ""); d&cobra.ShellCompDirectiveNoFileComp == 0 {
+		t.Errorf("snapshot --brokers <TAB>: directive %d: want no file names", d)
+	}
 }
 
-// TestCompletionZshFish: the zsh and fish scripts name every command and
-// each command's flags; a shell that is installed checks the syntax.
+// TestCompletionZshFish: the zsh, fish and PowerShell scripts ask
+// offsetkeeper __complete, which names every command and each command's
+// flags; a shell that is installed checks the syntax.
 func TestCompletionZshFish(t *testing.T) {
-	for _, sh := range []string{"zsh", "fish"} {
+	for _, sh := range []string{"zsh", "fish", "powershell"} {
 		code, out, errs := runCLI(t, "completion", sh)
 		if code != exitOK {
 			t.Fatalf("completion %s: exit %d: %s", sh, code, errs)
 		}
-		for _, name := range commandNames() {
-			if !strings.Contains(out, name) {
-				t.Errorf("%s script does not name command %s", sh, name)
-			}
+		if !strings.Contains(out, cobra.ShellCompRequestCmd) {
+			t.Errorf("%s script does not call offsetkeeper %s", sh, cobra.ShellCompRequestCmd)
 		}
-		for _, f := range commandFlags("restore") {
-			want := "'--" + f.name // zsh: '--dry-run[...]'
-			if sh == "fish" {
-				want = "-l " + f.name + " "
-			}
-			if !strings.Contains(out, want) {
-				t.Errorf("%s script does not name restore --%s", sh, f.name)
-			}
-		}
-		if path, err := exec.LookPath(sh); err == nil {
+		if path, err := exec.LookPath(sh); err == nil && sh != "powershell" {
 			script := filepath.Join(t.TempDir(), "offsetkeeper."+sh)
 			if err := os.WriteFile(script, []byte(out), 0o600); err != nil {
 				t.Fatal(err)
@@ -108,8 +116,20 @@ func TestCompletionZshFish(t *testing.T) {
 			}
 		}
 	}
-	if code, _, errs := runCLI(t, "completion", "powershell"); code != exitUsage || !strings.Contains(errs, "bash, zsh or fish") {
-		t.Errorf("completion powershell: exit %d: %s", code, errs)
+	got := complete(t, "")
+	for _, name := range commandNames() {
+		if !slices.Contains(got, name) {
+			t.Errorf("__complete does not offer command %s: %q", name, got)
+		}
+	}
+	got = complete(t, "restore", "--")
+	for _, f := range commandFlags("restore") {
+		if !slices.Contains(got, "--"+f.name) {
+			t.Errorf("__complete does not offer restore --%s", f.name)
+		}
+	}
+	if code, _, errs := runCLI(t, "completion", "tcsh"); code != exitUsage || !strings.Contains(errs, "bash, zsh, fish or powershell") {
+		t.Errorf("completion tcsh: exit %d: %s", code, errs)
 	}
 }
 

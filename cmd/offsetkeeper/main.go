@@ -21,6 +21,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -118,7 +121,7 @@ func main() {
 		programName = restore.ShellQuote(programName)
 	}
 	stderr := os.Stderr
-	if len(os.Args) > 1 && os.Args[1] == completeCommand || !debugLogging(os.Args[1:], os.Getenv(envName("log-level"))) {
+	if len(os.Args) > 1 && (os.Args[1] == cobra.ShellCompRequestCmd || os.Args[1] == cobra.ShellCompNoDescRequestCmd) || !debugLogging(os.Args[1:], os.Getenv(envName("log-level"))) {
 		// Cloud SDKs log through loggers of their own straight to
 		// os.Stderr (the AWS SDK's "SDK ... WARN falling back to
 		// IMDSv1"): those lines are for --log-level debug, and never for
@@ -178,10 +181,16 @@ func debugLogging(args []string, env string) bool {
 // run is main without the process: end-to-end tests call it as a user
 // would run the binary.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == completeCommand {
-		return runComplete(ctx, args[1:], stdout)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// A completion never writes to the terminal the user is typing in.
+		return newCLI(stdout, io.Discard, false).execute(ctx, args)
 	}
-	args, err := hoistShared(args)
+	args = gnuFlags(args)
+	c := newCLI(stdout, stderr, wantsJSON(args))
+	at, err := leadingFlags(args, c.root.PersistentFlags())
+	if err == nil && at == len(args) && at > 0 {
+		err = usagef("no command after %s", strings.Join(args, " "))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetkeeper: %v\nRun 'offsetkeeper --help' for usage.\n", err)
 		return exitUsage
@@ -190,59 +199,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mainUsage(stderr)
 		return exitUsage
 	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		if len(args) == 2 && args[0] == "help" && commands[args[1]].name != "" {
-			return run(ctx, []string{args[1], "--help"}, stdout, stderr) // help restore
-		}
+	switch args[at] {
+	case "-h", "--help":
 		mainUsage(stdout)
 		return exitOK
-	case "--version", "-version":
+	case "--version":
 		args = []string{"version"}
 	}
-	info, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "offsetkeeper: unknown command %q\n%s", args[0], unknownCommandHint(args[0]))
-		return exitUsage
-	}
-	jsonOut, out := wantsJSON(args[1:]), &countingWriter{w: stdout}
-	e := &env{stdout: out, stderr: stderr, g: &globals{command: info.name, stderr: stderr}}
-	fs, cmd := newFlagSet(info, e)
-	positional, err := parseInterleaved(fs, expandShort(fs, args[1:]))
-	if errors.Is(err, flag.ErrHelp) {
-		commandUsage(stdout, info, fs, e.g)
-		return exitOK
-	}
-	err = describeParseError(fs, err)
-	if err == nil {
-		e.g.noteCmdLine(fs)
-		var ignored []string
-		ignored, err = applyEnv(fs, os.LookupEnv)
-		for _, name := range ignored {
-			fmt.Fprintf(stderr, "offsetkeeper %s: warning: %s is ignored: --%s is a per-run choice and comes only from the command line\n", info.name, envName(name), name)
+	return c.execute(ctx, args)
+}
+
+// leadingFlags checks what comes before the command name: only the shared
+// flags, or -h, --help or --version alone. It returns the index of the
+// command name, len(args) when there is none.
+func leadingFlags(args []string, shared *pflag.FlagSet) (int, error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return i, nil
 		}
-	}
-	if err == nil {
-		e.log, err = e.g.logger(stderr)
-	}
-	if err == nil {
-		routeLibraryLog(e.log)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", info.name, err, info.name)
-		if jsonOut {
-			printJSONError(out, info.name, exitUsage, err)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch a {
+		case "-h", "--help", "--version":
+			return i, nil
 		}
-		return exitUsage
-	}
-	if err := cmd.Run(ctx, positional); err != nil {
-		code := report(stderr, info.name, err)
-		if jsonOut {
-			printJSONError(out, info.name, code, err)
+		f := shared.Lookup(name)
+		if f == nil || a == "--" || len(name) == 1 {
+			return 0, usagef("%s before the command name: only the shared flags (connection, store, security, log) go there; put it after the command", a)
 		}
-		return code
+		if hasValue || f.NoOptDefVal != "" {
+			continue
+		}
+		if i+1 == len(args) {
+			return 0, usagef("flag needs an argument: %s", a)
+		}
+		i++
 	}
-	return exitOK
+	return len(args), nil
 }
 
 // newFlagSet returns the flags of the command info describes, the shared
@@ -282,34 +275,11 @@ func commandUsage(w io.Writer, info commandInfo, fs *flag.FlagSet, g *globals) {
 		}
 	}
 	fmt.Fprintf(w, ".\n\nFlags (each setting also read from OFFSETKEEPER_<FLAG_NAME>):\n")
-	unused := printFlags(w, fs, func(name string) bool {
-		return (info.noKafka && kafkaFlag(name)) || (g.connectUnused && connectFlag(name))
-	})
+	unused := printFlags(w, fs, func(name string) bool { return ignoredFlag(info, g, name) })
 	if len(unused) > 0 {
 		fmt.Fprintf(w, "\nAlso accepted, and ignored by %s: --%s\n", info.name, strings.Join(unused, ", --"))
 	}
 	fmt.Fprintf(w, "\n%s", exitCodesHelp)
-}
-
-// describeParseError rewords the flag package's error for an unknown flag
-// ("flag provided but not defined: -lsit") GNU style, with the closest
-// flag name when one is close.
-func describeParseError(fs *flag.FlagSet, err error) error {
-	name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: -")
-	if err == nil || !ok {
-		return err
-	}
-	name = strings.TrimLeft(name, "-")
-	best, bestD := "", 3
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD {
-			best, bestD = f.Name, d
-		}
-	})
-	if best != "" {
-		return fmt.Errorf("unknown flag --%s (did you mean --%s?)", name, best)
-	}
-	return fmt.Errorf("unknown flag --%s", name)
 }
 
 // editDistance is the Levenshtein distance between a and b.
@@ -354,28 +324,6 @@ func report(stderr io.Writer, name string, err error) int {
 	default:
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitError
-	}
-}
-
-// parseInterleaved parses flags placed before, between or after positional
-// arguments. "--" ends flag parsing.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		// fs.Parse stops at the first non-flag, or after "--".
-		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
 	}
 }
 
@@ -445,46 +393,6 @@ func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) (ignored []s
 		}
 	})
 	return ignored, err
-}
-
-// hoistShared moves the shared flags given before the command name
-// (offsetkeeper --store URL list) after it, where the command's flag set
-// parses them. Only shared flags may come first; -h, --help and --version
-// alone are left for run.
-func hoistShared(args []string) ([]string, error) {
-	probe := flag.NewFlagSet("offsetkeeper", flag.ContinueOnError)
-	g := &globals{}
-	g.register(probe)
-	g.connect.register(probe)
-	var lead []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			return append(append([]string{a}, lead...), args[i+1:]...), nil
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "h", "help", "version":
-			return append([]string{a}, args[i+1:]...), nil
-		}
-		f := probe.Lookup(name)
-		if f == nil || a == "--" {
-			return nil, usagef("%s before the command name: only the shared flags (connection, store, security, log) go there; put it after the command", a)
-		}
-		lead = append(lead, a)
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); hasValue || (ok && b.IsBoolFlag()) {
-			continue
-		}
-		if i+1 == len(args) {
-			return nil, usagef("flag needs an argument: %s", a)
-		}
-		lead = append(lead, args[i+1])
-		i++
-	}
-	if len(lead) > 0 {
-		return nil, usagef("no command after %s", strings.Join(lead, " "))
-	}
-	return args, nil
 }
 
 // listFlag is a repeatable string flag.

@@ -206,7 +206,7 @@ func TestPrintedCommandsRepeatSettings(t *testing.T) {
 			}
 			e := &env{stdout: os.Stdout, stderr: os.Stderr, g: &globals{}}
 			fs, _ := newFlagSet(eventsCommand, e)
-			if _, err := parseInterleaved(fs, tc.args); err != nil {
+			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
 			e.g.noteCmdLine(fs)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"flag"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // shortFlags are the one-letter spellings of the most used flags: -o json
-// is --output json. A command has the short flag when it has the long one.
-// -h is the flag package's own: -h, --help and -help all print the help.
+// is --output json. A command has the short flag when it has the long one
+// (addGoFlags gives them to pflag). -h is cobra's: -h and --help print the
+// help.
 var shortFlags = map[string]string{"o": "output", "n": "dry-run", "c": "connector"}
 
 // shortFor returns the short spelling of a long flag, or "".
@@ -20,38 +23,44 @@ func shortFor(long string) string {
 	return ""
 }
 
-// expandShort rewrites the short flags in args to their long names (-o
-// json, -o=json, -n), for the flags fs has; the value of a flag that takes
-// one is left alone, and so is everything after "--".
-func expandShort(fs *flag.FlagSet, args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+// flagTakesValue maps the long name of every flag of every command (and
+// help and version) to whether it takes a value.
+var flagTakesValue = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{"help": false, "version": false}
+	for _, info := range commands {
+		fs, _ := newFlagSet(info, &env{g: &globals{}})
+		fs.VisitAll(func(f *flag.Flag) {
+			b, ok := f.Value.(interface{ IsBoolFlag() bool })
+			m[f.Name] = !ok || !b.IsBoolFlag()
+		})
+	}
+	return m
+})
+
+// gnuFlags rewrites the single-dash spelling of a long flag (-store URL,
+// -dry-run, -help), which the standard flag package took, to the GNU one
+// pflag takes (--store URL). A flag's value and what follows "--" are left
+// alone.
+func gnuFlags(args []string) []string {
+	known := flagTakesValue()
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
 		if a == "--" {
-			return append(out, args[i:]...)
+			break
 		}
 		if len(a) < 2 || a[0] != '-' {
-			out = append(out, a)
 			continue
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if long, ok := shortFlags[name]; ok && a[1] != '-' && fs.Lookup(long) != nil {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if long, ok := shortFlags[name]; ok && a[1] != '-' {
 			name = long
-			a = "--" + long
-			if hasValue {
-				a += "=" + value
-			}
+		} else if _, ok := known[name]; ok && a[1] != '-' && len(name) > 1 {
+			out[i] = "-" + a
 		}
-		out = append(out, a)
-		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
-			out = append(out, args[i+1])
-			i++
+		if known[name] && !hasValue {
+			i++ // its value
 		}
 	}
 	return out
-}
-
-func isBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
