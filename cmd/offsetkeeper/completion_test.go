@@ -142,11 +142,11 @@ func TestManPage(t *testing.T) {
 		t.Fatalf("man: exit %d: %s", code, errs)
 	}
 	for _, name := range commandNames() {
-		if !strings.Contains(out, `.SS "offsetkeeper `+name) {
+		if !strings.Contains(out, ".SS offsetkeeper "+name+"\n") {
 			t.Errorf("man page has no section for %s", name)
 		}
 		for _, f := range commandFlags(name) {
-			if !strings.Contains(out, `\fB\-\-`+roff(f.name)+`\fR`) {
+			if !strings.Contains(out, `\fB--`+f.name+`\fP`) {
 				t.Errorf("man page does not document %s --%s", name, f.name)
 			}
 		}
