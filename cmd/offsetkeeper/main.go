@@ -2,7 +2,8 @@
 //
 // Each subcommand lives in its own file as a type with a Run(ctx, args)
 // method and its commandInfo; this file holds the command table, the flags every command shares
-// and the mapping of errors to exit codes. Nothing below main calls os.Exit.
+// and the mapping of errors to exit codes; cli.go runs the table on cobra and pflag. Nothing
+// below main calls os.Exit.
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -53,7 +53,9 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // restore.ErrRefused (a *restore.RefusedError or one Run wraps).
 
 // command is one subcommand. Flags registers its flags on fs (the shared
-// ones are already there); Run gets the positional arguments.
+// ones are already there); Run gets the positional arguments. cli.go gives
+// each command of the table a cobra.Command with fs's flags (as pflag
+// flags) whose RunE calls Run: a command needs nothing cobra-specific.
 type command interface {
 	Flags(fs *flag.FlagSet)
 	Run(ctx context.Context, args []string) error
@@ -148,12 +150,7 @@ const exitCodesHelp = `Exit codes:
 
 func mainUsage(w io.Writer) {
 	fmt.Fprintf(w, "offsetkeeper backs up and restores Kafka Connect offsets.\n\nUsage:\n  offsetkeeper [shared flags] <command> [flags] [arguments]\n\nCommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'offsetkeeper <command> --help' for a command's flags. The shared flags\n(connection, store, security, log) are accepted by every command, before or\nafter its name. Settings have an environment twin: --foo-bar is\nOFFSETKEEPER_FOO_BAR; per-run choices and safety overrides (--force,\n--connector, --dry-run, --output, ...) come only from the command line.\nShort flags: -o is --output, -n --dry-run, -c --connector, -h --help.\n\n%s", exitCodesHelp)
