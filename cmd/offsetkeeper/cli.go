@@ -65,6 +65,20 @@ func newCLI(stdout, stderr io.Writer, jsonOut bool) *cli {
 	c.root.SetOut(stdout)
 	c.root.SetErr(stderr)
 	c.root.SetHelpFunc(func(*cobra.Command, []string) { mainUsage(c.help) })
+	// help restore is restore --help; help alone, or anything else, the
+	// main usage.
+	c.root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "print the help of a command",
+		Args:  cobra.ArbitraryArgs,
+		Run: func(_ *cobra.Command, args []string) {
+			if cc, _, err := c.root.Find(args); len(args) == 1 && err == nil && cc != c.root {
+				cc.HelpFunc()(cc, nil)
+				return
+			}
+			mainUsage(c.help)
+		},
+	})
 	c.root.SetFlagErrorFunc(func(cc *cobra.Command, err error) error { return describeFlagError(cc, err) })
 	// The shared flags before the command name: cobra finds the command
 	// past them (it must know which take a value), and the command's own
@@ -168,6 +182,9 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	cc, err := c.root.ExecuteContextC(ctx)
 	var unknown unknownCommandError
 	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		cc.HelpFunc()(cc, nil)
+		return exitOK
 	case errors.As(err, &unknown):
 		fmt.Fprintf(c.stderr, "offsetkeeper: %v\n%s", err, unknownCommandHint(unknown.name))
 		return exitUsage
@@ -222,6 +239,9 @@ func unknownCommand(root *cobra.Command, name string) error {
 // describeFlagError rewords pflag's error for an unknown flag ("unknown
 // flag: --dry-rn") GNU style, with the closest flag name when one is close.
 func describeFlagError(cc *cobra.Command, err error) error {
+	if h := cc.Flags().Lookup("help"); h != nil && h.Changed {
+		return pflag.ErrHelp // --help before the mistake: the help, as the flag package did
+	}
 	msg := err.Error()
 	var name string
 	switch {
