@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -268,12 +269,4 @@ func describeFlagError(cc *cobra.Command, err error) error {
 }
 
 // commandNames returns the command table's names, sorted.
-func commandNames() []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-}
+func commandNames() []string { return slices.Sorted(maps.Keys(commands)) }
