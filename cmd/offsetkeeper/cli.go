@@ -58,7 +58,12 @@ func newCLI(stdout, stderr io.Writer, jsonOut bool) *cli {
 		SilenceUsage:  true,
 		// Only an unknown command gets here: run has answered the line
 		// without one.
-		RunE: func(_ *cobra.Command, args []string) error { return unknownCommand(c.root, args[0]) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("no command")
+			}
+			return unknownCommand(c.root, args[0])
+		},
 		// Our own completion command prints the scripts.
 		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 		SuggestionsMinimumDistance: 2,

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -371,13 +372,15 @@ var sharedOnly = map[string]bool{"log-level": true, "log-format": true, "store":
 // (connection and security), which a command that does not use Kafka
 // accepts and ignores.
 func kafkaFlag(name string) bool {
-	if sharedOnly[name] {
-		return false
-	}
-	probe := flag.NewFlagSet("", flag.ContinueOnError)
-	(&globals{}).register(probe)
-	return probe.Lookup(name) != nil
+	return !sharedOnly[name] && sharedFlagSet().Lookup(name) != nil
 }
+
+// sharedFlagSet is a flag set of the shared flags alone, to look names up in.
+var sharedFlagSet = sync.OnceValue(func() *flag.FlagSet {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	(&globals{}).register(fs)
+	return fs
+})
 
 // routeLibraryLog sends what libraries print with the standard log package
 // (the AWS transfer manager does, on a refused multipart upload) to l at
