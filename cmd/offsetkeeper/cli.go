@@ -19,8 +19,14 @@ import (
 // each entry of commands becomes a cobra.Command whose flags are those its
 // command registers on a standard library flag.FlagSet (the shared ones
 // included), converted to pflag, and whose RunE calls the command's Run.
-// A command or a flag added the old way (commandInfo, Flags(fs)) needs
-// nothing more here.
+// A command or a flag added the old way needs nothing more here:
+//   - a command: a type with Flags(fs *flag.FlagSet) and Run(ctx, args),
+//     its commandInfo, its name in commands (main.go) and its examples
+//     (examples.go); idArgs (complete.go) if it takes snapshot IDs;
+//   - a flag: registered on fs in Flags (any flag.Value; IsBoolFlag makes
+//     it a bool), named in perRun if it is a per-run choice (no env twin),
+//     in shortFlags for a one-letter spelling. Its value completes as
+//     fileFlag, --connector and --group say, else with nothing.
 
 // cli is one run of the command line: the cobra tree and what the command
 // that ran returned.
