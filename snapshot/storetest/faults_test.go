@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"bytes"
+	"crypto/rand"
 	"errors"
 	"net/url"
 	"slices"
@@ -170,4 +172,43 @@ func testRestoreIntentsDown(t *testing.T, b *backend) {
 	if errors.Is(err, store.ErrStoreTimeout) {
 		t.Logf("timed out as --store-timeout says: %v", err)
 	}
+}
+
+func init() {
+	cases = append(cases, conformanceCase{name: "SlowCommit", run: testSlowCommit, network: true})
+}
+
+// testSlowCommit (issue 41 item 7): an object below the driver's multipart
+// threshold is sent when the write commits, where no progress is seen. Over
+// a link that takes about three store timeouts to carry it, the write
+// succeeds (the store answers a check each time the deadline passes), and
+// the object reads back; with the store dropping every reply the same
+// write fails, saying so in one line.
+func testSlowCommit(t *testing.T, b *backend) {
+	s := open(t, b)
+	s.SetTimeout(2 * time.Second)
+	v := make([]byte, 6000)
+	_, _ = rand.Read(v)
+	seg := rawSegment(1, "", time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "")
+	seg.Entries[0].Value = v
+	b.proxy.SetRate(1500)
+	info, err := s.PutSegment(t.Context(), seg)
+	b.proxy.SetRate(0)
+	if err != nil {
+		t.Fatalf("a write moving at 1500 B/s (store timeout 2s): %v", err)
+	}
+	t.Logf("wrote %s (%d bytes) over a 1500 B/s link", info.Key, info.Size)
+	back, err := s.ReadSegment(t.Context(), info)
+	if err != nil || !bytes.Equal(back.Entries[0].Value, v) {
+		t.Fatalf("read back: %v", err)
+	}
+
+	b.proxy.SetRate(1500)
+	b.proxy.DropReplies(true)
+	defer b.proxy.DropReplies(false)
+	defer b.proxy.SetRate(0)
+	seg2 := rawSegment(2, "", time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC), "")
+	seg2.Entries[0].Value = v
+	_, err = s.PutSegment(t.Context(), seg2)
+	oneLine(t, "a write to a store that drops every reply", err)
 }
