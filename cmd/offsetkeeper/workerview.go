@@ -76,8 +76,8 @@ func readAsWorkers(ctx context.Context, w io.Writer, cl *kgo.Client, wr workerRe
 		return
 	}
 	if !wr.known {
-		for _, n := range viewNotes(ctx, cl, offsetsTopicsOf(b)) {
-			fmt.Fprintln(w, english.Wrap("note: "+n+"; "+wr.String(), 120, "  "))
+		for _, n := range workerViewNotes(ctx, cl, wr, offsetsTopicsOf(b)) {
+			fmt.Fprintln(w, english.Wrap("note: "+n, 120, "  "))
 		}
 		return
 	}
@@ -153,4 +153,35 @@ func jsonObject(v []byte) []byte {
 		return v
 	}
 	return nil
+}
+
+// workerViewNotes says, per topic, where the workers read otherwise than
+// read_committed readers (snapshots, workers with exactly-once source
+// support): nothing when they read read_committed; known to read
+// read_uncommitted, the keys they read from an aborted transaction;
+// unknown, where the two views differ.
+func workerViewNotes(ctx context.Context, cl *kgo.Client, wr workerRead, topics []string) []string {
+	if wr.known && wr.committed {
+		return nil
+	}
+	if !wr.known {
+		notes := viewNotes(ctx, cl, topics)
+		for i := range notes {
+			notes[i] += "; " + wr.String()
+		}
+		return notes
+	}
+	var notes []string
+	for _, t := range topics {
+		diffs, err := restore.CompareViews(ctx, cl, t, nil)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("could not read topic %s as the workers do (read_uncommitted): %v", t, err))
+			continue
+		}
+		if len(diffs) > 0 {
+			notes = append(notes, fmt.Sprintf("the workers read %s of topic %s from an aborted transaction, which snapshots and read_committed "+
+				"readers do not see; %s; first: %s", plural(len(diffs), "key", "keys"), t, wr, diffs[0]))
+		}
+	}
+	return notes
 }
