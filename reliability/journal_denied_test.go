@@ -34,6 +34,19 @@ func TestJournalSnapshotReadsDenied(t *testing.T) {
 	fb := newFaultBucket(real)
 	fb.set(func(b *faultBucket) { b.denyReadPrefix = "snapshots/" })
 	sto := store.NewStore(blob.NewBucket(fb))
+	deniedStorm(t, c, sto, func() int {
+		infos, err := sto.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(infos)
+	})
+}
+
+// deniedStorm runs a daemon over c with the store sto, whose snapshot
+// reads are denied, and checks that it backs off and says so; stored
+// counts the snapshots in the store (through a credential that may read).
+func deniedStorm(t *testing.T, c *cluster, sto *store.Store, stored func() int) {
 	capt := capture.NewCapturer(c.cl, capture.Options{Incremental: true})
 	d := &daemon.Daemon{
 		Config: daemon.Config{Schedule: "@every 1h", Listen: "127.0.0.1:0", Journal: daemon.JournalConfig{Interval: 20 * time.Millisecond}},
@@ -79,14 +92,11 @@ func TestJournalSnapshotReadsDenied(t *testing.T) {
 	// The storm took a snapshot every few flushes. Give it 100 flushes to
 	// show (a slower machine gives it fewer, never a false failure).
 	time.Sleep(100 * 20 * time.Millisecond)
-	infos, err := sto.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := stored()
 	// The first run, and the one the journal asked for when it found no
 	// epoch (the two may coincide); the next ask waits two minutes.
-	if len(infos) > 2 {
-		t.Errorf("%d snapshots stored while snapshot reads were denied; want at most 2 before the backoff", len(infos))
+	if n > 2 {
+		t.Errorf("%d snapshots stored while snapshot reads were denied; want at most 2 before the backoff", n)
 	}
 	if n := metric("offsetkeeper_journal_epoch_start_failures_total"); n != "1" && n != "2" {
 		t.Errorf("offsetkeeper_journal_epoch_start_failures_total = %s, want 1 or 2", n)
@@ -101,5 +111,5 @@ func TestJournalSnapshotReadsDenied(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "journal: not journaling: the epoch could not start") || !strings.Contains(body, "refused the credentials") {
 		t.Errorf("/readyz = %d:\n%s\nwant 503 naming the journal and the refused read", code, body)
 	}
-	t.Logf("%d snapshots; /readyz:\n%s", len(infos), body)
+	t.Logf("%d snapshots; /readyz:\n%s", n, body)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -199,13 +198,12 @@ func (c *diffCmd) other(ctx context.Context, a *snapshot.Snapshot, sides []*snap
 	if err != nil {
 		return nil, "", fmt.Errorf("read live state: %w", kafkaconf.DescribeError(err))
 	}
-	// As the worker reads: read_committed when its config says it has
-	// exactly-once source support, else both ways, and a difference said.
-	if known, committed := c.g.workerReadsCommitted(); !known || !committed {
-		for _, n := range viewNotes(ctx, cl, offsetsTopicsOf(b)) {
-			fmt.Fprintln(c.stderr, english.Wrap("note: "+n, 120, "  "))
-		}
+	// As the workers read (workerview.go).
+	rc, err := c.g.connect.client()
+	if err != nil {
+		return nil, "", err
 	}
+	readAsWorkers(ctx, c.stderr, cl, c.g.workerRead(ctx, rc), b, opts.Connectors)
 	return b, "live (cluster " + b.ClusterID + ")", nil
 }
 

@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -116,7 +118,12 @@ func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) 
 			return 0, err
 		}
 		defer cl.Close()
-		return len(recoverInterrupted(ctx, cl, st, w, c.log)), nil
+		left := recoverInterrupted(ctx, cl, st, w, c.log)
+		// As the workers read the topics those restores wrote (workerview.go).
+		for _, n := range workerViewNotes(ctx, cl, c.g.workerRead(ctx, nil), intentTopics(intents)) {
+			fmt.Fprintln(w, english.Wrap("note: "+n, 120, "  "))
+		}
+		return len(left), nil
 	}
 	for _, in := range intents {
 		fmt.Fprintf(w, "FAIL restore %s of snapshot %s (started %s) did not finish (%s); give --brokers to check what it wrote, or run it again: %s\n",
@@ -131,4 +138,17 @@ func againOf(in store.RestoreIntent) string {
 		return in.Again
 	}
 	return "offsetkeeper restore " + in.Snapshot
+}
+
+// intentTopics names the offsets topics the restores of intents write.
+func intentTopics(intents []store.RestoreIntent) []string {
+	var out []string
+	for _, in := range intents {
+		for _, t := range in.Topics {
+			if !slices.Contains(out, t.Topic) {
+				out = append(out, t.Topic)
+			}
+		}
+	}
+	return out
 }

@@ -123,8 +123,15 @@ func (s *Server) validate(_ context.Context, r *http.Request) (int, any, error) 
 	errCount := 0
 	for _, k := range slices.Sorted(mapsKeys(config)) {
 		v := config[k]
+		if k == "exactly.once.support" && !versionAtLeast(s.opts.Version, 3, 3) {
+			continue // no such key before KIP-618 (3.3)
+		}
 		cv := configValueJSON{Name: k, Value: &v, RecommendedValues: []string{}, Errors: []string{}, Visible: true}
 		if msg := s.overrideRefused(k); msg != "" {
+			cv.Errors = append(cv.Errors, msg)
+			errCount++
+		}
+		if msg := s.exactlyOnceRefused(p, k, v); msg != "" {
 			cv.Errors = append(cv.Errors, msg)
 			errCount++
 		}

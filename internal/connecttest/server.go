@@ -128,6 +128,10 @@ type Options struct {
 	// PolicyAllowlist (connector.client.config.override.allowlist).
 	OverridePolicy    string
 	OverrideAllowlist []string
+	// ExactlyOnceSource is the workers' exactly.once.source.support
+	// ("disabled" when empty): validate refuses a source config with
+	// exactly.once.support=required unless it is "enabled" (eos.go).
+	ExactlyOnceSource string
 }
 
 // Server is a fake Connect REST API over a Kafka cluster. Make it with

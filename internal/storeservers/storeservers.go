@@ -364,6 +364,9 @@ type Proxy struct {
 	down, dropReplies bool
 	// delay is slept before each chunk sent upstream (a slow network).
 	delay time.Duration
+	// rate, when set, is the bytes per second sent upstream on each
+	// connection (a slow link: see SetRate).
+	rate int64
 	// Up counts the bytes sent to the server.
 	Up atomic.Int64
 	// Dropped counts the replies dropped.
@@ -406,6 +409,16 @@ func (p *Proxy) DropReplies(drop bool) {
 func (p *Proxy) SetDelay(d time.Duration) {
 	p.mu.Lock()
 	p.delay = d
+	p.mu.Unlock()
+}
+
+// SetRate limits what each connection sends to the server to
+// bytesPerSecond (0: no limit), in pieces of a tenth of a second, as a slow
+// link would: the client's kernel takes a small request whole, and the
+// server receives it over seconds.
+func (p *Proxy) SetRate(bytesPerSecond int64) {
+	p.mu.Lock()
+	p.rate = bytesPerSecond
 	p.mu.Unlock()
 }
 
@@ -463,13 +476,12 @@ func (p *Proxy) handle(c net.Conn) {
 			n, err := c.Read(buf)
 			if n > 0 {
 				p.mu.Lock()
-				d := p.delay
+				d, rate := p.delay, p.rate
 				p.mu.Unlock()
 				if d > 0 {
 					time.Sleep(d)
 				}
-				p.Up.Add(int64(n))
-				if _, werr := u.Write(buf[:n]); werr != nil {
+				if werr := p.send(u, buf[:n], rate); werr != nil {
 					break
 				}
 			}
@@ -503,6 +515,23 @@ func (p *Proxy) handle(c net.Conn) {
 		done <- struct{}{}
 	}()
 	<-done
+}
+
+// send writes b to the server at rate bytes per second (0: at once).
+func (p *Proxy) send(u net.Conn, b []byte, rate int64) error {
+	for len(b) > 0 {
+		n := len(b)
+		if rate > 0 {
+			n = min(n, int(max(rate/10, 1)))
+			time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
+		}
+		p.Up.Add(int64(n))
+		if _, err := u.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // Endpoint is the server's HTTP endpoint, through the proxy.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func checkAWSCredentials(ctx context.Context, u *url.URL) error {
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil || cfg.Credentials == nil {
 		return nil // s3blob reports a bad parameter itself
+	}
+	if anon, _ := strconv.ParseBool(q.Get("anonymous")); anon {
+		return nil // unsigned requests: nothing to resolve (AnonymousCredentials refuses Retrieve)
 	}
 	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()

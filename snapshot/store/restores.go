@@ -17,7 +17,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -25,7 +24,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 const (
@@ -112,8 +110,15 @@ func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
 	if err != nil {
 		return fmt.Errorf("record restore %s: %w", in.ID, err)
 	}
-	if err := s.bucket.WriteAll(ctx, intentKey(in.ID), append(data, '\n'), &blob.WriterOptions{ContentType: pinType}); err != nil {
-		return fmt.Errorf("record restore %s%s: %w", in.ID, s.in(), describeBucketError(err))
+	// Through the store's boundary (storecall.go): a store that does not
+	// answer fails the restore within --store-timeout, before it changes
+	// anything, instead of holding it.
+	err = s.put(ctx, intentKey(in.ID), &blob.WriterOptions{ContentType: pinType}, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("record restore %s%s: %w", in.ID, s.in(), err)
 	}
 	return nil
 }
@@ -121,8 +126,8 @@ func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
 // DeleteIntent removes the intent of restore id; one already gone is
 // no error.
 func (s *Store) DeleteIntent(ctx context.Context, id string) error {
-	if err := s.bucket.Delete(ctx, intentKey(id)); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return fmt.Errorf("remove the record of restore %s%s: %w", id, s.in(), describeBucketError(err))
+	if err := s.deleteKey(ctx, intentKey(id)); err != nil && !notFound(err) {
+		return fmt.Errorf("remove the record of restore %s%s: %w", id, s.in(), err)
 	}
 	return nil
 }
@@ -132,28 +137,27 @@ func (s *Store) DeleteIntent(ctx context.Context, id string) error {
 // intent (a temporary file of the file:// driver, a foreign object) is
 // skipped, one that vanished while listed too.
 func (s *Store) Intents(ctx context.Context) ([]RestoreIntent, error) {
-	it := s.bucket.List(&blob.ListOptions{Prefix: intentPrefix})
+	var keys []string
+	err := s.eachObject(ctx, &blob.ListOptions{Prefix: intentPrefix}, func(obj *blob.ListObject) error {
+		if !obj.IsDir && strings.HasSuffix(obj.Key, intentSuffix) && obj.Size <= maxIntentSize {
+			keys = append(keys, obj.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list restore records%s: %w", s.in(), err)
+	}
 	var out []RestoreIntent
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list restore records%s: %w", s.in(), describeBucketError(err))
-		}
-		if obj.IsDir || !strings.HasSuffix(obj.Key, intentSuffix) || obj.Size > maxIntentSize {
-			continue
-		}
-		data, err := s.bucket.ReadAll(ctx, obj.Key)
-		if gcerrors.Code(err) == gcerrors.NotFound {
+	for _, key := range keys {
+		data, err := s.readAll(ctx, key)
+		if notFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read restore record %s%s: %w", obj.Key, s.in(), describeBucketError(err))
+			return nil, fmt.Errorf("read restore record %s%s: %w", key, s.in(), err)
 		}
 		var in RestoreIntent
-		if err := json.Unmarshal(data, &in); err != nil || in.Format != intentFormat || in.Version != 1 || intentKey(in.ID) != obj.Key {
+		if err := json.Unmarshal(data, &in); err != nil || in.Format != intentFormat || in.Version != 1 || intentKey(in.ID) != key {
 			continue
 		}
 		out = append(out, in)

@@ -55,16 +55,23 @@ type watch struct {
 	timer  *time.Timer
 	d      time.Duration
 	fired  atomic.Bool
+	// The commit of a write (see commit in storecommit.go): parent is the
+	// call's own context, for the liveness checks; probe, set before
+	// committing is, asks the store something small; extended counts the
+	// deadlines passed while the store answered.
+	parent     context.Context
+	probe      func(context.Context) error
+	committing atomic.Bool
+	finished   atomic.Bool
+	extended   atomic.Int32
+	sent       atomic.Int64
 }
 
 func (s *Store) watch(parent context.Context) *watch {
 	ctx, cancel := context.WithCancel(parent)
-	w := &watch{ctx: ctx, cancel: cancel, d: s.callTimeout()}
+	w := &watch{ctx: ctx, cancel: cancel, d: s.callTimeout(), parent: parent}
 	if w.d > 0 {
-		w.timer = time.AfterFunc(w.d, func() {
-			w.fired.Store(true)
-			cancel()
-		})
+		w.timer = time.AfterFunc(w.d, w.expire)
 	}
 	return w
 }
@@ -78,6 +85,7 @@ func (w *watch) kick() {
 
 // done ends the call.
 func (w *watch) done() {
+	w.finished.Store(true)
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -87,7 +95,11 @@ func (w *watch) done() {
 // err returns err, or the timeout when the deadline ended the call.
 func (w *watch) err(s *Store, err error) error {
 	if err != nil && w.fired.Load() {
-		return &storeTimeout{store: s.name(), d: w.d, err: err}
+		t := &storeTimeout{store: s.name(), d: w.d, err: err}
+		if w.committing.Load() {
+			t.sent, t.answered = w.sent.Load(), int(w.extended.Load())
+		}
+		return t
 	}
 	return err
 }
@@ -97,9 +109,18 @@ type storeTimeout struct {
 	store string
 	d     time.Duration
 	err   error
+	// sent is set when the call was the commit of a write of that many
+	// bytes; answered counts the store's answers to liveness checks while
+	// the commit ran.
+	sent     int64
+	answered int
 }
 
 func (e *storeTimeout) Error() string {
+	if e.answered > 0 {
+		return fmt.Sprintf("store %s answered, but the upload of %d bytes did not finish within %v, %d times the store timeout of %v "+
+			"(--store-timeout / OFFSETKEEPER_STORE_TIMEOUT): a link this slow needs a longer store timeout", e.store, e.sent, e.d*time.Duration(e.answered+1), e.answered+1, e.d)
+	}
 	return fmt.Sprintf("store %s did not answer within %v (--store-timeout / OFFSETKEEPER_STORE_TIMEOUT): check the endpoint, the network and any proxy", e.store, e.d)
 }
 
@@ -285,7 +306,7 @@ func (s *Store) put(ctx context.Context, key string, opts *blob.WriterOptions, b
 	if err != nil {
 		return w.err(s, s.describe(err))
 	}
-	if err := body(&kickWriter{w: bw, kick: w.kick}); err != nil {
+	if err := body(&kickWriter{w: bw, kick: w.kick, sent: &w.sent}); err != nil {
 		abort(bw, w)
 		return w.err(s, s.describe(err))
 	}
@@ -293,7 +314,7 @@ func (s *Store) put(ctx context.Context, key string, opts *blob.WriterOptions, b
 		hook()
 	}
 	w.kick()
-	if err := bw.Close(); err != nil {
+	if err := w.commit(s, key, bw); err != nil {
 		if notFound(err) {
 			// A write finds no object missing: its bucket is.
 			return s.bucketMissing(err)
@@ -313,10 +334,14 @@ func abort(bw *blob.Writer, w *watch) {
 type kickWriter struct {
 	w    io.Writer
 	kick func()
+	sent *atomic.Int64
 }
 
 func (k *kickWriter) Write(p []byte) (int, error) {
 	n, err := k.w.Write(p)
 	k.kick()
+	if k.sent != nil {
+		k.sent.Add(int64(n))
+	}
 	return n, err
 }
