@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -184,9 +185,9 @@ func (r *run) printCreations(cs []Creation) {
 		case CreateCreate:
 			names = append(names, c.Connector+" ("+c.Type+")")
 		case CreateDiffers:
-			fmt.Fprintf(r.Out, "connector %s exists on Connect with another config (%s differ): left as it is, never overwritten; its offsets are restored as any existing connector's\n", c.Connector, strings.Join(c.Differs, ", "))
+			fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("connector %s exists on Connect with another config (%s differ): left as it is, never overwritten; its offsets are restored as any existing connector's", c.Connector, strings.Join(c.Differs, ", ")), lineWidth, "  "))
 		case CreateNoConfig:
-			fmt.Fprintf(r.Out, "connector %s has no config in the snapshot (deleted, or known only from its offsets): not created; its offsets are restored\n", c.Connector)
+			fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("connector %s has no config in the snapshot (deleted, or known only from its offsets): not created; its offsets are restored", c.Connector), lineWidth, "  "))
 		}
 	}
 	if len(names) == 0 {
@@ -196,7 +197,8 @@ func (r *run) printCreations(cs []Creation) {
 	if r.req.DryRun {
 		verb = "dry run: would create"
 	}
-	fmt.Fprintf(r.Out, "--create-connectors %s %s STOPPED, with the snapshot's configs: %s\n", verb, plural(len(names), "connector", "connectors"), strings.Join(names, ", "))
+	// One name a line would be long; wrapped, the list stays readable.
+	fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("--create-connectors %s %s STOPPED, with the snapshot's configs: %s", verb, plural(len(names), "connector", "connectors"), strings.Join(names, ", ")), lineWidth, "  "))
 }
 
 // create creates the connectors of cs that Connect does not have, STOPPED,
@@ -236,6 +238,6 @@ func (r *run) create(ctx context.Context, cs []Creation) error {
 	if err := waitStopped(wctx, r.Connect, r.Client, r.stop.configTopic, names, nil); err != nil {
 		return fmt.Errorf("wait for the connectors created to be STOPPED (--stop-timeout %s): %w", r.req.StopTimeout, err)
 	}
-	fmt.Fprintf(r.Out, "created: %s STOPPED (POST /connectors with \"initial_state\":\"STOPPED\"): %s\n", plural(len(names), "connector", "connectors"), strings.Join(names, ", "))
+	fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("created: %s STOPPED (POST /connectors with \"initial_state\":\"STOPPED\"): %s", plural(len(names), "connector", "connectors"), strings.Join(names, ", ")), lineWidth, "  "))
 	return nil
 }

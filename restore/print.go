@@ -205,7 +205,10 @@ func displayValue(b []byte) string {
 	return string(b)
 }
 
-// errWriter keeps the first write error.
+// errWriter keeps the first write error. What it writes is text for a
+// person: each line wider than 120 columns is broken (english.Fit), as a
+// JDBC or S3 source's offset makes a plan's or a diff's line; the whole
+// value is in the JSON output.
 type errWriter struct {
 	w   io.Writer
 	err error
@@ -213,15 +216,22 @@ type errWriter struct {
 
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		e.write(fmt.Appendf(nil, format, args...))
 	}
 }
 
 func (e *errWriter) write(b []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(b)
+	if e.err != nil {
+		return
 	}
+	if len(b) > lineWidth+1 {
+		b = []byte(english.Fit(string(b), lineWidth))
+	}
+	_, e.err = e.w.Write(b)
 }
+
+// lineWidth is the width of the text output.
+const lineWidth = 120
 
 // appendSourceLine appends the plan's line for one source key written:
 // "  source  <topic>/<partition>  <key>  <action>  ...", without its

@@ -356,7 +356,8 @@ func TestDiff(t *testing.T) {
 		`  sink  connect-s  t/1  moved backward  10 -> 3`,
 		`diff: 2 connectors differ; source: 1 changed, 1 appeared, 1 vanished; sink: 1 moved forward, 1 moved backward, 1 appeared, 1 vanished`,
 	} {
-		if !strings.Contains(sb.String(), line) {
+		// Lines over 120 columns are broken: compare the words.
+		if !strings.Contains(strings.Join(strings.Fields(sb.String()), " "), strings.Join(strings.Fields(line), " ")) {
 			t.Errorf("PrintChanges lacks %q:\n%s", line, sb.String())
 		}
 	}

@@ -202,7 +202,8 @@ func demoGuide(w io.Writer, ok, brokers, connectURL, store, listen string) {
 	const conn = "inventory-connector"
 	k := " --brokers " + brokers + store
 	cu := " --connect-url " + connectURL
-	fmt.Fprintf(w, `
+	var b strings.Builder
+	fmt.Fprintf(&b, `
 Look around, from another terminal in this directory:
   %[1]s list%[2]s
   %[1]s show latest%[2]s
@@ -241,6 +242,7 @@ A bad reset, then the restore (start the daemon above first: its journal catches
 
 Ctrl-C stops the demo.
 `, ok, store, conn, k, connectURL, brokers, cu, listen)
+	io.WriteString(w, fitGuide(b.String(), ok))
 }
 
 // demoListen is the daemon's --listen in the demo's guide: 9464 beside

@@ -60,7 +60,7 @@ func TestDemoDisasterRecovery(t *testing.T) {
 	emptyBrokers := "127.0.0.1:" + strconv.Itoa(kport+3)
 	emptyURL := "http://127.0.0.1:" + strconv.Itoa(cport+1)
 	for _, want := range []string{emptyURL, emptyClusterID, "restore latest --allow-other-cluster --brokers " + emptyBrokers} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(joinContinued(out.String()), want) {
 			t.Errorf("the walk-through lacks %q:\n%s", want, out.String())
 		}
 	}

@@ -16,7 +16,9 @@ func TestDemoDrill(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 3), freePorts(t, 1)
 	out := startDemo(t, "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms")
-	m := regexp.MustCompile(`(?m)^  go run ./cmd/offsetkeeper (drill .*)$`).FindStringSubmatch(out.String())
+	// A command wider than 120 columns is continued on the next lines.
+	guide := joinContinued(out.String())
+	m := regexp.MustCompile(`(?m)^  go run ./cmd/offsetkeeper (drill .*)$`).FindStringSubmatch(guide)
 	if m == nil {
 		t.Fatalf("no drill line in the walk-through:\n%s", out.String())
 	}

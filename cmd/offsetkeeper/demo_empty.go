@@ -73,7 +73,8 @@ func (c *demoCmd) startEmpty(ctx context.Context) (*emptyWorld, error) {
 func emptyGuide(w io.Writer, ok string, e *emptyWorld, store string) {
 	brokers := strings.Join(e.cluster.ListenAddrs(), ",")
 	k := " --brokers " + brokers + store
-	fmt.Fprintf(w, `
+	var b strings.Builder
+	fmt.Fprintf(&b, `
 Disaster recovery, rehearsed (docs/restore.md): a second, empty cluster to restore into
   Kafka (kfake, 3 brokers): %[2]s   cluster id %[4]s
   Kafka Connect REST API:   %[3]s (no connectors yet)
@@ -88,4 +89,5 @@ Disaster recovery, rehearsed (docs/restore.md): a second, empty cluster to resto
        %[1]s diff latest --live%[5]s --exit-code
 Ctrl-C stops both clusters.
 `, ok, brokers, e.connect.URL, emptyClusterID, k)
+	io.WriteString(w, fitGuide(b.String(), ok))
 }

@@ -103,7 +103,7 @@ func TestDemo(t *testing.T) {
 	t.Chdir(t.TempDir())
 	kport, cport := freePorts(t, 3), freePorts(t, 1)
 	out := startDemo(t, "--port", strconv.Itoa(kport), "--rest-port", strconv.Itoa(cport), "--churn-every", "200ms")
-	guide := out.String()
+	guide := joinContinued(out.String()) // commands over 120 columns are continued
 	if e, l := strings.Index(guide, " events --brokers "), strings.Index(guide, " restore latest "); e < 0 || l < e {
 		t.Errorf("the walk-through does not teach events before restore latest:\n%s", guide)
 	}

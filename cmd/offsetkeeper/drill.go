@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // drillCommand is the drill entry of the command table (main.go).
@@ -164,13 +165,9 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 	}
 	switch {
 	case c.at != "":
-		t, err := parseAt("at", c.at, time.Now())
+		snap, err := c.stateAt(ctx, st)
 		if err != nil {
 			return nil, err
-		}
-		snap, _, err := st.StateAt(ctx, t)
-		if err != nil {
-			return nil, fmt.Errorf("read state at %s: %w", c.at, err)
 		}
 		req.State, req.Named = snap, drill.State{Kind: "moment", At: snap.CreatedAt, Description: snap.ID}
 	case len(args) == 1:
@@ -192,6 +189,27 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 		req.State, req.Named, req.Options = snap, drill.State{Kind: "capture", At: snap.CreatedAt}, opts
 	}
 	return drill.Run(ctx, drill.Env{Store: st, Connect: rc, Log: c.log}, req)
+}
+
+// stateAt reads the state at --at from the journal. A moment no journal
+// covers is refused: the store would fall back to the newest snapshot
+// before it, and a report naming the moment would vouch for a state the
+// drill did not restore.
+func (c *drillCmd) stateAt(ctx context.Context, st *store.Store) (*snapshot.Snapshot, error) {
+	t, err := parseAt("at", c.at, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	snap, info, err := st.StateAt(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("read state at %s: %w", c.at, err)
+	}
+	if info != nil && info.Fallback {
+		return nil, fmt.Errorf("read state at %s: no journal covers %s (it is before the daemon's journal); "+
+			"the newest state before it is snapshot %s, %s older: drill that snapshot by its ID instead",
+			c.at, t.UTC().Format(millis), info.Base.ID, t.Sub(info.Base.CreatedAt).Round(time.Second))
+	}
+	return snap, nil
 }
 
 // finish stores the report (signed with key, when set), prints it and
@@ -221,7 +239,11 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		}
 	} else {
 		drill.PrintText(c.stdout, rep)
-		fmt.Fprintf(c.stdout, "  report stored as drills/%s.json%s; offsetkeeper drill show %s prints it\n", rep.ID, signed, rep.ID)
+		stored := fmt.Sprintf("  report stored as drills/%s.json%s; offsetkeeper drill show %s prints it", rep.ID, signed, rep.ID)
+		if len(stored) > lineWidth { // the command on a line of its own, whole
+			stored = strings.Replace(stored, "; offsetkeeper", ";\n    offsetkeeper", 1)
+		}
+		fmt.Fprintln(c.stdout, stored)
 	}
 	if rep.Result != drill.Passed {
 		return fmt.Errorf("%w: %s failed (%d failures); the report names each with its cause, and docs/drills.md says what each cause means and what to do", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())

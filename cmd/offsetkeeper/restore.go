@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -191,6 +192,35 @@ func (c *restoreCmd) progress() io.Writer {
 	return c.stdout
 }
 
+// request is the restore.Request the flags ask for, without its
+// snapshot; rc is the Connect client (nil without --connect-url), snap
+// the snapshot stored (nil with --from-file), named says an ID was given.
+func (c *restoreCmd) request(opts capture.Options, rc *connectrest.Client, snap *snapshot.Snapshot, named bool) restore.Request {
+	req := restore.Request{
+		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},
+		DryRun:            c.dryRun,
+		Force:             c.force,
+		StopConnectors:    c.stopConnectors,
+		Resume:            c.resume,
+		Start:             c.start,
+		StopTimeout:       c.stopTimeout,
+		NotStrimziManaged: c.notStrimzi,
+		Via:               c.via,
+		CreateConnectors:  c.createConnectors,
+		Resets:            c.fromFile == "",
+		Commands:          c.g.commandSettings(),
+	}
+	req.Connectors = c.connectors
+	req.Commands.Cloud = rc != nil && rc.Cloud()
+	if c.via == restore.ViaConnect {
+		req.Commands.Via = restore.ViaConnect
+	}
+	if named && !c.tr.active() {
+		req.Again = c.again(req.Commands, snap.ID)
+	}
+	return req
+}
+
 func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkUsage(args); err != nil {
 		return err
@@ -222,32 +252,11 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		// again only by a connector whose worker configuration names them.
 		fmt.Fprintln(c.stderr, "note: on MSK Connect a connector created again gets new topics: it reads the offsets restored here only if its custom worker configuration names this offsets topic (offset.storage.topic); to carry a connector's offsets to one created again, restore --connector NAME --to-offsets-topic NEW (docs/msk-connect.md)")
 	}
-	req := restore.Request{
-		Options:           restore.Options{Options: opts, SourceOnly: c.sourceOnly, SinkOnly: c.sinkOnly, AllowOtherCluster: c.allowOtherCluster, IncludeUnowned: c.includeUnowned},
-		DryRun:            c.dryRun,
-		Force:             c.force,
-		StopConnectors:    c.stopConnectors,
-		Resume:            c.resume,
-		Start:             c.start,
-		StopTimeout:       c.stopTimeout,
-		NotStrimziManaged: c.notStrimzi,
-		Via:               c.via,
-		CreateConnectors:  c.createConnectors,
-		Resets:            c.fromFile == "",
-		Commands:          c.g.commandSettings(),
-	}
-	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()
 	if err != nil {
 		return err
 	}
-	req.Commands.Cloud = rc != nil && rc.Cloud()
-	if c.via == restore.ViaConnect {
-		req.Commands.Via = restore.ViaConnect
-	}
-	if len(args) > 0 && !c.tr.active() {
-		req.Again = c.again(req.Commands, snap.ID)
-	}
+	req := c.request(opts, rc, snap, len(args) > 0)
 	if c.fromFile != "" {
 		if c.via == restore.ViaConnect {
 			// Before reading the file, as Run would.

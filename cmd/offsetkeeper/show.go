@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -169,8 +171,20 @@ func (c *showCmd) load(ctx context.Context, st *store.Store, args []string) (*sn
 }
 
 // showText prints a summary of s; rest, when not nil, holds the connectors'
-// REST states to show next to the snapshot's.
+// REST states to show next to the snapshot's. A line wider than lineWidth
+// (a long key or offset, a long config value) is broken to fit; the whole
+// value is in --output json.
 func showText(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]connectrest.Status) error {
+	var b bytes.Buffer
+	if err := showTable(&b, s, only, rest); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, english.Fit(b.String(), lineWidth))
+	return err
+}
+
+// showTable is showText before its lines are fitted to lineWidth.
+func showTable(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string]connectrest.Status) error {
 	fmt.Fprintf(w, "snapshot %s\n  created   %s\n  reason    %s\n  cluster   %s\n  program   %s\n", s.ID, s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), s.Reason, s.ClusterID, s.ProgramVersion)
 	if len(s.Scope) > 0 {
 		fmt.Fprintf(w, "  scope     %s\n", strings.Join(s.Scope, ", "))

@@ -5,6 +5,7 @@ package english
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Count returns "1 <one>" or "<n> <many>".
@@ -35,4 +36,92 @@ func Wrap(s string, width int, indent string) string {
 		line += len(word)
 	}
 	return b.String()
+}
+
+// Fit breaks every line of s wider than width columns (runes) with
+// FitLine, each continuation indented by its line's own indentation plus
+// four spaces; lines that fit are left as they are, so Fit of text that
+// fits is the text itself.
+func Fit(s string, width int) string {
+	if !wider(s, width) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if utf8.RuneCountInString(l) > width {
+			lead := len(l) - len(strings.TrimLeft(l, " "))
+			lines[i] = FitLine(l, width, strings.Repeat(" ", min(lead, width/4)+4))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wider reports whether some line of s is wider than width columns.
+func wider(s string, width int) bool {
+	for l := range strings.SplitSeq(s, "\n") {
+		if len(l) > width && utf8.RuneCountInString(l) > width {
+			return true
+		}
+	}
+	return false
+}
+
+// FitLine breaks line (one line, no newline) into lines of at most width
+// columns, the lines after the first indented by indent. It breaks at the
+// last space that fits (dropping the spaces there); a word wider than the
+// room left, such as a JSON offset or a path, breaks after its last ',',
+// '/', ';' or ':' that fits, and only a word without any of them is cut
+// at the width. Nothing but the breaks and the indent is added or
+// removed: the whole value is still in --output json.
+func FitLine(line string, width int, indent string) string {
+	r := []rune(line)
+	if len(r) <= width {
+		return line
+	}
+	in := []rune(indent)
+	if len(in) >= width/2 {
+		in = in[:width/4]
+	}
+	lead := 0 // a line's own indentation is no place to break
+	for lead < len(r) && r[lead] == ' ' {
+		lead++
+	}
+	var b strings.Builder
+	first := true
+	for {
+		room := width
+		if !first {
+			room -= len(in)
+			b.WriteString("\n" + string(in))
+		}
+		if len(r) <= room {
+			b.WriteString(string(r))
+			return b.String()
+		}
+		cut, next := breakAt(r, room, lead)
+		b.WriteString(strings.TrimRight(string(r[:cut]), " "))
+		r = r[next:]
+		for len(r) > 0 && r[0] == ' ' {
+			r = r[1:]
+		}
+		first, lead = false, 0
+	}
+}
+
+// breakAt finds where to break r to fit room columns: the text before cut
+// stays on the line, the next line starts at next. A space (after lead)
+// wins over a punctuation mark; a cut at room is the last resort.
+func breakAt(r []rune, room, lead int) (cut, next int) {
+	for i := room; i > lead; i-- {
+		if r[i] == ' ' {
+			return i, i + 1
+		}
+	}
+	for i := room - 1; i > lead; i-- {
+		switch r[i] {
+		case ',', '/', ';', ':':
+			return i + 1, i + 1
+		}
+	}
+	return room, room
 }

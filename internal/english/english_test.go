@@ -1,6 +1,10 @@
 package english
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestCount(t *testing.T) {
 	for n, want := range map[int]string{0: "0 tasks", 1: "1 task", 2: "2 tasks", -1: "-1 tasks"} {
@@ -14,5 +18,35 @@ func TestWrap(t *testing.T) {
 	got := Wrap("warning: a b c dddddddddd e", 12, "  ")
 	if want := "warning: a b\n  c\n  dddddddddd\n  e"; got != want {
 		t.Errorf("Wrap: %q, want %q", got, want)
+	}
+}
+
+// TestFitLine: a line wider than its width breaks at spaces, a word wider
+// than the room at its punctuation, and only a word without any is cut;
+// nothing but the breaks and the indent changes, and every line fits.
+func TestFitLine(t *testing.T) {
+	for _, tc := range []struct {
+		line, want string
+		width      int
+	}{
+		{"short", "short", 20},
+		{"  source  t/3  key  changed  old -> new", "  source  t/3  key\n      changed  old\n      -> new", 20},
+		{`  a {"timestamp_nanos":0,"incrementing":207}`, "  a\n      {\"timestamp_nanos\":0,\n      \"incrementing\":207}", 30},
+		{"  x topics/orders/partition=0/file.json", "  x\n      topics/orders/\n      partition=0/\n      file.json", 20},
+		{"abcdefghijklmnopqrstuvwxyz", "abcdefghij\n    klmnop\n    qrstuv\n    wxyz", 10},
+		{"é é é é é é é é", "é é é é é\n    é é é", 10},
+	} {
+		got := Fit(tc.line, tc.width)
+		if got != tc.want {
+			t.Errorf("Fit(%q, %d):\n%s\nwant\n%s", tc.line, tc.width, got, tc.want)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if n := utf8.RuneCountInString(l); n > tc.width {
+				t.Errorf("Fit(%q): a line of %d columns: %q", tc.line, n, l)
+			}
+		}
+		if strings.Join(strings.Fields(got), "") != strings.Join(strings.Fields(tc.line), "") {
+			t.Errorf("Fit(%q) changed more than the breaks: %q", tc.line, got)
+		}
 	}
 }

@@ -188,11 +188,9 @@ func checkRestorable(ctx context.Context, req Request) (out restorable, rto RTO,
 	}
 	out.ran = err == nil
 	want, ignore := checkKeys(tab, parts, &f)
-	got, err := readScratch(ctx, sc, offsetsTopics, opts)
-	if err != nil {
+	if err := compareScratch(ctx, sc, tab, want, ignore, offsetsTopics, &f); err != nil {
 		return out, rto, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
-	compareSource(tab, want, ignore, got, &f)
 	if err := compareSinks(ctx, kadm.NewClient(sc.cl), state, &f); err != nil {
 		return out, rto, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}

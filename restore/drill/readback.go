@@ -11,14 +11,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"gocloud.dev/blob/memblob"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // maxFailures bounds the failures a check lists one by one; the rest are
@@ -178,59 +174,6 @@ func sameKey(tab *snapshot.SourceTable, a, b int32) bool {
 	return tab.Topic(a) == tab.Topic(b) && bytes.Equal(tab.Key(a), tab.Key(b))
 }
 
-// compareSource compares the keys the scratch cluster must hold (want,
-// of state table tab) with what a capture of it read (got), byte for byte:
-// each key on its partition with its value, and nothing else.
-func compareSource(tab *snapshot.SourceTable, want []expect, ignore map[string]bool, got *snapshot.Snapshot, f *findings) {
-	gt := got.SourceTable()
-	gi := make([]int32, 0, gt.Len())
-	for i := range int32(gt.Len()) {
-		if gt.Value(i) != nil {
-			gi = append(gi, i)
-		}
-	}
-	slices.SortFunc(gi, func(a, b int32) int { return cmpRec(gt, a, b) })
-	w, g := 0, 0
-	for w < len(want) || g < len(gi) {
-		c := 0
-		switch {
-		case w == len(want):
-			c = 1
-		case g == len(gi):
-			c = -1
-		default:
-			e, j := want[w], gi[g]
-			if c = cmp.Compare(tab.Topic(e.i), gt.Topic(j)); c == 0 {
-				if c = bytes.Compare(tab.Key(e.i), gt.Key(j)); c == 0 {
-					c = cmp.Compare(e.part, gt.Partition(j))
-				}
-			}
-		}
-		switch {
-		case c < 0:
-			e := want[w]
-			f.fail(Failure{Cause: CauseKeyMissing, Connector: tab.Connector(e.i), Topic: tab.Topic(e.i), Partition: e.part,
-				Detail: fmt.Sprintf("key %q is not in the scratch cluster after the restore", tab.Key(e.i))})
-			w++
-		case c > 0:
-			j := gi[g]
-			if !ignore[gt.Topic(j)+"\x00"+string(gt.Key(j))] {
-				f.fail(Failure{Cause: CauseUnexpectedKey, Connector: gt.Connector(j), Topic: gt.Topic(j), Partition: gt.Partition(j),
-					Detail: fmt.Sprintf("key %q is in the scratch cluster, and not in the state", gt.Key(j))})
-			}
-			g++
-		default:
-			e, j := want[w], gi[g]
-			if !bytes.Equal(tab.Value(e.i), gt.Value(j)) {
-				f.fail(Failure{Cause: CauseValueDiffers, Connector: tab.Connector(e.i), Topic: tab.Topic(e.i), Partition: e.part,
-					Detail: fmt.Sprintf("key %q reads back %q, the state holds %q", tab.Key(e.i), gt.Value(j), tab.Value(e.i))})
-			}
-			w++
-			g++
-		}
-	}
-}
-
 // compareSinks reads each group of state back from the scratch cluster
 // and compares every offset (offset, leader epoch, metadata); a partition
 // committed there that the state does not hold fails too.
@@ -267,32 +210,4 @@ func compareSinks(ctx context.Context, adm *kadm.Client, state *snapshot.Snapsho
 		})
 	}
 	return nil
-}
-
-// readScratch captures the scratch cluster's offsets topics as a backup
-// of it would be taken, stored and read for a restore: streamed into a
-// store in memory, then read back as a compact table, which keeps the
-// read-back within what a restore holds.
-func readScratch(ctx context.Context, sc *scratch, offsetsTopics []string, opts capture.Options) (*snapshot.Snapshot, error) {
-	o := capture.Options{OffsetsTopics: offsetsTopics, ConfigTopic: opts.ConfigTopic, GroupPrefix: opts.GroupPrefix, Reason: snapshot.ReasonManual, ConfigTopicOptional: true}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.seeds...))
-	if err != nil {
-		return nil, fmt.Errorf("read back the scratch cluster: %w", err)
-	}
-	defer cl.Close()
-	snap, err := capture.NewCapturer(cl, o).CaptureStreamedOnce(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read back the scratch cluster: %w", err)
-	}
-	st := store.NewStore(memblob.OpenBucket(nil))
-	defer st.Close()
-	info, err := st.Put(ctx, snap)
-	if err != nil {
-		return nil, fmt.Errorf("read back the scratch cluster: keep its capture: %w", err)
-	}
-	got, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: true})
-	if err != nil {
-		return nil, fmt.Errorf("read back the scratch cluster: read its capture: %w", err)
-	}
-	return got, nil
 }

@@ -59,7 +59,11 @@ func openCloudBucket(ctx context.Context, storeURL string) (*blob.Bucket, error)
 		}
 		return blob.OpenBucket(ctx, u.String())
 	case gcsblob.Scheme:
-		return openGCS(ctx, u)
+		b, err := openGCS(ctx, u)
+		if err == nil {
+			failFastGCS(b)
+		}
+		return b, err
 	}
 	return blob.OpenBucket(ctx, storeURL)
 }
