@@ -78,6 +78,8 @@ var commands = commandTable(
 	diffCommand,
 	drillCommand,
 	eventsCommand,
+	failbackCommand,
+	failoverCommand,
 	listCommand,
 	manCommand,
 	pinCommand,

@@ -19,6 +19,8 @@ import (
 // Actions of a ConfigAction.
 const (
 	ConfigCreated  = "created"   // created STOPPED with the primary's config
+	ConfigCreate   = "create"    // dry run: would be created STOPPED
+	ConfigUpdate   = "update"    // dry run: would be updated
 	ConfigUpdated  = "updated"   // the primary's config changed: written
 	ConfigInStep   = "in-step"   // the standby has the primary's config
 	ConfigDiffers  = "differs"   // the standby has another config, not written by this daemon: left alone
@@ -69,6 +71,10 @@ func (s *Syncer) syncConfigs(ctx context.Context, snap *snapshot.Snapshot) []Con
 				}
 				checked = true
 			}
+			if s.cfg.DryRun {
+				a.Action = ConfigCreate
+				break
+			}
 			if _, err := s.cfg.Connect.CreateConnector(ctx, c.Name, want, "STOPPED"); err != nil {
 				a.Action, a.Error = ConfigFailed, "create it STOPPED: "+err.Error()
 				break
@@ -104,6 +110,10 @@ func (s *Syncer) compareConfig(ctx context.Context, name string, want map[string
 		// Not what this syncer last wrote (or it wrote nothing since it
 		// started): an operator's, never overwritten.
 		a.Action = ConfigDiffers
+		return a
+	}
+	if s.cfg.DryRun {
+		a.Action = ConfigUpdate
 		return a
 	}
 	if err := s.cfg.Connect.PutConfig(ctx, name, want); err != nil {

@@ -81,6 +81,15 @@ type Config struct {
 	// Log gets a line per Sync that writes or is refused; nil is
 	// slog.Default.
 	Log *slog.Logger
+	// DryRun plans and checks and writes nothing (configs neither: their
+	// actions say what would be done).
+	DryRun bool
+	// Verify reads the standby back after writing (restore.Verify).
+	Verify bool
+	// Failover lets a connector that runs on the standby pass when Sync
+	// writes nothing for it (a failover run again after it resumed some):
+	// one it would write still refuses.
+	Failover bool
 }
 
 // Finding is a connector and what was found about it.
@@ -114,6 +123,11 @@ type Report struct {
 	Configs []ConfigAction `json:"configs,omitempty"`
 	// Warnings are the plan's warnings.
 	Warnings []string `json:"warnings,omitempty"`
+	// Verified is the read back (Config.Verify), nil when nothing was
+	// written.
+	Verified *restore.Verification `json:"-"`
+	// Plan is the plan of the sync.
+	Plan *restore.Plan `json:"-"`
 }
 
 // RunningError is ErrRunning with the connectors that run.
@@ -127,8 +141,9 @@ func (e *RunningError) Error() string {
 	return fmt.Sprintf("%s: %s; nothing was written (stop them on the standby, or they were started there: fail over instead)", ErrRunning, strings.Join(parts, ", "))
 }
 
-// Unwrap makes a RunningError match ErrRunning.
-func (e *RunningError) Unwrap() error { return ErrRunning }
+// Unwrap makes a RunningError match ErrRunning and restore.ErrRefused
+// (a refusal: nothing written, exit 3).
+func (e *RunningError) Unwrap() []error { return []error{ErrRunning, restore.ErrRefused} }
 
 // Syncer applies states to one standby; it keeps nothing between Syncs
 // but what Connect configs it wrote (see configs.go). Not safe for
@@ -188,7 +203,7 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 	if err != nil {
 		return rep, fmt.Errorf("plan the standby: %w", err)
 	}
-	rep.Counts, rep.Warnings = plan.Counts(), plan.Warnings
+	rep.Counts, rep.Warnings, rep.Plan = plan.Counts(), plan.Warnings, plan
 	if err := s.checkPassive(ctx, plan, rep); err != nil {
 		s.outOfStep(plan, rep, "the standby runs connectors in scope: nothing written")
 		return rep, err
@@ -201,11 +216,23 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 		s.outOfStep(plan, rep, "refused by a safety check: nothing written")
 		return rep, fmt.Errorf("write the standby: %w", err)
 	}
+	if s.cfg.DryRun {
+		s.outOfStep(plan, rep, "dry run: nothing written")
+		return rep, nil
+	}
 	res, err := restore.Apply(ctx, s.cfg.Client, plan)
 	rep.Applied = res
 	if err != nil {
 		s.outOfStep(plan, rep, "the write failed: the next sync writes it again")
 		return rep, fmt.Errorf("write the standby: %w", err)
+	}
+	if s.cfg.Verify {
+		v, err := restore.Verify(ctx, s.cfg.Client, plan)
+		rep.Verified = v
+		if err != nil {
+			s.outOfStep(plan, rep, "written, but the read back differs")
+			return rep, fmt.Errorf("verify the standby: %w", err)
+		}
 	}
 	s.inStep(plan, rep)
 	s.cfg.Log.Debug("standby written", "source_writes", res.SourceWrites, "tombstones", res.Tombstones,
@@ -262,6 +289,9 @@ func (s *Syncer) checkPassive(ctx context.Context, plan *restore.Plan, rep *Repo
 	}
 	for _, cp := range plan.Connectors {
 		lc := cp.Live
+		if s.cfg.Failover && !cp.Writes() {
+			continue
+		}
 		switch st, ok := rest[cp.Name]; {
 		case lc.HasConfig && !lc.Stopped():
 			rep.Running = append(rep.Running, Finding{cp.Name, "target state " + cp.State() + " in the standby's config topic"})
