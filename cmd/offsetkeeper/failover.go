@@ -144,7 +144,8 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.dryRun {
 		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
-		fmt.Fprintf(out, "dry run: nothing written, no fence stored; failover would write %s to standby cluster %s\n", rep.Counts, md.Cluster)
+		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
+		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // standbyWorld is a primary seeded with connectdemo's connectors and a
@@ -235,5 +236,59 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	<-exit2
 	if after := ends(); after != before {
 		t.Fatalf("the standby's offsets topic was written after the fence: %s -> %s", before, after)
+	}
+}
+
+// TestFailoverDryRunAndRefused: with only a snapshot in the store (no
+// journal), failover --dry-run writes nothing and stores no fence; with a
+// connector running on the standby failover is refused (exit 3) before
+// the fence; without a standby Connect URL it prints the resume calls.
+func TestFailoverDryRunAndRefused(t *testing.T) {
+	w := newStandbyWorld(t)
+	ctx := context.Background()
+	st := "file://" + t.TempDir()
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	ends := func() string {
+		e, err := kadm.NewClient(w.bcl).ListEndOffsets(ctx, connectdemo.DefaultOffsetsTopic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(e)
+		return string(b)
+	}
+	fenced := func() bool {
+		s, err := store.OpenStore(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = s.GetStandbyFence(ctx, "primary")
+		return err == nil
+	}
+	before := ends()
+	noConnect := []string{"--standby-brokers", w.standby, "--standby-translate", "mm2", "--mm2-source-alias", "a"}
+	code, out, errs := runCLI(t, append([]string{"failover", "--store", st, "--dry-run"}, noConnect...)...)
+	if code != 0 || !strings.Contains(out, "dry run: nothing written, no fence stored") || !strings.Contains(out, `curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/`) {
+		t.Fatalf("failover --dry-run: %d\n%s\n%s", code, out, errs)
+	}
+	if ends() != before || fenced() {
+		t.Fatal("failover --dry-run wrote to the standby or stored a fence")
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > 120 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+
+	testkit.Produce(t, w.bcl, &kgo.Record{Topic: connectdemo.DefaultConfigsTopic, Key: []byte("connector-" + connectdemo.ConnFile),
+		Value: []byte(`{"properties":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","name":"` + connectdemo.ConnFile + `"}}`)})
+	code, out, errs = runCLI(t, append([]string{"failover", "--store", st}, noConnect...)...)
+	if code != exitRefused || !strings.Contains(errs, connectdemo.ConnFile) || !strings.Contains(errs, "nothing was written") {
+		t.Fatalf("failover with %s running on the standby: %d, want %d\n%s\n%s", connectdemo.ConnFile, code, exitRefused, out, errs)
+	}
+	if ends() != before || fenced() {
+		t.Fatal("a refused failover wrote to the standby or stored a fence")
 	}
 }
