@@ -7,13 +7,16 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -203,5 +206,38 @@ func (d *Daemon) standbyObserve(rep *standby.Report, err error) {
 				"source_writes", rep.Applied.SourceWrites, "tombstones", rep.Applied.Tombstones,
 				"sink_commits", rep.Applied.SinkCommits, "misses", len(rep.Misses), "duration", rep.Applied.Duration)
 		}
+	}
+}
+
+// standbyLine is the board's standby line (web.Standby).
+func (d *Daemon) standbyLine() *web.Standby {
+	lag := d.standbyLag()
+	s := &d.sb
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &web.Standby{Name: d.Standby.Name, AppliedAt: s.applied, LagSeconds: lag, Fenced: s.fenced != nil, Error: s.err}
+	if r := s.last; r != nil {
+		out.InStep, out.OutOfStep, out.Refused, out.Misses = len(r.InStep), len(r.OutOfStep), len(r.Running), len(r.Misses)
+		for _, f := range r.Running {
+			out.Running = append(out.Running, f.Connector)
+		}
+	}
+	return out
+}
+
+// serveStandby is GET /api/standby: the standby line and the last sync's
+// report (its connectors by name, the translation misses, the configs).
+func (d *Daemon) serveStandby(w http.ResponseWriter, _ *http.Request) {
+	line := d.standbyLine()
+	d.sb.mu.Lock()
+	doc := struct {
+		*web.Standby
+		Last *standby.Report `json:"last_sync,omitempty"`
+	}{line, d.sb.last}
+	w.Header().Set("Content-Type", "application/json")
+	err := json.NewEncoder(w).Encode(doc)
+	d.sb.mu.Unlock()
+	if err != nil {
+		d.standbyLog().Debug("write /api/standby", "error", err)
 	}
 }

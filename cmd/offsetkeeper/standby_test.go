@@ -144,6 +144,13 @@ func TestStandbyDaemonFailover(t *testing.T) {
 		m := standbyMetrics(addr)
 		return m["offsetkeeper_standby_last_applied_timestamp_seconds"] > 0 && m[`offsetkeeper_standby_connectors{state="in_step"}`] > 0
 	})
+	// The page and its JSON twin show the standby.
+	if code, body, err := httpGet("http://" + addr + "/api/standby"); err != nil || code != 200 || !strings.Contains(body, `"in_step":`) || !strings.Contains(body, `"last_sync":`) {
+		t.Errorf("/api/standby: %d %v\n%s", code, err, body)
+	}
+	if code, body, err := httpGet("http://" + addr + "/"); err != nil || code != 200 || !strings.Contains(body, `class="standby"`) {
+		t.Errorf("the page shows no standby line: %d %v", code, err)
+	}
 	for _, n := range []string{connectdemo.ConnFile, connectdemo.ConnJDBC} {
 		if s, err := w.rc.Status(ctx, n); err != nil || !s.Stopped() {
 			t.Fatalf("%s on the standby: %+v, %v; want created STOPPED", n, s, err)
