@@ -87,6 +87,9 @@ type failoverDocument struct {
 	ResumeCommands []string               `json:"resume_commands,omitempty"`
 	Errors         []string               `json:"errors,omitempty"`
 	Seconds        float64                `json:"duration_seconds"`
+	// Phases are the seconds each step took: state (reading the store),
+	// check, apply (configs, offsets, verify), resume.
+	Phases map[string]float64 `json:"phase_seconds"`
 }
 
 func (c *failoverCmd) Run(ctx context.Context, args []string) error {
@@ -116,7 +119,10 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, StateAt: at}
+	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, StateAt: at, Phases: map[string]float64{}}
+	phase := began
+	mark := func(name string) { doc.Phases[name] = time.Since(phase).Seconds(); phase = time.Now() }
+	mark("state")
 	out := c.stdout
 	if c.output == "json" {
 		out = io.Discard
@@ -142,6 +148,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.by, err)
 	}
+	mark("check")
 	if c.dryRun {
 		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
@@ -169,11 +176,13 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s: %w; the fence is stored: run %s again to finish", c.by, err, c.by)
 	}
 	doc.Written, doc.Verified = rep.Applied != nil, true
+	mark("apply")
 	fmt.Fprintf(out, "applied: %s; verified: the standby holds the state\n", rep.Counts)
 	if len(rep.Misses) > 0 {
 		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
 	}
 	c.resume(ctx, state, rep, doc, out)
+	mark("resume")
 	return c.finish(doc, began, out)
 }
 

@@ -33,12 +33,15 @@ type standbyWorld struct {
 	spec             connectdemo.Spec
 }
 
-func newStandbyWorld(t *testing.T) *standbyWorld {
+// newStandbyWorld makes the world, with extra bulk file connectors
+// (file-bulk-NNNN, running) on the primary.
+func newStandbyWorld(t testing.TB, extra int) *standbyWorld {
 	t.Helper()
 	ctx := context.Background()
 	a, acl := testkit.Cluster(t, kfake.ClusterID("primary"))
 	b, bcl := testkit.Cluster(t, kfake.ClusterID("standby"))
 	spec, fill := connectdemo.MigrationSpec(time.Now().Add(-time.Hour).Truncate(time.Second))
+	spec.ExtraFileConnectors = extra
 	exp, err := connectdemo.Seed(t.Context(), acl, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +117,7 @@ func standbyMetrics(addr string) map[string]float64 {
 // daemon then reports itself fenced, and a second daemon started on the
 // same store never writes to the standby.
 func TestStandbyDaemonFailover(t *testing.T) {
-	w := newStandbyWorld(t)
+	w := newStandbyWorld(t, 0)
 	st := "file://" + t.TempDir()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -251,7 +254,7 @@ func TestStandbyDaemonFailover(t *testing.T) {
 // connector running on the standby failover is refused (exit 3) before
 // the fence; without a standby Connect URL it prints the resume calls.
 func TestFailoverDryRunAndRefused(t *testing.T) {
-	w := newStandbyWorld(t)
+	w := newStandbyWorld(t, 0)
 	ctx := context.Background()
 	st := "file://" + t.TempDir()
 	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
