@@ -9,12 +9,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -149,7 +151,17 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 // standbySync reads the newest state from the store, checks the fence and
 // applies the state.
 func (d *Daemon) standbySync(ctx context.Context) (*standby.Report, error) {
-	state, at, err := standby.LatestState(ctx, d.Store)
+	primary := ""
+	if d.Kafka != nil {
+		md, err := kadm.NewClient(d.Kafka).BrokerMetadata(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the primary's cluster id: %w; nothing was written to the standby", err)
+		}
+		primary = md.Cluster
+	}
+	// This daemon's primary's state: a store shared with the daemon of
+	// another cluster (after a failover, the new primary's) holds its too.
+	state, at, err := standby.LatestState(ctx, d.Store, func(c string) bool { return primary == "" || c == primary })
 	if errors.Is(err, snapshot.ErrNotFound) {
 		return nil, nil // nothing stored yet: the first snapshot comes
 	}

@@ -111,25 +111,10 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	state, at, err := standby.LatestState(ctx, st)
-	if err != nil {
-		return fmt.Errorf("%s: %w; nothing was written", c.by, err)
-	}
 	_, ropts, err := c.g.kafkaSettings()
 	if err != nil {
 		return err
 	}
-	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, StateAt: at, Phases: map[string]float64{}}
-	phase := began
-	mark := func(name string) { doc.Phases[name] = time.Since(phase).Seconds(); phase = time.Now() }
-	mark("state")
-	out := c.stdout
-	if c.output == "json" {
-		out = io.Discard
-	}
-	fmt.Fprintf(out, "%s: the primary's (cluster %s) last state in the store is at %s (%s old)\n",
-		c.by, state.ClusterID, snapshot.FmtTime(at), time.Since(at).Round(time.Millisecond))
-
 	// First a check that writes nothing: a refusal leaves no fence.
 	cl, check, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.DryRun, sc.Failover = true, true })
 	if err != nil {
@@ -140,10 +125,22 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: read the standby's cluster id: %w; nothing was written", c.by, err)
 	}
-	doc.Standby = md.Cluster
-	if md.Cluster == state.ClusterID && md.Cluster != "" {
-		return usagef("%s: --standby-brokers reach cluster %s, the primary whose state this is: name the standby", c.by, md.Cluster)
+	// The primary's state: the newest of a cluster other than the standby
+	// (a store shared by both daemons holds the standby's too).
+	state, at, err := standby.LatestState(ctx, st, func(cl string) bool { return cl != md.Cluster })
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing was written", c.by, err)
 	}
+	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, Standby: md.Cluster, StateAt: at, Phases: map[string]float64{}}
+	phase := began
+	mark := func(name string) { doc.Phases[name] = time.Since(phase).Seconds(); phase = time.Now() }
+	mark("state")
+	out := c.stdout
+	if c.output == "json" {
+		out = io.Discard
+	}
+	fmt.Fprintf(out, "%s: the primary's (cluster %s) last state in the store is at %s (%s old)\n",
+		c.by, state.ClusterID, snapshot.FmtTime(at), time.Since(at).Round(time.Millisecond))
 	rep, err := check.Sync(ctx, state, at)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.by, err)
