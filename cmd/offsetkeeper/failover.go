@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -192,6 +195,7 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		doc.Errors = append(doc.Errors, err.Error())
 		return
 	}
+	var jobs []resumeJob
 	for _, cp := range rep.Plan.Connectors {
 		sc, _ := state.Connector(cp.Name)
 		if !sc.HasConfig {
@@ -215,16 +219,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 			*list = append(*list, cp.Name)
 			continue
 		}
-		do := rc.Resume
-		if verb == "pause" {
-			do = rc.Pause
-		}
-		if err := do(ctx, cp.Name); err != nil {
-			doc.Errors = append(doc.Errors, fmt.Sprintf("%s connector %s on the standby: %v", verb, cp.Name, err))
-			continue
-		}
-		*list = append(*list, cp.Name)
+		jobs = append(jobs, resumeJob{name: cp.Name, verb: verb, list: list})
 	}
+	c.sendResumes(ctx, rc, jobs, doc)
 	switch {
 	case rc == nil && len(doc.ResumeCommands) > 0:
 		fmt.Fprintf(out, "no --standby-connect-url: set STANDBY_CONNECT_URL to the standby's Connect REST URL and run:\n")
@@ -236,6 +233,49 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 	default:
 		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
 	}
+}
+
+// resumeJob is one resume (or pause) request of failover.
+type resumeJob struct {
+	name, verb string
+	list       *[]string
+}
+
+// resumeConcurrency bounds the resume requests in flight: a Connect
+// leader handles each with one config-topic write, so a few at once
+// shorten a failover of many connectors without flooding the workers.
+const resumeConcurrency = 8
+
+// sendResumes sends jobs to the standby's Connect, a few at once; each
+// done goes to its list (sorted), each failure to doc.Errors.
+func (c *failoverCmd) sendResumes(ctx context.Context, rc *connectrest.Client, jobs []resumeJob, doc *failoverDocument) {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, resumeConcurrency)
+	)
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			do := rc.Resume
+			if j.verb == "pause" {
+				do = rc.Pause
+			}
+			err := do(ctx, j.name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				doc.Errors = append(doc.Errors, fmt.Sprintf("%s connector %s on the standby: %v", j.verb, j.name, err))
+				return
+			}
+			*j.list = append(*j.list, j.name)
+		})
+	}
+	wg.Wait()
+	slices.Sort(doc.Resumed)
+	slices.Sort(doc.Paused)
+	slices.Sort(doc.Errors)
 }
 
 // finish prints the summary (or the JSON document) and the errors met.
