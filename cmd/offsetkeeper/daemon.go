@@ -99,6 +99,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	// pointer-free and its memory is the pod's (see internal/memlimit).
 	memlimit.Start()
 	if c.captureVia == "connect" {
+		if c.standby.given() {
+			return usagef("--standby-brokers: the standby is kept in step from the journal, which --capture-via connect does not keep")
+		}
 		return c.restDaemon(ctx, policy)
 	}
 	kcfg, opts, err := c.g.kafkaSettings()
