@@ -119,6 +119,11 @@ type Daemon struct {
 	// Config.DrillSchedule (drill.go).
 	Drill  func(ctx context.Context) (*drill.Report, error)
 	drillM *drillMetrics
+	// Standby, when set, keeps a standby cluster in step while this
+	// daemon leads (standby.go).
+	Standby *Standby
+	sb      standbyState
+	sbm     *standbyMetrics
 
 	once    sync.Once
 	m       *metrics
@@ -187,6 +192,9 @@ func (d *Daemon) init() {
 			return d.Store.List(ctx)
 		})
 		d.wantSnapshot = make(chan struct{}, 1)
+		if d.Standby != nil {
+			d.sbm = newStandbyMetrics(d.m.reg, d.standbyLag)
+		}
 		if d.Config.Journal.Interval > 0 && d.Tail != nil {
 			d.jr = newJournal(d)
 			d.m.journalLagFn = d.jr.lag
@@ -300,6 +308,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.drillM != nil {
 		journalDone.Add(1)
 		go func() { defer journalDone.Done(); d.drills(jctx) }()
+	}
+	if d.Standby != nil && d.Standby.Syncer != nil {
+		journalDone.Add(1)
+		go func() { defer journalDone.Done(); d.standbyLoop(jctx) }()
+		log.Info("standby started", "standby", d.Standby.Name)
 	}
 
 	next := sched.Next(time.Now())

@@ -59,6 +59,8 @@ func (p *probe) check(ctx context.Context, fn func(context.Context) error) error
 //	GET /metrics        Prometheus metrics (offsetkeeper_*, Go, process).
 //	GET /api/snapshots  The stored snapshots as a JSON array of
 //	                    snapshot.Info, oldest first.
+//	GET /api/standby    With Daemon.Standby: the standby's lag and last
+//	                    sync (standby.go).
 //	GET /               The page (package web): the connector board,
 //	                    /connectors/{name}, /timeline, /diff, and their
 //	                    JSON twins under /api/ (docs/web.md).
@@ -68,6 +70,10 @@ func (d *Daemon) Handler() http.Handler {
 	if d.Store != nil {
 		src := web.Source{Store: d.Store, Commands: d.Config.Commands, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
+		if d.Standby != nil {
+			src.Standby = d.standbyLine
+			src.Links = append(src.Links, "/api/standby")
+		}
 		if d.Kafka != nil {
 			src.LogEnd = web.LogEnds(d.Kafka, probeTimeout)
 			src.SinkTopics = web.SinkTopicIDs(d.Kafka, probeTimeout)
@@ -87,6 +93,9 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", d.serveReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.m.reg, promhttp.HandlerOpts{Registry: d.m.reg}))
 	mux.HandleFunc("GET /api/snapshots", web.SnapshotList(d.Store))
+	if d.Standby != nil {
+		mux.HandleFunc("GET /api/standby", d.serveStandby) // standby.go
+	}
 	return mux
 }
 

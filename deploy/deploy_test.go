@@ -54,6 +54,13 @@ var metrics = map[string]bool{
 	"offsetkeeper_drills_total":                         true,
 	// The expiry guard (daemon/sinkexpiry.go).
 	"offsetkeeper_sink_offsets_expire_seconds": true,
+	// The warm standby (daemon/standby.go).
+	"offsetkeeper_standby_lag_seconds":                    true,
+	"offsetkeeper_standby_last_applied_timestamp_seconds": true,
+	"offsetkeeper_standby_connectors":                     true,
+	"offsetkeeper_standby_translation_misses":             true,
+	"offsetkeeper_standby_fenced":                         true,
+	"offsetkeeper_standby_syncs_total":                    true,
 }
 
 var metricRef = regexp.MustCompile(`\boffsetkeeper_[a-z0-9_]+`)

@@ -15,7 +15,8 @@ var programName = "offsetkeeper"
 // secretFlags are never repeated in a printed command: it would put the
 // secret on the screen and in the shell's history. The command says to
 // give them again (or set their environment twin).
-var secretFlags = map[string]bool{"sasl-password": true, "connect-password": true, "connect-token": true}
+var secretFlags = map[string]bool{"sasl-password": true, "connect-password": true, "connect-token": true,
+	"standby-sasl-password": true, "standby-connect-password": true, "standby-connect-token": true}
 
 // restoreFlags is restore's flag set, to tell which settings a printed
 // restore command can repeat.

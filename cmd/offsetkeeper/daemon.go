@@ -13,6 +13,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -53,6 +54,7 @@ type daemonCmd struct {
 	// its environment twin, unlike snapshot's per-run --via.
 	captureVia string
 	drill      daemonDrillFlags // daemon_drill.go
+	standby    standbyFlags     // standby.go
 }
 
 // journalOffREST is what the daemon logs once at start when it captures
@@ -76,6 +78,7 @@ func (c *daemonCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.journalKeepWithin, "journal-keep-within", "keep raw journal segments (restore --at to any moment) this long once a merged level holds them; after that a moment restores as of the minute boundary before it (an hour later, as of the hour's): 36h, 7d, 2w; 0 keeps them with their epoch")
 	fs.StringVar(&c.captureVia, "capture-via", "kafka", "take the scheduled snapshots from kafka (the offsets topics and sink groups, exact bytes; the journal runs) or connect (through the Connect REST API alone, Kafka 3.5+, needs --connect-url: no journal, no leader election; see docs/rest-only.md)")
 	c.drill.register(fs)
+	c.standby.register(fs, true)
 	c.g.connect.register(fs)
 	fs.DurationVar(&c.leaderSession, "leader-session-timeout", daemon.DefaultSessionTimeout, "how long a leader that stopped heartbeating keeps the lead before another replica takes over")
 }
@@ -96,6 +99,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	// pointer-free and its memory is the pod's (see internal/memlimit).
 	memlimit.Start()
 	if c.captureVia == "connect" {
+		if c.standby.given() {
+			return usagef("--standby-brokers: the standby is kept in step from the journal, which --capture-via connect does not keep")
+		}
 		return c.restDaemon(ctx, policy)
 	}
 	kcfg, opts, err := c.g.kafkaSettings()
@@ -147,6 +153,11 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 	if err := c.attachDrills(d, store, opts); err != nil {
 		return err
 	}
+	closeStandby, err := c.attachStandby(ctx, d, restore.Options{Options: opts})
+	if err != nil {
+		return err
+	}
+	defer closeStandby()
 	return c.runDaemon(ctx, d)
 }
 

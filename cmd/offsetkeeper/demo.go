@@ -27,7 +27,7 @@ import (
 var demoCommand = commandInfo{
 	name:    "demo",
 	summary: "run an embedded 3-broker Kafka seeded with a realistic Connect cluster and its REST API, snapshot it, walk through a bad reset and its restore, and keep it busy until Ctrl-C",
-	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration | --empty | --layout msk-connect]",
+	usage:   "[--port 9092] [--rest-port 8083] [--store URL] [--migration | --empty | --standby | --layout msk-connect]",
 	noKafka: true,
 	new:     func(e *env) command { return &demoCmd{env: e} },
 }
@@ -39,6 +39,7 @@ type demoCmd struct {
 	churn     time.Duration
 	migration bool
 	empty     bool
+	standby   bool // demo_standby.go
 }
 
 func (c *demoCmd) Flags(fs *flag.FlagSet) {
@@ -46,6 +47,7 @@ func (c *demoCmd) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.restPort, "rest-port", 8083, "loopback port of the demo's Kafka Connect REST API")
 	fs.DurationVar(&c.churn, "churn-every", 2*time.Second, "how often the running demo connectors commit new offsets")
 	fs.BoolVar(&c.empty, "empty", false, "also run an empty second cluster (ports --port+3 to --port+5, its Connect REST API on --rest-port+1) to rehearse a disaster recovery into (docs/restore.md)")
+	fs.BoolVar(&c.standby, "standby", false, "run a primary and a standby cluster (ports --port+3 to --port+5, its Connect REST API on --rest-port+1) with MirrorMaker 2's copies, to rehearse a failover on (docs/standby.md)")
 	fs.BoolVar(&c.migration, "migration", false, "run two clusters to rehearse a migration on instead (docs/migrate.md): a with the demo connectors stopped, b with MirrorMaker 2's copies of its topics; ports --port to --port+5")
 }
 
@@ -77,7 +79,9 @@ func (w *demoWorld) close() {
 	if w.cl != nil {
 		w.cl.Close()
 	}
-	w.cluster.Close()
+	if w.cluster != nil { // nil once demo --standby killed it
+		w.cluster.Close()
+	}
 }
 
 // start starts the embedded Kafka, seeds it and serves Connect's REST API.
@@ -112,6 +116,12 @@ func (c *demoCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.migration && c.empty {
 		return usagef("--migration and --empty are two demos: pick one")
+	}
+	if c.standby && (c.migration || c.empty || c.g.layout != "") {
+		return usagef("--standby is a demo of its own: leave out --migration, --empty and --layout")
+	}
+	if c.standby {
+		return c.runStandby(ctx)
 	}
 	switch c.g.layout {
 	case "":

@@ -43,6 +43,14 @@ var examples = map[string][]string{
 		"offsetkeeper events --since -24h                 # the resets of the last day",
 		"offsetkeeper events -c inventory-connector -o json",
 	},
+	"failover": {
+		"offsetkeeper failover --store s3://bucket/prod --standby-brokers dr-kafka:9092 --dry-run",
+		"offsetkeeper failover --store s3://bucket/prod --standby-brokers dr-kafka:9092 --standby-connect-url http://dr:8083",
+	},
+	"failback": {
+		"offsetkeeper failback --store s3://bucket/dr --standby-brokers kafka:9092 --dry-run  # the old primary is back",
+		"offsetkeeper failback --store s3://bucket/dr --standby-brokers kafka:9092 --standby-connect-url http://connect:8083",
+	},
 	"list": {
 		"offsetkeeper list --store s3://bucket/prod",
 		"offsetkeeper list -o json | jq -r '.[-1].id'      # the newest ID",

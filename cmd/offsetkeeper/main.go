@@ -83,6 +83,8 @@ var commands = commandTable(
 	diffCommand,
 	drillCommand,
 	eventsCommand,
+	failbackCommand,
+	failoverCommand,
 	listCommand,
 	manCommand,
 	pinCommand,
@@ -339,7 +341,7 @@ var perRun = map[string]bool{
 	// restore into another cluster (restore_translate.go), demo --migration
 	"translate": true, "mm2-source-alias": true, "mm2-target-alias": true, "source-brokers": true,
 	"translate-margin": true, "map-topic": true, "topic-prefix": true, "rename-connector": true,
-	"migration": true, "empty": true,
+	"migration": true, "empty": true, "standby": true,
 	"progress": true, "not-strimzi-managed": true,
 	// connector configs (show.go, restore/create.go)
 	"show-secrets": true, "create-connectors": true, "include-unowned": true,

@@ -176,6 +176,7 @@ type Board struct {
 	Snapshots   int              `json:"snapshots"`
 	Newest      *snapshot.Info   `json:"newest_snapshot,omitempty"`
 	LastDrill   *LastDrill       `json:"last_drill,omitempty"` // drill.go
+	Standby     *Standby         `json:"standby,omitempty"`    // standby.go
 	Events      []snapshot.Event `json:"events"`
 	Notes       []string         `json:"notes,omitempty"`
 }

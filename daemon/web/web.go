@@ -62,6 +62,8 @@ type Source struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Standby, when set, reports the warm standby for the board.
+	Standby func() *Standby
 	// Commands are what the restore commands the page prints carry, as
 	// the CLI prints them: the settings of the daemon's (or serve's)
 	// command line and whether a Connect URL is known.
@@ -226,6 +228,9 @@ func (s *Server) serveBoard(r *http.Request) (any, error) {
 	}
 	b := s.board(w)
 	b.LastDrill = s.lastDrill(r.Context())
+	if s.src.Standby != nil {
+		b.Standby = s.src.Standby()
+	}
 	return b, nil
 }
 

@@ -199,6 +199,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
 	mux.HandleFunc("POST /connectors", s.handle(s.create))
 	mux.HandleFunc("GET /connectors/{name}/config", s.handle(s.config))
+	mux.HandleFunc("PUT /connectors/{name}/config", s.handle(s.putConfig)) // putconfig.go
 	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
 	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.since(5, http.StatusNotFound, s.stop)))
 	mux.HandleFunc("PUT /connectors/{name}/pause", s.handle(s.pause))

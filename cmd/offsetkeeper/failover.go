@@ -1,0 +1,309 @@
+package main
+
+// This file is offsetkeeper failover (and failback, the same with the
+// roles swapped): the standby takes over from the primary with one
+// command (docs/standby.md).
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/standby"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+const failoverUsage = `--standby-brokers B [--standby-connect-url URL] [--standby-translate none|mm2|timestamp
+       [--mm2-source-alias A]] [--dry-run] [--output text|json]
+
+Reads the last state of the primary the store holds (its journal's newest
+change; the primary cluster is not read, so this works when it is gone),
+checks that no connector in scope runs on the standby (exit 3, nothing
+written), stores a fence so that the primary's daemon never writes to the
+standby again, writes the state to the standby (source offsets byte for
+byte, sink offsets translated as the daemon does), reads it back, and
+resumes on the standby's Connect every connector that ran on the primary
+(paused ones are paused, stopped ones stay stopped). Without
+--standby-connect-url it prints the REST calls that resume them. It prints
+the RPO (the age of the last change applied) and its own duration.
+
+failback is failover with the roles swapped: run it with --store of the
+daemon that kept the old primary (now the standby) in step, after the old
+primary is back; it also lifts the fence of the cluster it makes primary.`
+
+// failoverCommand and failbackCommand are entries of the command table.
+var failoverCommand = commandInfo{
+	name:    "failover",
+	summary: "make the standby cluster the primary: apply the journal's last state to it, fence the primary's daemon, resume its connectors (docs/standby.md)",
+	usage:   failoverUsage,
+	new:     func(e *env) command { return &failoverCmd{env: e, by: "failover"} },
+}
+
+var failbackCommand = commandInfo{
+	name:    "failback",
+	summary: "failover with the roles swapped: bring the connectors home once the old primary is back (docs/standby.md)",
+	usage:   failoverUsage,
+	new:     func(e *env) command { return &failoverCmd{env: e, by: "failback"} },
+}
+
+type failoverCmd struct {
+	*env
+	by      string
+	standby standbyFlags
+	dryRun  bool
+	output  string
+}
+
+func (c *failoverCmd) Flags(fs *flag.FlagSet) {
+	c.standby.register(fs, true)
+	fs.BoolVar(&c.dryRun, "dry-run", false, "check and print what failover would do; write nothing, store no fence, resume nothing")
+	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+}
+
+// failoverDocument is failover --output json.
+type failoverDocument struct {
+	Command        string                 `json:"command"`
+	DryRun         bool                   `json:"dry_run"`
+	Primary        string                 `json:"primary_cluster_id"`
+	Standby        string                 `json:"standby_cluster_id"`
+	StateAt        time.Time              `json:"state_at"`
+	RPOSeconds     float64                `json:"rpo_seconds"`
+	Fenced         bool                   `json:"fenced"`
+	Counts         restore.Counts         `json:"counts"`
+	Written        bool                   `json:"written"`
+	Verified       bool                   `json:"verified"`
+	Misses         int                    `json:"translation_misses"`
+	Configs        []standby.ConfigAction `json:"configs,omitempty"`
+	Resumed        []string               `json:"resumed"`
+	Paused         []string               `json:"paused"`
+	LeftStopped    []string               `json:"left_stopped"`
+	ResumeCommands []string               `json:"resume_commands,omitempty"`
+	Errors         []string               `json:"errors,omitempty"`
+	Seconds        float64                `json:"duration_seconds"`
+	// Phases are the seconds each step took: state (reading the store),
+	// check, apply (configs, offsets, verify), resume.
+	Phases map[string]float64 `json:"phase_seconds"`
+}
+
+func (c *failoverCmd) Run(ctx context.Context, args []string) error {
+	began := time.Now()
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q", c.by, args[0])
+	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
+	if err := c.standby.check(); err != nil {
+		return err
+	}
+	if !c.standby.given() {
+		return usagef("%s needs the standby: --standby-brokers (and its security settings, as the daemon has them)", c.by)
+	}
+	st, err := c.g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, ropts, err := c.g.kafkaSettings()
+	if err != nil {
+		return err
+	}
+	// First a check that writes nothing: a refusal leaves no fence.
+	cl, check, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.DryRun, sc.Failover = true, true })
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: read the standby's cluster id: %w; nothing was written", c.by, err)
+	}
+	// The primary's state: the newest of a cluster other than the standby
+	// (a store shared by both daemons holds the standby's too).
+	state, at, err := standby.LatestState(ctx, st, func(cl string) bool { return cl != md.Cluster })
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing was written", c.by, err)
+	}
+	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, Standby: md.Cluster, StateAt: at, Phases: map[string]float64{}}
+	phase := began
+	mark := func(name string) { doc.Phases[name] = time.Since(phase).Seconds(); phase = time.Now() }
+	mark("state")
+	out := c.stdout
+	if c.output == "json" {
+		out = io.Discard
+	}
+	fmt.Fprintf(out, "%s: the primary's (cluster %s) last state in the store is at %s (%s old)\n",
+		c.by, state.ClusterID, snapshot.FmtTime(at), time.Since(at).Round(time.Millisecond))
+	rep, err := check.Sync(ctx, state, at)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.by, err)
+	}
+	mark("check")
+	if c.dryRun {
+		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
+		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
+		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
+		c.resume(ctx, state, rep, doc, out)
+		return c.finish(doc, began, out)
+	}
+	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by}); err != nil {
+		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
+	}
+	doc.Fenced = true
+	fmt.Fprintf(out, "fenced: the daemon of cluster %s never writes to cluster %s again\n", state.ClusterID, md.Cluster)
+	// The cluster made primary may be one a failover fenced before: its
+	// own daemon keeps a standby again.
+	if err := st.DeleteStandbyFence(ctx, md.Cluster); err != nil {
+		doc.Errors = append(doc.Errors, err.Error())
+	}
+	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.Verify, sc.Failover = true, true })
+	if err != nil {
+		return err
+	}
+	rep, err = apply.Sync(ctx, state, at)
+	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
+	if err != nil {
+		return fmt.Errorf("%s: %w; the fence is stored: run %s again to finish", c.by, err, c.by)
+	}
+	doc.Written, doc.Verified = rep.Applied != nil, true
+	mark("apply")
+	fmt.Fprintf(out, "applied: %s; verified: the standby holds the state\n", rep.Counts)
+	if len(rep.Misses) > 0 {
+		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
+	}
+	c.resume(ctx, state, rep, doc, out)
+	mark("resume")
+	return c.finish(doc, began, out)
+}
+
+// resume resumes (or, in a dry run, names) the connectors that ran on the
+// primary, pauses those it had paused; without the standby's Connect it
+// prints the REST calls.
+func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep *standby.Report, doc *failoverDocument, out io.Writer) {
+	rc, err := c.standby.connect()
+	if err != nil {
+		doc.Errors = append(doc.Errors, err.Error())
+		return
+	}
+	var jobs []resumeJob
+	for _, cp := range rep.Plan.Connectors {
+		sc, _ := state.Connector(cp.Name)
+		if !sc.HasConfig {
+			continue
+		}
+		verb, list := "resume", &doc.Resumed
+		switch sc.TargetState {
+		case snapshot.StateStopped:
+			doc.LeftStopped = append(doc.LeftStopped, cp.Name)
+			continue
+		case snapshot.StatePaused:
+			verb, list = "pause", &doc.Paused
+		}
+		if rc == nil {
+			doc.ResumeCommands = append(doc.ResumeCommands,
+				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, url.PathEscape(cp.Name), verb))
+			*list = append(*list, cp.Name)
+			continue
+		}
+		if c.dryRun {
+			*list = append(*list, cp.Name)
+			continue
+		}
+		jobs = append(jobs, resumeJob{name: cp.Name, verb: verb, list: list})
+	}
+	c.sendResumes(ctx, rc, jobs, doc)
+	switch {
+	case rc == nil && len(doc.ResumeCommands) > 0:
+		fmt.Fprintf(out, "no --standby-connect-url: set STANDBY_CONNECT_URL to the standby's Connect REST URL and run:\n")
+		for _, cmd := range doc.ResumeCommands {
+			fmt.Fprintf(out, "  %s\n", cmd)
+		}
+	case c.dryRun:
+		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+	default:
+		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+	}
+}
+
+// resumeJob is one resume (or pause) request of failover.
+type resumeJob struct {
+	name, verb string
+	list       *[]string
+}
+
+// resumeConcurrency bounds the resume requests in flight: a Connect
+// leader handles each with one config-topic write, so a few at once
+// shorten a failover of many connectors without flooding the workers.
+const resumeConcurrency = 8
+
+// sendResumes sends jobs to the standby's Connect, a few at once; each
+// done goes to its list (sorted), each failure to doc.Errors.
+func (c *failoverCmd) sendResumes(ctx context.Context, rc *connectrest.Client, jobs []resumeJob, doc *failoverDocument) {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, resumeConcurrency)
+	)
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			do := rc.Resume
+			if j.verb == "pause" {
+				do = rc.Pause
+			}
+			err := do(ctx, j.name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				doc.Errors = append(doc.Errors, fmt.Sprintf("%s connector %s on the standby: %v", j.verb, j.name, err))
+				return
+			}
+			*j.list = append(*j.list, j.name)
+		})
+	}
+	wg.Wait()
+	slices.Sort(doc.Resumed)
+	slices.Sort(doc.Paused)
+	slices.Sort(doc.Errors)
+}
+
+// finish prints the summary (or the JSON document) and the errors met.
+func (c *failoverCmd) finish(doc *failoverDocument, began time.Time, out io.Writer) error {
+	doc.Seconds = time.Since(began).Seconds()
+	doc.RPOSeconds = began.Sub(doc.StateAt).Seconds()
+	if doc.Resumed == nil {
+		doc.Resumed = []string{}
+	}
+	if doc.Paused == nil {
+		doc.Paused = []string{}
+	}
+	if doc.LeftStopped == nil {
+		doc.LeftStopped = []string{}
+	}
+	for _, e := range doc.Errors {
+		fmt.Fprintf(c.stderr, "offsetkeeper %s: %s\n", c.by, e)
+	}
+	if c.output == "json" {
+		if err := writeJSON(c.stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s done: RPO %s (age of the last change applied), took %s\n", c.by,
+			time.Duration(doc.RPOSeconds*float64(time.Second)).Round(time.Millisecond), time.Duration(doc.Seconds*float64(time.Second)).Round(time.Millisecond))
+	}
+	if len(doc.Errors) > 0 {
+		return errors.New("some connectors were not resumed (see above); resume them on the standby's Connect")
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+// Package standby keeps a standby Kafka Connect cluster in step with a
+// primary: the primary's state as the journal holds it (a snapshot) is
+// applied to the standby with restore's own plan, safety checks and
+// writer, again and again, so that a disaster recovery becomes a resume.
+//
+// The two things to know are [Syncer], which applies one state to the
+// standby per call to [Syncer.Sync] and reports it in a [Report], and the
+// [Fence] a failover stores so that the primary's daemon never writes to
+// the standby again (see fence.go).
+//
+// Guarantees, all restore's (see package restore):
+//   - Source offsets are written byte for byte, each on its murmur2
+//     partition of the standby's offsets topic, one transaction per topic.
+//   - Each Sync compares the state with what the standby holds, read from
+//     its offsets topics to their end and its sink groups, and writes only
+//     the difference: a Sync after a restart, a crash or a failed write
+//     resumes from the standby itself, never from memory, and a Sync that
+//     finds the standby in step writes nothing.
+//   - The standby is passive: while a connector in scope runs (or is
+//     paused, or its sink group has members) on the standby, Sync writes
+//     nothing at all and returns an error matching [ErrRunning].
+//   - Keys of the offsets topics that no connector owns (not
+//     [connector, {partition}]) are not copied: no connector reads them.
+//   - Sink offsets are translated as restore --translate does (none, mm2,
+//     timestamp); a sink partition that cannot be translated is left as
+//     the standby has it and counted in Report.Misses.
+package standby
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+// Errors returned by this package. Callers compare with errors.Is.
+var (
+	// ErrRunning: a connector in scope runs on the standby (or is paused,
+	// or its sink group has members): nothing was written. The error is a
+	// *RunningError naming them.
+	ErrRunning = errors.New("a connector runs on the standby: the standby must be passive")
+	// ErrFenced: a failover fenced this primary: it never writes to the
+	// standby again (see Fence).
+	ErrFenced = errors.New("the standby is fenced by a failover")
+)
+
+// Translation methods of Config.Translate.
+const (
+	TranslateNone      = "none"
+	TranslateMM2       = restore.TranslateMM2
+	TranslateTimestamp = restore.TranslateTimestamp
+)
+
+// Config says where the standby is and how sink offsets move to it.
+type Config struct {
+	// Client reaches the standby cluster.
+	Client *kgo.Client
+	// Options name the standby's worker topics and group prefix (the
+	// restore options; AllowOtherCluster is always set: the standby is
+	// another cluster).
+	Options restore.Options
+	// Translate is TranslateNone (also ""), TranslateMM2 or
+	// TranslateTimestamp; MM2SourceAlias goes with TranslateMM2, Margin
+	// with either translation (see restore.TranslateOptions).
+	Translate      string
+	MM2SourceAlias string
+	Margin         time.Duration
+	// Connect, when set, is the standby's Connect REST API: its
+	// connectors' states join the running check, and configs are kept in
+	// step (see configs.go).
+	Connect *connectrest.Client
+	// Log gets a line per Sync that writes or is refused; nil is
+	// slog.Default.
+	Log *slog.Logger
+	// DryRun plans and checks and writes nothing (configs neither: their
+	// actions say what would be done).
+	DryRun bool
+	// Verify reads the standby back after writing (restore.Verify).
+	Verify bool
+	// Failover lets a connector that runs on the standby pass when Sync
+	// writes nothing for it (a failover run again after it resumed some):
+	// one it would write still refuses.
+	Failover bool
+}
+
+// Finding is a connector and what was found about it.
+type Finding struct {
+	Connector string `json:"connector"`
+	Why       string `json:"why"`
+}
+
+// Report is what one Sync did.
+type Report struct {
+	// At is the moment of the state applied (the journal's newest
+	// change), Done when Sync returned.
+	At   time.Time `json:"at"`
+	Done time.Time `json:"done"`
+	// InStep are the connectors of the scope whose offsets the standby
+	// holds as the state has them after this Sync; OutOfStep those it
+	// does not (a write failed, a translation missed), with why.
+	InStep    []string  `json:"in_step"`
+	OutOfStep []Finding `json:"out_of_step"`
+	// Running are the connectors in scope the standby runs: Sync wrote
+	// nothing because of them.
+	Running []Finding `json:"running"`
+	// Misses are the sink partitions that could not be translated.
+	Misses []restore.TranslatedOffset `json:"translation_misses"`
+	// Counts are the plan's (what differed before writing); Applied what
+	// was written, nil when nothing was.
+	Counts  restore.Counts  `json:"counts"`
+	Applied *restore.Result `json:"-"`
+	// Configs is what was done with each connector's config on the
+	// standby's Connect (with Config.Connect).
+	Configs []ConfigAction `json:"configs,omitempty"`
+	// Warnings are the plan's warnings.
+	Warnings []string `json:"warnings,omitempty"`
+	// Verified is the read back (Config.Verify), nil when nothing was
+	// written.
+	Verified *restore.Verification `json:"-"`
+	// Plan is the plan of the sync.
+	Plan *restore.Plan `json:"-"`
+}
+
+// RunningError is ErrRunning with the connectors that run.
+type RunningError struct{ Running []Finding }
+
+func (e *RunningError) Error() string {
+	parts := make([]string, len(e.Running))
+	for i, f := range e.Running {
+		parts[i] = f.Connector + " (" + f.Why + ")"
+	}
+	return fmt.Sprintf("%s: %s; nothing was written (stop them on the standby, or they were started there: fail over instead)", ErrRunning, strings.Join(parts, ", "))
+}
+
+// Unwrap makes a RunningError match ErrRunning and restore.ErrRefused
+// (a refusal: nothing written, exit 3).
+func (e *RunningError) Unwrap() []error { return []error{ErrRunning, restore.ErrRefused} }
+
+// Syncer applies states to one standby; it keeps nothing between Syncs
+// but what Connect configs it wrote (see configs.go). Not safe for
+// concurrent use.
+type Syncer struct {
+	cfg Config
+	// wrote holds the config last written to (or found equal on) the
+	// standby per connector: a config that differs from it was changed
+	// by an operator there.
+	wrote map[string]map[string]string
+}
+
+// New returns a Syncer of cfg.
+func New(cfg Config) (*Syncer, error) {
+	switch cfg.Translate {
+	case "", TranslateNone, TranslateTimestamp:
+		if cfg.MM2SourceAlias != "" {
+			return nil, errors.New("standby: the MirrorMaker 2 source alias goes with translation mm2")
+		}
+	case TranslateMM2:
+		if cfg.MM2SourceAlias == "" {
+			return nil, errors.New("standby: translation mm2 needs MirrorMaker 2's alias of the primary cluster")
+		}
+	default:
+		return nil, fmt.Errorf("standby: translation %q: want none, mm2 or timestamp", cfg.Translate)
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("standby: no client of the standby cluster")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cfg.Options.AllowOtherCluster = true
+	cfg.Options.Options.Defaults()
+	return &Syncer{cfg: cfg, wrote: map[string]map[string]string{}}, nil
+}
+
+// Sync applies state, the primary's state at moment at, to the standby.
+// It translates the sink offsets, plans against what the standby holds,
+// refuses while a connector in scope runs there (ErrRunning), runs
+// restore's safety checks (restore.ErrRefused), writes the difference
+// (restore.Apply) and, with Config.Connect, keeps the configs in step.
+// The Report holds what was found and done, also on an error.
+func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Time) (rep *Report, err error) {
+	rep = &Report{At: at}
+	defer func() { rep.Done = time.Now() }()
+	snap, err := s.translate(ctx, state, rep)
+	if err != nil {
+		return rep, err
+	}
+	if s.cfg.Connect != nil {
+		// First, so that a connector created now names its own offsets
+		// topic to the plan as a worker would read it.
+		rep.Configs = s.syncConfigs(ctx, snap)
+	}
+	plan, err := restore.NewPlan(ctx, s.cfg.Client, snap, s.options(snap))
+	if err != nil {
+		return rep, fmt.Errorf("plan the standby: %w", err)
+	}
+	rep.Counts, rep.Warnings, rep.Plan = plan.Counts(), plan.Warnings, plan
+	if err := s.checkPassive(ctx, plan, rep); err != nil {
+		s.outOfStep(plan, rep, "the standby runs connectors in scope: nothing written")
+		return rep, err
+	}
+	if plan.Empty() {
+		s.inStep(plan, rep)
+		return rep, nil
+	}
+	if err := plan.Check(ctx, s.cfg.Client); err != nil {
+		s.outOfStep(plan, rep, "refused by a safety check: nothing written")
+		return rep, fmt.Errorf("write the standby: %w", err)
+	}
+	if s.cfg.DryRun {
+		s.outOfStep(plan, rep, "dry run: nothing written")
+		return rep, nil
+	}
+	res, err := restore.Apply(ctx, s.cfg.Client, plan)
+	rep.Applied = res
+	if err != nil {
+		s.outOfStep(plan, rep, "the write failed: the next sync writes it again")
+		return rep, fmt.Errorf("write the standby: %w", err)
+	}
+	if s.cfg.Verify {
+		v, err := restore.Verify(ctx, s.cfg.Client, plan)
+		rep.Verified = v
+		if err != nil {
+			s.outOfStep(plan, rep, "written, but the read back differs")
+			return rep, fmt.Errorf("verify the standby: %w", err)
+		}
+	}
+	s.inStep(plan, rep)
+	s.cfg.Log.Debug("standby written", "source_writes", res.SourceWrites, "tombstones", res.Tombstones,
+		"sink_commits", res.SinkCommits, "duration", res.Duration)
+	return rep, nil
+}
+
+// options are the restore options of a sync of snap: the standby's worker
+// offsets topics, and every connector's own offsets topic the primary's
+// configs name (offsets.storage.topic), so that a connector the standby
+// has no config for yet gets its keys in the topic it will read once
+// created with the primary's config, not in the worker's.
+func (s *Syncer) options(snap *snapshot.Snapshot) restore.Options {
+	opts := s.cfg.Options
+	opts.OffsetsTopics = slices.Clone(opts.OffsetsTopics)
+	for _, c := range snap.Connectors {
+		if t := c.Config[ownOffsetsTopic]; t != "" && !slices.Contains(opts.OffsetsTopics, t) {
+			opts.OffsetsTopics = append(opts.OffsetsTopics, t)
+		}
+	}
+	return opts
+}
+
+// ownOffsetsTopic is the connector config key of its own offsets topic.
+const ownOffsetsTopic = "offsets.storage.topic"
+
+// translate is state with its sink offsets translated into the standby's
+// copies of the topics (Config.Translate); the misses go to rep.
+func (s *Syncer) translate(ctx context.Context, state *snapshot.Snapshot, rep *Report) (*snapshot.Snapshot, error) {
+	if s.cfg.Translate == "" || s.cfg.Translate == TranslateNone {
+		return state, nil
+	}
+	opts := restore.TranslateOptions{Method: s.cfg.Translate, SourceAlias: s.cfg.MM2SourceAlias, Margin: s.cfg.Margin,
+		ConfigTopic: s.cfg.Options.ConfigTopic, GroupPrefix: s.cfg.Options.GroupPrefix, Connectors: s.cfg.Options.Connectors}
+	out, tr, err := restore.Translate(ctx, s.cfg.Client, state, opts)
+	if err != nil {
+		return nil, fmt.Errorf("translate sink offsets for the standby: %w", err)
+	}
+	rep.Misses = tr.Untranslated()
+	return out, nil
+}
+
+// checkPassive returns a *RunningError when a connector in scope runs on
+// the standby, as its config topic says or (with Config.Connect) its
+// REST API reports; what it finds goes to rep.Running.
+func (s *Syncer) checkPassive(ctx context.Context, plan *restore.Plan, rep *Report) error {
+	var rest map[string]connectrest.Status
+	if s.cfg.Connect != nil {
+		states, err := s.cfg.Connect.States(ctx)
+		if err != nil {
+			return fmt.Errorf("read the standby's connector states (Connect REST API): %w; nothing was written", err)
+		}
+		rest = states
+	}
+	for _, cp := range plan.Connectors {
+		lc := cp.Live
+		if s.cfg.Failover && !cp.Writes() {
+			continue
+		}
+		switch st, ok := rest[cp.Name]; {
+		case lc.HasConfig && !lc.Stopped():
+			rep.Running = append(rep.Running, Finding{cp.Name, "target state " + cp.State() + " in the standby's config topic"})
+		case ok && st.Connector.State != connectrest.StateStopped:
+			rep.Running = append(rep.Running, Finding{cp.Name, "the standby's Connect reports it " + st.String()})
+		case cp.Sink != nil && cp.Sink.Members > 0:
+			rep.Running = append(rep.Running, Finding{cp.Name, fmt.Sprintf("sink group %s has members on the standby", cp.Sink.Group)})
+		}
+	}
+	if len(rep.Running) == 0 {
+		return nil
+	}
+	return &RunningError{Running: rep.Running}
+}
+
+// inStep sorts the plan's connectors into rep: in step, or out of step
+// for a translation miss.
+func (s *Syncer) inStep(plan *restore.Plan, rep *Report) {
+	missed := map[string]int{}
+	for _, m := range rep.Misses {
+		missed[m.Connector]++
+	}
+	for _, cp := range plan.Connectors {
+		if n := missed[cp.Name]; n > 0 {
+			rep.OutOfStep = append(rep.OutOfStep, Finding{cp.Name, fmt.Sprintf("%d sink partitions could not be translated", n)})
+			continue
+		}
+		rep.InStep = append(rep.InStep, cp.Name)
+	}
+}
+
+// outOfStep marks the connectors the plan would have written out of step
+// (why), the others in step.
+func (s *Syncer) outOfStep(plan *restore.Plan, rep *Report, why string) {
+	for _, cp := range plan.Connectors {
+		if cp.Writes() {
+			rep.OutOfStep = append(rep.OutOfStep, Finding{cp.Name, why})
+		} else if !slices.ContainsFunc(rep.Running, func(f Finding) bool { return f.Connector == cp.Name }) {
+			rep.InStep = append(rep.InStep, cp.Name)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package store
+
+// This file is the standby fences (restore/standby): one small object per
+// primary cluster that a failover took the standby over from,
+//
+//	standby/fence-<cluster id>.json
+//
+// written by offsetkeeper failover and read by the daemon before every
+// write to its standby: a daemon whose primary is fenced never writes to
+// the standby again. A failover back (failback) removes the fence of the
+// cluster it makes primary. The store does not read what a fence says:
+// restore/standby owns the format. Listing, retention and Verify never
+// see standby/.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+
+	"gocloud.dev/blob"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+)
+
+const (
+	standbyPrefix = "standby/"
+	// MaxStandbyFence bounds a fence object, in bytes.
+	MaxStandbyFence = 1 << 20
+)
+
+func fenceKey(cluster string) string {
+	return standbyPrefix + "fence-" + url.PathEscape(cluster) + ".json"
+}
+
+// PutStandbyFence stores data as the fence of the primary cluster whose
+// id is cluster, replacing one stored before.
+func (s *Store) PutStandbyFence(ctx context.Context, cluster string, data []byte) error {
+	if len(data) > MaxStandbyFence {
+		return fmt.Errorf("store standby fence of cluster %s: %d bytes: at most %d", cluster, len(data), MaxStandbyFence)
+	}
+	err := s.put(ctx, fenceKey(cluster), &blob.WriterOptions{ContentType: "application/json"}, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("store standby fence of cluster %s%s: %w", cluster, s.in(), err)
+	}
+	return nil
+}
+
+// GetStandbyFence reads the fence of the primary cluster whose id is
+// cluster; none stored is snapshot.ErrNotFound.
+func (s *Store) GetStandbyFence(ctx context.Context, cluster string) ([]byte, error) {
+	data, err := s.readAll(ctx, fenceKey(cluster))
+	switch {
+	case notFound(err):
+		return nil, fmt.Errorf("read standby fence of cluster %s: %w", cluster, snapshot.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("read standby fence of cluster %s%s: %w", cluster, s.in(), err)
+	case len(data) > MaxStandbyFence:
+		return nil, fmt.Errorf("read standby fence of cluster %s%s: %w: larger than %d bytes", cluster, s.in(), snapshot.ErrCorrupt, MaxStandbyFence)
+	}
+	return data, nil
+}
+
+// DeleteStandbyFence removes the fence of the primary cluster whose id is
+// cluster; none stored is no error.
+func (s *Store) DeleteStandbyFence(ctx context.Context, cluster string) error {
+	if err := s.deleteKey(ctx, fenceKey(cluster)); err != nil && !notFound(err) {
+		return fmt.Errorf("delete standby fence of cluster %s%s: %w", cluster, s.in(), err)
+	}
+	return nil
+}
