@@ -214,9 +214,10 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		defer cl.Close()
 	}
 	if c.toOffsetsTopic != "" {
-		return c.toNewTopic(ctx, cl, snap, opts.Layout)
-	}
-	if opts.Layout != nil {
+		if err := c.checkToTopic(snap, cl != nil); err != nil {
+			return err
+		}
+	} else if opts.Layout != nil {
 		// Deleting is MSK Connect's only stop, and a connector created
 		// again gets topics of its own: the ones restored here are read
 		// again only by a connector whose worker configuration names them.
@@ -235,6 +236,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		CreateConnectors:  c.createConnectors,
 		Resets:            c.fromFile == "",
 		Commands:          c.g.commandSettings(),
+		ToOffsetsTopic:    c.toOffsetsTopic,
 	}
 	req.Connectors = c.connectors
 	rc, err := c.g.connect.client()
@@ -245,7 +247,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 	if c.via == restore.ViaConnect {
 		req.Commands.Via = restore.ViaConnect
 	}
-	if len(args) > 0 && !c.tr.active() {
+	if len(args) > 0 && !c.tr.active() && c.toOffsetsTopic == "" {
 		req.Again = c.again(req.Commands, snap.ID)
 	}
 	if c.fromFile != "" {
