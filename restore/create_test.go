@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -26,18 +26,18 @@ import (
 // sink topic orders, and a Connect REST stand-in over it.
 type connectCluster struct {
 	cl  *kgo.Client
-	srv *connecttest.Server
+	srv *connectsim.Server
 	rc  *connectrest.Client
 }
 
 func newConnectCluster(t *testing.T, id string) *connectCluster {
 	t.Helper()
-	return newConnectClusterWith(t, id, connecttest.Options{})
+	return newConnectClusterWith(t, id, connectsim.Options{})
 }
 
 // newConnectClusterWith is newConnectCluster with its REST stand-in made
 // with opts.
-func newConnectClusterWith(t *testing.T, id string, opts connecttest.Options) *connectCluster {
+func newConnectClusterWith(t *testing.T, id string, opts connectsim.Options) *connectCluster {
 	t.Helper()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(id))
 	if err != nil {
@@ -60,7 +60,7 @@ func newConnectClusterWith(t *testing.T, id string, opts connecttest.Options) *c
 			t.Fatal(err)
 		}
 	}
-	srv, err := connecttest.Start(cl, opts)
+	srv, err := connectsim.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 )
 
 // TestWaitStoppedAndStates: waitStopped waits out a lagging status and a
@@ -33,7 +33,7 @@ func TestWaitStoppedAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connecttest.Start(cl, connecttest.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
+	srv, err := connectsim.Start(cl, connectsim.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestWaitStatesResumedMeansTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connecttest.Start(cl, connecttest.Options{ResumeLag: 1 << 20})
+	srv, err := connectsim.Start(cl, connectsim.Options{ResumeLag: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestWaitStatesResumedMeansTasks(t *testing.T) {
 	if err := rc.Stop(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	srv2, err := connecttest.Start(cl, connecttest.Options{})
+	srv2, err := connectsim.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

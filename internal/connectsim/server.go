@@ -1,4 +1,4 @@
-// Package connecttest is an in-process fake of the Kafka Connect REST API
+// Package connectsim is an in-process fake of the Kafka Connect REST API
 // for tests, kept honest by the Kafka cluster it serves: every answer is
 // read from, and every change written to, the cluster's Connect topics, the
 // way a Connect worker (its herder) reads and writes them. A test that
@@ -46,7 +46,7 @@
 // tasks), FailTasks (tasks that FAILED, with a trace) and HideStatus (a
 // connector just created, with no status yet). Requests lists what was
 // asked.
-package connecttest
+package connectsim
 
 import (
 	"context"
@@ -186,7 +186,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 	)...)
 	if err != nil {
-		return nil, fmt.Errorf("connecttest: create producer: %w", err)
+		return nil, fmt.Errorf("connectsim: create producer: %w", err)
 	}
 	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
@@ -214,7 +214,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 		ln, err := net.Listen("tcp", opts.Addr)
 		if err != nil {
 			prod.Close()
-			return nil, fmt.Errorf("connecttest: listen on %s: %w", opts.Addr, err)
+			return nil, fmt.Errorf("connectsim: listen on %s: %w", opts.Addr, err)
 		}
 		s.srv.Listener.Close()
 		s.srv.Listener = ln
@@ -233,7 +233,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("connecttest: %w", err)
+		return nil, fmt.Errorf("connectsim: %w", err)
 	}
 	return s, nil
 }
