@@ -86,3 +86,47 @@ func TestLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestIndex: docs/README.md, the index, names every document of docs/.
+func TestIndex(t *testing.T) {
+	index, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f != "README.md" && !strings.Contains(string(index), "]("+f+")") {
+			t.Errorf("docs/README.md does not link %s", f)
+		}
+	}
+}
+
+// TestREADME: the README stays short (litestream's is 48 lines, restic's
+// 109), and holds the two commands of its quick start and the test
+// command .ci/run runs as the README's.
+func TestREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(readme), "\n"); n > 150 {
+		t.Errorf("README.md has %d lines: keep it to 150, the rest goes to docs/", n)
+	}
+	ci, err := os.ReadFile("../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(ci)), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "go test ") {
+		t.Fatalf(".ci/run ends with %q, not the README's test command", last)
+	}
+	for _, cmd := range []string{"go run ./cmd/offsetkeeper demo", last} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(cmd) + `( |$)`).Match(readme) {
+			t.Errorf("README.md lacks the command %q", cmd)
+		}
+	}
+}
