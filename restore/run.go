@@ -55,7 +55,7 @@ type Env struct {
 // Request is one restore.
 type Request struct {
 	// Snapshot is what to restore: a stored snapshot, or one built from a
-	// file (see OffsetsFile.Snapshot) or elsewhere.
+	// file (see offsetsfile.OffsetsFile.Snapshot) or elsewhere.
 	Snapshot *snapshot.Snapshot
 	Options
 	// DryRun prints the plan and the safety checks and writes nothing.

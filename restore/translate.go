@@ -302,7 +302,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		}
 		key, err := connectjson.RenameKey(o.Key, n)
 		if err != nil {
-			return fmt.Errorf("rename connector %q: key %s: %w", o.Connector, displayKey(o.Key), err)
+			return fmt.Errorf("rename connector %q: key %s: %w", o.Connector, DisplayKey(o.Key), err)
 		}
 		o.Key, o.Connector = key, n
 		if parts := out.PartitionCount(o.Topic); parts > 0 {
