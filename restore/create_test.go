@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -143,7 +144,7 @@ func TestCreateConnectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	renamed, _, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"src": "src2"}})
+	renamed, _, err := translate.Translate(ctx, dst.cl, snap, translate.TranslateOptions{Rename: map[string]string{"src": "src2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
 	if err := dst.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	renamed, tr, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"archive": "archive2"}})
+	renamed, tr, err := translate.Translate(ctx, dst.cl, snap, translate.TranslateOptions{Rename: map[string]string{"archive": "archive2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
-	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -193,7 +193,7 @@ func TestMigrateTimestamp(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitRefused {
 		t.Fatalf("exit %d, stdout not one JSON document (%v):\n%s", code, err, out)
 	}
-	if doc.Outcome != "refused" || !doc.DryRun || len(doc.Refusals) != 16 || doc.Refusals[0].Check != restore.CheckUntranslatable || !strings.Contains(errOut, "translation (timestamp): 16 sink partitions") {
+	if doc.Outcome != "refused" || !doc.DryRun || len(doc.Refusals) != 16 || doc.Refusals[0].Check != translate.CheckUntranslatable || !strings.Contains(errOut, "translation (timestamp): 16 sink partitions") {
 		t.Fatalf("document %+v\nstderr:\n%s", doc, errOut)
 	}
 	// --force restores the rest and leaves those partitions alone.
