@@ -155,7 +155,7 @@ func orNone(s string) string {
 	return s
 }
 
-// displayKey shows a source key by its partition object, exactly as its
+// DisplayKey shows a source key by its partition object, exactly as its
 // bytes hold it; a key that does not parse is quoted.
 func DisplayKey(key []byte) string {
 	if _, raw, ok := connectjson.PlainKey(key); ok {
