@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
@@ -159,16 +157,7 @@ func TestFailoverAndErrors(t *testing.T) {
 // password is a 401 that never shows the password; mutual TLS works with
 // the CA and client certificate files.
 func TestAuthAndTLS(t *testing.T) {
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, cl := testkit.Cluster(t)
 	ctx := context.Background()
 	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)

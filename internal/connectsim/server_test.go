@@ -20,22 +20,14 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // seeded starts a kfake cluster seeded with DefaultSpec and a Server over it.
 func seeded(t *testing.T, opts connectsim.Options) (*kgo.Client, *connectdemo.Expected, *connectsim.Server) {
 	t.Helper()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	_, cl := testkit.Cluster(t)
 	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
