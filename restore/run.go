@@ -210,6 +210,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		if err := r.carryTo(ctx); err != nil {
 			return r.report, err
 		}
+		defer r.carry.close()
 	}
 	if req.Via == ViaConnect {
 		if err := CheckConnectOffsetsAPI(ctx, env.Connect); err != nil {

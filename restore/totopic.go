@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -41,6 +42,16 @@ type carry struct {
 	// against an empty live state, and the topic is created just before
 	// the undo snapshot.
 	missing bool
+	// fresh is the client the run goes on with once it created the topic
+	// (see create); close closes it.
+	fresh *kgo.Client
+}
+
+// close closes the client create made, if any.
+func (c *carry) close() {
+	if c != nil && c.fresh != nil {
+		c.fresh.Close()
+	}
 }
 
 // carryTo turns r.req into the restore of the connector's source offsets
@@ -84,7 +95,14 @@ func (r *run) carryTo(ctx context.Context) error {
 	if l := r.req.Options.Layout; l != nil && !l.Offsets.MatchString(topic) {
 		fmt.Fprintf(r.Warn, "warning: %q does not match the offsets topic pattern %q: snapshots and the journal under this layout will not read the recreated connector's offsets from it; name it to match (on MSK Connect, __msk_connect_offsets_<name>) or widen --offsets-topic-pattern\n", topic, l.Offsets)
 	}
-	n, exists, err := emptyOffsetsTopic(ctx, kadm.NewClient(r.Client), topic)
+	// Asked through a client of its own: a client's metadata answers may
+	// be cached from before the topic was created.
+	chk, err := kgo.NewClient(r.Client.Opts()...)
+	if err != nil {
+		return fmt.Errorf("describe topic %q: %w; nothing was written", topic, err)
+	}
+	n, exists, err := emptyOffsetsTopic(ctx, kadm.NewClient(chk), topic)
+	chk.Close()
 	if err != nil {
 		return err
 	}
@@ -167,6 +185,13 @@ func (c *carry) create(ctx context.Context, r *run) (*Plan, error) {
 	}
 	c.missing = false
 	fmt.Fprintf(r.Out, "created offsets topic %q (%d partitions, cleanup.policy=compact)\n", rep.Topic, rep.Partitions)
+	// The run goes on with a client of its own: the given one's metadata
+	// remembers the topic missing, from the plan, until its next refresh.
+	fresh, err := kgo.NewClient(r.Client.Opts()...)
+	if err != nil {
+		return nil, fmt.Errorf("read back offsets topic %q: %w; nothing was written", rep.Topic, err)
+	}
+	c.fresh, r.Client = fresh, fresh
 	// A topic just created reaches every broker's metadata a moment later.
 	for try := 0; ; try++ {
 		plan, err := r.plan(ctx, " once its offsets topic was created")
