@@ -18,7 +18,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
@@ -525,26 +524,6 @@ func TestDaemonSinkOffsetsMovedBackwards(t *testing.T) {
 	}
 }
 
-func newKfake(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
-	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
-func newClient(t *testing.T, c *kfake.Cluster) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -558,13 +537,13 @@ func get(t *testing.T, url string) (int, string) {
 
 func TestDaemonHTTP(t *testing.T) {
 	t.Parallel()
-	cluster := newKfake(t)
+	cluster := testkit.Kfake(t, kfake.NumBrokers(3))
 	st := make(steps)
 	d := &Daemon{
 		Config:   Config{Schedule: "@every 1s", Listen: "127.0.0.1:0"},
 		Store:    memStore(t),
 		Snapshot: st.snapshot,
-		Kafka:    newClient(t, cluster),
+		Kafka:    testkit.Client(t, cluster),
 	}
 	start(t, d)
 	waitFor(t, "the HTTP server", func() bool { return d.Addr() != "" })

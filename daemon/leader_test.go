@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -61,7 +62,7 @@ func leaderOf(t *testing.T, a, b *replica) (leader, standby *replica) {
 
 func TestLeaderElectionHandover(t *testing.T) {
 	t.Parallel()
-	c := newKfake(t)
+	c := testkit.Kfake(t, kfake.NumBrokers(3))
 	st := memStore(t)
 	a := newReplica(t, "a", c, st, 0)
 	b := newReplica(t, "b", c, st, 0)
@@ -95,7 +96,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 // over.
 func TestLeaderElectionLeaderDies(t *testing.T) {
 	t.Parallel()
-	c := newKfake(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	c := testkit.Kfake(t, kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	st := memStore(t)
 	const session = time.Second
 	a := newReplica(t, "a", c, st, session)

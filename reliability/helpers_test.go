@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -140,16 +141,7 @@ type cluster struct {
 // newCluster starts a kfake cluster seeded with spec (nil: unseeded).
 func newCluster(t testing.TB, spec *connectdemo.Spec, opts ...kfake.Opt) *cluster {
 	t.Helper()
-	kc, err := connectdemo.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc, cl := testkit.Cluster(t, opts...)
 	c := &cluster{
 		t: t, kc: kc, cl: cl, adm: kadm.NewClient(cl),
 		brokers: strings.Join(kc.ListenAddrs(), ","),

@@ -287,7 +287,7 @@ func TestSoak(t *testing.T) {
 	// may breathe with the GC; a leak grows without bound. The daemon's
 	// incremental capture keeps overwritten values in each partition's
 	// arena until they exceed the live ones and 512 KiB (snapshot's
-	// compactAbove), so its memory may rise by that much per offsets
+	// keyview.CompactAbove), so its memory may rise by that much per offsets
 	// partition before it levels off: a long soak sees that plateau.
 	var allowance int64
 	for _, topic := range c.exp.OffsetsTopics {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -39,16 +40,7 @@ func TestFailedCommitAdvice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			kc, err := connectdemo.NewCluster()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(kc.Close)
-			cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(cl.Close)
+			kc, cl := testkit.Cluster(t)
 			snap := smallSnapshot(t, cl)
 			txnID := restore.TransactionalIDPrefix + snapshot.DefaultOffsetsTopic
 			kc.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -119,16 +111,7 @@ func smallSnapshot(t *testing.T, cl *kgo.Client) *snapshot.Snapshot {
 // restore of its undo snapshot, in both forms, with the settings given.
 func TestPartialWriteAdvice(t *testing.T) {
 	ctx := context.Background()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc, cl := testkit.Cluster(t)
 	snap := smallSnapshot(t, cl)
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, nil, "t"); err != nil {
 		t.Fatal(err)

@@ -267,10 +267,10 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		case err != nil && fenced(err):
 			fenceErr = err
 		case err != nil:
-			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Key), err))
+			perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", DisplayKey(r.Key), err))
 		case !stray:
 			if want := snapshot.PartitionFor(r.Key, n); r.Partition != want {
-				perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", displayKey(r.Key), r.Partition, want, n))
+				perr = errors.Join(perr, fmt.Errorf("key %s landed on partition %d, not its murmur2 partition %d of %d (did the topic's partition count change?)", DisplayKey(r.Key), r.Partition, want, n))
 			}
 		}
 	}

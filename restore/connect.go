@@ -115,13 +115,13 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 			if ch.Action == Changed {
 				what = "the snapshot's value for its copy"
 			}
-			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %s of key %s on %s/%d (Connect writes to the murmur2 partition only)", name, what, displayKey(ch.Key), ch.Topic, ch.Partition))
+			cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: %s of key %s on %s/%d (Connect writes to the murmur2 partition only)", name, what, DisplayKey(ch.Key), ch.Topic, ch.Partition))
 			continue
 		}
 		conn, m, _, err := connectjson.ParseKey(ch.Key)
 		if err != nil || conn != name || connectjson.Nested(m) {
 			if ch.Action.writes() {
-				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s (%s): it is not [%q, {flat partition}]", name, displayKey(ch.Key), ch.Action, name))
+				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s (%s): it is not [%q, {flat partition}]", name, DisplayKey(ch.Key), ch.Action, name))
 			}
 			continue
 		}
@@ -150,7 +150,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 		}
 		for _, c := range cs {
 			if c.ch.Action.writes() && !c.canonical && hasCanonical {
-				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s (%s): Connect would write it under %s, the byte form it uses, which holds its own offset here", name, displayKey(c.ch.Key), c.ch.Action, displayKey([]byte(k))))
+				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s (%s): Connect would write it under %s, the byte form it uses, which holds its own offset here", name, DisplayKey(c.ch.Key), c.ch.Action, DisplayKey([]byte(k))))
 			}
 		}
 		if best < 0 {
@@ -158,7 +158,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 		}
 		pick := cs[best]
 		if !pick.canonical {
-			cp.Warnings = append(cp.Warnings, fmt.Sprintf("connector %q: key %s is not in the byte form Connect writes: through Connect its offset goes under %s (Java HashMap field order), which a task looking up the original bytes never reads; restore --via kafka (the default) to write the exact bytes", name, displayKey(pick.ch.Key), displayKey([]byte(k))))
+			cp.Warnings = append(cp.Warnings, fmt.Sprintf("connector %q: key %s is not in the byte form Connect writes: through Connect its offset goes under %s (Java HashMap field order), which a task looking up the original bytes never reads; restore --via kafka (the default) to write the exact bytes", name, DisplayKey(pick.ch.Key), DisplayKey([]byte(k))))
 		}
 		e := ConnectEntry{Partition: pick.partition}
 		if pick.ch.Action != Removed {
@@ -167,9 +167,9 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 			case err == nil && !connectjson.Nested(m):
 				e.Offset = m
 			case errors.Is(err, connectjson.ErrNullOffset):
-				cp.Warnings = append(cp.Warnings, fmt.Sprintf("connector %q: the snapshot's value of key %s is JSON null (no offset); through Connect it becomes a tombstone", name, displayKey(pick.ch.Key)))
+				cp.Warnings = append(cp.Warnings, fmt.Sprintf("connector %q: the snapshot's value of key %s is JSON null (no offset); through Connect it becomes a tombstone", name, DisplayKey(pick.ch.Key)))
 			default:
-				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s: its value %s is not an offset Connect accepts", name, displayKey(pick.ch.Key), displayValue(pick.ch.New)))
+				cp.Unsendable = append(cp.Unsendable, fmt.Sprintf("connector %q: key %s: its value %s is not an offset Connect accepts", name, DisplayKey(pick.ch.Key), displayValue(pick.ch.New)))
 				continue
 			}
 		}

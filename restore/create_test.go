@@ -15,8 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -26,18 +27,18 @@ import (
 // sink topic orders, and a Connect REST stand-in over it.
 type connectCluster struct {
 	cl  *kgo.Client
-	srv *connecttest.Server
+	srv *connectsim.Server
 	rc  *connectrest.Client
 }
 
 func newConnectCluster(t *testing.T, id string) *connectCluster {
 	t.Helper()
-	return newConnectClusterWith(t, id, connecttest.Options{})
+	return newConnectClusterWith(t, id, connectsim.Options{})
 }
 
 // newConnectClusterWith is newConnectCluster with its REST stand-in made
 // with opts.
-func newConnectClusterWith(t *testing.T, id string, opts connecttest.Options) *connectCluster {
+func newConnectClusterWith(t *testing.T, id string, opts connectsim.Options) *connectCluster {
 	t.Helper()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(id))
 	if err != nil {
@@ -60,7 +61,7 @@ func newConnectClusterWith(t *testing.T, id string, opts connecttest.Options) *c
 			t.Fatal(err)
 		}
 	}
-	srv, err := connecttest.Start(cl, opts)
+	srv, err := connectsim.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestCreateConnectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	renamed, _, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"src": "src2"}})
+	renamed, _, err := translate.Translate(ctx, dst.cl, snap, translate.TranslateOptions{Rename: map[string]string{"src": "src2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestCreateConnectorsRenamedOverrideGroup(t *testing.T) {
 	if err := dst.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	renamed, tr, err := restore.Translate(ctx, dst.cl, snap, restore.TranslateOptions{Rename: map[string]string{"archive": "archive2"}})
+	renamed, tr, err := translate.Translate(ctx, dst.cl, snap, translate.TranslateOptions{Rename: map[string]string{"archive": "archive2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

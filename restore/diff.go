@@ -342,13 +342,13 @@ func PrintChanges(w io.Writer, changes []Change) error {
 			where = snapshot.Where(c.Topic, c.Partition)
 			switch c.Kind {
 			case KindChanged:
-				ew.printf("  source  %s  %s  changed  %s -> %s\n", where, displayKey(c.Key), displayValue(c.Old), displayValue(c.New))
+				ew.printf("  source  %s  %s  changed  %s -> %s\n", where, DisplayKey(c.Key), displayValue(c.Old), displayValue(c.New))
 			case KindAppeared:
-				ew.printf("  source  %s  %s  appeared  %s\n", where, displayKey(c.Key), displayValue(c.New))
+				ew.printf("  source  %s  %s  appeared  %s\n", where, DisplayKey(c.Key), displayValue(c.New))
 			case KindVanished:
-				ew.printf("  source  %s  %s  vanished  %s\n", where, displayKey(c.Key), displayValue(c.Old))
+				ew.printf("  source  %s  %s  vanished  %s\n", where, DisplayKey(c.Key), displayValue(c.Old))
 			case KindStray:
-				ew.printf("  source  %s  %s  stray copy  %s (off the key's murmur2 partition; the copy compared is %s)\n", where, displayKey(c.Key), displayValue(c.New), displayValue(c.Old))
+				ew.printf("  source  %s  %s  stray copy  %s (off the key's murmur2 partition; the copy compared is %s)\n", where, DisplayKey(c.Key), displayValue(c.New), displayValue(c.Old))
 			}
 			continue
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -28,7 +28,7 @@ func TestResumeWaitsForHealth(t *testing.T) {
 		{"unhealthy", false, []string{"connect: GET /health answers unhealthy (500"}},
 	} {
 		t.Run(tc.health, func(t *testing.T) {
-			dst := newConnectClusterWith(t, "new-cluster", connecttest.Options{Version: "3.9.0"})
+			dst := newConnectClusterWith(t, "new-cluster", connectsim.Options{Version: "3.9.0"})
 			st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -203,16 +204,7 @@ func TestWaitReadable(t *testing.T) {
 // both close when the test ends.
 func seededDemo(t *testing.T, spec connectdemo.Spec) (*kfake.Cluster, *kgo.Client) {
 	t.Helper()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc, cl := testkit.Cluster(t)
 	if _, err := connectdemo.Seed(t.Context(), cl, spec); err != nil {
 		t.Fatal(err)
 	}

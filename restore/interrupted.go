@@ -67,7 +67,7 @@ func (d ViewDifference) String() string {
 		}
 		return fmt.Sprintf("%q", v)
 	}
-	return fmt.Sprintf("%s/%d key %s: read_committed %s, read_uncommitted %s", d.Topic, d.Partition, displayKey(d.Key), show(d.Committed), show(d.Uncommitted))
+	return fmt.Sprintf("%s/%d key %s: read_committed %s, read_uncommitted %s", d.Topic, d.Partition, DisplayKey(d.Key), show(d.Committed), show(d.Uncommitted))
 }
 
 // CompareViews reads topic read_committed and read_uncommitted, up to the

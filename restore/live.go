@@ -81,7 +81,7 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 			}
 		}
 	}
-	exists, err := topicsExist(ctx, adm, append(slices.Clone(opts.OffsetsTopics), own...))
+	exists, err := TopicsExist(ctx, adm, append(slices.Clone(opts.OffsetsTopics), own...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -240,8 +240,8 @@ func snapGroupName(snap *snapshot.Index, connector string) string {
 	return ""
 }
 
-// topicsExist tells which of topics exist.
-func topicsExist(ctx context.Context, adm *kadm.Client, topics []string) (map[string]bool, error) {
+// TopicsExist tells which of topics exist.
+func TopicsExist(ctx context.Context, adm *kadm.Client, topics []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(topics))
 	if len(topics) == 0 {
 		return out, nil

@@ -333,11 +333,11 @@ func (p *Plan) Differences() []string {
 			for _, ch := range cp.Source.Writes() {
 				switch ch.Action {
 				case Changed:
-					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: value %s here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New)))
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: value %s here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, DisplayKey(ch.Key), displayValue(ch.Old), displayValue(ch.New)))
 				case Added:
-					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: missing here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.New)))
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: missing here, %s in the snapshot", cp.Name, ch.Topic, ch.Partition, DisplayKey(ch.Key), displayValue(ch.New)))
 				case Removed:
-					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: %s here, not in the snapshot", cp.Name, ch.Topic, ch.Partition, displayKey(ch.Key), displayValue(ch.Old)))
+					out = append(out, fmt.Sprintf("connector %q: source %s/%d %s: %s here, not in the snapshot", cp.Name, ch.Topic, ch.Partition, DisplayKey(ch.Key), displayValue(ch.Old)))
 				}
 			}
 		}

@@ -348,7 +348,7 @@ func (s *sourcePlanner) best(group []srcWant, merged map[string]bool) srcWant {
 	if len(ps) > 1 {
 		slices.Sort(ps)
 		bo, topic := s.so(best.pos), s.topics[best.target]
-		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q, and gives every other copy the value the snapshot held there", s.name, displayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
+		s.dups = append(s.dups, dupWarning{topic, bo.Key, fmt.Sprintf("connector %q: key %s is in partitions %s of %q in the snapshot (written to a wrong partition by hand, or partitions were added); the restore writes the value from partition %d to partition %d of %q, and gives every other copy the value the snapshot held there", s.name, DisplayKey(bo.Key), joinInt32(ps), bo.Topic, bo.Partition, best.part, topic)})
 	}
 	return best
 }
@@ -386,7 +386,7 @@ func (s *sourcePlanner) lives() {
 				}
 			}
 			if sp, held := snapAt[placedKey{o.Topic, o.Partition, string(o.Key)}]; held {
-				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore keeps that copy, with the value the snapshot held there (remove it with a tombstone written to partition %d by hand once the connector has committed again)", s.name, displayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore keeps that copy, with the value the snapshot held there (remove it with a tombstone written to partition %d by hand once the connector has committed again)", s.name, DisplayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
 				if !bytes.Equal(s.so(sp).Value, o.Value) {
 					// Changed since (a reset after the topic grew): a
 					// worker may read this copy last, so it gets the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -37,10 +37,10 @@ func TestCreateConnectorsPreflight(t *testing.T) {
 		}
 		moved.Connectors = append(moved.Connectors, c)
 	}
-	dst := newConnectClusterWith(t, "new-cluster", connecttest.Options{
+	dst := newConnectClusterWith(t, "new-cluster", connectsim.Options{
 		Version:        "4.1.0",
-		Plugins:        []connecttest.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSourceConnector", Type: "source", Version: "4.1.0"}},
-		OverridePolicy: connecttest.PolicyNone,
+		Plugins:        []connectsim.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSourceConnector", Type: "source", Version: "4.1.0"}},
+		OverridePolicy: connectsim.PolicyNone,
 	})
 	st, err := store.OpenStore(ctx, "file://"+t.TempDir())
 	if err != nil {

@@ -155,9 +155,9 @@ func orNone(s string) string {
 	return s
 }
 
-// displayKey shows a source key by its partition object, exactly as its
+// DisplayKey shows a source key by its partition object, exactly as its
 // bytes hold it; a key that does not parse is quoted.
-func displayKey(key []byte) string {
+func DisplayKey(key []byte) string {
 	if _, raw, ok := connectjson.PlainKey(key); ok {
 		return string(raw) // printable ASCII: displayValue would return it as it is
 	}
@@ -167,12 +167,12 @@ func displayKey(key []byte) string {
 	return strconv.Quote(string(key))
 }
 
-// appendKey appends displayKey(key) to dst.
+// appendKey appends DisplayKey(key) to dst.
 func appendKey(dst, key []byte) []byte {
 	if _, raw, ok := connectjson.PlainKey(key); ok {
 		return append(dst, raw...)
 	}
-	return append(dst, displayKey(key)...)
+	return append(dst, DisplayKey(key)...)
 }
 
 // appendValue appends displayValue(b) to dst.

@@ -62,6 +62,9 @@ type Document struct {
 	// Verified is the read back after writing, null when nothing was
 	// written.
 	Verified *VerifiedDocument `json:"verified"`
+	// OffsetsTopic is what --to-offsets-topic did (or, in a dry run,
+	// would do) to its topic; absent without it.
+	OffsetsTopic *OffsetsTopicReport `json:"offsets_topic,omitempty"`
 }
 
 // PlanDocument is a Plan in a Document.
@@ -189,7 +192,7 @@ func (r *Report) Document(err error) *Document {
 	d := &Document{
 		Snapshot: r.Snapshot, DryRun: r.DryRun, Forced: r.Forced, Outcome: r.Outcome,
 		Refusals: nonNil(r.Refusals), Stopped: nonNil(r.Stopped), Fenced: nonNil(r.Fenced),
-		UndoSnapshot: r.Undo, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned), AfterResets: nonNil(r.AfterResets),
+		UndoSnapshot: r.Undo, OffsetsTopic: r.OffsetsTopic, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned), AfterResets: nonNil(r.AfterResets),
 	}
 	if err != nil {
 		d.Error = err.Error()

@@ -32,9 +32,9 @@
 // Through the Kafka Connect REST API instead of Kafka, [Plan.ConnectRequests]
 // turns a plan into PATCH requests, [ApplyConnect] sends them and
 // [VerifyConnect] reads them back (see ConnectRequests for what Connect
-// cannot write byte for byte). [ParseOffsetsFile] reads a Connect REST
-// offsets body or kafka-consumer-groups CSV, and [OffsetsFile.Snapshot]
-// turns it into a snapshot to restore like any other.
+// cannot write byte for byte). Package restore/offsetsfile reads a Connect
+// REST offsets body, kafka-consumer-groups CSV or a standalone worker's
+// file into a snapshot to restore like any other.
 //
 // Guarantees:
 //   - Apply writes source offset keys and values as the exact bytes the
@@ -93,7 +93,7 @@ var (
 	// ErrNotStopped: Request.StopConnectors (or Resume) gave up waiting
 	// before every connector reached the state wanted.
 	ErrNotStopped = errors.New("connectors did not reach the state wanted in time")
-	// ErrBadFile: an offsets file (see ParseOffsetsFile) does not validate;
+	// ErrBadFile: an offsets file (see offsetsfile.ParseOffsetsFile) does not validate;
 	// the error lists every problem, and nothing was written.
 	ErrBadFile = errors.New("offsets file is not valid")
 )

@@ -513,16 +513,7 @@ func TestPlanTargetsFollowLiveConfig(t *testing.T) {
 // now and then on it). Here the other restore's transaction ends exactly
 // in that gap.
 func TestCheckRestoreTransactionOnExactlyOncePartition(t *testing.T) {
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc, cl := testkit.Cluster(t)
 	ctx := context.Background()
 	exp, err := connectdemo.Seed(ctx, cl, connectdemo.DefaultSpec())
 	if err != nil {

@@ -55,7 +55,7 @@ type Env struct {
 // Request is one restore.
 type Request struct {
 	// Snapshot is what to restore: a stored snapshot, or one built from a
-	// file (see OffsetsFile.Snapshot) or elsewhere.
+	// file (see offsetsfile.OffsetsFile.Snapshot) or elsewhere.
 	Snapshot *snapshot.Snapshot
 	Options
 	// DryRun prints the plan and the safety checks and writes nothing.
@@ -100,6 +100,13 @@ type Request struct {
 	// it, since re-running finishes the restore and rolling back brings
 	// back the state it was restoring from. Empty leaves it out.
 	Again Commands
+	// ToOffsetsTopic, with one source connector in Connectors and Via
+	// kafka, writes that connector's source offsets to this offsets topic
+	// instead, each key on its murmur2 partition: a topic that holds
+	// nothing (created compacted when missing, with the partitions of the
+	// one the snapshot read), for a connector recreated with
+	// offset.storage.topic set to it (see totopic.go).
+	ToOffsetsTopic string
 }
 
 // Report is what [Run] did.
@@ -137,6 +144,8 @@ type Report struct {
 	// AfterResets are the resets of connectors in scope that the state
 	// restored was captured after (see Request.Resets).
 	AfterResets []AfterReset
+	// OffsetsTopic is what Request.ToOffsetsTopic did to its topic.
+	OffsetsTopic *OffsetsTopicReport
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -159,6 +168,8 @@ type run struct {
 	intent       *store.RestoreIntent
 	inherited    []store.RestoreIntent
 	repairFailed bool
+	// carry is set for a Request.ToOffsetsTopic.
+	carry *carry
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -194,6 +205,12 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 	defer func() { r.report.Outcome = outcome(r.report.Outcome, err) }()
 	if err := r.validate(); err != nil {
 		return r.report, err
+	}
+	if req.ToOffsetsTopic != "" {
+		if err := r.carryTo(ctx); err != nil {
+			return r.report, err
+		}
+		defer r.carry.close()
 	}
 	if req.Via == ViaConnect {
 		if err := CheckConnectOffsetsAPI(ctx, env.Connect); err != nil {
@@ -356,6 +373,12 @@ func (r *run) run(ctx context.Context) error {
 		r.report.Outcome = OutcomeNothingToDo
 		return r.stop.finish(ctx)
 	}
+	if r.carry != nil && r.carry.missing {
+		if plan, err = r.carry.create(ctx, r); err != nil {
+			return err
+		}
+		r.report.Plan = plan
+	}
 	r.Progress.SetStage(capture.PhaseUndo)
 	undo, err := r.Store.Put(ctx, plan.Live)
 	if err != nil {
@@ -412,6 +435,9 @@ func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 	snap := r.req.Snapshot
 	if snap.ViaREST() {
 		return r.planREST(ctx, when)
+	}
+	if r.carry != nil && r.carry.missing {
+		return r.carry.plan(ctx, r)
 	}
 	plan, err := NewPlan(ctx, r.Client, snap, r.req.Options)
 	if err != nil {
@@ -787,6 +813,9 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		except = ", but for the offsets not restored here"
 	}
 	fmt.Fprintf(r.Out, "verified: %s the snapshot%s\n", plural(v.Connectors, "connector matches", "connectors match"), except)
+	if r.carry != nil {
+		r.carry.done(r)
+	}
 	r.Log.Info("restore done", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", v.Connectors,
 		"records", res.SourceWrites+res.Tombstones, "sink_offsets", res.SinkCommits+res.SinkDeletions,
 		"duration", r.since())
@@ -797,6 +826,9 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 // failed: what it wrote (unless written is nil: the error names it), and
 // the restore of its undo snapshot.
 func (r *run) rollBack(written []string) string {
+	if r.carry != nil {
+		return r.carry.rollBack(r.report.Undo)
+	}
 	cmds := r.req.Commands.Snapshot(r.report.Undo)
 	what := ""
 	if len(written) > 0 {

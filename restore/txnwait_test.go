@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -27,16 +28,7 @@ func TestRunBlockedByTransaction(t *testing.T) {
 	readableWait, waitNotice = 500*time.Millisecond, 100*time.Millisecond
 
 	ctx := context.Background()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testkit.Cluster(t)
 	adm := kadm.NewClient(cl)
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
 	for topic, n := range map[string]int32{snapshot.DefaultConfigTopic: 1, snapshot.DefaultOffsetsTopic: 4} {

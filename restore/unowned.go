@@ -141,12 +141,12 @@ func (r *run) printUnowned(cs []UnownedChange) {
 	}
 	fmt.Fprintf(r.Out, "unowned keys (no connector owns them; --include-unowned): %s, %d to write\n", plural(len(cs), "key", "keys"), unownedWrites(cs))
 	for _, c := range cs {
-		line := fmt.Sprintf("  unowned  %s/%d  %s  %s", c.Topic, c.Partition, displayKey(c.Key), c.Action)
+		line := fmt.Sprintf("  unowned  %s/%d  %s  %s", c.Topic, c.Partition, DisplayKey(c.Key), c.Action)
 		switch c.Action {
 		case Changed:
-			line += fmt.Sprintf("  %s -> %s", displayKey(c.Old), displayKey(c.New))
+			line += fmt.Sprintf("  %s -> %s", DisplayKey(c.Old), DisplayKey(c.New))
 		case Added:
-			line += "  " + displayKey(c.New)
+			line += "  " + DisplayKey(c.New)
 		case Skipped:
 			line += ": " + c.Reason
 		}
@@ -188,7 +188,7 @@ func (r *run) applyUnowned(ctx context.Context, cs []UnownedChange) error {
 	var diffs []string
 	for _, c := range again {
 		if c.Action.writes() {
-			diffs = append(diffs, fmt.Sprintf("%s/%d %s", c.Topic, c.Partition, displayKey(c.Key)))
+			diffs = append(diffs, fmt.Sprintf("%s/%d %s", c.Topic, c.Partition, DisplayKey(c.Key)))
 		}
 	}
 	r.report.Unowned = cs
@@ -226,7 +226,7 @@ func writeRaw(ctx context.Context, cl *kgo.Client, topic string, recs []*kgo.Rec
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", displayKey(r.Key), err))
+				perr = errors.Join(perr, fmt.Errorf("produce key %s: %w", DisplayKey(r.Key), err))
 			} else if r.Offset >= last[r.Partition] {
 				last[r.Partition] = r.Offset
 			}

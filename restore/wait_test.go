@@ -7,33 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
 // TestWaitStoppedAndStates: waitStopped waits out a lagging status and a
 // sink member that leaves late, and says what it is still waiting for
 // when it gives up; waitStates sees a resumed connector run again.
 func TestWaitStoppedAndStates(t *testing.T) {
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, cl := testkit.Cluster(t)
 	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connecttest.Start(cl, connecttest.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
+	srv, err := connectsim.Start(cl, connectsim.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,22 +70,13 @@ func TestWaitStoppedAndStates(t *testing.T) {
 // tasks than it had is not resumed yet, and a task that FAILED ends the
 // wait at once with its trace.
 func TestWaitStatesResumedMeansTasks(t *testing.T) {
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, cl := testkit.Cluster(t)
 	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connecttest.Start(cl, connecttest.Options{ResumeLag: 1 << 20})
+	srv, err := connectsim.Start(cl, connectsim.Options{ResumeLag: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +106,7 @@ func TestWaitStatesResumedMeansTasks(t *testing.T) {
 	if err := rc.Stop(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	srv2, err := connecttest.Start(cl, connecttest.Options{})
+	srv2, err := connectsim.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -22,16 +23,7 @@ import (
 // named, and the caller then advises diff, not the roll back.
 func TestOtherWriters(t *testing.T) {
 	ctx := context.Background()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, cl := testkit.Cluster(t)
 	spec := connectdemo.DefaultSpec()
 	exp, err := connectdemo.Seed(ctx, cl, spec)
 	if err != nil {

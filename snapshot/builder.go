@@ -16,9 +16,9 @@ import (
 )
 
 // This file builds a snapshot's entries from what a capture or a journal
-// replay read: the source offsets of a partition's view (offsetBuilder),
+// replay read: the source offsets of a partition's view (OffsetBuilder),
 // the sort of its keys, and the config topic replayed as
-// KafkaConfigBackingStore replays it (configState).
+// KafkaConfigBackingStore replays it (ConfigState).
 
 // OffsetBuilder makes the source offsets of a Capture from the views.
 type OffsetBuilder struct {
@@ -153,7 +153,7 @@ func (b *OffsetBuilder) Update(out []SourceOffset, topic string, p, nparts int32
 // KeyEntry is a live key of a partition view and its record's index.
 type KeyEntry struct {
 	Key  string
-	word uint64 // scratch for sortKeyEntries
+	word uint64 // scratch for SortKeyEntries
 	Rec  int32
 }
 
@@ -505,11 +505,11 @@ const (
 type BuiltPart struct {
 	Offsets []SourceOffset // in key order
 	// Suspects are kept keys found off their murmur2 partition (some may
-	// be gone since: duplicateWarnings checks).
+	// be gone since: DuplicateWarnings checks).
 	Suspects []string
 }
 
-// DuplicateWarningsIn is duplicateWarnings for a capture whose early work
+// DuplicateWarningsIn is DuplicateWarnings for a capture whose early work
 // let go of some partitions' views: liveIn says whether a key is live in
 // partition p (nil: look it up in the view).
 func DuplicateWarningsIn(v *keyview.TopicView, suspects []string, liveIn func(v *keyview.TopicView, p int32, pv *keyview.PartView, key string) bool) []string {

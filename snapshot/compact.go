@@ -12,7 +12,7 @@ import (
 // seven pointers, next to the bytes of its key and value (the structs
 // weigh more than the bytes, and the decode held them twice while it made
 // the slice); a restore needs the topic, partition, key,
-// value and connector of each, which a tableRec holds in 28 bytes without
+// value and connector of each, which a TableRec holds in 28 bytes without
 // a pointer, the bytes in one arena.
 
 // SourceTable holds the source offsets of a snapshot by position: the
@@ -47,7 +47,7 @@ type TableRec struct {
 	flags      uint8
 }
 
-// Flags of a tableRec: a null key or value (a document may hold either).
+// Flags of a TableRec: a null key or value (a document may hold either).
 const (
 	nilKey uint8 = 1 << iota
 	nilValue

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// slowProperties is the full decode configState.apply falls back to.
+// slowProperties is the full decode ConfigState falls back to.
 func slowProperties(v []byte) (map[string]string, bool) {
 	var d struct {
 		Properties map[string]any `json:"properties"`
@@ -26,7 +26,7 @@ func slowProperties(v []byte) (map[string]string, bool) {
 	return props, true
 }
 
-// What plainProperties accepts it reads as the full decode does; the rest
+// What PlainProperties accepts it reads as the full decode does; the rest
 // it leaves to the full decode.
 func TestPlainProperties(t *testing.T) {
 	for _, tc := range []struct {

@@ -64,7 +64,7 @@ func decodeStreamed(r io.Reader) (*Snapshot, bool) {
 	return DecodeStreamedAhead(r, WindowAhead, new(OffsetsCollector))
 }
 
-// OffsetSink is where decodeStreamedAhead puts the source offsets it
+// OffsetSink is where DecodeStreamedAhead puts the source offsets it
 // decodes: add takes each in document order (its bytes in d's arena), or
 // reports false to leave the document to the whole decoder; finish sets
 // them on the snapshot decoded.

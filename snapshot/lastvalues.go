@@ -22,7 +22,7 @@ import (
 // {"name":N} with N an integer below 2^48 (no spaces, no sign, no leading
 // zero: the bytes are rebuilt exactly from the name and N), is held in its
 // index word, its name numbered; any other value lies in an arena, its
-// length first. The index is a wordIndex: 16 bytes a key, and nothing
+// length first. The index is a WordIndex: 16 bytes a key, and nothing
 // else for {"position":N} (a map[uint64]span takes several times that, and
 // the value more in an arena). Two keys whose
 // hashes collide (about one chance in 10^9 for 200,000 keys) share a
@@ -39,7 +39,7 @@ type LastValues struct {
 	Scratch []byte // the last value get rebuilt, or set copied
 }
 
-// A value word of lastValues.index: inline (the top bit set) holds the
+// A value word of LastValues.Index: inline (the top bit set) holds the
 // name's number and N; otherwise the arena chunk and offset of the value,
 // whose length is an uvarint before it.
 const (
@@ -175,7 +175,7 @@ func (lv *LastValues) Remove(key []byte) {
 
 // maybeCompact copies the live values into a new arena once the dead ones
 // (values overwritten, keys removed) are more than the live ones and
-// compactAbove: under steady rewrites the arena stays within about twice
+// keyview.CompactAbove: under steady rewrites the arena stays within about twice
 // the live values, at a cost linear in them once per doubling.
 func (lv *LastValues) maybeCompact() {
 	if lv.Arena.Size-lv.Live <= max(lv.Live, keyview.CompactAbove) {
@@ -201,7 +201,7 @@ func (lv *LastValues) Len() int { return lv.Index.Len() }
 // WordIndex maps 64-bit key hashes to 64-bit words without a pointer: two
 // sorted arrays, 16 bytes a key, searched by bisection, and a map of the
 // keys added since they were merged into the arrays, at most an eighth of
-// them (or mergeAbove). A key is in one of the two: set finds it in the
+// them (or MergeAbove). A key is in one of the two: set finds it in the
 // arrays first, and a removed key stays in them, goneWord, until the next
 // merge.
 type WordIndex struct {
@@ -213,11 +213,11 @@ type WordIndex struct {
 	Loading bool
 }
 
-// goneWord marks a removed key in wordIndex.ws; no value word is all ones
+// goneWord marks a removed key in WordIndex.Ws; no value word is all ones
 // (a name's number is below maxNames).
 const goneWord = ^uint64(0)
 
-// MergeAbove is the fewest keys a wordIndex adds before merging them.
+// MergeAbove is the fewest keys a WordIndex adds before merging them.
 const MergeAbove = 1024
 
 func (x *WordIndex) Get(h uint64) (uint64, bool) {
@@ -317,7 +317,7 @@ func (x *WordIndex) Merge() {
 }
 
 // TailSeed is what a Tail keeps of a state's source offsets: the
-// lastValues of every offsets topic partition that has keys, under one
+// LastValues of every offsets topic partition that has keys, under one
 // hash seed. It seeds one Tail (NewTail). Store.GetForTail decodes a
 // snapshot's source offsets straight into one, so that a new journal epoch never holds its base snapshot's
 // SourceOffsets (160 bytes a key and a copy of its bytes) beside what the
@@ -325,12 +325,12 @@ func (x *WordIndex) Merge() {
 type TailSeed struct {
 	Seed maphash.Seed
 	Last map[string]map[int32]*LastValues
-	// cur is the lastValues set last: a document holds each partition's
+	// cur is the LastValues set last: a document holds each partition's
 	// keys in one run, whose keys are merged once when it ends (see
-	// wordIndex.loading), from a map of one partition's keys at most;
+	// WordIndex.Loading), from a map of one partition's keys at most;
 	// keys of partitions interleaved are merged as set merges them.
 	cur *LastValues
-	// Taken says a Tail took the lastValues (NewTail).
+	// Taken says a Tail took the LastValues (NewTail).
 	Taken bool
 }
 
@@ -372,8 +372,8 @@ func SeedOf(state *Snapshot) *TailSeed {
 	return s
 }
 
-// merge merges the keys every lastValues added into its arrays (see
-// wordIndex), once the seed holds them all.
+// merge merges the keys every LastValues added into its arrays (see
+// WordIndex), once the seed holds them all.
 func (s *TailSeed) merge() {
 	for _, parts := range s.Last {
 		for _, lv := range parts {

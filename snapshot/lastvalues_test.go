@@ -15,7 +15,7 @@ import (
 
 // The tail's last values: set, get, overwrite and remove by key, the
 // values intact across compactions, and the arena bounded under steady
-// rewrites (about twice the live values, or compactAbove).
+// rewrites (about twice the live values, or keyview.CompactAbove).
 func TestLastValues(t *testing.T) {
 	lv := NewLastValues(maphash.MakeSeed())
 	key := func(i int) []byte { return fmt.Appendf(nil, `["conn-%d",{"file":"/data/%d"}]`, i%7, i) }
@@ -154,7 +154,7 @@ func TestLastValuesInline(t *testing.T) {
 }
 
 // oldSeed is how NewTail seeded its last values before GetForTail: every
-// SourceOffset of the state, in order, set in its partition's lastValues.
+// SourceOffset of the state, in order, set in its partition's LastValues.
 func oldSeed(state *Snapshot) map[string]map[int32]*LastValues {
 	seed := maphash.MakeSeed()
 	out := map[string]map[int32]*LastValues{}
@@ -205,7 +205,7 @@ func sameSeed(state *Snapshot, got, want map[string]map[int32]*LastValues) strin
 }
 
 // TestTailSeedDecode checks that a document decoded for the journal's
-// tail (seedSink) seeds exactly the last values NewTail made from Decode's
+// tail (SeedSink) seeds exactly the last values NewTail made from Decode's
 // SourceOffsets, whatever the window, and the same everything else: on
 // the fixture, a key of 1 MiB, no source offsets, random keys, null and
 // empty keys and values, and keys written twice in a partition (the last

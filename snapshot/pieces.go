@@ -23,7 +23,7 @@ const (
 )
 
 // PieceSizes are how many source offsets and sink groups a piece holds;
-// the zero value means pieceKeys and pieceGroups. Tests cut small
+// the zero value means PieceKeys and PieceGroups. Tests cut small
 // documents into many pieces with smaller sizes.
 type PieceSizes struct{ Keys, Groups int }
 
@@ -37,7 +37,7 @@ func (z PieceSizes) OrDefault() PieceSizes {
 // Piece is one independently encoded part of a document: exactly one of
 // raw, offs, run, pre or groups is set. pre is a run of a stream that was
 // compressed as soon as it was read: its frames (or the error compressing
-// them gave, preErr) are stored as they are, in frames of their own.
+// them gave, PreErr) are stored as they are, in frames of their own.
 type Piece struct {
 	raw    []byte
 	offs   []SourceOffset

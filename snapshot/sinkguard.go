@@ -61,7 +61,7 @@ const (
 	ProtocolConsumer = "consumer"
 )
 
-// Expiry rules (SinkExpiry.Rule): which clock Kafka expires a group's
+// Expiry rules (restore.SinkTrap.Rule): which clock Kafka expires a group's
 // committed offsets by.
 const (
 	// RuleEmptySince: a classic group that is Empty and has a protocol

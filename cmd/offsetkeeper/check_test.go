@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestCheck(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
-	srv := c.startConnect(connecttest.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
+	srv := c.startConnect(connectsim.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
 	rc := restClient(t, srv)
 	ctx := context.Background()
 	conn, group := connectdemo.ConnSinkS3, connectdemo.GroupSinkS3

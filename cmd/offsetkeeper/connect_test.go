@@ -19,15 +19,15 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // startConnect starts a fake Connect REST API over the cluster.
-func (c *cluster) startConnect(opts connecttest.Options) *connecttest.Server {
+func (c *cluster) startConnect(opts connectsim.Options) *connectsim.Server {
 	c.t.Helper()
-	srv, err := connecttest.Start(c.cl, opts)
+	srv, err := connectsim.Start(c.cl, opts)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (c *cluster) configStates() map[string]snapshot.ConnectorConfig {
 	return configs
 }
 
-func restClient(t *testing.T, srv *connecttest.Server) *connectrest.Client {
+func restClient(t *testing.T, srv *connectsim.Server) *connectrest.Client {
 	t.Helper()
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, PollInterval: 20 * time.Millisecond})
 	if err != nil {
@@ -92,7 +92,7 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 	before := c.capture()
 	c.badReset()
 	c.rewrite(connectdemo.ConnSQLServer, `{"change_lsn":null}`) // the paused one
-	srv := c.startConnect(connecttest.Options{SinkMembers: true, StopLag: 2, MemberLeaveDelay: 100 * time.Millisecond})
+	srv := c.startConnect(connectsim.Options{SinkMembers: true, StopLag: 2, MemberLeaveDelay: 100 * time.Millisecond})
 	confBefore := c.configStates()
 
 	out, stderr := c.mustRun(0, "restore", id, "--stop-connectors", "--resume", "--connect-url", srv.URL)
@@ -160,7 +160,7 @@ func TestRestoreStopConnectorsRefusalPutsBack(t *testing.T) {
 		&kgo.Record{Topic: connectdemo.EOSOffsetsTopic, Key: eosKey, Value: []byte(`{"lsn":1}`)},
 		&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key(connectdemo.ConnMySQL, `{"server":"dbserver1"}`), Value: []byte(`{"pos":0}`)},
 	)
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 
 	ctx := context.Background()
 	txn, err := kgo.NewClient(kgo.SeedBrokers(c.kc.ListenAddrs()...), kgo.TransactionalID(connectdemo.DefaultWorkerGroupID+"-"+connectdemo.ConnEOS+"-0"))
@@ -211,7 +211,7 @@ func TestRestoreChecksRESTState(t *testing.T) {
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	c.badReset()
-	srv := c.startConnect(connecttest.Options{StopLag: 1000})
+	srv := c.startConnect(connectsim.Options{StopLag: 1000})
 	rc := restClient(t, srv)
 	if err := rc.Stop(context.Background(), connectdemo.ConnJDBC); err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestRestoreChecksRESTState(t *testing.T) {
 	if err := connectdemo.CreateTopics(context.Background(), other.cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
 	}
-	otherSrv := other.startConnect(connecttest.Options{})
+	otherSrv := other.startConnect(connectsim.Options{})
 	_, stderr = c.mustRun(3, "restore", id, "--connector", connectdemo.ConnMySQL, "--stop-connectors", "--connect-url", otherSrv.URL)
 	wantLines(t, "stderr", stderr, `belongs to Kafka cluster "other-cluster", the brokers given are cluster "offsetkeeper-demo-cluster"`, "no connector was stopped")
 	if st := c.configStates()[connectdemo.ConnMySQL]; st.Stopped() {
@@ -263,7 +263,7 @@ func TestRestoreViaConnect(t *testing.T) {
 	// MirrorMaker's copy-constructed key: its canonical form exists too.
 	mm2 := key(connectdemo.ConnMirror, `{"topic":"orders","cluster":"eu","partition":0}`)
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: mm2, Value: []byte(`{"offset":1}`)})
-	srv := c.startConnect(connecttest.Options{Version: "3.5.2", FrameworkOnly: []string{connectdemo.ConnMongo}})
+	srv := c.startConnect(connectsim.Options{Version: "3.5.2", FrameworkOnly: []string{connectdemo.ConnMongo}})
 	ends := c.ends(offsetsTopics()...)
 
 	_, stderr := c.mustRun(3, "restore", id, "--via", "connect", "--connect-url", srv.URL)
@@ -331,7 +331,7 @@ func TestRESTConflictsRetried(t *testing.T) {
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	c.rewrite(connectdemo.ConnFile, `{"position":0}`)
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 	srv.InjectConflicts(2)
 	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnFile, "--stop-connectors", "--resume", "--connect-url", srv.URL)
 	wantLines(t, "stdout", out, "stopping 1 connector: source-file-01", "verified: 1 connector matches the snapshot", "resumed: connector source-file-01 (RUNNING, 1 task)")
@@ -356,7 +356,7 @@ func TestExportImport(t *testing.T) {
 	c.stopAll()
 	id := c.snapshot()
 	before := c.capture()
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 	dir := t.TempDir()
 
 	// show --output-dir: a file per connector, names escaped.
@@ -465,7 +465,7 @@ func TestShowAndDiffRESTState(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	id := c.snapshot()
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 	out, _ := c.mustRun(0, "show", id, "--connect-url", srv.URL)
 	wantLines(t, "show", out, "rest RUNNING, 1 task", "rest unknown to Connect")
 	c.badReset()
@@ -535,7 +535,7 @@ func TestRestoreConnectorWithoutStatusYet(t *testing.T) {
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	c.badReset()
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 	if err := restClient(t, srv).Stop(context.Background(), connectdemo.ConnMySQL); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -64,7 +64,7 @@ func demoProgram(arg0 string) string {
 type demoWorld struct {
 	cluster *kfake.Cluster
 	cl      *kgo.Client
-	connect *connecttest.Server
+	connect *connectsim.Server
 	spec    connectdemo.Spec
 	exp     *connectdemo.Expected
 }
@@ -103,7 +103,7 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 	// Connect keeps a member in the group of each sink whose tasks run and
 	// lets it leave once the connector is stopped, as a worker's tasks do:
 	// a sink's offsets can then be reset and restored through it.
-	if w.connect, err = connecttest.Start(w.cl, connecttest.Options{Addr: addr, SinkMembers: true}); err != nil {
+	if w.connect, err = connectsim.Start(w.cl, connectsim.Options{Addr: addr, SinkMembers: true}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --rest-port", addr, err)
 	}

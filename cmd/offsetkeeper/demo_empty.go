@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 )
 
 // emptyClusterID is the cluster id of demo --empty's second cluster.
@@ -24,7 +24,7 @@ const emptyClusterID = "demo-dr-cluster"
 type emptyWorld struct {
 	cluster *kfake.Cluster
 	cl      *kgo.Client
-	connect *connecttest.Server
+	connect *connectsim.Server
 }
 
 func (w *emptyWorld) close() {
@@ -61,7 +61,7 @@ func (c *demoCmd) startEmpty(ctx context.Context) (*emptyWorld, error) {
 		}
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort+1))
-	if w.connect, err = connecttest.Start(cl, connecttest.Options{Addr: addr, WorkerID: "connect-dr-1:8083"}); err != nil {
+	if w.connect, err = connectsim.Start(cl, connectsim.Options{Addr: addr, WorkerID: "connect-dr-1:8083"}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the empty cluster's Connect REST API on %s: %w; try --rest-port", addr, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
@@ -61,7 +61,7 @@ func (c *demoCmd) runStandby(ctx context.Context) error {
 		return fmt.Errorf("mirror the primary to the standby: %w", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort+1))
-	sc, err := connecttest.Start(bcl, connecttest.Options{Addr: addr, WorkerID: "connect-standby-1:8083"})
+	sc, err := connectsim.Start(bcl, connectsim.Options{Addr: addr, WorkerID: "connect-standby-1:8083"})
 	if err != nil {
 		return fmt.Errorf("serve the standby's Connect REST API on %s: %w; try --rest-port", addr, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 )
 
@@ -45,7 +45,7 @@ func writeKeys(t *testing.T) (keyFile, pubFile string) {
 // does not answer cannot run (exit 2).
 func TestDrillCommand(t *testing.T) {
 	brokers, cl, _ := demoCluster(t, connectdemo.DefaultSpec())
-	srv, err := connecttest.Start(cl, connecttest.Options{})
+	srv, err := connectsim.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -201,8 +201,8 @@ func TestSnapshotConnectURLPluginsAndUnlisted(t *testing.T) {
 	if _, err := c.adm.CreateTopic(ctx, 1, 1, compact, "other-configs"); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := connecttest.Start(c.cl, connecttest.Options{ConfigTopic: "other-configs", Version: "4.1.0",
-		Plugins: []connecttest.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}})
+	srv, err := connectsim.Start(c.cl, connectsim.Options{ConfigTopic: "other-configs", Version: "4.1.0",
+		Plugins: []connectsim.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +245,13 @@ func TestCreateConnectorsPreflightExit3(t *testing.T) {
 	id := src.snapshot()
 	for _, tc := range []struct {
 		name string
-		opts connecttest.Options
+		opts connectsim.Options
 		want []string
 	}{
-		{"missing plugin", connecttest.Options{Version: "4.0.0", Plugins: []connecttest.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "4.0.0"}}},
+		{"missing plugin", connectsim.Options{Version: "4.0.0", Plugins: []connectsim.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "4.0.0"}}},
 			[]string{`connector "orders-sink": plugin io.confluent.connect.s3.S3SinkConnector is not installed on the target workers`, "plugin.path"}},
-		{"override refused", connecttest.Options{Version: "4.2.0", OverridePolicy: connecttest.PolicyAllowlist,
-			Plugins: []connecttest.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}},
+		{"override refused", connectsim.Options{Version: "4.2.0", OverridePolicy: connectsim.PolicyAllowlist,
+			Plugins: []connectsim.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}},
 			[]string{`connector "orders-sink": key consumer.override.group.protocol refused: The 'Allowlist' policy does not allow 'group.protocol'`,
 				"connector.client.config.override.policy=All", "group.protocol in connector.client.config.override.allowlist"}},
 	} {
@@ -264,7 +264,7 @@ func TestCreateConnectorsPreflightExit3(t *testing.T) {
 			if _, err := dst.adm.CreateTopic(context.Background(), 3, 1, nil, "orders"); err != nil {
 				t.Fatal(err)
 			}
-			srv, err := connecttest.Start(dst.cl, tc.opts)
+			srv, err := connectsim.Start(dst.cl, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,8 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
-	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -192,7 +193,7 @@ func TestMigrateTimestamp(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitRefused {
 		t.Fatalf("exit %d, stdout not one JSON document (%v):\n%s", code, err, out)
 	}
-	if doc.Outcome != "refused" || !doc.DryRun || len(doc.Refusals) != 16 || doc.Refusals[0].Check != restore.CheckUntranslatable || !strings.Contains(errOut, "translation (timestamp): 16 sink partitions") {
+	if doc.Outcome != "refused" || !doc.DryRun || len(doc.Refusals) != 16 || doc.Refusals[0].Check != translate.CheckUntranslatable || !strings.Contains(errOut, "translation (timestamp): 16 sink partitions") {
 		t.Fatalf("document %+v\nstderr:\n%s", doc, errOut)
 	}
 	// --force restores the rest and leaves those partitions alone.
@@ -280,7 +281,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 	if err := connectdemo.CreateTopics(ctx, a.cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("../../restore/testdata/standalone/restore.offsets")
+	data, err := os.ReadFile("../../restore/offsetsfile/testdata/standalone/restore.offsets")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 	if !strings.Contains(out, "standalone, 5 offsets for 3 connectors") || !strings.Contains(out, "undo snapshot:") || !strings.Contains(out, "verified:") {
 		t.Fatalf("restore output:\n%s", out)
 	}
-	entries, err := restore.ReadStandaloneFile(data)
+	entries, err := offsetsfile.ReadStandaloneFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 	// worker loads.
 	id := a.snapshot()
 	shown, _ := a.mustRun(0, "show", id, "--output", "standalone-file")
-	back, err := restore.ReadStandaloneFile([]byte(shown))
+	back, err := offsetsfile.ReadStandaloneFile([]byte(shown))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 	if err := os.WriteFile(path, []byte(shown), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src, err := filepath.Abs("../../restore/testdata/standalone/java/ReadOffsets.java")
+	src, err := filepath.Abs("../../restore/offsetsfile/testdata/standalone/java/ReadOffsets.java")
 	if err != nil {
 		t.Fatal(err)
 	}

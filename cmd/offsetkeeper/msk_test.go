@@ -137,11 +137,27 @@ func TestMSKConnectLayout(t *testing.T) {
 	if !strings.Contains(out, "would create offsets topic") {
 		t.Errorf("--to-offsets-topic --dry-run:\n%s", out)
 	}
+	// Like any restore: the plan, and --output json with the topic.
+	if !strings.Contains(out, "restore plan: ") {
+		t.Errorf("--to-offsets-topic --dry-run prints no plan:\n%s", out)
+	}
+	out, _ = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom, "--dry-run", "--output", "json")...)
+	var doc struct {
+		Outcome      string          `json:"outcome"`
+		Plan         json.RawMessage `json:"plan"`
+		OffsetsTopic struct {
+			Topic   string `json:"topic"`
+			Created bool   `json:"created"`
+		} `json:"offsets_topic"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Outcome != "planned" || len(doc.Plan) < 10 || doc.OffsetsTopic.Topic != custom || !doc.OffsetsTopic.Created {
+		t.Errorf("--to-offsets-topic --dry-run --output json (%v):\n%s", err, out)
+	}
 	if td, err := c.adm.ListTopics(context.Background(), custom); err != nil || td.Has(custom) {
 		t.Fatalf("a dry run created %s (%v)", custom, err)
 	}
 	out, stderr = c.mustRun(0, append(layout, "restore", id, "--connector", "orders-jdbc", "--to-offsets-topic", custom)...)
-	if !strings.Contains(out, "  offset.storage.topic="+custom+"\n") || !strings.Contains(out, "verified") {
+	if !strings.Contains(out, "  offset.storage.topic="+custom+"\n") || !strings.Contains(out, "verified") || !strings.Contains(out, "undo snapshot: ") {
 		t.Errorf("--to-offsets-topic does not print the worker setting:\n%s", out)
 	}
 	// A name the layout does not match is carried, with a warning.

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 )
 
 // wideSinkTopic is the data topic the wide sinks read.
@@ -167,7 +167,7 @@ func TestTextFitsWithRealData(t *testing.T) {
 	if _, err := dst.adm.CreateTopic(ctx, 6, 1, nil, wideSinkTopic); err != nil {
 		t.Fatal(err)
 	}
-	srv := dst.startConnect(connecttest.Options{Plugins: []connecttest.Plugin{
+	srv := dst.startConnect(connectsim.Options{Plugins: []connectsim.Plugin{
 		{Class: "io.confluent.connect.jdbc.JdbcSourceConnector", Type: "source", Version: "10.8.0"},
 		{Class: "io.confluent.connect.s3.source.S3SourceConnector", Type: "source", Version: "2.6.1"},
 		{Class: "io.debezium.connector.mysql.MySqlConnector", Type: "source", Version: "2.7.3.Final"},

@@ -13,6 +13,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -239,7 +240,7 @@ func TestEventsNoJournal(t *testing.T) {
 // A refusal to translate offers the flag that fixes it, --connector to
 // narrow, and --force only when no flag fixes it, saying what it turns off.
 func TestUntranslatedAdvice(t *testing.T) {
-	tr := &restore.Translation{Offsets: []restore.TranslatedOffset{
+	tr := &translate.Translation{Offsets: []translate.TranslatedOffset{
 		{Connector: "a", Topic: "t", Untranslated: true, Fix: "--topic-prefix x."},
 		{Connector: "b", Topic: "u"},
 		{Connector: "c", Topic: "v", Untranslated: true},

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -227,7 +227,7 @@ func TestRESTOnlyErrors(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	c.stopAll()
-	srv := c.startConnect(connecttest.Options{Version: "3.7.0"})
+	srv := c.startConnect(connectsim.Options{Version: "3.7.0"})
 
 	_, stderr := c.mustRun(1, "snapshot", "--via", "connect", "--connect-url", oldOrGhost(t, srv.URL, true, false))
 	wantLines(t, "stderr", stderr, "needs GET /connectors/{name}/offsets, Kafka 3.5 or later (KIP-875)", "answer 404 to GET /connectors/", "nothing was stored")
@@ -288,7 +288,7 @@ func TestRESTOnlyErrors(t *testing.T) {
 func TestRESTOnlyDaemon(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
-	srv := c.startConnect(connecttest.Options{})
+	srv := c.startConnect(connectsim.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr testkit.SyncBuffer
 	exit := make(chan int, 1)

@@ -209,13 +209,14 @@ func (c *restoreCmd) request(opts capture.Options, rc *connectrest.Client, snap 
 		CreateConnectors:  c.createConnectors,
 		Resets:            c.fromFile == "",
 		Commands:          c.g.commandSettings(),
+		ToOffsetsTopic:    c.toOffsetsTopic,
 	}
 	req.Connectors = c.connectors
 	req.Commands.Cloud = rc != nil && rc.Cloud()
 	if c.via == restore.ViaConnect {
 		req.Commands.Via = restore.ViaConnect
 	}
-	if named && !c.tr.active() {
+	if named && !c.tr.active() && c.toOffsetsTopic == "" {
 		req.Again = c.again(req.Commands, snap.ID)
 	}
 	return req
@@ -244,9 +245,10 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		defer cl.Close()
 	}
 	if c.toOffsetsTopic != "" {
-		return c.toNewTopic(ctx, cl, snap, opts.Layout)
-	}
-	if opts.Layout != nil {
+		if err := c.checkToTopic(snap, cl != nil); err != nil {
+			return err
+		}
+	} else if opts.Layout != nil {
 		// Deleting is MSK Connect's only stop, and a connector created
 		// again gets topics of its own: the ones restored here are read
 		// again only by a connector whose worker configuration names them.

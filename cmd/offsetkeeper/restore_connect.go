@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -58,9 +59,9 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, st *store
 	}
 	trimmed := strings.TrimLeft(string(data), " \t\r\n\ufeff")
 	switch {
-	case restore.IsStandaloneFile(data) && c.group != "":
+	case offsetsfile.IsStandaloneFile(data) && c.group != "":
 		return nil, usagef("--from-file %s is a standalone worker's offsets file, which holds source offsets only: --group is for a group's CSV file", c.fromFile)
-	case restore.IsStandaloneFile(data):
+	case offsetsfile.IsStandaloneFile(data):
 		connector = "" // it names its connectors; --connector limits the scope
 	case strings.HasPrefix(trimmed, "{") && c.group != "":
 		return nil, usagef("--from-file %s is a Connect REST offsets body: --group is for a group's CSV file; give --connector NAME instead", c.fromFile)
@@ -71,9 +72,11 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, st *store
 	}
 	// On a problem f still holds what is valid, and Snapshot reports the
 	// problems again with those only the cluster can tell.
-	parse := func() (*restore.OffsetsFile, error) { return restore.ParseOffsetsFile(c.fromFile, data, connector) }
+	parse := func() (*offsetsfile.OffsetsFile, error) {
+		return offsetsfile.ParseOffsetsFile(c.fromFile, data, connector)
+	}
 	if c.group != "" {
-		parse = func() (*restore.OffsetsFile, error) { return restore.ParseGroupCSV(c.fromFile, data, c.group) }
+		parse = func() (*offsetsfile.OffsetsFile, error) { return offsetsfile.ParseGroupCSV(c.fromFile, data, c.group) }
 	}
 	f, err := parse()
 	if f == nil {

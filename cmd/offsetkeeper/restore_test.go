@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -40,26 +41,15 @@ type cluster struct {
 // is nil). The live sink member, if any, runs until the test ends.
 func newCluster(t *testing.T, spec *connectdemo.Spec, opts ...kfake.Opt) *cluster {
 	t.Helper()
-	kc, err := connectdemo.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	c := &cluster{t: t, kc: kc, cl: cl, adm: kadm.NewClient(cl), brokers: strings.Join(kc.ListenAddrs(), ","), store: filepath.Join(t.TempDir(), "store")}
+	var kc *kfake.Cluster
+	var cl *kgo.Client
+	var exp *connectdemo.Expected
 	if spec != nil {
-		exp, err := connectdemo.Seed(t.Context(), cl, *spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(exp.Stop)
-		c.exp = exp
+		kc, cl, exp = testkit.Seeded(t, *spec, opts...)
+	} else {
+		kc, cl = testkit.Cluster(t, opts...)
 	}
-	return c
+	return &cluster{t: t, kc: kc, cl: cl, adm: kadm.NewClient(cl), exp: exp, brokers: strings.Join(kc.ListenAddrs(), ","), store: filepath.Join(t.TempDir(), "store")}
 }
 
 // run runs the CLI against this cluster and store.

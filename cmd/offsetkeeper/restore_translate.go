@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -50,17 +51,17 @@ func (t *translateFlags) active() bool {
 }
 
 // options checks the flags and returns the translation options.
-func (t *translateFlags) options() (restore.TranslateOptions, error) {
-	o := restore.TranslateOptions{Method: t.method, SourceAlias: t.sourceAlias, TargetAlias: t.targetAlias, Margin: t.margin, TopicPrefix: t.topicPrefix}
+func (t *translateFlags) options() (translate.TranslateOptions, error) {
+	o := translate.TranslateOptions{Method: t.method, SourceAlias: t.sourceAlias, TargetAlias: t.targetAlias, Margin: t.margin, TopicPrefix: t.topicPrefix}
 	switch t.method {
-	case "", restore.TranslateTimestamp, restore.TranslateMM2:
+	case "", translate.TranslateTimestamp, translate.TranslateMM2:
 	default:
 		return o, usagef("--translate %q: want mm2 or timestamp", t.method)
 	}
 	switch {
-	case t.method == restore.TranslateMM2 && t.sourceAlias == "":
+	case t.method == translate.TranslateMM2 && t.sourceAlias == "":
 		return o, usagef("--translate mm2 needs --mm2-source-alias ALIAS (MirrorMaker 2's name of the source cluster)")
-	case t.method != restore.TranslateMM2 && (t.sourceAlias != "" || t.sourceBrokers != "" || t.targetAlias != ""):
+	case t.method != translate.TranslateMM2 && (t.sourceAlias != "" || t.sourceBrokers != "" || t.targetAlias != ""):
 		return o, usagef("--mm2-source-alias, --mm2-target-alias and --source-brokers go with --translate mm2")
 	case t.margin < 0:
 		return o, usagef("--translate-margin %s: want a duration of 0 or more", t.margin)
@@ -116,7 +117,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	}
 	// Only what the restore writes is translated (and can refuse it).
 	topts.Connectors, topts.SourceOnly = ropts.Connectors, ropts.SourceOnly
-	out, tr, err := restore.Translate(ctx, cl, snap, topts)
+	out, tr, err := translate.Translate(ctx, cl, snap, topts)
 	if err != nil {
 		return nil, fmt.Errorf("translate snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
 	}
@@ -134,7 +135,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	}
 	refusal := &restore.RefusedError{}
 	for _, o := range bad {
-		refusal.Refusals = append(refusal.Refusals, restore.Refusal{Connector: o.Connector, Check: restore.CheckUntranslatable,
+		refusal.Refusals = append(refusal.Refusals, restore.Refusal{Connector: o.Connector, Check: translate.CheckUntranslatable,
 			Reason: fmt.Sprintf("group %s %s/%d cannot be translated: %s", o.Group, o.Topic, o.Partition, o.Why)})
 	}
 	if c.force {
@@ -157,7 +158,7 @@ const forceTurnsOff = "every safety check of the restore (connector running, sin
 // translated: the flag that translates them when there is one, --connector
 // to restore only the connectors that translate, and --force only when no
 // flag fixes them, saying what it turns off.
-func untranslatedAdvice(tr *restore.Translation, bad []restore.TranslatedOffset) string {
+func untranslatedAdvice(tr *translate.Translation, bad []translate.TranslatedOffset) string {
 	var fixes []string
 	noFix := false
 	badConn := map[string]bool{}

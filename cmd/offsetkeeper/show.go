@@ -14,7 +14,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
-	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -144,7 +144,7 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 	case "strimzi-configmap":
 		return c.strimzi.write(c.stdout, snap, c.connectors[0])
 	case "standalone-file":
-		_, err := c.stdout.Write(restore.AppendStandaloneFile(nil, restore.StandaloneEntries(snap, c.connectors)))
+		_, err := c.stdout.Write(offsetsfile.AppendStandaloneFile(nil, offsetsfile.StandaloneEntries(snap, c.connectors)))
 		return err
 	}
 	var rest map[string]connectrest.Status

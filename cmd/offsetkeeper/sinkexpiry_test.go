@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -56,7 +56,7 @@ func TestSinkOffsetsExpire(t *testing.T) {
 		"offsets.retention.minutes":           "1",
 		"offsets.retention.check.interval.ms": "200",
 	}))
-	srv := c.startConnect(connecttest.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
+	srv := c.startConnect(connectsim.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
 	rc := restClient(t, srv)
 	ctx := context.Background()
 	conn, group := connectdemo.ConnSinkS3, connectdemo.GroupSinkS3

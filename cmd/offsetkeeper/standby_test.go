@@ -15,7 +15,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -28,7 +28,7 @@ import (
 type standbyWorld struct {
 	primary, standby string
 	acl, bcl         *kgo.Client
-	connect          *connecttest.Server
+	connect          *connectsim.Server
 	rc               *connectrest.Client
 	spec             connectdemo.Spec
 }
@@ -61,7 +61,7 @@ func newStandbyWorld(t testing.TB, extra int) *standbyWorld {
 		SyncEvery: 10, Checkpointed: []string{connectdemo.GroupSinkES}}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := connecttest.Start(bcl, connecttest.Options{})
+	srv, err := connectsim.Start(bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

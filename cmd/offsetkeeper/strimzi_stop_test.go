@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 )
 
 // strimziWorkerID is what a Strimzi Connect pod advertises: the pod's DNS
@@ -22,7 +22,7 @@ func TestRestoreStopConnectorsRefusedOnStrimzi(t *testing.T) {
 	c := newCluster(t, &spec)
 	id := c.snapshot()
 	c.rewrite(connectdemo.ConnMySQL, `{"file":"mysql-bin.000009","pos":4}`)
-	srv := c.startConnect(connecttest.Options{WorkerID: strimziWorkerID})
+	srv := c.startConnect(connectsim.Options{WorkerID: strimziWorkerID})
 	ends := c.ends(offsetsTopics()...)
 	stored := c.storeIDs()
 

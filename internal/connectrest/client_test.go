@@ -15,11 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
@@ -159,22 +157,13 @@ func TestFailoverAndErrors(t *testing.T) {
 // password is a 401 that never shows the password; mutual TLS works with
 // the CA and client certificate files.
 func TestAuthAndTLS(t *testing.T) {
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, cl := testkit.Cluster(t)
 	ctx := context.Background()
 	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
 	}
 
-	basic, err := connecttest.Start(cl, connecttest.Options{Username: "ops", Password: "s3cret"})
+	basic, err := connectsim.Start(cl, connectsim.Options{Username: "ops", Password: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +178,7 @@ func TestAuthAndTLS(t *testing.T) {
 		t.Errorf("wrong password: %v", err)
 	}
 
-	bearer, err := connecttest.Start(cl, connecttest.Options{Token: "tok-123"})
+	bearer, err := connectsim.Start(cl, connectsim.Options{Token: "tok-123"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +194,7 @@ func TestAuthAndTLS(t *testing.T) {
 	clientCert, clientKey := ca.issueFiles(t, dir, "client")
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Cert)
-	tlsSrv, err := connecttest.Start(cl, connecttest.Options{TLS: &tls.Config{
+	tlsSrv, err := connectsim.Start(cl, connectsim.Options{TLS: &tls.Config{
 		Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 	}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
@@ -23,21 +23,21 @@ func TestWorkerExactlyOnceSource(t *testing.T) {
 	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
 	}
-	sinkOnly := []connecttest.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "3.8.0"}}
+	sinkOnly := []connectsim.Plugin{{Class: "org.apache.kafka.connect.file.FileStreamSinkConnector", Type: "sink", Version: "3.8.0"}}
 	for _, tc := range []struct {
 		name           string
-		opts           connecttest.Options
+		opts           connectsim.Options
 		known, enabled bool
 		why            string
 	}{
-		{"default", connecttest.Options{Version: "3.8.0"}, true, false, "does not have exactly-once source support enabled"},
-		{"preparing", connecttest.Options{Version: "3.8.0", ExactlyOnceSource: "preparing"}, true, false, "does not have exactly-once source support enabled"},
-		{"enabled", connecttest.Options{Version: "3.8.0", ExactlyOnceSource: "enabled"}, true, true, "accepts exactly.once.support=required"},
-		{"3.2", connecttest.Options{Version: "3.2.3"}, false, false, "before 3.3"},
-		{"no source plugin", connecttest.Options{Version: "3.8.0", Plugins: sinkOnly}, false, false, "no source connector plugin"},
+		{"default", connectsim.Options{Version: "3.8.0"}, true, false, "does not have exactly-once source support enabled"},
+		{"preparing", connectsim.Options{Version: "3.8.0", ExactlyOnceSource: "preparing"}, true, false, "does not have exactly-once source support enabled"},
+		{"enabled", connectsim.Options{Version: "3.8.0", ExactlyOnceSource: "enabled"}, true, true, "accepts exactly.once.support=required"},
+		{"3.2", connectsim.Options{Version: "3.2.3"}, false, false, "before 3.3"},
+		{"no source plugin", connectsim.Options{Version: "3.8.0", Plugins: sinkOnly}, false, false, "no source connector plugin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := connecttest.Start(cl, tc.opts)
+			srv, err := connectsim.Start(cl, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
 // The fixtures of testdata/keystores, made by its make.sh with keytool.
@@ -68,7 +70,7 @@ func workerTLS(t *testing.T, brokers []string, lines ...string) Config {
 // their passwords, work as a worker's ssl.* properties name them, over
 // mutual TLS; a wrong password or type names the file and the property.
 func TestConnectJavaKeystores(t *testing.T) {
-	cluster := newCluster(t, kfake.TLS(keytoolBroker(t)))
+	cluster := testkit.Kfake(t, kfake.NumBrokers(1), kfake.TLS(keytoolBroker(t)))
 	brokers := cluster.ListenAddrs()
 	jksTrust := []string{"ssl.truststore.location=" + fixture("truststore.jks"), "ssl.truststore.password=trust-pass"}
 	jksKey := []string{"ssl.keystore.location=" + fixture("keystore.jks"), "ssl.keystore.password=store-pass", "ssl.key.password=key-pass"}

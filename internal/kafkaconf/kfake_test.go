@@ -13,17 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func newCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
-	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+)
 
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -71,7 +63,7 @@ func connectErr(t *testing.T, c Config, kind error, want []string, secrets ...st
 
 func TestConnectSASL(t *testing.T) {
 	const pass = "s3cret-Pa55"
-	cluster := newCluster(t, kfake.EnableSASL(),
+	cluster := testkit.Kfake(t, kfake.NumBrokers(1), kfake.EnableSASL(),
 		kfake.Superuser(MechanismPlain, "plain-user", pass),
 		kfake.Superuser(MechanismScramSHA256, "scram256-user", pass),
 		kfake.Superuser(MechanismScramSHA512, "scram512-user", pass),
@@ -108,7 +100,7 @@ func TestConnectTLS(t *testing.T) {
 	keystore := writeFile(t, dir, "keystore.pem", certPEM, keyPEM) // Kafka's PEM keystore: chain + key
 	const pass = "tls-and-sasl-secret"
 
-	mtls := newCluster(t, kfake.TLS(serverTLS(t, ca, clientCA, "127.0.0.1", "localhost")),
+	mtls := testkit.Kfake(t, kfake.NumBrokers(1), kfake.TLS(serverTLS(t, ca, clientCA, "127.0.0.1", "localhost")),
 		kfake.EnableSASL(), kfake.Superuser(MechanismScramSHA512, "connect", pass))
 	brokers := mtls.ListenAddrs()
 	scram := SASL{Mechanism: MechanismScramSHA512, Username: "connect", Password: pass}
@@ -169,7 +161,7 @@ ssl.keystore.location=%s
 	})
 
 	// A broker whose certificate names only kafka.test, dialed as 127.0.0.1.
-	named := newCluster(t, kfake.TLS(serverTLS(t, ca, nil, "kafka.test")))
+	named := testkit.Kfake(t, kfake.NumBrokers(1), kfake.TLS(serverTLS(t, ca, nil, "kafka.test")))
 	nbrokers := named.ListenAddrs()
 	t.Run("certificate for another host", func(t *testing.T) {
 		connectErr(t, Config{Brokers: nbrokers, TLS: TLS{CAFile: caFile}}, ErrTLS, []string{"--tls-server-name"})
@@ -192,7 +184,7 @@ func TestACLDenied(t *testing.T) {
 	allow := func(rt kmsg.ACLResourceType, name string, op kmsg.ACLOperation) kfake.ACL {
 		return kfake.ACL{Resource: rt, Name: name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: op, Allow: true}
 	}
-	cluster := newCluster(t, kfake.EnableSASL(), kfake.EnableACLs(),
+	cluster := testkit.Kfake(t, kfake.NumBrokers(1), kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser(MechanismScramSHA256, "admin", "admin"),
 		kfake.User(MechanismScramSHA256, "snapshot", pass,
 			allow(kmsg.ACLResourceTypeTopic, "connect-configs", kmsg.ACLOperationDescribe),

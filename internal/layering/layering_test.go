@@ -33,7 +33,7 @@ func rank(pkg string) (r int, ok bool) {
 }
 
 // helpers are the test helpers under internal/ allowed to import snapshot.
-var helpers = map[string]bool{module + "internal/connecttest": true, module + "internal/connectdemo": true}
+var helpers = map[string]bool{module + "internal/connectsim": true, module + "internal/connectdemo": true}
 
 // pure are the packages that hold no Kafka client and no bucket: data
 // structures and formats, which read and write bytes and nothing else. A
@@ -93,7 +93,7 @@ func wrongWay(pkg, imp string) string {
 	case rp == 0 && helpers[pkg] && (imp == module+"snapshot" || imp == module+"snapshot/capture"):
 		return ""
 	case rp == 0:
-		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connecttest and connectdemo: snapshot and snapshot/capture only)"
+		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connectsim and connectdemo: snapshot and snapshot/capture only)"
 	case rp == 1 && ri == 1:
 		a, aok := snapshotRooms[strings.TrimPrefix(pkg, module)]
 		b, bok := snapshotRooms[strings.TrimPrefix(imp, module)]
@@ -173,7 +173,7 @@ func TestWrongWay(t *testing.T) {
 		{"restore", "internal/connectrest", false},
 		{"snapshot", "internal/connectjson", false},
 		{"internal/connectrest", "internal/kafkaconf", false},
-		{"internal/connecttest", "snapshot", false},
+		{"internal/connectsim", "snapshot", false},
 		{"reliability", "restore", false},
 		{"snapshot", "restore", true},
 		{"restore", "daemon", true},
@@ -204,7 +204,7 @@ func TestWrongWay(t *testing.T) {
 		{"snapshot/internal/keyview", "snapshot", true},
 		{"snapshot/internal/kread", "restore", true},
 		{"internal/connectrest", "snapshot", true},
-		{"internal/connecttest", "restore", true},
+		{"internal/connectsim", "restore", true},
 		{"internal/kafkaconf", "daemon", true},
 		{"reliability", "cmd/offsetkeeper", true},
 		{"snapshot/internal/keyview", "../github.com/twmb/franz-go/pkg/kgo", true},

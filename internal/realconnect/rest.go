@@ -16,7 +16,7 @@ import (
 var WaitTimeout = 2 * time.Minute
 
 // REST makes the requests a test makes of a Connect REST API (the real
-// worker's or internal/connecttest's): it fails the test on a transport
+// worker's or internal/connectsim's): it fails the test on a transport
 // error or an unexpected status code, and keeps every answer whole.
 type REST struct {
 	t    testing.TB

@@ -1,5 +1,6 @@
 // Package testkit is what tests across the module share to set their world
-// up: a kfake cluster and a client of it (Cluster), seeded with
+// up: a kfake cluster and a client of it (Cluster; Kfake and Client for a
+// bare one), seeded with
 // Connect-shaped data (Seeded), records written synchronously (Produce), a certificate
 // authority for TLS tests (CA), and a buffer that a
 // program's goroutines write while a test reads it (SyncBuffer).
@@ -29,12 +30,31 @@ func Cluster(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	return c, Client(t, c)
+}
+
+// Kfake starts a bare kfake cluster with opts (kfake's defaults: no
+// topics), for tests of the client's settings or of a cluster's own
+// behaviour; it closes with the test.
+func Kfake(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Client is a client of c, closed with the test.
+func Client(t testing.TB, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return c, cl
+	return cl
 }
 
 // Seeded is Cluster seeded with spec: it also returns what was written.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -31,7 +31,7 @@ type demoWorld struct {
 func newDemoWorld(t *testing.T) demoWorld {
 	t.Helper()
 	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
-	srv, err := connecttest.Start(cl, connecttest.Options{})
+	srv, err := connectsim.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

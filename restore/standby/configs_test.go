@@ -9,7 +9,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestSyncConfigs(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t)
-	srv, err := connecttest.Start(p.bcl, connecttest.Options{})
+	srv, err := connectsim.Start(p.bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

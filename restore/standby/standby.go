@@ -39,6 +39,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -56,8 +57,8 @@ var (
 // Translation methods of Config.Translate.
 const (
 	TranslateNone      = "none"
-	TranslateMM2       = restore.TranslateMM2
-	TranslateTimestamp = restore.TranslateTimestamp
+	TranslateMM2       = translate.TranslateMM2
+	TranslateTimestamp = translate.TranslateTimestamp
 )
 
 // Config says where the standby is and how sink offsets move to it.
@@ -70,7 +71,7 @@ type Config struct {
 	Options restore.Options
 	// Translate is TranslateNone (also ""), TranslateMM2 or
 	// TranslateTimestamp; MM2SourceAlias goes with TranslateMM2, Margin
-	// with either translation (see restore.TranslateOptions).
+	// with either translation (see translate.TranslateOptions).
 	Translate      string
 	MM2SourceAlias string
 	Margin         time.Duration
@@ -113,7 +114,7 @@ type Report struct {
 	// nothing because of them.
 	Running []Finding `json:"running"`
 	// Misses are the sink partitions that could not be translated.
-	Misses []restore.TranslatedOffset `json:"translation_misses"`
+	Misses []translate.TranslatedOffset `json:"translation_misses"`
 	// Counts are the plan's (what differed before writing); Applied what
 	// was written, nil when nothing was.
 	Counts  restore.Counts  `json:"counts"`
@@ -265,9 +266,9 @@ func (s *Syncer) translate(ctx context.Context, state *snapshot.Snapshot, rep *R
 	if s.cfg.Translate == "" || s.cfg.Translate == TranslateNone {
 		return state, nil
 	}
-	opts := restore.TranslateOptions{Method: s.cfg.Translate, SourceAlias: s.cfg.MM2SourceAlias, Margin: s.cfg.Margin,
+	opts := translate.TranslateOptions{Method: s.cfg.Translate, SourceAlias: s.cfg.MM2SourceAlias, Margin: s.cfg.Margin,
 		ConfigTopic: s.cfg.Options.ConfigTopic, GroupPrefix: s.cfg.Options.GroupPrefix, Connectors: s.cfg.Options.Connectors}
-	out, tr, err := restore.Translate(ctx, s.cfg.Client, state, opts)
+	out, tr, err := translate.Translate(ctx, s.cfg.Client, state, opts)
 	if err != nil {
 		return nil, fmt.Errorf("translate sink offsets for the standby: %w", err)
 	}

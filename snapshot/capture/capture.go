@@ -182,7 +182,7 @@ type Capturer struct {
 	lastConsumed map[sinkPos]snapshot.LastConsumed
 	// early, set by tests, says how CaptureStreamedOnce cuts a partition
 	// into frames and the fewest keys it compresses early, whatever is
-	// left of the read and its size; nil means pieceKeys, earlyMinKeys,
+	// left of the read and its size; nil means snapshot.PieceKeys, earlyMinKeys,
 	// earlyMinLeft and earlyMinBytes.
 	early *earlyKnobs
 }

@@ -87,7 +87,7 @@ type overlap struct {
 type earlyPart struct {
 	ix *indexed
 	// freed: the view's keys and values are gone, ix.part holds frames,
-	// and hashes are the maphash of every kept key, for duplicateWarnings
+	// and hashes are the maphash of every kept key, for snapshot.DuplicateWarnings
 	// (sorted on first use).
 	freed  bool
 	hashes []uint64
@@ -111,7 +111,7 @@ func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32,
 
 // jobScratch is what a job reuses from the one before: the sort's
 // entries, the encoded piece (2.5 MB for a piece of 8,192 keys) and the
-// zstd encoder (its tables are a few MiB; zstdEncoders, a sync.Pool, loses
+// zstd encoder (its tables are a few MiB; frames.Encoder's sync.Pool loses
 // them to the collections between jobs).
 type jobScratch struct {
 	es  []snapshot.KeyEntry
@@ -119,7 +119,7 @@ type jobScratch struct {
 	zw  *zstd.Encoder
 }
 
-// partDone is readTopicsNotify's onDone: partition p of v was read to
+// partDone is kread.ReadTopicsNotify's onDone: partition p of v was read to
 // its end, with a share left of the read still to read. It starts the
 // partition's job and returns at once, unless less than o.minLeft of the
 // read is left (nothing is left to overlap) or the partition holds fewer

@@ -29,7 +29,7 @@ type lazySource struct {
 	// Capture, tell whether they are still those this snapshot saw.
 	capt *Capturer
 	gen  uint64
-	// scoped and inScope are the capture's scope, as offsetBuilder has it.
+	// scoped and inScope are the capture's scope, as snapshot.OffsetBuilder has it.
 	scoped  bool
 	inScope func(string) bool
 	parts   []lazyPart
@@ -392,7 +392,7 @@ func updateIndex(ix *indexed, pv *keyview.PartView, scoped bool, inScope func(st
 		i = j
 	}
 	for _, k := range dirty {
-		// A removed key's record keeps its key bytes (see partView.remove),
+		// A removed key's record keeps its key bytes (see keyview.PartView.Remove),
 		// so es stays sorted by the keys of its records.
 		j, found := slices.BinarySearchFunc(es[i:], k, func(e keyRef, k string) int { return strings.Compare(lp.key(e), k) })
 		j += i

@@ -79,7 +79,7 @@ type resetCount struct {
 // reads from the positions given (for a new epoch, the state is the base
 // snapshot and the positions its end offsets). The config state is read
 // from the config topic up to its position by Start. The last value of
-// every key of state is kept for event detection (lastValues): seed, as
+// every key of state is kept for event detection (snapshot.LastValues): seed, as
 // Store.GetForTail read it beside state, or, when seed is nil, made from
 // state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.

@@ -328,7 +328,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, 
 
 // lastRestorable says what is restorable before a damaged segment: the
 // latest moment whose replay stops short of it (late records are read up
-// to lateRecords past a moment, so a minute before the last good
+// to journal.LateRecords past a moment, so a minute before the last good
 // segment's time, tried once), else the epoch's base snapshot by ID.
 func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *journal.EpochInfo, c snapshot.Coverage) string {
 	byID := fmt.Sprintf("restore its base snapshot %s by ID", e.ID)

@@ -9,7 +9,7 @@ import (
 
 // GetForTail reads the snapshot with ID id for a new journal epoch: its
 // source offsets are decoded straight into what NewTail keeps of them (the
-// last value of every key, see lastValues), and SourceOffsets stays nil,
+// last value of every key, see snapshot.LastValues), and SourceOffsets stays nil,
 // so the epoch's start never holds them. Everything else (topics,
 // connectors, sink groups) is Get's, in the snapshot returned beside the
 // seed. A document the streamed decoder does not take is decoded whole, as

@@ -18,7 +18,7 @@ type KeyIndex struct {
 	n     int // keys held
 }
 
-// seed is the hash seed of every keyIndex of the process.
+// seed is the hash seed of every KeyIndex of the process.
 var seed = maphash.MakeSeed()
 
 func hashKey(key []byte) uint32 {

@@ -115,7 +115,7 @@ type PartView struct {
 	// Built is what the last Capture of an incremental Capturer made of
 	// this partition, and dirty the keys set or removed since; nil when
 	// the next Capture must build the partition from scratch.
-	Built any // a *builtPart of the capture
+	Built any // a *snapshot.BuiltPart of the capture
 	Dirty map[string]struct{}
 	// Index is, instead of built, what the last streamed capture of an
 	// incremental Capturer indexed of this partition (see updateIndex).
@@ -202,7 +202,7 @@ func (pv *PartView) Remove(key []byte) {
 	r := pv.Recs.at(i)
 	pv.Live -= int64(r.key.N) + int64(r.value.N)
 	// The key's bytes stay: an incremental Capturer's index (a streamed
-	// snapshot's lazyPart.entries, keyRefs sorted by key) may still name
+	// snapshot's lazyPart.entries, keyRef values sorted by key) may still name
 	// the record.
 	r.offset, r.value = -1, Span{}
 	pv.dead++
@@ -221,7 +221,7 @@ func (pv *PartView) Footprint() int64 {
 const CompactAbove = 512 << 10
 
 // MaybeCompact copies the live keys and values into a new arena when more
-// than half of the arena (and more than compactAbove bytes) is dead, and
+// than half of the arena (and more than CompactAbove bytes) is dead, and
 // drops the dead records. The cost is linear in the live bytes and is paid
 // at most once per doubling of the arena. The index keeps its slots; only
 // the record numbers in them change.
@@ -256,7 +256,7 @@ func (pv *PartView) MaybeCompact() {
 // Arena hands out copies of byte slices cut from large chunks: one
 // allocation per chunk instead of one per key or value. A copy is never
 // written again, but for a view's value that nothing saw yet (see
-// partView.set). It is not safe for concurrent use.
+// PartView.Set). It is not safe for concurrent use.
 type Arena struct {
 	Chunks [][]byte
 	cur    int   // the chunk small copies are cut from, when len(chunks) > 0
@@ -345,7 +345,7 @@ func ArenaString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// StringBytes returns the bytes of a string made by arenaString, without a
+// StringBytes returns the bytes of a string made by ArenaString, without a
 // copy; they must not be written. The empty string gives an empty non-nil
 // slice, as []byte("") does.
 func StringBytes(s string) []byte {

@@ -32,7 +32,7 @@ type cursor struct {
 	part int32
 	pv   *keyview.PartView
 	end  int64
-	// notified: onDone was called for it (see readTopicsNotify).
+	// notified: onDone was called for it (see ReadTopicsNotify).
 	notified bool
 }
 
@@ -472,7 +472,7 @@ var electionRetry = retry.Policy{Tries: 10, Step: 100 * time.Millisecond}
 // seconds in all.
 var fetchRetry = retry.Policy{Tries: 21, Step: 100 * time.Millisecond}
 
-// listBoundsOnce is one try of listBounds.
+// listBoundsOnce is one try of ListBounds.
 func listBoundsOnce(ctx context.Context, adm *kadm.Client, topics []string) (map[string]map[int32]Bounds, []string, error) {
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {

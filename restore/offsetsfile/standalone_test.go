@@ -1,4 +1,4 @@
-package restore_test
+package offsetsfile_test
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -42,7 +44,7 @@ func specLines(t testing.TB, data []byte) []string {
 	return out
 }
 
-func entryLines(es []restore.StandaloneEntry) []string {
+func entryLines(es []offsetsfile.StandaloneEntry) []string {
 	enc := func(b []byte) string {
 		if b == nil {
 			return "-"
@@ -68,10 +70,10 @@ func TestStandaloneGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !restore.IsStandaloneFile(data) {
+			if !offsetsfile.IsStandaloneFile(data) {
 				t.Fatal("magic not recognised")
 			}
-			es, err := restore.ReadStandaloneFile(data)
+			es, err := offsetsfile.ReadStandaloneFile(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +81,7 @@ func TestStandaloneGolden(t *testing.T) {
 				t.Fatalf("entries\n got %q\nwant %q", got, want)
 			}
 			// Written again in the JVM's entry order, the bytes are the JVM's.
-			if got := restore.AppendStandaloneFile(nil, es); !bytes.Equal(got, data) {
+			if got := offsetsfile.AppendStandaloneFile(nil, es); !bytes.Equal(got, data) {
 				t.Fatalf("written again:\n got % x\nwant % x", got, data)
 			}
 		})
@@ -115,11 +117,11 @@ func TestStandaloneDocBytes(t *testing.T) {
 	want = append(want, hexs(`75 71 00 7E 00 02 00 00 00 0F`)...)
 	want = append(want, k2...)
 	want = append(want, 0x70, 0x78)
-	got := restore.AppendStandaloneFile(nil, []restore.StandaloneEntry{{Key: k1, Value: []byte(`{"o":1}`)}, {Key: k2}})
+	got := offsetsfile.AppendStandaloneFile(nil, []offsetsfile.StandaloneEntry{{Key: k1, Value: []byte(`{"o":1}`)}, {Key: k2}})
 	if !bytes.Equal(got, want) {
 		t.Fatalf("\n got % x\nwant % x", got, want)
 	}
-	empty := restore.AppendStandaloneFile(nil, nil)
+	empty := offsetsfile.AppendStandaloneFile(nil, nil)
 	if !bytes.HasSuffix(empty, hexs(`3F 40 00 00 00 00 00 00 77 08 00 00 00 10 00 00 00 00 78`)) {
 		t.Fatalf("empty map: % x", empty)
 	}
@@ -137,7 +139,7 @@ func TestStandaloneRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = restore.ReadStandaloneFile(data)
+			_, err = offsetsfile.ReadStandaloneFile(data)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
@@ -149,11 +151,11 @@ func TestStandaloneRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := range len(many) {
-		if _, err := restore.ReadStandaloneFile(many[:n]); err == nil {
+		if _, err := offsetsfile.ReadStandaloneFile(many[:n]); err == nil {
 			t.Fatalf("a file cut to %d of %d bytes was accepted", n, len(many))
 		}
 	}
-	if _, err := restore.ReadStandaloneFile(append(slices.Clip(many), 0x70)); err == nil || !strings.Contains(err.Error(), "1 bytes after the map") {
+	if _, err := offsetsfile.ReadStandaloneFile(append(slices.Clip(many), 0x70)); err == nil || !strings.Contains(err.Error(), "1 bytes after the map") {
 		t.Fatalf("trailing data: %v", err)
 	}
 
@@ -166,20 +168,20 @@ func TestStandaloneRefuses(t *testing.T) {
 	big := slices.Clone(two)
 	at := bytes.Index(big, []byte(`["c",{"f":"a"}]`)) - 4
 	binary.BigEndian.PutUint32(big[at:], 0x7fffffff)
-	if _, err := restore.ReadStandaloneFile(big); err == nil || !strings.Contains(err.Error(), "byte[] of length 2147483647") {
+	if _, err := offsetsfile.ReadStandaloneFile(big); err == nil || !strings.Contains(err.Error(), "byte[] of length 2147483647") {
 		t.Fatalf("huge array: %v", err)
 	}
 	big = slices.Clone(two)
 	at = bytes.Index(big, []byte{0x77, 0x08}) + 6
 	binary.BigEndian.PutUint32(big[at:], 0x7ffffff0)
-	if _, err := restore.ReadStandaloneFile(big); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	if _, err := offsetsfile.ReadStandaloneFile(big); err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Fatalf("huge size: %v", err)
 	}
 	// A reference to a handle never assigned.
 	bad := slices.Clone(two)
 	at = bytes.Index(bad, []byte{0x75, 0x71, 0x00, 0x7e, 0x00, 0x02})
 	bad[at+5] = 0x09
-	if _, err := restore.ReadStandaloneFile(bad); err == nil || !strings.Contains(err.Error(), "not assigned") {
+	if _, err := offsetsfile.ReadStandaloneFile(bad); err == nil || !strings.Contains(err.Error(), "not assigned") {
 		t.Fatalf("bad handle: %v", err)
 	}
 }
@@ -190,18 +192,18 @@ func TestStandaloneJVM(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("no java on PATH: the golden files cover the format")
 	}
-	es := []restore.StandaloneEntry{
+	es := []offsetsfile.StandaloneEntry{
 		{Key: []byte(`["a->b.MirrorSourceConnector",{"cluster":"a","partition":0,"topic":"orders"}]`), Value: []byte(`{"offset":42}`)},
 		{Key: []byte(`["c",{"f":"tomb"}]`)},
 		{Key: []byte{0, 0xff}, Value: []byte{}},
 		{Value: []byte(`{"o":1}`)},
 	}
 	for i := range 30 {
-		es = append(es, restore.StandaloneEntry{Key: []byte(`["c",{"f":"` + strings.Repeat("x", i) + `"}]`), Value: []byte(`{"o":1}`)})
+		es = append(es, offsetsfile.StandaloneEntry{Key: []byte(`["c",{"f":"` + strings.Repeat("x", i) + `"}]`), Value: []byte(`{"o":1}`)})
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "connect.offsets")
-	if err := os.WriteFile(path, restore.AppendStandaloneFile(nil, es), 0o600); err != nil {
+	if err := os.WriteFile(path, offsetsfile.AppendStandaloneFile(nil, es), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out := runJava(t, "ReadOffsets.java", nil, path)
@@ -215,7 +217,7 @@ func TestStandaloneJVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := restore.ReadStandaloneFile(data)
+	got, err := offsetsfile.ReadStandaloneFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +263,11 @@ func FuzzReadStandaloneFile(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		es, err := restore.ReadStandaloneFile(data)
+		es, err := offsetsfile.ReadStandaloneFile(data)
 		if err != nil {
 			return
 		}
-		again, err := restore.ReadStandaloneFile(restore.AppendStandaloneFile(nil, es))
+		again, err := offsetsfile.ReadStandaloneFile(offsetsfile.AppendStandaloneFile(nil, es))
 		if err != nil {
 			t.Fatalf("re-read: %v", err)
 		}
@@ -279,7 +281,7 @@ func FuzzReadStandaloneFile(f *testing.F) {
 // cluster: every key with its exact bytes on its murmur2 partition, the
 // tombstone entry removing its key, other keys left alone.
 func TestStandaloneRestore(t *testing.T) {
-	cl, _ := newCluster(t, nil)
+	_, cl := testkit.Cluster(t)
 	ctx := t.Context()
 	if err := connectdemo.CreateTopics(ctx, cl, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
@@ -296,18 +298,30 @@ func TestStandaloneRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := restore.ParseOffsetsFile("restore.offsets", data, "")
+	f, err := offsetsfile.ParseOffsetsFile("restore.offsets", data, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Format != restore.FormatStandalone || len(f.Standalone) != 5 {
+	if f.Format != offsetsfile.FormatStandalone || len(f.Standalone) != 5 {
 		t.Fatalf("format %s, %d entries", f.Format, len(f.Standalone))
 	}
 	snap, _, err := f.Snapshot(ctx, cl, restore.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	restoreAll(t, cl, snap, restore.Options{})
+	plan, err := restore.NewPlan(ctx, cl, snap, restore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Check(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restore.Apply(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restore.Verify(ctx, cl, plan); err != nil {
+		t.Fatal(err)
+	}
 	live, err := restore.CaptureLive(context.Background(), cl, nil, restore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -335,8 +349,8 @@ func TestStandaloneRestore(t *testing.T) {
 	}
 
 	// A file with what no offsets topic holds is refused, every problem named.
-	bad := restore.AppendStandaloneFile(nil, []restore.StandaloneEntry{{Value: []byte("{}")}, {Key: []byte("x"), Value: []byte("{}")}})
-	if _, err := restore.ParseOffsetsFile("bad", bad, ""); err == nil || !strings.Contains(err.Error(), "entry 0: a null key") || !strings.Contains(err.Error(), "entry 1: key") {
+	bad := offsetsfile.AppendStandaloneFile(nil, []offsetsfile.StandaloneEntry{{Value: []byte("{}")}, {Key: []byte("x"), Value: []byte("{}")}})
+	if _, err := offsetsfile.ParseOffsetsFile("bad", bad, ""); err == nil || !strings.Contains(err.Error(), "entry 0: a null key") || !strings.Contains(err.Error(), "entry 1: key") {
 		t.Fatalf("bad file: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package restore_test
+package translate_test
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -33,11 +35,11 @@ func newMigration(t *testing.T) *migration {
 	t.Helper()
 	ctx := t.Context()
 	spec, fill := connectdemo.MigrationSpec(time.UnixMilli(1_700_000_000_000))
-	a, _ := newCluster(t, &spec, kfake.ClusterID("cluster-a"))
+	_, a, _ := testkit.Seeded(t, spec, kfake.ClusterID("cluster-a"))
 	if err := fill(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := newCluster(t, nil, kfake.ClusterID("cluster-b"))
+	_, b := testkit.Cluster(t, kfake.ClusterID("cluster-b"))
 	if err := connectdemo.CreateTopics(ctx, b, connectdemo.Topics{}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func groupOffsets(s *snapshot.Snapshot) map[string]map[string]map[int32]int64 {
 // partition is at the last consumed record's copy: the same key and value
 // as the record before the snapshot's offset on a (re-delivered once), or
 // the start of the copy for a partition nothing was consumed from.
-func (m *migration) checkSameRecord(t *testing.T, out *snapshot.Snapshot, tr *restore.Translation, wantMethod string) {
+func (m *migration) checkSameRecord(t *testing.T, out *snapshot.Snapshot, tr *translate.Translation, wantMethod string) {
 	t.Helper()
 	got := groupOffsets(out)
 	n := 0
@@ -115,7 +117,7 @@ func (m *migration) checkSameRecord(t *testing.T, out *snapshot.Snapshot, tr *re
 			t.Errorf("%s %s/%d not translated: %s", o.Group, o.Topic, o.Partition, o.Why)
 			continue
 		}
-		if o.Method != wantMethod && !(o.Old == 0 && o.Method == restore.MethodStart) {
+		if o.Method != wantMethod && !(o.Old == 0 && o.Method == translate.MethodStart) {
 			t.Errorf("%s %s/%d by %s, want %s", o.Group, o.Topic, o.Partition, o.Method, wantMethod)
 		}
 		if got[o.Group][o.NewTopic][o.Partition] != o.New {
@@ -145,11 +147,11 @@ func (m *migration) checkSameRecord(t *testing.T, out *snapshot.Snapshot, tr *re
 
 func TestTranslateTimestamp(t *testing.T) {
 	m := newMigration(t)
-	out, tr, err := restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Method: restore.TranslateTimestamp, TopicPrefix: "a."})
+	out, tr, err := translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Method: translate.TranslateTimestamp, TopicPrefix: "a."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.checkSameRecord(t, out, tr, restore.MethodTimestamp)
+	m.checkSameRecord(t, out, tr, translate.MethodTimestamp)
 	var buf bytes.Buffer
 	if err := tr.Print(&buf); err != nil {
 		t.Fatal(err)
@@ -159,7 +161,7 @@ func TestTranslateTimestamp(t *testing.T) {
 	}
 
 	// A margin re-delivers more, never skips.
-	out, tr, err = restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Method: restore.TranslateTimestamp, TopicPrefix: "a.", Margin: 25 * time.Millisecond})
+	out, tr, err = translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Method: translate.TranslateTimestamp, TopicPrefix: "a.", Margin: 25 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestTranslateTimestamp(t *testing.T) {
 	_ = out
 
 	// The whole restore runs on the translated snapshot unchanged.
-	out, _, err = restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Method: restore.TranslateTimestamp, TopicPrefix: "a."})
+	out, _, err = translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Method: translate.TranslateTimestamp, TopicPrefix: "a."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +215,7 @@ func restoreAll(t *testing.T, cl *kgo.Client, snap *snapshot.Snapshot, opts rest
 
 func TestTranslateMM2(t *testing.T) {
 	m := newMigration(t)
-	out, tr, err := restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Method: restore.TranslateMM2, SourceAlias: "a"})
+	out, tr, err := translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Method: translate.TranslateMM2, SourceAlias: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +232,7 @@ func TestTranslateMM2(t *testing.T) {
 		}
 	}
 	for _, o := range tr.Offsets {
-		if o.Group == connectdemo.GroupSinkES && (o.Method != restore.MethodCheckpoint || o.NewTopic != "a.orders") {
+		if o.Group == connectdemo.GroupSinkES && (o.Method != translate.MethodCheckpoint || o.NewTopic != "a.orders") {
 			t.Errorf("es %s/%d by %s into %s", o.Topic, o.Partition, o.Method, o.NewTopic)
 		}
 		if o.Untranslated || o.Old == 0 {
@@ -254,13 +256,13 @@ func TestTranslateMM2(t *testing.T) {
 		t.Errorf("notes:\n%s", notes)
 	}
 	for _, o := range tr.Offsets {
-		if o.Group != connectdemo.GroupSinkES && o.Method != restore.MethodTimestamp {
+		if o.Group != connectdemo.GroupSinkES && o.Method != translate.MethodTimestamp {
 			t.Errorf("%s %s/%d by %s, want timestamp", o.Group, o.Topic, o.Partition, o.Method)
 		}
 	}
 
 	// With the source cluster, the offset syncs come first.
-	_, tr, err = restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Method: restore.TranslateMM2, SourceAlias: "a", Source: m.a})
+	_, tr, err = translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Method: translate.TranslateMM2, SourceAlias: "a", Source: m.a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +284,7 @@ func TestTranslateMM2(t *testing.T) {
 		if o.Old != up {
 			want++
 		}
-		if o.Method != restore.MethodOffsetSync || o.New != want {
+		if o.Method != translate.MethodOffsetSync || o.New != want {
 			t.Errorf("%s %s/%d: %d -> %d by %s, want %d by offset syncs", o.Group, o.Topic, o.Partition, o.Old, o.New, o.Method, want)
 		}
 	}
@@ -291,7 +293,7 @@ func TestTranslateMM2(t *testing.T) {
 func TestTranslateRename(t *testing.T) {
 	m := newMigration(t)
 	rename := map[string]string{connectdemo.ConnFile: "file <new>", connectdemo.ConnSinkES: "es-new", connectdemo.ConnMirror: "a->b.Mirror\U0001F600"}
-	out, tr, err := restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Rename: rename, TopicPrefix: "a."})
+	out, tr, err := translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Rename: rename, TopicPrefix: "a."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +348,7 @@ func TestTranslateRename(t *testing.T) {
 	).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	custom, _, err := restore.Translate(t.Context(), m.b, m.snap, restore.TranslateOptions{Rename: rename, TopicPrefix: "a."})
+	custom, _, err := translate.Translate(t.Context(), m.b, m.snap, translate.TranslateOptions{Rename: rename, TopicPrefix: "a."})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package restore_test
+package offsetsfile_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/offsetsfile"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -55,7 +57,7 @@ func TestParseOffsetsFile(t *testing.T) {
 		{"empty", " \n", "", 0, []string{"the file is empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := restore.ParseOffsetsFile(tc.name, []byte(tc.data), tc.connector)
+			f, err := offsetsfile.ParseOffsetsFile(tc.name, []byte(tc.data), tc.connector)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -84,7 +86,7 @@ func TestParseOffsetsFile(t *testing.T) {
 // compares keeps its bytes; a null leaves a key Connect does not show.
 func TestFileSnapshot(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
-	cl, _ := newCluster(t, &spec)
+	_, cl, _ := testkit.Seeded(t, spec)
 	ctx := context.Background()
 	off := connectdemo.DefaultOffsetsTopic
 	odd := []byte(`["jdbc-orders-source",{"table":"shop.refunds","protocol":"1"}]`)
@@ -102,7 +104,7 @@ func TestFileSnapshot(t *testing.T) {
 {"partition":{"protocol":"1","table":"shop.returns"},"offset":{"incrementing":7}},
 {"partition":{"table":"shop.new","protocol":"1"},"offset":{"incrementing":1.0E2}},
 {"partition":{"protocol":"1","table":"shop.refunds"},"offset":null}]}`
-	f, err := restore.ParseOffsetsFile("jdbc.json", []byte(body), connectdemo.ConnJDBC)
+	f, err := offsetsfile.ParseOffsetsFile("jdbc.json", []byte(body), connectdemo.ConnJDBC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestFileSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Reason != restore.ReasonFile || snap.ClusterID != connectdemo.DefaultClusterID || len(snap.Scope) != 1 {
+	if snap.Reason != offsetsfile.ReasonFile || snap.ClusterID != connectdemo.DefaultClusterID || len(snap.Scope) != 1 {
 		t.Errorf("snapshot %+v", snap)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], `lives only under key {"table":"shop.refunds","protocol":"1"}`) {
@@ -148,7 +150,7 @@ func TestFileSnapshot(t *testing.T) {
 	sink := `{"offsets":[{"partition":{"kafka_topic":"clicks","kafka_partition":"1"},"offset":{"kafka_offset":"7"}},
 {"partition":{"kafka_topic":"orders","kafka_partition":5},"offset":null},
 {"partition":{"kafka_topic":"orders","kafka_partition":1.5},"offset":{"kafka_offset":-1}}]}`
-	f, err = restore.ParseOffsetsFile("s3.json", []byte(sink), connectdemo.ConnSinkS3)
+	f, err = offsetsfile.ParseOffsetsFile("s3.json", []byte(sink), connectdemo.ConnSinkS3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func TestFileSnapshot(t *testing.T) {
 	if !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), "offsets[2] (line 3): kafka_partition 1.5") || !strings.Contains(err.Error(), "kafka_offset -1") {
 		t.Fatalf("bad sink entry: %v", err)
 	}
-	f, _ = restore.ParseOffsetsFile("s3.json", []byte(sink[:strings.LastIndex(sink, ",\n")]+"]}"), connectdemo.ConnSinkS3)
+	f, _ = offsetsfile.ParseOffsetsFile("s3.json", []byte(sink[:strings.LastIndex(sink, ",\n")]+"]}"), connectdemo.ConnSinkS3)
 	snap, _, err = f.Snapshot(ctx, cl, restore.Options{}, previous)
 	if err != nil {
 		t.Fatal(err)
@@ -187,10 +189,10 @@ func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 // is tied to it by Options.GroupPrefix + name, not by the default prefix.
 func TestFileSnapshotGroupPrefix(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
-	cl, _ := newCluster(t, &spec)
+	_, cl, _ := testkit.Seeded(t, spec)
 	ctx := context.Background()
 	csv := "team-a.archive-sink,orders,0,5\n"
-	f, err := restore.ParseOffsetsFile("groups.csv", []byte(csv), "")
+	f, err := offsetsfile.ParseOffsetsFile("groups.csv", []byte(csv), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +219,13 @@ func TestFileSnapshotGroupPrefix(t *testing.T) {
 // with one --group writes topic,partition,offset lines; with the group
 // named they read as that group's rows (and four-field lines must name it).
 func TestParseGroupCSV(t *testing.T) {
-	f, err := restore.ParseGroupCSV("g.csv", []byte("topic,partition,offset\norders,0,5\norders,1,7\ng1,clicks,2,9\n"), "g1")
+	f, err := offsetsfile.ParseGroupCSV("g.csv", []byte("topic,partition,offset\norders,0,5\norders,1,7\ng1,clicks,2,9\n"), "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []restore.FileRow{{Line: 2, Group: "g1", Topic: "orders", Partition: 0, Offset: 5},
+	want := []offsetsfile.FileRow{{Line: 2, Group: "g1", Topic: "orders", Partition: 0, Offset: 5},
 		{Line: 3, Group: "g1", Topic: "orders", Partition: 1, Offset: 7}, {Line: 4, Group: "g1", Topic: "clicks", Partition: 2, Offset: 9}}
-	if fmt.Sprint(f.Rows) != fmt.Sprint(want) || f.Format != restore.FormatCSV {
+	if fmt.Sprint(f.Rows) != fmt.Sprint(want) || f.Format != offsetsfile.FormatCSV {
 		t.Errorf("rows %+v\nwant %+v", f.Rows, want)
 	}
 	for _, tc := range []struct{ data, group, want string }{
@@ -233,12 +235,12 @@ func TestParseGroupCSV(t *testing.T) {
 		{"orders,0,5\n", "", "no group given"},
 		{`{"offsets":[]}`, "g1", "not a group's CSV file"},
 	} {
-		if _, err := restore.ParseGroupCSV("g.csv", []byte(tc.data), tc.group); !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := offsetsfile.ParseGroupCSV("g.csv", []byte(tc.data), tc.group); !errors.Is(err, restore.ErrBadFile) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q for %q: %v, want %q", tc.data, tc.group, err, tc.want)
 		}
 	}
 	// Without a group, the three-field form says how to name it.
-	if _, err := restore.ParseOffsetsFile("g.csv", []byte("orders,0,5\n"), ""); err == nil || !strings.Contains(err.Error(), "--group G") {
+	if _, err := offsetsfile.ParseOffsetsFile("g.csv", []byte("orders,0,5\n"), ""); err == nil || !strings.Contains(err.Error(), "--group G") {
 		t.Errorf("three fields without a group: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package connecttest_test
+package connectsim_test
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 )
 
 // The stand-in answers as the Kafka version it reports: 3.4 has no
@@ -17,7 +17,7 @@ import (
 // RequireInitialState) is then all that stands between an old worker and
 // a wrong write, so those checks are tested against these answers.
 func TestOlderKafkaVersions(t *testing.T) {
-	_, _, srv := seeded(t, connecttest.Options{})
+	_, _, srv := seeded(t, connectsim.Options{})
 	name := connectdemo.ConnJDBC
 	client := func() *connectrest.Client { // a new one: nothing cached of the version
 		rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}})

@@ -1,4 +1,4 @@
-package connecttest_test
+package connectsim_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/realconnect"
 )
 
@@ -59,15 +59,15 @@ func restTable(in string) []exchange {
 		{name: "stop unknown", method: "PUT", path: "/connectors/nope/stop", code: 404, msg: "Unknown connector nope", exact: true},
 		{name: "resume unknown", method: "PUT", path: "/connectors/nope/resume", code: 404, msg: "Unknown connector nope", exact: true},
 		{name: "pause unknown", method: "PUT", path: "/connectors/nope/pause", code: 404, msg: "Unknown connector nope", exact: true},
-		{name: "PATCH no offsets", method: "PATCH", path: src + "/offsets", body: `{"offsets":[]}`, code: 400, msg: connecttest.MsgNoOffsets, exact: true},
+		{name: "PATCH no offsets", method: "PATCH", path: src + "/offsets", body: `{"offsets":[]}`, code: 400, msg: connectsim.MsgNoOffsets, exact: true},
 		{name: "PATCH connector validation: partition", method: "PATCH", path: src + "/offsets", body: `{"offsets":[{"partition":{"file":"x"},"offset":{"position":1}}]}`, code: 500, msg: "Partition objects should contain the key 'filename'", exact: true},
 		{name: "PATCH connector validation: offset", method: "PATCH", path: src + "/offsets", body: pos("-1"), code: 500, msg: "non-negative"},
-		{name: "PATCH source", method: "PATCH", path: src + "/offsets", body: pos("7"), code: 200, msg: connecttest.MsgAltered, exact: true},
+		{name: "PATCH source", method: "PATCH", path: src + "/offsets", body: pos("7"), code: 200, msg: connectsim.MsgAltered, exact: true},
 		{name: "GET source", method: "GET", path: src + "/offsets", code: 200, offsets: pos("7")},
-		{name: "PATCH entry without offset", method: "PATCH", path: src + "/offsets", body: `{"offsets":[{"partition":{"filename":` + jsonString(in) + `}}]}`, code: 200, msg: connecttest.MsgAltered, exact: true},
+		{name: "PATCH entry without offset", method: "PATCH", path: src + "/offsets", body: `{"offsets":[{"partition":{"filename":` + jsonString(in) + `}}]}`, code: 200, msg: connectsim.MsgAltered, exact: true},
 		{name: "GET source after the tombstone", method: "GET", path: src + "/offsets", code: 200, offsets: `{"offsets":[]}`},
-		{name: "PATCH source again", method: "PATCH", path: src + "/offsets", body: pos("9"), code: 200, msg: connecttest.MsgAltered, exact: true},
-		{name: "DELETE source offsets", method: "DELETE", path: src + "/offsets", code: 200, msg: connecttest.MsgReset, exact: true},
+		{name: "PATCH source again", method: "PATCH", path: src + "/offsets", body: pos("9"), code: 200, msg: connectsim.MsgAltered, exact: true},
+		{name: "DELETE source offsets", method: "DELETE", path: src + "/offsets", code: 200, msg: connectsim.MsgReset, exact: true},
 		{name: "GET source after DELETE", method: "GET", path: src + "/offsets", code: 200, offsets: `{"offsets":[]}`},
 		{name: "resume", method: "PUT", path: src + "/resume", code: 202, state: "RUNNING 1"},
 		{name: "PATCH while RUNNING", method: "PATCH", path: src + "/offsets", body: pos("1"), code: 400, msg: "Connectors must be in the STOPPED state before their offsets can be modified"},
@@ -76,13 +76,13 @@ func restTable(in string) []exchange {
 		{name: "PATCH while PAUSED", method: "PATCH", path: src + "/offsets", body: pos("1"), code: 400, msg: "Connectors must be in the STOPPED state before their offsets can be modified"},
 		{name: "stop", method: "PUT", path: src + "/stop", code: 204, state: "STOPPED 0"},
 		{name: "create sink STOPPED", method: "POST", path: "/connectors", body: string(realconnect.CreateBody(tblSink, realconnect.FileSink(in+".out", "tbl-events"), "STOPPED")), code: 201},
-		{name: "PATCH sink", method: "PATCH", path: sink + "/offsets", body: sinkBody(`0},"offset":{"kafka_offset":5}`, `1},"offset":{"kafka_offset":3}`), code: 200, msg: connecttest.MsgAltered, exact: true},
+		{name: "PATCH sink", method: "PATCH", path: sink + "/offsets", body: sinkBody(`0},"offset":{"kafka_offset":5}`, `1},"offset":{"kafka_offset":3}`), code: 200, msg: connectsim.MsgAltered, exact: true},
 		{name: "GET sink", method: "GET", path: sink + "/offsets", code: 200, offsets: sinkBody(`0},"offset":{"kafka_offset":5}`, `1},"offset":{"kafka_offset":3}`, `2},"offset":{"kafka_offset":0}`)},
-		{name: "PATCH sink null offset", method: "PATCH", path: sink + "/offsets", body: sinkBody(`1},"offset":null`), code: 200, msg: connecttest.MsgAltered, exact: true},
+		{name: "PATCH sink null offset", method: "PATCH", path: sink + "/offsets", body: sinkBody(`1},"offset":null`), code: 200, msg: connectsim.MsgAltered, exact: true},
 		{name: "GET sink after the null offset", method: "GET", path: sink + "/offsets", code: 200, offsets: sinkBody(`0},"offset":{"kafka_offset":5}`, `2},"offset":{"kafka_offset":0}`)},
 		{name: "PATCH sink without kafka_partition", method: "PATCH", path: sink + "/offsets", body: `{"offsets":[{"partition":{"kafka_topic":"tbl-events"},"offset":{"kafka_offset":1}}]}`, code: 400, msg: "kafka_partition"},
 		{name: "PATCH sink negative offset", method: "PATCH", path: sink + "/offsets", body: sinkBody(`0},"offset":{"kafka_offset":-1}`), code: 500, msg: "Failed to modify offsets for sink connector " + tblSink, exact: true},
-		{name: "DELETE sink offsets", method: "DELETE", path: sink + "/offsets", code: 200, msg: connecttest.MsgReset, exact: true},
+		{name: "DELETE sink offsets", method: "DELETE", path: sink + "/offsets", code: 200, msg: connectsim.MsgReset, exact: true},
 	}
 }
 
@@ -100,14 +100,14 @@ func jsonString(s string) string {
 }
 
 // TestRESTTable holds the stand-in to the real worker: the same exchanges,
-// in the same order, against internal/connecttest always and against a
+// in the same order, against internal/connectsim always and against a
 // real Kafka Connect worker when OFFSETKEEPER_TEST_CONNECT names one; the
 // status codes and the messages offsetkeeper reads must be the table's.
 func TestRESTTable(t *testing.T) {
-	t.Run("connecttest", func(t *testing.T) {
+	t.Run("connectsim", func(t *testing.T) {
 		t.Parallel()
 		c := tableCluster(t)
-		srv, err := connecttest.Start(c.Client, connecttest.Options{})
+		srv, err := connectsim.Start(c.Client, connectsim.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package restore
+package translate
 
 import (
 	"context"
@@ -352,4 +352,10 @@ func readPartition0(ctx context.Context, cl *kgo.Client, topic string, fn func(*
 			return nil
 		}
 	}
+}
+
+// topicPart is one partition of a topic.
+type topicPart struct {
+	topic string
+	part  int32
 }

@@ -1,4 +1,4 @@
-package connecttest_test
+package connectsim_test
 
 import (
 	"bytes"
@@ -19,29 +19,21 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/connecttest"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // seeded starts a kfake cluster seeded with DefaultSpec and a Server over it.
-func seeded(t *testing.T, opts connecttest.Options) (*kgo.Client, *connectdemo.Expected, *connecttest.Server) {
+func seeded(t *testing.T, opts connectsim.Options) (*kgo.Client, *connectdemo.Expected, *connectsim.Server) {
 	t.Helper()
-	kc, err := connectdemo.NewCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	_, cl := testkit.Cluster(t)
 	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(exp.Stop)
-	srv, err := connecttest.Start(cl, opts)
+	srv, err := connectsim.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +61,7 @@ func call(t *testing.T, method, u string, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func connURL(srv *connecttest.Server, name, tail string) string {
+func connURL(srv *connectsim.Server, name, tail string) string {
 	return srv.URL + "/connectors/" + url.PathEscape(name) + tail
 }
 
@@ -77,7 +69,7 @@ func connURL(srv *connecttest.Server, name, tail string) string {
 // including the traps (an aborted STOPPED write, a tombstoned target state,
 // the pre-3.5 form, a connector that never committed tasks, a deleted one).
 func TestConfigTopicView(t *testing.T) {
-	cl, exp, srv := seeded(t, connecttest.Options{})
+	cl, exp, srv := seeded(t, connectsim.Options{})
 	ctx := context.Background()
 	configs, err := capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
 	if err != nil {
@@ -133,7 +125,7 @@ func TestConfigTopicView(t *testing.T) {
 // lags as configured, PATCH refuses a running connector and alters a
 // stopped one exactly as Connect would, GET shows it, resume restarts.
 func TestStopResumeAndOffsets(t *testing.T) {
-	cl, _, srv := seeded(t, connecttest.Options{StopLag: 2})
+	cl, _, srv := seeded(t, connectsim.Options{StopLag: 2})
 	ctx := context.Background()
 	name := connectdemo.ConnJDBC
 	body := `{"offsets":[{"partition":{"table":"shop.orders","protocol":"1"},"offset":{"incrementing":7}}]}`
@@ -142,7 +134,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if code != 400 || !strings.Contains(resp, "Connectors must be in the STOPPED state") {
 		t.Fatalf("PATCH of a running connector: %d %s", code, resp)
 	}
-	if code, resp := call(t, http.MethodPatch, connURL(srv, name, "/offsets"), `{"offsets":[]}`); code != 400 || !strings.Contains(resp, connecttest.MsgNoOffsets) {
+	if code, resp := call(t, http.MethodPatch, connURL(srv, name, "/offsets"), `{"offsets":[]}`); code != 400 || !strings.Contains(resp, connectsim.MsgNoOffsets) {
 		t.Fatalf("PATCH with no offsets: %d %s", code, resp)
 	}
 	if code, resp := call(t, http.MethodPut, connURL(srv, "nope", "/stop"), ""); code != 404 || !strings.Contains(resp, `"error_code":404`) {
@@ -173,7 +165,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 
 	ends := endOffsets(t, cl, connectdemo.DefaultOffsetsTopic)
 	code, resp = call(t, http.MethodPatch, connURL(srv, name, "/offsets"), body)
-	if code != 200 || resp != `{"message":"`+connecttest.MsgAltered+`"}` {
+	if code != 200 || resp != `{"message":"`+connectsim.MsgAltered+`"}` {
 		t.Fatalf("PATCH: %d %s", code, resp)
 	}
 	// Normalized as Connect does: HashMap order, whatever the body's order.
@@ -200,7 +192,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 // while it is there, and works once the connector is stopped and the
 // member gone; a null offset deletes.
 func TestSinkOffsetsAndMembers(t *testing.T) {
-	cl, _, srv := seeded(t, connecttest.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
+	cl, _, srv := seeded(t, connectsim.Options{SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
 	ctx := context.Background()
 	adm := kadm.NewClient(cl)
 	group := connectdemo.GroupSinkES
@@ -230,7 +222,7 @@ func TestSinkOffsetsAndMembers(t *testing.T) {
 	res, err := rc.AlterOffsets(ctx, connectdemo.ConnSinkES, []byte(`{"offsets":[
 		{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":"3"}},
 		{"partition":{"kafka_topic":"orders","kafka_partition":"1"},"offset":null}]}`))
-	if err != nil || res.FrameworkOnly || res.Message != connecttest.MsgAltered {
+	if err != nil || res.FrameworkOnly || res.Message != connectsim.MsgAltered {
 		t.Fatalf("PATCH sink: %+v %v", res, err)
 	}
 	fetched, err := adm.FetchOffsets(ctx, group)
@@ -260,7 +252,7 @@ func TestSinkOffsetsAndMembers(t *testing.T) {
 // once the connector is stopped, is accepted, and writes nothing a GET
 // would see differently.
 func TestExportIsAcceptedAsIs(t *testing.T) {
-	_, exp, srv := seeded(t, connecttest.Options{FrameworkOnly: []string{connectdemo.ConnFile}})
+	_, exp, srv := seeded(t, connectsim.Options{FrameworkOnly: []string{connectdemo.ConnFile}})
 	ctx := context.Background()
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}})
 	if err != nil {
@@ -298,7 +290,7 @@ func TestExportIsAcceptedAsIs(t *testing.T) {
 // TestConflictsAndTimeouts: injected 409s are retried by the client; the
 // rest reach it as errors that say what happened.
 func TestConflictsAndTimeouts(t *testing.T) {
-	_, _, srv := seeded(t, connecttest.Options{})
+	_, _, srv := seeded(t, connectsim.Options{})
 	ctx := context.Background()
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, Backoff: time.Millisecond, Retries: 3})
 	if err != nil {
@@ -310,7 +302,7 @@ func TestConflictsAndTimeouts(t *testing.T) {
 	}
 	srv.InjectConflicts(4)
 	err = rc.Stop(ctx, connectdemo.ConnMySQL)
-	if !errors.Is(err, connectrest.ErrConflict) || !strings.Contains(err.Error(), connecttest.MsgRebalance) {
+	if !errors.Is(err, connectrest.ErrConflict) || !strings.Contains(err.Error(), connectsim.MsgRebalance) {
 		t.Fatalf("stop after 4 conflicts: %v", err)
 	}
 	srv.InjectTimeouts(1)

@@ -1,4 +1,4 @@
-package restore
+package offsetsfile
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"io"
 	"math"
 	"regexp"
@@ -114,7 +116,7 @@ func (p *problems) err() error {
 	if len(shown) > 50 {
 		shown = append(shown[:50:50], fmt.Sprintf("... and %d more", len(p.list)-50))
 	}
-	return fmt.Errorf("%w: %s: %s, nothing was written:\n  - %s", ErrBadFile, p.name, plural(len(p.list), "problem", "problems"), strings.Join(shown, "\n  - "))
+	return fmt.Errorf("%w: %s: %s, nothing was written:\n  - %s", restore.ErrBadFile, p.name, english.Count(len(p.list), "problem", "problems"), strings.Join(shown, "\n  - "))
 }
 
 // ParseOffsetsFile reads an offsets file whole, in either format (told by
@@ -123,7 +125,7 @@ func (p *problems) err() error {
 // partition and offset numbers, duplicates. connector names the connector
 // a REST body is for (required for it, not allowed with CSV). Every
 // problem is reported at once, with its line or entry number, in an error
-// wrapping ErrBadFile. With that error it still returns the file, holding
+// wrapping restore.ErrBadFile. With that error it still returns the file, holding
 // the entries that are valid: its Snapshot reports the same problems again
 // together with those only the cluster can tell, so that a caller can show
 // every problem in one go.
@@ -502,9 +504,9 @@ func sinkNumber(v connectjson.Value, bits int) (int64, bool) {
 // strings, as Connect reads them). A CSV group must belong to a sink
 // connector: by the group its config names, by previous, or by the
 // <prefix><name> convention (opts.GroupPrefix, default connect-). Every problem is reported at once in an error
-// wrapping ErrBadFile; nothing is written either way.
-func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options, previous *snapshot.Snapshot) (*snapshot.Snapshot, []string, error) {
-	opts.defaults()
+// wrapping restore.ErrBadFile; nothing is written either way.
+func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts restore.Options, previous *snapshot.Snapshot) (*snapshot.Snapshot, []string, error) {
+	opts.Options.Defaults()
 	var scope []string
 	switch f.Format {
 	case FormatConnectREST:
@@ -514,7 +516,7 @@ func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options
 	}
 	copts := opts
 	copts.Connectors = scope
-	live, err := CaptureLive(ctx, cl, previous, copts)
+	live, err := restore.CaptureLive(ctx, cl, previous, copts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -546,7 +548,7 @@ func (f *OffsetsFile) Snapshot(ctx context.Context, cl *kgo.Client, opts Options
 
 type fileSnap struct {
 	f        *OffsetsFile
-	opts     Options
+	opts     restore.Options
 	live     *snapshot.Snapshot
 	previous *snapshot.Snapshot
 	// liveIdx and prevIdx index live and previous (nil without it).
@@ -747,7 +749,7 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 				remove[i] = true
 			}
 			if len(canonical) == 0 && len(all) > 0 {
-				b.warnf("connector %q: partition %s (%s) lives only under key %s, a byte form Connect's REST API does not show (not Java HashMap field order): the null leaves it, as Connect's PATCH would; restore a snapshot without it to remove it", name, connectjson.RESTMap(e.Partition), e.where(), displayKey(b.out.SourceOffsets[all[0]].Key))
+				b.warnf("connector %q: partition %s (%s) lives only under key %s, a byte form Connect's REST API does not show (not Java HashMap field order): the null leaves it, as Connect's PATCH would; restore a snapshot without it to remove it", name, connectjson.RESTMap(e.Partition), e.where(), restore.DisplayKey(b.out.SourceOffsets[all[0]].Key))
 			}
 			continue
 		}
@@ -762,7 +764,7 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 				o.SourceOffset = json.RawMessage(o.Value)
 			}
 			if len(canonical) > 0 && len(all) > len(canonical) {
-				b.warnf("connector %q: partition %s (%s) also lives under another byte form of its key; the file sets the form Connect's REST API shows, %s, and leaves the other as it is", name, connectjson.RESTMap(e.Partition), e.where(), displayKey(canon))
+				b.warnf("connector %q: partition %s (%s) also lives under another byte form of its key; the file sets the form Connect's REST API shows, %s, and leaves the other as it is", name, connectjson.RESTMap(e.Partition), e.where(), restore.DisplayKey(canon))
 			}
 			continue
 		}

@@ -1,10 +1,11 @@
-package restore
+package offsetsfile
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"math"
 	"slices"
 
@@ -500,12 +501,12 @@ func parseStandalone(name string, data []byte) (*OffsetsFile, error) {
 			p.add("entry %d: a null key, which no offsets topic can hold", i)
 			continue
 		case seen[string(e.Key)] > 0:
-			p.add("entry %d: key %s is also entry %d (a worker would keep either)", i, displayKey(e.Key), seen[string(e.Key)]-1)
+			p.add("entry %d: key %s is also entry %d (a worker would keep either)", i, restore.DisplayKey(e.Key), seen[string(e.Key)]-1)
 			continue
 		}
 		seen[string(e.Key)] = i + 1
 		if _, _, _, err := connectjson.ParseKey(e.Key); err != nil {
-			p.add("entry %d: key %s: %v", i, displayKey(e.Key), err)
+			p.add("entry %d: key %s: %v", i, restore.DisplayKey(e.Key), err)
 			continue
 		}
 		f.Standalone = append(f.Standalone, e)

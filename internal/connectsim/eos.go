@@ -1,4 +1,4 @@
-package connecttest
+package connectsim
 
 // exactlyOnceRefused is the error DistributedHerder (Kafka 3.3+,
 // validateSourceConnectorExactlyOnceSupport) gives exactly.once.support of

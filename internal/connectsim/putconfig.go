@@ -1,4 +1,4 @@
-package connecttest
+package connectsim
 
 import (
 	"context"

@@ -1,10 +1,12 @@
-package restore
+package translate
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"io"
 	"slices"
 	"strconv"
@@ -140,7 +142,7 @@ func (t *Translation) Print(w io.Writer) error {
 		if method == "" {
 			method = "none: offsets kept as numbers"
 		}
-		e.printf("translation (%s): %s\n", method, plural(len(t.Offsets), "sink partition", "sink partitions"))
+		e.printf("translation (%s): %s\n", method, english.Count(len(t.Offsets), "sink partition", "sink partitions"))
 	}
 	group := ""
 	for _, o := range t.Offsets {
@@ -264,7 +266,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		n := opts.Rename[old]
 		switch {
 		case !known[old]:
-			return fmt.Errorf("rename connector %q: %w %s; 'offsetkeeper show %s' lists its connectors", old, ErrNotInSnapshot, out.ID, out.ID)
+			return fmt.Errorf("rename connector %q: %w %s; 'offsetkeeper show %s' lists its connectors", old, restore.ErrNotInSnapshot, out.ID, out.ID)
 		case n == "" || n != strings.TrimSpace(n) || strings.ContainsFunc(n, unicode.IsControl):
 			return fmt.Errorf("rename connector %q to %q: Connect names are non-empty, without surrounding white space or control characters", old, n)
 		case news[n] || (known[n] && opts.Rename[n] == ""):
@@ -302,7 +304,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		}
 		key, err := connectjson.RenameKey(o.Key, n)
 		if err != nil {
-			return fmt.Errorf("rename connector %q: key %s: %w", o.Connector, displayKey(o.Key), err)
+			return fmt.Errorf("rename connector %q: key %s: %w", o.Connector, restore.DisplayKey(o.Key), err)
 		}
 		o.Key, o.Connector = key, n
 		if parts := out.PartitionCount(o.Topic); parts > 0 {
@@ -321,7 +323,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	}
 	for _, old := range olds {
 		n := opts.Rename[old]
-		what := fmt.Sprintf("%s -> %s: %s rewritten", old, n, plural(keys[n], "source key", "source keys"))
+		what := fmt.Sprintf("%s -> %s: %s rewritten", old, n, english.Count(keys[n], "source key", "source keys"))
 		for _, g := range out.SinkGroups {
 			if g.Connector == n {
 				what += fmt.Sprintf(", sink offsets into group %s", g.Group)
@@ -855,7 +857,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	exist, err := topicsExist(ctx, t.adm, topics)
+	exist, err := restore.TopicsExist(ctx, t.adm, topics)
 	if err != nil {
 		return err
 	}
@@ -875,10 +877,10 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		switch c := copies[p.res.Topic]; {
 		case len(c) == 1 && !mapped:
 			prefix := strings.TrimSuffix(c[0], p.res.Topic)
-			p.res.Fix = "--topic-prefix " + ShellQuote(prefix)
-			p.res.Why += fmt.Sprintf("; the target holds %q: restore with --topic-prefix %s (or --map-topic %s=%s)", c[0], ShellQuote(prefix), p.res.Topic, c[0])
+			p.res.Fix = "--topic-prefix " + restore.ShellQuote(prefix)
+			p.res.Why += fmt.Sprintf("; the target holds %q: restore with --topic-prefix %s (or --map-topic %s=%s)", c[0], restore.ShellQuote(prefix), p.res.Topic, c[0])
 		case len(c) > 0:
-			p.res.Fix = "--map-topic " + ShellQuote(p.res.Topic+"="+c[0])
+			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+c[0])
 			p.res.Why += fmt.Sprintf("; the target holds %s: name the copy with --map-topic %s=<copy>", quoteList(c), p.res.Topic)
 		default:
 			p.res.Why += fmt.Sprintf("; if the target has it under another name, name it with --map-topic %s=<topic> (or --topic-prefix P for P<topic>)", p.res.Topic)
@@ -953,4 +955,24 @@ func (t *translator) apply(ctx context.Context, out *snapshot.Snapshot, ps []*si
 		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return nil
+}
+
+// orNone is s, or "(unknown)" when empty.
+func orNone(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// errWriter keeps the first error of a run of writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
 }

@@ -1,14 +1,15 @@
-// Package connecttest is an in-process fake of the Kafka Connect REST API
-// for tests, kept honest by the Kafka cluster it serves: every answer is
+// Package connectsim is an in-process stand-in for the Kafka Connect REST
+// API: the workers `offsetkeeper demo` runs, and the REST API the tests
+// drive. It is kept honest by the Kafka cluster it serves: every answer is
 // read from, and every change written to, the cluster's Connect topics, the
 // way a Connect worker (its herder) reads and writes them. A test that
 // writes the config topic directly and a test that calls the REST API see
 // the same connectors in the same states.
 //
-// The type to know is [Server]. It is a test helper, so unlike the rest of
-// internal/ it imports snapshot (ConnectorConfig, ReadConfigs and
-// ConnectorType: the config topic read as the worker reads it). What it
-// implements, after Kafka's Connect REST API reference and KIP-875:
+// The type to know is [Server]. Like internal/connectdemo, the demo's
+// cluster, and unlike the rest of internal/, it imports snapshot
+// (ConnectorConfig, ReadConfigs and ConnectorType: the config topic read
+// as the worker reads it). What it implements, after Kafka's Connect REST API reference and KIP-875:
 //
 //	GET    /                                   {"version","commit","kafka_cluster_id"}
 //	GET    /connectors[?expand=status&expand=info]
@@ -46,7 +47,7 @@
 // tasks), FailTasks (tasks that FAILED, with a trace) and HideStatus (a
 // connector just created, with no status yet). Requests lists what was
 // asked.
-package connecttest
+package connectsim
 
 import (
 	"context"
@@ -58,7 +59,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"sort"
@@ -145,7 +145,7 @@ type Server struct {
 	cl   *kgo.Client // reads
 	prod *kgo.Client // writes, murmur2 partitioner
 	adm  *kadm.Client
-	srv  *httptest.Server
+	srv  *http.Server
 
 	mu        sync.Mutex
 	conflicts int
@@ -190,7 +190,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 	)...)
 	if err != nil {
-		return nil, fmt.Errorf("connecttest: create producer: %w", err)
+		return nil, fmt.Errorf("connectsim: create producer: %w", err)
 	}
 	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
@@ -213,24 +213,29 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux.HandleFunc("/", s.handle(func(ctx context.Context, r *http.Request) (int, any, error) {
 		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
 	}))
-	s.srv = httptest.NewUnstartedServer(mux)
-	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected in tests
-	if opts.Addr != "" {
-		ln, err := net.Listen("tcp", opts.Addr)
-		if err != nil {
-			prod.Close()
-			return nil, fmt.Errorf("connecttest: listen on %s: %w", opts.Addr, err)
-		}
-		s.srv.Listener.Close()
-		s.srv.Listener = ln
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
 	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		prod.Close()
+		return nil, fmt.Errorf("connectsim: listen on %s: %w", addr, err)
+	}
+	// Refused TLS handshakes are expected (a client that does not trust
+	// the server's certificate): not worth a log line.
+	s.srv = &http.Server{Handler: mux, ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: 30 * time.Second}
+	scheme := "http"
 	if opts.TLS != nil {
-		s.srv.TLS = opts.TLS
-		s.srv.StartTLS()
-	} else {
-		s.srv.Start()
+		cfg := opts.TLS.Clone()
+		if len(cfg.NextProtos) == 0 {
+			cfg.NextProtos = []string{"http/1.1"}
+		}
+		s.srv.TLSConfig = cfg
+		ln, scheme = tls.NewListener(ln, cfg), "https"
 	}
-	s.URL = s.srv.URL
+	go func() { _ = s.srv.Serve(ln) }()
+	s.URL = scheme + "://" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s.mu.Lock()
@@ -238,14 +243,19 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("connecttest: %w", err)
+		return nil, fmt.Errorf("connectsim: %w", err)
 	}
 	return s, nil
 }
 
 // Close stops the server and its sink members.
 func (s *Server) Close() {
-	s.srv.Close()
+	// As a worker shutting down: the requests under way finish first.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if s.srv.Shutdown(ctx) != nil {
+		s.srv.Close()
+	}
+	cancel()
 	s.mu.Lock()
 	for name, stop := range s.members {
 		stop()

@@ -1,8 +1,8 @@
-package restore
+package offsetsfile
 
 import (
-	"bytes"
 	"errors"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 // The parsers of files and records an operator hands to restore: each
 // either returns what it read or an error, never panics, and a file error
-// wraps ErrBadFile. Seed corpora are under testdata/fuzz; .ci/run fuzzes
+// wraps restore.ErrBadFile. Seed corpora are under testdata/fuzz; .ci/run fuzzes
 // each briefly.
 
 // FuzzParseOffsetsFile covers the three formats ParseOffsetsFile tells
@@ -31,8 +31,8 @@ func FuzzParseOffsetsFile(f *testing.F) {
 		if file == nil {
 			t.Fatalf("no file returned (error %v)", err)
 		}
-		if err != nil && !errors.Is(err, ErrBadFile) {
-			t.Fatalf("error does not wrap ErrBadFile: %v", err)
+		if err != nil && !errors.Is(err, restore.ErrBadFile) {
+			t.Fatalf("error does not wrap restore.ErrBadFile: %v", err)
 		}
 		if IsStandaloneFile(data) != (file.Format == FormatStandalone) {
 			t.Fatalf("format %q for a file that is standalone: %v", file.Format, IsStandaloneFile(data))
@@ -51,34 +51,8 @@ func FuzzParseGroupCSV(f *testing.F) {
 		if file == nil {
 			t.Fatalf("no file returned (error %v)", err)
 		}
-		if err != nil && !errors.Is(err, ErrBadFile) {
-			t.Fatalf("error does not wrap ErrBadFile: %v", err)
-		}
-	})
-}
-
-// FuzzParseCheckpoint: MirrorMaker 2's checkpoint and offset-sync records
-// (read from a cluster the operator points at) decode or are refused, and
-// a decoded record encodes back to the bytes it was read from.
-func FuzzParseCheckpoint(f *testing.F) {
-	c := Checkpoint{Group: "connect-s3", Topic: "clicks", Partition: 3, Upstream: 90, Downstream: 45, Metadata: ""}
-	f.Add(c.AppendKey(nil), c.AppendValue(nil))
-	s := OffsetSync{Topic: "clicks", Partition: 1, Upstream: 10, Downstream: 7}
-	f.Add(s.AppendKey(nil), s.AppendValue(nil))
-	f.Add([]byte{0, 1}, []byte{0, 1, 0})
-	f.Fuzz(func(t *testing.T, key, value []byte) {
-		if c, err := ParseCheckpoint(key, value); err == nil {
-			if k := c.AppendKey(nil); !bytes.HasPrefix(key, k) {
-				t.Fatalf("checkpoint key %x re-encodes as %x", key, k)
-			}
-			if v := c.AppendValue(nil); !bytes.HasPrefix(value, v) {
-				t.Fatalf("checkpoint value %x re-encodes as %x", value, v)
-			}
-		}
-		if s, err := ParseOffsetSync(key, value); err == nil {
-			if v := s.AppendValue(nil); !bytes.HasPrefix(value, v) {
-				t.Fatalf("offset sync value %x re-encodes as %x", value, v)
-			}
+		if err != nil && !errors.Is(err, restore.ErrBadFile) {
+			t.Fatalf("error does not wrap restore.ErrBadFile: %v", err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package restore_test
+package translate_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 )
 
 func TestMM2Codecs(t *testing.T) {
@@ -18,42 +18,42 @@ func TestMM2Codecs(t *testing.T) {
 	// length), INT32, a version INT16 header, INT64s.
 	key, _ := hex.DecodeString("0001" + "67" + "0003" + "612e74" + "00000003")
 	value, _ := hex.DecodeString("0000" + "000000000000000a" + "000000000000000c" + "0000")
-	c, err := restore.ParseCheckpoint(key, value)
+	c, err := translate.ParseCheckpoint(key, value)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := restore.Checkpoint{Group: "g", Topic: "a.t", Partition: 3, Upstream: 10, Downstream: 12}
+	want := translate.Checkpoint{Group: "g", Topic: "a.t", Partition: 3, Upstream: 10, Downstream: 12}
 	if c != want {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}
 	if !bytes.Equal(c.AppendKey(nil), key) || !bytes.Equal(c.AppendValue(nil), value) {
 		t.Fatal("encoded again, the bytes differ")
 	}
-	if _, err := restore.ParseCheckpoint(key, append([]byte{0, 1}, value[2:]...)); err == nil || !strings.Contains(err.Error(), "version 1") {
+	if _, err := translate.ParseCheckpoint(key, append([]byte{0, 1}, value[2:]...)); err == nil || !strings.Contains(err.Error(), "version 1") {
 		t.Fatalf("version 1: %v", err)
 	}
-	if _, err := restore.ParseCheckpoint(key[:5], value); err == nil {
+	if _, err := translate.ParseCheckpoint(key[:5], value); err == nil {
 		t.Fatal("a short key decoded")
 	}
 	// OffsetSync{topic "t", partition 0, upstream 5, downstream 7}: no version.
 	skey, _ := hex.DecodeString("0001" + "74" + "00000000")
 	svalue, _ := hex.DecodeString("0000000000000005" + "0000000000000007")
-	s, err := restore.ParseOffsetSync(skey, svalue)
-	if err != nil || s != (restore.OffsetSync{Topic: "t", Upstream: 5, Downstream: 7}) {
+	s, err := translate.ParseOffsetSync(skey, svalue)
+	if err != nil || s != (translate.OffsetSync{Topic: "t", Upstream: 5, Downstream: 7}) {
 		t.Fatalf("%+v, %v", s, err)
 	}
 	if !bytes.Equal(s.AppendKey(nil), skey) || !bytes.Equal(s.AppendValue(nil), svalue) {
 		t.Fatal("offset sync encoded again, the bytes differ")
 	}
-	if restore.CheckpointsTopic("a") != "a.checkpoints.internal" || restore.OffsetSyncsTopic("b") != "mm2-offset-syncs.b.internal" {
+	if translate.CheckpointsTopic("a") != "a.checkpoints.internal" || translate.OffsetSyncsTopic("b") != "mm2-offset-syncs.b.internal" {
 		t.Fatal("topic names")
 	}
 }
 
 func TestOffsetSyncStore(t *testing.T) {
-	var st restore.OffsetSyncStore
+	var st translate.OffsetSyncStore
 	for _, s := range [][2]int64{{0, 100}, {10, 110}, {20, 125}} {
-		st.Add(restore.OffsetSync{Topic: "t", Upstream: s[0], Downstream: s[1]})
+		st.Add(translate.OffsetSync{Topic: "t", Upstream: s[0], Downstream: s[1]})
 	}
 	for _, tc := range []struct {
 		u, want int64
@@ -67,7 +67,7 @@ func TestOffsetSyncStore(t *testing.T) {
 	}
 	// MM2 restarted from scratch: the syncs before the rewind are void,
 	// so an offset below the new first sync cannot be translated.
-	st.Add(restore.OffsetSync{Topic: "t", Upstream: 15, Downstream: 300})
+	st.Add(translate.OffsetSync{Topic: "t", Upstream: 15, Downstream: 300})
 	if got, s, ok := st.Translate("t", 0, 12); ok || got != -1 || s.Upstream != 15 {
 		t.Errorf("after the rewind, 12: %d %+v %v", got, s, ok)
 	}
@@ -86,8 +86,8 @@ func TestTranslateRefusals(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"message.timestamp.type": kadm.StringPtr("LogAppendTime")}, "lat.customers"); err != nil {
 		t.Fatal(err)
 	}
-	out, tr, err := restore.Translate(ctx, m.b, m.snap, restore.TranslateOptions{
-		Method: restore.TranslateTimestamp, TopicPrefix: "a.", MapTopics: map[string]string{"legacy.customers": "lat.customers", "clicks": "gone"},
+	out, tr, err := translate.Translate(ctx, m.b, m.snap, translate.TranslateOptions{
+		Method: translate.TranslateTimestamp, TopicPrefix: "a.", MapTopics: map[string]string{"legacy.customers": "lat.customers", "clicks": "gone"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestTranslateRefusals(t *testing.T) {
 		}
 		old.SinkGroups = append(old.SinkGroups, g)
 	}
-	_, tr, err = restore.Translate(ctx, m.b, &old, restore.TranslateOptions{Method: restore.TranslateMM2, SourceAlias: "a", Margin: time.Second})
+	_, tr, err = translate.Translate(ctx, m.b, &old, translate.TranslateOptions{Method: translate.TranslateMM2, SourceAlias: "a", Margin: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestTranslateRefusesSourceLogAppendTime(t *testing.T) {
 	if len(marked) == 0 {
 		t.Fatal("no sink offset of topic orders with a last consumed record in the snapshot")
 	}
-	_, tr, err := restore.Translate(t.Context(), m.b, &snap, restore.TranslateOptions{Method: restore.TranslateTimestamp, TopicPrefix: "a."})
+	_, tr, err := translate.Translate(t.Context(), m.b, &snap, translate.TranslateOptions{Method: translate.TranslateTimestamp, TopicPrefix: "a."})
 	if err != nil {
 		t.Fatal(err)
 	}
