@@ -44,6 +44,9 @@ type Creation struct {
 	// Resume is the target state the connector has in the snapshot, which
 	// Request.Resume puts it back to once restored.
 	Resume string `json:"resume_to,omitempty"`
+	// Rewritten are the config keys a translation rewrote in the config
+	// it is created with (sinkconfig.go), for CreateCreate.
+	Rewritten []ConfigRewrite `json:"config_rewritten,omitempty"`
 	// PluginVersion is the version of its plugin on the target Connect
 	// (GET /connector-plugins), for CreateCreate; "" if not given.
 	PluginVersion string `json:"plugin_version,omitempty"`
@@ -197,6 +200,7 @@ func (r *run) printCreations(cs []Creation) {
 		verb = "dry run: would create"
 	}
 	fmt.Fprintf(r.Out, "--create-connectors %s %s STOPPED, with the snapshot's configs: %s\n", verb, plural(len(names), "connector", "connectors"), strings.Join(names, ", "))
+	r.printCreatedConfigs(r.Out, cs)
 }
 
 // create creates the connectors of cs that Connect does not have, STOPPED,

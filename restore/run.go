@@ -94,6 +94,10 @@ type Request struct {
 	// Commands are what the restore commands the restore prints (to go
 	// back before a reset, to roll back) carry.
 	Commands CommandSettings
+	// ConfigRewrites are the sink configs a translation rewrote
+	// (Translation.Configs): created so, and a topics.regex it could not
+	// rewrite refuses the creation or resume of its connector.
+	ConfigRewrites []ConfigRewrite
 	// Again is this restore as a command to run again (the snapshot by
 	// its ID, never "latest": the undo snapshot is the latest once
 	// taken); after a restore that failed part way the advice leads with
@@ -159,6 +163,8 @@ type run struct {
 	intent       *store.RestoreIntent
 	inherited    []store.RestoreIntent
 	repairFailed bool
+	// unread are the CheckConfigTopics refusals (sinkconfig.go).
+	unread []Refusal
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -288,6 +294,11 @@ func (r *run) run(ctx context.Context) error {
 		if creations, err = r.planCreations(ctx, plan); err != nil {
 			return err
 		}
+	}
+	if r.unread = r.unreadRefusals(plan, creations); len(r.unread) > 0 && !r.req.DryRun && !r.req.Force {
+		// Before anything is stopped or created.
+		r.report.Refusals = r.unread
+		return refusal{&RefusedError{Refusals: r.unread, Scoped: len(r.req.Connectors) > 0, ConnectURL: true}}
 	}
 	if r.req.StopConnectors {
 		r.Progress.SetStage(capture.PhaseStop)
@@ -463,6 +474,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 			return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, err)
 		}
 	}
+	restRefused = append(restRefused, r.unread...)
 	checkErr := plan.Check(ctx, r.Client)
 	var refused *RefusedError
 	if checkErr != nil && !errors.As(checkErr, &refused) {

@@ -265,6 +265,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 			return c.failedBeforeRun(snap, err)
 		}
 		snap = translated
+		req.ConfigRewrites = c.tr.rewrites
 	}
 	req.Snapshot = snap
 	env := restore.Env{Client: cl, Store: st, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(capture.Progress)}
