@@ -165,6 +165,9 @@ type run struct {
 	repairFailed bool
 	// unread are the CheckConfigTopics refusals (sinkconfig.go).
 	unread []Refusal
+	// id is the run's ID; held its cluster's restore lock (lock.go).
+	id   string
+	held *store.Held
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -206,6 +209,10 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 			return r.report, err
 		}
 	}
+	if err := r.lockCluster(ctx); err != nil {
+		return r.report, err
+	}
+	defer r.unlock(ctx) // last: after the record is settled and connectors put back
 	defer func() { r.settle(ctx, err) }()
 	defer func() {
 		err = interrupted(ctx, err)
