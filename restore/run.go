@@ -94,6 +94,12 @@ type Request struct {
 	// Commands are what the restore commands the restore prints (to go
 	// back before a reset, to roll back) carry.
 	Commands CommandSettings
+	// CreateTopics creates the Connect internal topics (offsets, config,
+	// status) missing here before the plan, compacted, with the snapshot's
+	// partition counts and ReplicationFactor (0: the broker's default); see
+	// createtopics.go.
+	CreateTopics      bool
+	ReplicationFactor int
 	// ConfigRewrites are the sink configs a translation rewrote
 	// (Translation.Configs): created so, and a topics.regex it could not
 	// rewrite refuses the creation or resume of its connector.
@@ -168,6 +174,8 @@ type run struct {
 	// id is the run's ID; held its cluster's restore lock (lock.go).
 	id   string
 	held *store.Held
+	// wouldCreate are the topics a dry run's CreateTopics would create.
+	wouldCreate []string
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -284,10 +292,13 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.recoverFirst(ctx); err != nil {
 		return err
 	}
+	if err := r.createTopics(ctx); err != nil {
+		return err
+	}
 	r.Progress.SetStage(capture.PhasePlan)
 	plan, err := r.plan(ctx, "")
 	if err != nil {
-		return err
+		return r.createTopicsAdvice(err)
 	}
 	r.report.Plan = plan
 	r.report.AfterResets = r.afterResets(ctx, plan)
@@ -436,6 +447,7 @@ func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 		if errors.Is(err, ErrOtherCluster) && when == "" {
 			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}
 		}
+		r.withBrokers(err)
 		return nil, fmt.Errorf("plan restore of snapshot %s%s: %w; nothing was written", snap.ID, when, kafkaconf.DescribeError(err))
 	}
 	return plan, nil
