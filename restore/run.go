@@ -176,6 +176,9 @@ type run struct {
 	held *store.Held
 	// wouldCreate are the topics a dry run's CreateTopics would create.
 	wouldCreate []string
+	// memOnly are the connectors Connect runs without a config in the
+	// config topic (configgone.go).
+	memOnly []string
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -503,6 +506,9 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	if err := plan.Print(r.Out); err != nil {
 		return err
 	}
+	if len(r.memOnly) > 0 {
+		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly)))
+	}
 	if len(restRefused) > 0 {
 		if refused == nil {
 			refused = &RefusedError{}
@@ -580,6 +586,9 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 	states, err := r.Connect.States(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !plan.rest && !r.Connect.Cloud() && r.req.Options.Layout == nil {
+		r.memOnly = memoryOnly(plan, func(n string) bool { _, ok := states[n]; return ok })
 	}
 	var out []Refusal
 	add := func(connector, format string, args ...any) {
