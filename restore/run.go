@@ -234,6 +234,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		default:
 			err = r.stop.fail(ctx, err)
 		}
+		err = r.againAfterInterrupt(err)
 	}()
 	return r.report, r.run(ctx)
 }
