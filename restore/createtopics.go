@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
@@ -115,9 +116,9 @@ func (r *run) createTopics(ctx context.Context) error {
 		if d, ok := have[t.name]; ok && d.Err == nil {
 			continue
 		}
-		what := fmt.Sprintf("topic %s (Connect %s topic, %d partitions %s, cleanup.policy=compact, replication factor %s)", t.name, t.role, t.parts, t.from, rfText)
+		what := fmt.Sprintf("topic %s (Connect %s topic, %s %s, cleanup.policy=compact, replication factor %s)", t.name, t.role, plural(int(t.parts), "partition", "partitions"), t.from, rfText)
 		if r.req.DryRun {
-			fmt.Fprintf(r.Out, "dry run: --create-topics would create %s\n", what)
+			fmt.Fprintln(r.Out, english.Wrap("dry run: --create-topics would create "+what, 120, "  "))
 			r.wouldCreate = append(r.wouldCreate, t.name)
 			continue
 		}
@@ -129,7 +130,8 @@ func (r *run) createTopics(ctx context.Context) error {
 			return fmt.Errorf("--create-topics: create %s: %w; the topics listed before it were created, no offset was written", what, err)
 		}
 		created = append(created, t.name)
-		fmt.Fprintf(r.Out, "created %s\n", what)
+		r.createdTopics = append(r.createdTopics, t.name)
+		fmt.Fprintln(r.Out, english.Wrap("created "+what, 120, "  "))
 		r.Log.Info("topic created", "topic", t.name, "partitions", t.parts)
 	}
 	return nil
@@ -175,4 +177,16 @@ func (r *run) withBrokers(err error) {
 			missing.Topics[i].Bootstrap = strings.Join(seeds, ",")
 		}
 	}
+}
+
+// topicsStay adds to the error of a restore that created topics
+// (--create-topics) and then failed or was refused that the topics stay:
+// "nothing was written" is about the offsets, and the topics it created,
+// empty, are what the same restore run again uses.
+func (r *run) topicsStay(err error) error {
+	if err == nil || len(r.createdTopics) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n--create-topics created %s before this; %s stay, empty, and the same restore run again uses %s",
+		err, strings.Join(r.createdTopics, ", "), pick(len(r.createdTopics) == 1, "it", "they"), pick(len(r.createdTopics) == 1, "it", "them"))
 }

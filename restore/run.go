@@ -174,8 +174,9 @@ type run struct {
 	// id is the run's ID; held its cluster's restore lock (lock.go).
 	id   string
 	held *store.Held
-	// wouldCreate are the topics a dry run's CreateTopics would create.
-	wouldCreate []string
+	// wouldCreate are the topics a dry run's CreateTopics would create;
+	// createdTopics those it created.
+	wouldCreate, createdTopics []string
 	// memOnly are the connectors Connect runs without a config in the
 	// config topic (configgone.go).
 	memOnly []string
@@ -234,7 +235,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		default:
 			err = r.stop.fail(ctx, err)
 		}
-		err = r.againAfterInterrupt(err)
+		err = r.topicsStay(r.againAfterInterrupt(err))
 	}()
 	return r.report, r.run(ctx)
 }

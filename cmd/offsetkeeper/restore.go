@@ -315,7 +315,8 @@ func (c *restoreCmd) again(s restore.CommandSettings, id string) restore.Command
 	for _, f := range []struct {
 		on   bool
 		flag string
-	}{{c.sourceOnly, "--source-only"}, {c.sinkOnly, "--sink-only"}, {c.includeUnowned, "--include-unowned"}, {c.allowOtherCluster, "--allow-other-cluster"}} {
+	}{{c.sourceOnly, "--source-only"}, {c.sinkOnly, "--sink-only"}, {c.includeUnowned, "--include-unowned"}, {c.allowOtherCluster, "--allow-other-cluster"},
+		{c.createConnectors, "--create-connectors"}} {
 		if f.on {
 			s.Flags = append(s.Flags, f.flag)
 		}
