@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -48,7 +46,7 @@ func (r *run) lockCluster(ctx context.Context) error {
 		}
 		return nil
 	}
-	held, err := r.Store.Lock(ctx, store.RestoreLock{ID: r.restoreID(), Snapshot: r.req.Snapshot.ID, Cluster: cluster, Command: strings.Join(os.Args, " ")}, r.req.Force)
+	held, err := r.Store.Lock(ctx, store.RestoreLock{ID: r.restoreID(), Snapshot: r.req.Snapshot.ID, Cluster: cluster}, r.req.Force)
 	var locked *store.LockedError
 	if errors.As(err, &locked) {
 		err = fmt.Errorf("%w; %s", err, r.lockedAdvice())

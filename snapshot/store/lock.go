@@ -73,8 +73,6 @@ type RestoreLock struct {
 	PID       int       `json:"pid"`
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
-	// Command is the command line it runs, for the refusal.
-	Command string `json:"command,omitempty"`
 
 	generation uint64
 }
@@ -169,7 +167,8 @@ func (s *Store) CurrentLock(ctx context.Context, cluster string) (RestoreLock, b
 }
 
 // Lock takes the restore lock of l.Cluster for the restore l names (ID,
-// Snapshot, Command; Host, PID and the times are set here). A lock held
+// Snapshot; Host, PID and the times are set here). It holds no command
+// line: one may carry secrets. A lock held
 // by another live restore is a *LockedError, unless force, which takes it
 // over all the same. A stale one is taken over (Held.TookOver says so).
 // The lock is renewed until Release.
