@@ -45,6 +45,9 @@ type Creation struct {
 	// Resume is the target state the connector has in the snapshot, which
 	// Request.Resume puts it back to once restored.
 	Resume string `json:"resume_to,omitempty"`
+	// Rewritten are the config keys a translation rewrote in the config
+	// it is created with (sinkconfig.go), for CreateCreate.
+	Rewritten []ConfigRewrite `json:"config_rewritten,omitempty"`
 	// PluginVersion is the version of its plugin on the target Connect
 	// (GET /connector-plugins), for CreateCreate; "" if not given.
 	PluginVersion string `json:"plugin_version,omitempty"`
@@ -90,6 +93,11 @@ func (r *run) planCreations(ctx context.Context, plan *Plan) ([]Creation, error)
 			}
 		}
 		out = append(out, cr)
+	}
+	if gone := memoryOnly(plan, func(n string) bool { _, ok := all[n]; return ok }); len(gone) > 0 && !r.Connect.Cloud() {
+		// Connect reports them, so none would be created: the workers
+		// must drop them first.
+		return nil, refusal{fmt.Errorf("--create-connectors: %s; nothing was written", r.configGoneAdvice(gone))}
 	}
 	if len(noConfigs) > 0 {
 		return nil, fmt.Errorf("--create-connectors: snapshot %s holds no config for %s, which the Connect REST API does not have (%s): it was taken by an offsetkeeper build that kept only a hash of each config; take a new snapshot of the old cluster if it still runs, or create those connectors by hand (POST /connectors with \"initial_state\":\"STOPPED\") and restore without --create-connectors; nothing was written",
@@ -199,6 +207,7 @@ func (r *run) printCreations(cs []Creation) {
 	}
 	// One name a line would be long; wrapped, the list stays readable.
 	fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("--create-connectors %s %s STOPPED, with the snapshot's configs: %s", verb, plural(len(names), "connector", "connectors"), strings.Join(names, ", ")), lineWidth, "  "))
+	r.printCreatedConfigs(r.Out, cs)
 }
 
 // create creates the connectors of cs that Connect does not have, STOPPED,

@@ -72,7 +72,7 @@ func (r *run) record(ctx context.Context, plan *Plan, stage string, stopping []C
 	if r.intent == nil {
 		host, _ := os.Hostname()
 		r.intent = &store.RestoreIntent{
-			ID: newRestoreID(r.began), Snapshot: r.req.Snapshot.ID, ClusterID: plan.ClusterID,
+			ID: r.restoreID(), Snapshot: r.req.Snapshot.ID, ClusterID: plan.ClusterID,
 			Started: r.began.UTC(), Host: host, PID: os.Getpid(), Again: r.req.Again.Run,
 			Unowned: r.req.IncludeUnowned,
 		}

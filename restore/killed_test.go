@@ -231,6 +231,15 @@ func (w *killWorld) kill(t *testing.T, point string) {
 // its point, and kills it there with SIGKILL.
 func killChild(t *testing.T, s childSpec) {
 	t.Helper()
+	cmd := startChild(t, s)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait() // reaped: its pid is gone
+}
+
+// startChild runs the restore of spec in a child process and returns it
+// once it blocks at its point.
+func startChild(t *testing.T, s childSpec) *exec.Cmd {
+	t.Helper()
 	point := s.Point
 	spec, _ := json.Marshal(s)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -250,8 +259,11 @@ func killChild(t *testing.T, s childSpec) {
 		_ = cmd.Wait()
 		t.Fatalf("restore did not reach %s (%q):\n%s", point, line, stderr.String())
 	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait() // reaped: its pid is gone
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd
 }
 
 // TestRestoreKilledIsRepaired: a restore killed with SIGKILL at each point

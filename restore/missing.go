@@ -45,15 +45,22 @@ type MissingTopic struct {
 	Needed []string
 	// Offsets counts the sink offsets it holds back (sink topics only).
 	Offsets int
+	// Bootstrap is the brokers of the command, when known; else the
+	// command says <brokers>.
+	Bootstrap string
 }
 
 // Command is the kafka-topics.sh command that makes the topic what the
 // restore needs: --create, or --alter of a topic with too few partitions.
 func (m MissingTopic) Command() string {
-	if m.Have > 0 {
-		return fmt.Sprintf("kafka-topics.sh --bootstrap-server <brokers> --alter --topic %s --partitions %d", m.Topic, m.Partitions)
+	bs := m.Bootstrap
+	if bs == "" {
+		bs = "<brokers>"
 	}
-	cmd := fmt.Sprintf("kafka-topics.sh --bootstrap-server <brokers> --create --topic %s --partitions %d --replication-factor %d", m.Topic, m.Partitions, m.ReplicationFactor)
+	if m.Have > 0 {
+		return fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --alter --topic %s --partitions %d", bs, m.Topic, m.Partitions)
+	}
+	cmd := fmt.Sprintf("kafka-topics.sh --bootstrap-server %s --create --topic %s --partitions %d --replication-factor %d", bs, m.Topic, m.Partitions, m.ReplicationFactor)
 	if m.OffsetsTopic {
 		cmd += " --config cleanup.policy=compact"
 	}
@@ -92,7 +99,7 @@ func (e *MissingTopicsError) Error() string {
 	n := len(e.Topics)
 	switch {
 	case e.offsets():
-		fmt.Fprintf(&b, "%s this restore writes to %s not exist here, and a restore never creates one", plural(n, "topic", "topics"), pick(n == 1, "does", "do"))
+		fmt.Fprintf(&b, "%s this restore writes to %s not exist here", plural(n, "topic", "topics"), pick(n == 1, "does", "do"))
 	case e.DryRun:
 		fmt.Fprintf(&b, "dry run: nothing written; the restore would write and verify everything else, but leave %s not restored here (%s not exist here)", plural(e.heldBack(), "sink offset", "sink offsets"), pick(n == 1, "its topic does", "their topics do"))
 	default:

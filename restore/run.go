@@ -94,6 +94,16 @@ type Request struct {
 	// Commands are what the restore commands the restore prints (to go
 	// back before a reset, to roll back) carry.
 	Commands CommandSettings
+	// CreateTopics creates the Connect internal topics (offsets, config,
+	// status) missing here before the plan, compacted, with the snapshot's
+	// partition counts and ReplicationFactor (0: the broker's default); see
+	// createtopics.go.
+	CreateTopics      bool
+	ReplicationFactor int
+	// ConfigRewrites are the sink configs a translation rewrote
+	// (Translation.Configs): created so, and a topics.regex it could not
+	// rewrite refuses the creation or resume of its connector.
+	ConfigRewrites []ConfigRewrite
 	// Again is this restore as a command to run again (the snapshot by
 	// its ID, never "latest": the undo snapshot is the latest once
 	// taken); after a restore that failed part way the advice leads with
@@ -170,6 +180,17 @@ type run struct {
 	repairFailed bool
 	// carry is set for a Request.ToOffsetsTopic.
 	carry *carry
+	// unread are the CheckConfigTopics refusals (sinkconfig.go).
+	unread []Refusal
+	// id is the run's ID; held its cluster's restore lock (lock.go).
+	id   string
+	held *store.Held
+	// wouldCreate are the topics a dry run's CreateTopics would create;
+	// createdTopics those it created.
+	wouldCreate, createdTopics []string
+	// memOnly are the connectors Connect runs without a config in the
+	// config topic (configgone.go).
+	memOnly []string
 }
 
 // Run runs a whole restore of req.Snapshot: it plans, runs the safety
@@ -217,6 +238,10 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 			return r.report, err
 		}
 	}
+	if err := r.lockCluster(ctx); err != nil {
+		return r.report, err
+	}
+	defer r.unlock(ctx) // last: after the record is settled and connectors put back
 	defer func() { r.settle(ctx, err) }()
 	defer func() {
 		err = interrupted(ctx, err)
@@ -227,6 +252,7 @@ func Run(ctx context.Context, env Env, req Request) (rep *Report, err error) {
 		default:
 			err = r.stop.fail(ctx, err)
 		}
+		err = r.topicsStay(r.againAfterInterrupt(err))
 	}()
 	return r.report, r.run(ctx)
 }
@@ -288,10 +314,13 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.recoverFirst(ctx); err != nil {
 		return err
 	}
+	if err := r.createTopics(ctx); err != nil {
+		return err
+	}
 	r.Progress.SetStage(capture.PhasePlan)
 	plan, err := r.plan(ctx, "")
 	if err != nil {
-		return err
+		return r.createTopicsAdvice(err)
 	}
 	r.report.Plan = plan
 	r.report.AfterResets = r.afterResets(ctx, plan)
@@ -305,6 +334,11 @@ func (r *run) run(ctx context.Context) error {
 		if creations, err = r.planCreations(ctx, plan); err != nil {
 			return err
 		}
+	}
+	if r.unread = r.unreadRefusals(plan, creations); len(r.unread) > 0 && !r.req.DryRun && !r.req.Force {
+		// Before anything is stopped or created.
+		r.report.Refusals = r.unread
+		return refusal{&RefusedError{Refusals: r.unread, Scoped: len(r.req.Connectors) > 0, ConnectURL: true}}
 	}
 	if r.req.StopConnectors {
 		r.Progress.SetStage(capture.PhaseStop)
@@ -444,6 +478,7 @@ func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 		if errors.Is(err, ErrOtherCluster) && when == "" {
 			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}
 		}
+		r.withBrokers(err)
 		return nil, fmt.Errorf("plan restore of snapshot %s%s: %w; nothing was written", snap.ID, when, kafkaconf.DescribeError(err))
 	}
 	return plan, nil
@@ -489,6 +524,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 			return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, err)
 		}
 	}
+	restRefused = append(restRefused, r.unread...)
 	checkErr := plan.Check(ctx, r.Client)
 	var refused *RefusedError
 	if checkErr != nil && !errors.As(checkErr, &refused) {
@@ -497,6 +533,9 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 	printAfterResets(r.Out, r.report.AfterResets)
 	if err := plan.Print(r.Out); err != nil {
 		return err
+	}
+	if len(r.memOnly) > 0 {
+		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly)))
 	}
 	if len(restRefused) > 0 {
 		if refused == nil {
@@ -575,6 +614,9 @@ func (r *run) restRefusals(ctx context.Context, plan *Plan) ([]Refusal, error) {
 	states, err := r.Connect.States(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !plan.rest && !r.Connect.Cloud() && r.req.Options.Layout == nil {
+		r.memOnly = memoryOnly(plan, func(n string) bool { _, ok := states[n]; return ok })
 	}
 	var out []Refusal
 	add := func(connector, format string, args ...any) {

@@ -115,10 +115,13 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 				}
 			}
 		}
+		// Counted as stopped before the request: one cut short (Ctrl-C)
+		// may have stopped it all the same, and the put back of one that
+		// still runs is a no-op.
+		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State(), resumed: rw})
 		if err := s.rc.Stop(ctx, cp.Name); err != nil {
 			return fmt.Errorf("stop connector %q: %w", cp.Name, err)
 		}
-		s.stopped = append(s.stopped, stoppedConnector{name: cp.Name, target: cp.Live.TargetState, before: cp.State(), resumed: rw})
 		s.log.Debug("connector stopped", "connector", cp.Name, "was", cp.State())
 	}
 	if s.start {

@@ -31,6 +31,10 @@ func (s CommandSettings) UndoNote(kind string) string {
 	switch {
 	case !snapshot.ConfigLost(kind):
 		return ""
+	case kind == snapshot.EventConfigTopicDeleted && !s.Cloud && !s.Layout:
+		// Seen on Connect 3.8: the workers run them from memory, and
+		// --create-connectors creates nothing Connect still reports.
+		return "the workers keep running the connectors from memory until they restart, and lose them then: restart the workers first, then run the undo, which creates the connectors again with their configs (add --connect-url URL if none is set)"
 	case s.Cloud || s.Layout:
 		return "the connector is gone: create it again (its config is in the snapshot: offsetkeeper show), STOPPED, before the undo"
 	case !s.ConnectURL:

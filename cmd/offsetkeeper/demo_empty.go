@@ -82,10 +82,12 @@ Disaster recovery, rehearsed (docs/restore.md): a second, empty cluster to resto
   topics and the sink topics are missing.
   1. What the restore would do, and every topic it needs:
        %[1]s restore latest --allow-other-cluster%[5]s --dry-run
-  2. Create the topics it names (the commands it prints; kafka-topics.sh against %[2]s), or
-     with 10 partitions instead of 25 for connect-offsets, to rehearse a re-partitioned topic.
+  2. The sink topics it names hold data: create them (the commands it prints, against %[2]s).
+     The Connect topics the restore creates itself with --create-topics (as the snapshot had
+     them, compacted); or create connect-offsets by hand with 10 partitions instead of 25, to
+     rehearse a re-partitioned topic.
   3. The restore itself, then what Connect would read there:
-       %[1]s restore latest --allow-other-cluster%[5]s
+       %[1]s restore latest --allow-other-cluster --create-topics%[5]s
        %[1]s diff latest --live%[5]s --exit-code
 Ctrl-C stops both clusters.
 `, ok, brokers, e.connect.URL, emptyClusterID, k)

@@ -155,6 +155,9 @@ type restoreCmd struct {
 	includeUnowned   bool
 	// toOffsetsTopic: see restore_totopic.go.
 	toOffsetsTopic string
+	// createTopics, replicationFactor: see restore/createtopics.go.
+	createTopics      bool
+	replicationFactor int
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -177,6 +180,8 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
 	fs.StringVar(&c.toOffsetsTopic, "to-offsets-topic", "", "with --connector NAME: write the source connector's offsets to this new (or empty) offsets topic instead, created compacted, for a connector recreated with offset.storage.topic=TOPIC (MSK Connect's way to carry offsets to a new connector); prints that worker setting")
+	fs.BoolVar(&c.createTopics, "create-topics", false, "create the Connect internal topics (offsets, config, status) missing here before restoring, cleanup.policy=compact, with the snapshot's partition counts (status: Connect's default 5): disaster recovery onto an empty cluster in one command")
+	fs.IntVar(&c.replicationFactor, "replication-factor", 0, "with --create-topics: the replication factor of the topics created (default the broker's default.replication.factor)")
 	c.tr.register(fs)
 	fs.BoolVar(&c.notStrimzi, "not-strimzi-managed", false, "with --stop-connectors: stop connectors through the REST API even on workers that look like Strimzi's (whose operator would undo the stop), for a Strimzi cluster that does not manage its connectors")
 	c.progressMode.register(fs)
@@ -207,6 +212,8 @@ func (c *restoreCmd) request(opts capture.Options, rc *connectrest.Client, snap 
 		NotStrimziManaged: c.notStrimzi,
 		Via:               c.via,
 		CreateConnectors:  c.createConnectors,
+		CreateTopics:      c.createTopics,
+		ReplicationFactor: c.replicationFactor,
 		Resets:            c.fromFile == "",
 		Commands:          c.g.commandSettings(),
 		ToOffsetsTopic:    c.toOffsetsTopic,
@@ -276,6 +283,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 			return c.failedBeforeRun(snap, err)
 		}
 		snap = translated
+		req.ConfigRewrites = c.tr.rewrites
 	}
 	req.Snapshot = snap
 	env := restore.Env{Client: cl, Store: st, Connect: rc, Warn: c.stderr, Log: c.log, Progress: new(capture.Progress)}
@@ -318,7 +326,8 @@ func (c *restoreCmd) again(s restore.CommandSettings, id string) restore.Command
 	for _, f := range []struct {
 		on   bool
 		flag string
-	}{{c.sourceOnly, "--source-only"}, {c.sinkOnly, "--sink-only"}, {c.includeUnowned, "--include-unowned"}, {c.allowOtherCluster, "--allow-other-cluster"}} {
+	}{{c.sourceOnly, "--source-only"}, {c.sinkOnly, "--sink-only"}, {c.includeUnowned, "--include-unowned"}, {c.allowOtherCluster, "--allow-other-cluster"},
+		{c.createConnectors, "--create-connectors"}} {
 		if f.on {
 			s.Flags = append(s.Flags, f.flag)
 		}
@@ -375,6 +384,8 @@ func (c *restoreCmd) checkUsage(args []string) error {
 		return usagef("--source-only and --sink-only exclude each other: give one or neither")
 	case c.output != "text" && c.output != "json":
 		return usagef("--output %q: want text or json", c.output)
+	case c.replicationFactor != 0 && (!c.createTopics || c.replicationFactor < 0):
+		return usagef("--replication-factor %d: goes with --create-topics, and is 1 or more", c.replicationFactor)
 	}
 	if err := c.checkConnectUsage(); err != nil {
 		return err

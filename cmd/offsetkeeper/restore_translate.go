@@ -29,6 +29,9 @@ type translateFlags struct {
 	mapTopics     listFlag
 	topicPrefix   string
 	rename        listFlag
+	// rewrites are the sink configs the translation rewrote, for
+	// restore.Request.ConfigRewrites.
+	rewrites []restore.ConfigRewrite
 }
 
 // translateFlagNames are the flags of translateFlags.
@@ -124,6 +127,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	if err := tr.Print(c.progress()); err != nil {
 		return nil, err
 	}
+	c.tr.rewrites = tr.Configs
 	for i, n := range ropts.Connectors {
 		if nn, ok := topts.Rename[n]; ok {
 			ropts.Connectors[i] = nn

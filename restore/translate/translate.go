@@ -113,6 +113,9 @@ type Translation struct {
 	// Notes are what an operator should know (a group without
 	// checkpoints and why, a fallback taken).
 	Notes []string
+	// Configs are the sink configs' topics settings rewritten to the
+	// renamed topics (see sinkconfig.go).
+	Configs []restore.ConfigRewrite
 }
 
 // Untranslated returns the partitions that could not be translated.
@@ -137,6 +140,7 @@ func (t *Translation) Print(w io.Writer) error {
 	for _, n := range t.Notes {
 		e.printf("note: %s\n", n)
 	}
+	printConfigRewrites(e, t.Configs)
 	if len(t.Offsets) > 0 {
 		method := t.Method
 		if method == "" {
@@ -234,6 +238,7 @@ func Translate(ctx context.Context, target *kgo.Client, snap *snapshot.Snapshot,
 	if err := t.sinks(ctx, &out, origGroup); err != nil {
 		return nil, nil, err
 	}
+	t.rewriteSinkConfigs(&out)
 	if opts.Method != "" {
 		// The translated offsets point into the target's topics as they
 		// are now: the snapshot's record of its own topics no longer

@@ -76,7 +76,11 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c) // covered
 		}
-		if c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) && !s.laterEpoch(ctx, e.ID) {
+		newest := c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) && !s.laterEpoch(ctx, e.ID)
+		if !newest && !at.After(s.provenTo(ctx, &e, c)) {
+			return s.replay(ctx, at, &e, c) // an idle span its flush mark covers
+		}
+		if newest {
 			// The newest epoch, still being written if it flushed lately.
 			if err := s.flushedLately(ctx, &e, c, at, now); err != nil {
 				return nil, nil, err
@@ -90,6 +94,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		return nil, nil, err
 	}
 	cov := journal.CoverageOf(infos, l)
+	s.extendIdle(ctx, l, cov, at)
 	pick, gone := -1, -1
 	for i, c := range cov {
 		if !c.BaseExists && !c.From.After(at) && !at.After(c.To) {

@@ -1,0 +1,192 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
+)
+
+// Connect's defaults for the partition counts of its internal topics
+// (offset.storage.partitions, status.storage.partitions; the config topic
+// must have exactly one).
+const (
+	connectOffsetsPartitions = 25
+	connectStatusPartitions  = 5
+)
+
+// internalTopic is a Connect internal topic --create-topics makes.
+type internalTopic struct {
+	name  string
+	role  string // "offsets", "config", "status"
+	parts int32
+	// from says where the partition count comes from.
+	from string
+}
+
+// internalTopics are the Connect internal topics of the restore: the
+// offsets and config topics the snapshot recorded (their partition
+// counts as they were), those the options name that it did not, and the
+// status topic, which a snapshot does not record (Connect's default
+// count).
+func (r *run) internalTopics() []internalTopic {
+	snap := r.req.Snapshot
+	var out []internalTopic
+	add := func(name, role string, parts int32, from string) {
+		if name == "" || slices.ContainsFunc(out, func(t internalTopic) bool { return t.name == name }) {
+			return
+		}
+		if n := snap.PartitionCount(name); n > 0 {
+			parts, from = n, "as in the snapshot"
+		}
+		out = append(out, internalTopic{name: name, role: role, parts: parts, from: from})
+	}
+	for _, t := range snap.Topics {
+		add(t.Name, t.Role, int32(len(t.Partitions)), "as in the snapshot")
+	}
+	offsets := r.req.Options.OffsetsTopics
+	if len(offsets) == 0 {
+		offsets = []string{snapshot.DefaultOffsetsTopic}
+	}
+	for _, t := range offsets {
+		add(t, snapshot.RoleOffsets, connectOffsetsPartitions, "Connect's default")
+	}
+	config := r.req.Options.ConfigTopic
+	if config == "" {
+		config = snapshot.DefaultConfigTopic
+	}
+	add(config, snapshot.RoleConfig, 1, "Connect's")
+	status := r.req.Options.StatusTopic
+	if status == "" {
+		status = capture.DefaultStatusTopic
+	}
+	add(status, "status", connectStatusPartitions, "Connect's default; a snapshot does not record it")
+	return out
+}
+
+// createTopics creates, for Request.CreateTopics, the Connect internal
+// topics of the restore that do not exist here (internalTopics), each
+// cleanup.policy=compact, with Request.ReplicationFactor (0: the broker's
+// default.replication.factor), before the plan: DR onto an empty cluster
+// is one command. A dry run says what it would create. Nothing is created
+// for a snapshot of another cluster without AllowOtherCluster (the plan
+// refuses it).
+func (r *run) createTopics(ctx context.Context) error {
+	if !r.req.CreateTopics || r.Client == nil {
+		return nil
+	}
+	adm := kadm.NewClient(r.Client)
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return fmt.Errorf("--create-topics: read cluster metadata: %w; nothing was written", err)
+	}
+	snap := r.req.Snapshot
+	if snap.ClusterID != "" && md.Cluster != snap.ClusterID && !r.req.AllowOtherCluster {
+		return nil
+	}
+	want := r.internalTopics()
+	names := make([]string, len(want))
+	for i, t := range want {
+		names[i] = t.name
+	}
+	have, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("--create-topics: list topics: %w; nothing was written", err)
+	}
+	rf := int16(r.req.ReplicationFactor)
+	rfText := fmt.Sprint(rf)
+	if rf <= 0 {
+		rf, rfText = -1, "the broker's default"
+	}
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	var created []string
+	// kadm's requests read metadata cached for a few seconds: the plan
+	// would find the topics created still missing.
+	defer func() { r.Client.PurgeTopicsFromClient(created...) }()
+	for _, t := range want {
+		if d, ok := have[t.name]; ok && d.Err == nil {
+			continue
+		}
+		what := fmt.Sprintf("topic %s (Connect %s topic, %s %s, cleanup.policy=compact, replication factor %s)", t.name, t.role, plural(int(t.parts), "partition", "partitions"), t.from, rfText)
+		if r.req.DryRun {
+			fmt.Fprintln(r.Out, english.Wrap("dry run: --create-topics would create "+what, 120, "  "))
+			r.wouldCreate = append(r.wouldCreate, t.name)
+			continue
+		}
+		resp, err := adm.CreateTopic(ctx, t.parts, rf, compact, t.name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			return fmt.Errorf("--create-topics: create %s: %w; the topics listed before it were created, no offset was written", what, err)
+		}
+		created = append(created, t.name)
+		r.createdTopics = append(r.createdTopics, t.name)
+		fmt.Fprintln(r.Out, english.Wrap("created "+what, 120, "  "))
+		r.Log.Info("topic created", "topic", t.name, "partitions", t.parts)
+	}
+	return nil
+}
+
+// createTopicsAdvice adds to the error of a plan that found offsets
+// topics missing what to do about it: with --create-topics in a dry run,
+// that the real run creates them first; without it, the exact command
+// that does.
+func (r *run) createTopicsAdvice(err error) error {
+	var missing *MissingTopicsError
+	if !errors.As(err, &missing) || !missing.offsets() {
+		return err
+	}
+	if r.req.CreateTopics {
+		if r.req.DryRun && len(r.wouldCreate) > 0 {
+			return fmt.Errorf("dry run: nothing written; --create-topics creates %s first, then every offset of the snapshot written to %s is added: %w",
+				strings.Join(r.wouldCreate, ", "), pick(len(r.wouldCreate) == 1, "it", "them"), err)
+		}
+		return err
+	}
+	again := r.req.Again
+	if r.req.Snapshot.Reason == journal.ReasonAt && again.Run == "" {
+		again = r.req.Commands.At(r.req.Snapshot.CreatedAt, r.req.Connectors...)
+	}
+	if again.Run == "" {
+		return fmt.Errorf("%w\nor run this restore again with --create-topics, which creates the Connect topics (offsets, config, status) missing here as the snapshot had them (compacted, its partition counts)", err)
+	}
+	return fmt.Errorf("%w\nor let the restore create the Connect topics (offsets, config, status) missing here as the snapshot had them (compacted, its partition counts): %s --create-topics (check first: %s --create-topics --dry-run)",
+		err, again.Run, again.Run)
+}
+
+// withBrokers fills in the brokers of the kafka-topics.sh commands of a
+// MissingTopicsError (before it is wrapped: the text is made then), so
+// that every command printed runs as printed.
+func (r *run) withBrokers(err error) {
+	var missing *MissingTopicsError
+	if r.Client == nil || !errors.As(err, &missing) {
+		return
+	}
+	if seeds, ok := r.Client.OptValue(kgo.SeedBrokers).([]string); ok && len(seeds) > 0 {
+		for i := range missing.Topics {
+			missing.Topics[i].Bootstrap = strings.Join(seeds, ",")
+		}
+	}
+}
+
+// topicsStay adds to the error of a restore that created topics
+// (--create-topics) and then failed or was refused that the topics stay:
+// "nothing was written" is about the offsets, and the topics it created,
+// empty, are what the same restore run again uses.
+func (r *run) topicsStay(err error) error {
+	if err == nil || len(r.createdTopics) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n--create-topics created %s before this; %s stay, empty, and the same restore run again uses %s",
+		err, strings.Join(r.createdTopics, ", "), pick(len(r.createdTopics) == 1, "it", "they"), pick(len(r.createdTopics) == 1, "it", "them"))
+}
