@@ -46,7 +46,7 @@ func TestJournalSnapshotReadsDeniedMinIO(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	deniedStorm(t, c, denied, func() int {
-		infos, err := root.List(context.Background())
+		infos, err := root.Snapshots().List(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

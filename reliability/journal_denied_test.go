@@ -35,7 +35,7 @@ func TestJournalSnapshotReadsDenied(t *testing.T) {
 	fb.set(func(b *faultBucket) { b.denyReadPrefix = "snapshots/" })
 	sto := store.NewStore(blob.NewBucket(fb))
 	deniedStorm(t, c, sto, func() int {
-		infos, err := sto.List(context.Background())
+		infos, err := sto.Snapshots().List(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

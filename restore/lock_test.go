@@ -27,7 +27,7 @@ func TestRestoreLockTwoProcesses(t *testing.T) {
 	child := startChild(t, childSpec{Brokers: w.kc.ListenAddrs(), Store: w.storeURL, Snapshot: w.snap.ID, Point: "undo"})
 	pid := child.Process.Pid
 	host, _ := os.Hostname()
-	intents, err := w.st.Intents(ctx)
+	intents, err := w.st.Restores().List(ctx)
 	if err != nil || len(intents) != 1 {
 		t.Fatalf("the running restore's record: %v, %v", intents, err)
 	}

@@ -414,7 +414,7 @@ func (r *run) run(ctx context.Context) error {
 		r.report.Plan = plan
 	}
 	r.Progress.SetStage(capture.PhaseUndo)
-	undo, err := r.Store.Put(ctx, plan.Live)
+	undo, err := r.Store.Snapshots().Put(ctx, plan.Live)
 	if err != nil {
 		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
 	}

@@ -65,7 +65,7 @@ func TestRunToOffsetsTopic(t *testing.T) {
 	if rep.Undo == "" || rep.Applied == nil || rep.Applied.SourceWrites != 1 || rep.Verified == nil || rep.Verified.Connectors != 1 {
 		t.Fatalf("report %+v", rep)
 	}
-	if _, _, err := st.Get(ctx, rep.Undo); err != nil {
+	if _, _, err := st.Snapshots().GetWith(ctx, rep.Undo, nil); err != nil {
 		t.Errorf("undo snapshot %s: %v", rep.Undo, err)
 	}
 	for _, want := range []string{`created offsets topic "carried-offsets" (4 partitions, cleanup.policy=compact)`, "undo snapshot: " + rep.Undo + "\n",
@@ -120,12 +120,12 @@ func TestRunToOffsetsTopic(t *testing.T) {
 	}
 
 	out.Reset()
-	infos, _ := st.List(ctx)
+	infos, _ := st.Snapshots().List(ctx)
 	rep, err = restore.Run(ctx, env, req)
 	if !errors.Is(err, restore.ErrRefused) || !strings.Contains(err.Error(), "already holds records") || rep.Undo != "" {
 		t.Errorf("second run: %v, report %+v", err, rep)
 	}
-	if again, _ := st.List(ctx); len(again) != len(infos) {
+	if again, _ := st.Snapshots().List(ctx); len(again) != len(infos) {
 		t.Errorf("a refused run stored %d snapshots, had %d", len(again), len(infos))
 	}
 }

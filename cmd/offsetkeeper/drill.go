@@ -200,7 +200,7 @@ func (c *drillCmd) stateAt(ctx context.Context, st *store.Store) (*snapshot.Snap
 	if err != nil {
 		return nil, err
 	}
-	snap, info, err := st.StateAt(ctx, t)
+	snap, info, err := st.Journal().StateAt(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("read state at %s: %w", c.at, err)
 	}
@@ -279,7 +279,7 @@ func (c *drillCmd) readReport(ctx context.Context, ref string) ([]byte, error) {
 		return nil, err
 	}
 	defer st.Close()
-	return st.GetDrill(ctx, ref)
+	return st.Drills().Get(ctx, ref)
 }
 
 func (c *drillCmd) show(ctx context.Context, ref string) error {
@@ -333,7 +333,7 @@ func (c *drillCmd) history(ctx context.Context) error {
 		return cannotRun(err)
 	}
 	defer st.Close()
-	ids, err := st.Drills(ctx)
+	ids, err := st.Drills().List(ctx)
 	if err != nil {
 		return cannotRun(err)
 	}
@@ -345,7 +345,7 @@ func (c *drillCmd) history(ctx context.Context) error {
 	}
 	rows := []row{}
 	for _, id := range ids {
-		data, err := st.GetDrill(ctx, id)
+		data, err := st.Drills().Get(ctx, id)
 		r := row{ID: id}
 		if err == nil {
 			r.Signed = drill.Signed(data)

@@ -124,7 +124,7 @@ func TestVerifyReadsAsTheWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.PutIntent(ctx, store.RestoreIntent{ID: "20260101T000000.000000Z-dead02", Snapshot: lastLine(out), Started: time.Now(), Stage: store.IntentWriting,
+	if err := st.Restores().Put(ctx, store.RestoreIntent{ID: "20260101T000000.000000Z-dead02", Snapshot: lastLine(out), Started: time.Now(), Stage: store.IntentWriting,
 		Connectors: []string{"c1"}, Topics: []store.IntentTopic{{Topic: snapshot.DefaultOffsetsTopic, TransactionalID: "offsetkeeper-restore-connect-offsets"}}}); err != nil {
 		t.Fatal(err)
 	}

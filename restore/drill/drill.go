@@ -282,14 +282,14 @@ func checkComplete(ctx context.Context, env Env, req Request) (c Check, _ error)
 func checkRecoverable(ctx context.Context, env Env, req Request, restorable Check, rpo *RPO, now time.Time) Check {
 	c := Check{Name: CheckRecoverable, Result: Passed}
 	if env.Store != nil {
-		if infos, err := env.Store.List(ctx); err == nil {
+		if infos, err := env.Store.Snapshots().List(ctx); err == nil {
 			if full := capture.LatestFull(infos); full != nil {
 				rpo.NewestFull, rpo.NewestFullAge = full.ID, millisPtr(now.Sub(full.CreatedAt))
 			}
 		} else {
 			c.Notes = append(c.Notes, "list snapshots: "+err.Error())
 		}
-		if cov, err := env.Store.JournalCoverage(ctx); err == nil {
+		if cov, err := env.Store.Journal().Coverage(ctx); err == nil {
 			var to time.Time
 			for _, e := range cov {
 				if e.Broken == "" && e.To.After(to) {

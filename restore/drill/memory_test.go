@@ -88,7 +88,7 @@ func BenchmarkDrillPeakHeap(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	info, err := st.Put(ctx, benchState(200_000, 2000))
+	info, err := st.Snapshots().Put(ctx, benchState(200_000, 2000))
 	if err != nil {
 		b.Fatal(err)
 	}

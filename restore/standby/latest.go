@@ -20,7 +20,7 @@ func LatestState(ctx context.Context, st *store.Store, keep func(cluster string)
 	if keep == nil {
 		keep = func(string) bool { return true }
 	}
-	infos, err := st.List(ctx)
+	infos, err := st.Snapshots().List(ctx)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("list the store: %w", err)
 	}
@@ -28,7 +28,7 @@ func LatestState(ctx context.Context, st *store.Store, keep func(cluster string)
 	for _, i := range infos {
 		cluster[i.ID] = i.ClusterID
 	}
-	cov, err := st.JournalCoverage(ctx)
+	cov, err := st.Journal().Coverage(ctx)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("read the journal's coverage: %w", err)
 	}
@@ -37,7 +37,7 @@ func LatestState(ctx context.Context, st *store.Store, keep func(cluster string)
 		if !c.BaseExists || c.Broken != "" || c.To.IsZero() || !keep(cluster[c.Epoch]) {
 			continue
 		}
-		snap, _, err := st.StateAt(ctx, c.To)
+		snap, _, err := st.Journal().StateAt(ctx, c.To)
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("read the state at %s (journal epoch %s): %w", snapshot.FmtTime(c.To), c.Epoch, err)
 		}
@@ -45,7 +45,7 @@ func LatestState(ctx context.Context, st *store.Store, keep func(cluster string)
 	}
 	for i := len(infos) - 1; i >= 0; i-- {
 		if infos[i].EffectiveKind() == snapshot.KindFull && keep(infos[i].ClusterID) {
-			snap, info, err := st.Get(ctx, infos[i].ID)
+			snap, info, err := st.Snapshots().GetWith(ctx, infos[i].ID, nil)
 			if err != nil {
 				return nil, time.Time{}, fmt.Errorf("read the newest snapshot (no journal): %w", err)
 			}

@@ -26,7 +26,7 @@ func TestLatestStateAndFence(t *testing.T) {
 	for i, c := range []string{"a", "b", "a", "b"} {
 		snap := &snapshot.Snapshot{ClusterID: c, CreatedAt: now.Add(time.Duration(i) * time.Second),
 			Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 1)}}}
-		if _, err := st.Put(ctx, snap); err != nil {
+		if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 			t.Fatal(err)
 		}
 	}

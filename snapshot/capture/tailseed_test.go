@@ -50,11 +50,11 @@ func TestGetForTail(t *testing.T) {
 	// A key in a partition the epoch does not tail: dropped by both.
 	snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
 		Key: snapshot.Bytes(`["c",{"f":1}]`), Value: snapshot.Bytes(`{"position":1}`), Connector: "c"})
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := st.Get(ctx, info.ID)
+	want, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestGCSStoreRefusedFailsFast(t *testing.T) {
 			}
 			defer s.Close()
 			s.SetTimeout(tc.timeout)
-			_, err = s.List(ctx)
+			_, err = s.Snapshots().List(ctx)
 			switch {
 			case err == nil:
 				t.Fatal("List succeeded")

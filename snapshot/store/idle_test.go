@@ -39,7 +39,7 @@ func TestJournalIdleSpanBetweenEpochs(t *testing.T) {
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("idle poll: %v %v, want nothing changed", entries, err)
 	}
-	if err := w.store.PutFlushMark(ctx, first, w.chain.Seq, observed, time.Second); err != nil {
+	if err := w.store.Journal().PutFlushMark(ctx, first, w.chain.Seq, observed, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	inGap := passed(observed)
@@ -47,19 +47,19 @@ func TestJournalIdleSpanBetweenEpochs(t *testing.T) {
 	w.startEpoch()
 	w.flush()
 
-	st, info, err := w.store.StateAt(ctx, idle)
+	st, info, err := w.store.Journal().StateAt(ctx, idle)
 	if err != nil {
 		t.Fatalf("StateAt in the idle span: %v", err)
 	}
 	if info.Epoch != first {
 		t.Errorf("the idle span was read from epoch %q, want %q", info.Epoch, first)
 	}
-	want, _, err := w.store.StateAt(ctx, lastSeg)
+	want, _, err := w.store.Journal().StateAt(ctx, lastSeg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameState(t, "idle span", st, want)
-	_, _, err = w.store.StateAt(ctx, inGap)
+	_, _, err = w.store.Journal().StateAt(ctx, inGap)
 	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "inside a gap") ||
 		!strings.Contains(err.Error(), " to "+snapshot.FmtTime(observed)) {
 		t.Fatalf("StateAt after the mark, before the next epoch: %v (want a gap, the first span ending at %s)", err, snapshot.FmtTime(observed))

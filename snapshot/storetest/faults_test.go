@@ -59,7 +59,7 @@ func testDamagedObjects(t *testing.T, b *backend) {
 	ctx := t.Context()
 	var ids []string
 	for _, r := range []string{"first", "second"} {
-		info, err := s.Put(ctx, small(r))
+		info, err := s.Snapshots().Put(ctx, small(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func testDamagedObjects(t *testing.T, b *backend) {
 			t.Fatalf("write %s: %v", key, err)
 		}
 	}
-	infos, err := s.List(ctx)
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		t.Fatalf("list with damaged objects: %v", err)
 	}
@@ -94,18 +94,18 @@ func testDamagedObjects(t *testing.T, b *backend) {
 	if !slices.Equal(okIDs, ids) || !slices.Equal(badIDs, []string{empty, foreign}) {
 		t.Fatalf("list: snapshots %v, damaged %v; want %v and [%s %s]", okIDs, badIDs, ids, empty, foreign)
 	}
-	if id, err := s.Resolve(ctx, "latest"); err != nil || id != ids[1] {
+	if id, err := s.Snapshots().Resolve(ctx, "latest"); err != nil || id != ids[1] {
 		t.Errorf("latest = %s, %v; want %s (damaged objects are never latest)", id, err, ids[1])
 	}
 	for _, id := range []string{empty, foreign} {
-		if _, err := s.Verify(ctx, id); err == nil {
+		if _, err := s.Snapshots().Verify(ctx, id); err == nil {
 			t.Errorf("verify of damaged object %s passed", id)
 		}
-		if err := s.Delete(ctx, id); err != nil {
+		if err := s.Snapshots().Delete(ctx, id); err != nil {
 			t.Errorf("delete damaged object %s: %v", id, err)
 		}
 	}
-	if infos, err = s.List(ctx); err != nil || len(infos) != 2 {
+	if infos, err = s.Snapshots().List(ctx); err != nil || len(infos) != 2 {
 		t.Errorf("list after deleting the damaged objects: %v, %v; want the two snapshots", infos, err)
 	}
 }
@@ -121,31 +121,31 @@ func testRestoreIntents(t *testing.T, b *backend) {
 		Topics: []store.IntentTopic{{Topic: "connect-offsets", TransactionalID: "offsetkeeper-restore-connect-offsets"}}}
 	second := store.RestoreIntent{ID: "r-2", Snapshot: "s-2", ClusterID: "c", Started: t0.Add(time.Second), Stage: store.IntentStarted}
 	for _, in := range []store.RestoreIntent{second, first} {
-		if err := s.PutIntent(ctx, in); err != nil {
+		if err := s.Restores().Put(ctx, in); err != nil {
 			t.Fatalf("record restore %s: %v", in.ID, err)
 		}
 	}
 	first.Stage, first.Undo = store.IntentWriting, "u-1"
-	if err := s.PutIntent(ctx, first); err != nil {
+	if err := s.Restores().Put(ctx, first); err != nil {
 		t.Fatalf("overwrite the record of %s: %v", first.ID, err)
 	}
 	if err := rawBucket(t, raw).WriteAll(ctx, "restores/notes.json", []byte(`{"format":"something else"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Intents(ctx)
+	got, err := s.Restores().List(ctx)
 	if err != nil || len(got) != 2 || got[0].ID != "r-1" || got[1].ID != "r-2" || got[0].Stage != store.IntentWriting || got[0].Undo != "u-1" ||
 		len(got[0].Topics) != 1 || got[0].Topics[0].TransactionalID != first.Topics[0].TransactionalID {
 		t.Fatalf("records: %+v, %v; want r-1 (writing, undo u-1) then r-2", got, err)
 	}
-	if infos, err := s.List(ctx); err != nil || len(infos) != 0 {
+	if infos, err := s.Snapshots().List(ctx); err != nil || len(infos) != 0 {
 		t.Errorf("restore records listed as snapshots: %v, %v", infos, err)
 	}
 	for _, id := range []string{"r-1", "r-1"} { // the second finds it gone: no error
-		if err := s.DeleteIntent(ctx, id); err != nil {
+		if err := s.Restores().Delete(ctx, id); err != nil {
 			t.Errorf("remove the record of %s: %v", id, err)
 		}
 	}
-	if got, err := s.Intents(ctx); err != nil || len(got) != 1 || got[0].ID != "r-2" {
+	if got, err := s.Restores().List(ctx); err != nil || len(got) != 1 || got[0].ID != "r-2" {
 		t.Errorf("records after removing r-1: %+v, %v", got, err)
 	}
 }
@@ -159,15 +159,15 @@ func testRestoreIntentsDown(t *testing.T, b *backend) {
 	s := open(t, b)
 	s.SetTimeout(3 * time.Second)
 	ctx := t.Context()
-	if _, err := s.Intents(ctx); err != nil {
+	if _, err := s.Restores().List(ctx); err != nil {
 		t.Fatal(err)
 	}
 	b.proxy.DropReplies(true)
 	defer b.proxy.DropReplies(false)
 	in := store.RestoreIntent{ID: "r-down", Snapshot: "s", Started: time.Now(), Stage: store.IntentStarted}
-	err := s.PutIntent(ctx, in)
+	err := s.Restores().Put(ctx, in)
 	oneLine(t, "record a restore with the store not answering", err)
-	_, err = s.Intents(ctx)
+	_, err = s.Restores().List(ctx)
 	oneLine(t, "read the records with the store not answering", err)
 	if errors.Is(err, store.ErrStoreTimeout) {
 		t.Logf("timed out as --store-timeout says: %v", err)
@@ -192,13 +192,13 @@ func testSlowCommit(t *testing.T, b *backend) {
 	seg := rawSegment(1, "", time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "")
 	seg.Entries[0].Value = v
 	b.proxy.SetRate(1500)
-	info, err := s.PutSegment(t.Context(), seg)
+	info, err := s.Journal().PutSegment(t.Context(), seg)
 	b.proxy.SetRate(0)
 	if err != nil {
 		t.Fatalf("a write moving at 1500 B/s (store timeout 2s): %v", err)
 	}
 	t.Logf("wrote %s (%d bytes) over a 1500 B/s link", info.Key, info.Size)
-	back, err := s.ReadSegment(t.Context(), info)
+	back, err := s.Journal().ReadSegment(t.Context(), info)
 	if err != nil || !bytes.Equal(back.Entries[0].Value, v) {
 		t.Fatalf("read back: %v", err)
 	}
@@ -209,6 +209,6 @@ func testSlowCommit(t *testing.T, b *backend) {
 	defer b.proxy.SetRate(0)
 	seg2 := rawSegment(2, "", time.Date(2026, 12, 1, 9, 1, 0, 0, time.UTC), "")
 	seg2.Entries[0].Value = v
-	_, err = s.PutSegment(t.Context(), seg2)
+	_, err = s.Journal().PutSegment(t.Context(), seg2)
 	oneLine(t, "a write to a store that drops every reply", err)
 }
