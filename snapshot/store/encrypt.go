@@ -44,11 +44,6 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
-
-	// The KMS drivers OpenKeeper opens, besides base64key.
-	_ "gocloud.dev/secrets/awskms"
-	_ "gocloud.dev/secrets/azurekeyvault"
-	_ "gocloud.dev/secrets/gcpkms"
 )
 
 const (
@@ -107,8 +102,9 @@ type Keeper struct {
 //     key is refused: gocloud would make up a random one that is lost when
 //     the process exits, and the snapshots with it.
 //   - awskms://, gcpkms:// or azurekeyvault:// followed by the key, as
-//     gocloud.dev/secrets documents them; credentials come from each
-//     cloud SDK's default chain. Its ID is a fingerprint of the URL
+//     gocloud.dev/secrets documents them, in a program that imports
+//     internal/storedrivers; credentials come from each cloud SDK's
+//     default chain. Its ID is a fingerprint of the URL
 //     without query parameters, so the same key named another way (an
 //     alias and an ARN) has another ID but still decrypts.
 //

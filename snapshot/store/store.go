@@ -107,8 +107,10 @@ type Store struct {
 
 // OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
 // (file, mem, s3, gs, azblob schemes) or, when it has no "://", a local
-// directory path. A local directory, given as a path or as a file:// URL, is
-// created (mode 0o755) if missing; "file://./dir" and "file://dir" are
+// directory path. The s3, gs and azblob schemes open only in a program that
+// imports internal/storedrivers (the commands do).
+//
+// A local directory, given as a path or as a file:// URL, is created (mode 0o755) if missing; "file://./dir" and "file://dir" are
 // relative to the working directory, "file:///dir" is absolute. Temporary
 // files of a local store are made next to their final name, so a snapshot
 // appears by an atomic rename and never across file systems.
