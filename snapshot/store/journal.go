@@ -14,9 +14,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -271,14 +269,12 @@ func (s *Store) encodeSegment(ctx context.Context, seg *journal.Segment) error {
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
 		IntervalMs: seg.Interval.Milliseconds(),
 	}
-	if s.keeper != nil {
-		if body, err = s.sealSegment(ctx, key, body); err != nil {
-			return fmt.Errorf("put journal segment %s: %w", key, err)
-		}
-		h.Encryption, h.KeyID = encryptionBound, s.keeper.id
+	sb, err := sealBody(ctx, s.keeper, "segment", body, segmentAAD(key))
+	if err != nil {
+		return fmt.Errorf("put journal segment %s: %w", key, err)
 	}
-	sum := sha256.Sum256(body)
-	h.SHA256, h.BodySize = hex.EncodeToString(sum[:]), int64(len(body))
+	body = sb.data
+	h.Encryption, h.KeyID, h.SHA256, h.BodySize = sb.encryption, sb.keyID, sb.sha256, int64(len(body))
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("put journal segment %s: %w", key, err)
@@ -357,27 +353,6 @@ func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snap
 	return last, interval, nil
 }
 
-// sealSegment encrypts a segment body as snapshots are (see encrypt.go),
-// with the object name in the additional data.
-func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byte, error) {
-	dataKey := make([]byte, dataKeySize)
-	_, _ = rand.Read(dataKey)
-	wrapped, err := s.keeper.keeper.Encrypt(ctx, dataKey)
-	if err != nil {
-		return nil, fmt.Errorf("encrypt with %s: %w", s.keeper, err)
-	}
-	gcm, err := newGCM(dataKey)
-	if err != nil {
-		return nil, err
-	}
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(wrapped)))
-	out = append(out, wrapped...)
-	nonce := make([]byte, gcmNonceSize)
-	_, _ = rand.Read(nonce)
-	out = append(out, nonce...)
-	return gcm.Seal(out, nonce, body, []byte(segmentSealLabel+key)), nil
-}
-
 // ReadSegment reads and checks the segment si names (without a Keeper, an
 // encrypted segment is ErrEncrypted, with its header in the Segment): its header, the
 // SHA-256 of the stored body, the decryption (which authenticates the
@@ -437,7 +412,7 @@ func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEve
 			return &journal.Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
 				FirstTime: journal.FromMs(h.FirstTimeMs), LastTime: journal.FromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
 		}
-		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, []byte(segmentSealLabel+si.Key)); err != nil {
+		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, segmentAAD(si.Key)); err != nil {
 			return nil, err
 		}
 	default:
