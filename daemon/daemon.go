@@ -184,7 +184,7 @@ func (d *Daemon) init() {
 			if d.Store == nil {
 				return nil, nil
 			}
-			return d.Store.List(ctx)
+			return d.Store.Snapshots().List(ctx)
 		})
 		d.wantSnapshot = make(chan struct{}, 1)
 		if d.Config.Journal.Interval > 0 && d.Tail != nil {
@@ -547,7 +547,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	}
 
 	d.Progress.SetPhase(capture.PhaseStore)
-	info, err := d.Store.Put(ctx, snap)
+	info, err := d.Store.Snapshots().Put(ctx, snap)
 	if err != nil {
 		if aborted() {
 			return interrupted(err)
@@ -602,7 +602,7 @@ func (d *Daemon) topicGone(ctx context.Context, err error) error {
 	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
-	infos, lerr := d.Store.List(ctx)
+	infos, lerr := d.Store.Snapshots().List(ctx)
 	if lerr != nil {
 		return err
 	}
@@ -619,7 +619,7 @@ func (d *Daemon) previous(ctx context.Context, epoch uint64) *sinkState {
 	if d.prev != nil && d.prevEpoch == epoch {
 		return d.prev
 	}
-	snap, _, err := d.Store.Get(ctx, "latest")
+	snap, _, err := d.Store.Snapshots().GetWith(ctx, "latest", nil)
 	if err != nil {
 		if !errors.Is(err, snapshot.ErrNotFound) {
 			d.log().Warn("read the latest snapshot to compare sink offsets with; this run reports none moved backwards", "error", err)

@@ -53,7 +53,7 @@ func memStore(t *testing.T) *store.Store {
 
 func listIDs(t *testing.T, s *store.Store) []string {
 	t.Helper()
-	infos, err := s.List(context.Background())
+	infos, err := s.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatalf("list snapshots: %v", err)
 	}
@@ -504,7 +504,7 @@ func TestDaemonSinkOffsetsMovedBackwards(t *testing.T) {
 	t.Parallel()
 	sto := memStore(t)
 	// The baseline is read from the store at the first run.
-	if _, err := sto.Put(context.Background(), fakeSnapshot(map[int32]int64{0: 100, 1: 50, 2: 7})); err != nil {
+	if _, err := sto.Snapshots().Put(context.Background(), fakeSnapshot(map[int32]int64{0: 100, 1: 50, 2: 7})); err != nil {
 		t.Fatal(err)
 	}
 	st := make(steps)
@@ -695,14 +695,14 @@ func TestDaemonCapturesFromKafka(t *testing.T) {
 	}
 	r.stop(t)
 
-	infos, err := sto.List(ctx)
+	infos, err := sto.Snapshots().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(infos) != 3 {
 		t.Fatalf("store holds %d snapshots after keep-last 3, want 3", len(infos))
 	}
-	snap, _, err := sto.Get(ctx, "latest")
+	snap, _, err := sto.Snapshots().GetWith(ctx, "latest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

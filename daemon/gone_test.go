@@ -17,7 +17,7 @@ func TestDaemonTopicGone(t *testing.T) {
 	store := memStore(t)
 	snap := fakeSnapshot(map[int32]int64{0: 1})
 	snap.Topics = []snapshot.Topic{{Name: "connect-offsets", Role: snapshot.RoleOffsets}}
-	info, err := store.Put(context.Background(), snap)
+	info, err := store.Snapshots().Put(context.Background(), snap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func (d *Daemon) serveReady(w http.ResponseWriter, r *http.Request) {
 	if d.Store != nil {
 		wg.Go(func() {
 			storeErr = d.storeOK.check(r.Context(), func(ctx context.Context) error {
-				_, err := d.Store.List(ctx)
+				_, err := d.Store.Snapshots().List(ctx)
 				return err
 			})
 		})

@@ -46,7 +46,7 @@ type JournalConfig struct {
 // its Kafka client and snapshot options.
 type Tailer struct {
 	// New returns a Tail continuing from state at the positions given,
-	// seeded with seed when state was read by Store.GetForTail (nil: from
+	// seeded with seed when state was read with a snapshot.SeedSink (nil: from
 	// state's source offsets).
 	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail
 	// Topics returns the topics an epoch based on snap tails.
@@ -312,7 +312,7 @@ func (j *journalWriter) want(reason string) {
 
 // resume continues the newest epoch of the store, or asks for a snapshot.
 func (j *journalWriter) resume(ctx context.Context) {
-	l, err := j.d.Store.ListJournal(ctx)
+	l, err := j.d.Store.Journal().List(ctx)
 	if err != nil {
 		j.log().Error("list journal", "error", err)
 		return
@@ -327,7 +327,7 @@ func (j *journalWriter) resume(ctx context.Context) {
 		j.want(journal.EpochFirstRun)
 		return
 	}
-	head, err := j.d.Store.JournalHead(ctx, newest.ID)
+	head, err := j.d.Store.Journal().Head(ctx, newest.ID)
 	if err != nil && stopped(ctx) {
 		return
 	}
@@ -397,9 +397,10 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	// tail keeps of them, never into SourceOffsets; what the epoch's start
 	// freed (the document's buffers, the old tail once replaced) goes back
 	// to the operating system, as after a run (see Daemon.run).
-	snap, seed, err := j.d.Store.GetForTail(ctx, info.ID)
+	seed := &snapshot.SeedSink{S: snapshot.NewTailSeed()}
+	snap, _, err := j.d.Store.Snapshots().GetWith(ctx, info.ID, seed)
 	if err == nil {
-		err = j.begin(ctx, snap, seed, reason, term)
+		err = j.begin(ctx, snap, seed.S, reason, term)
 	}
 	memlimit.Release()
 	if err != nil && stopped(ctx) {
@@ -431,7 +432,7 @@ func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed
 		return err
 	}
 	ep := &journal.Epoch{ID: snap.ID, Reason: reason, StartedAt: time.Now().UTC(), Topics: topics}
-	if err := j.d.Store.PutEpoch(ctx, ep); err != nil && !errors.Is(err, snapshot.ErrExists) {
+	if err := j.d.Store.Journal().PutEpoch(ctx, ep); err != nil && !errors.Is(err, snapshot.ErrExists) {
 		return err
 	}
 	tail := j.d.Tail.New(snap, seed, topics, snap.CreatedAt)
@@ -451,7 +452,7 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 	if len(entries) == 0 && j.gapFrom.IsZero() && j.clock().Sub(j.lastWrite) < snapshot.JournalHeartbeat && !j.lastWrite.IsZero() {
 		j.setCovered(observed)
 		// For readers to tell a journal that flushes from one that stopped.
-		if err := j.d.Store.PutFlushMark(ctx, j.chain.Epoch, j.chain.Seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
+		if err := j.d.Store.Journal().PutFlushMark(ctx, j.chain.Epoch, j.chain.Seq, observed, j.d.Config.Journal.Interval); err != nil && !stopped(ctx) {
 			j.log().Warn("write journal flush mark", "epoch", j.chain.Epoch, "error", err)
 		}
 		return true
@@ -490,7 +491,7 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 // another writer claimed stops the journal (fenced) or, when that write
 // never finished, ends the epoch.
 func (j *journalWriter) put(ctx context.Context, seg *journal.Segment, changed bool) bool {
-	si, err := j.d.Store.PutSegment(ctx, seg)
+	si, err := j.d.Store.Journal().PutSegment(ctx, seg)
 	var fe *journal.FencedError
 	switch {
 	case err == nil:
@@ -610,17 +611,17 @@ func (j *journalWriter) standBy() {
 }
 
 // retainJournal deletes the journal of epochs whose base snapshot
-// retention removed (see snapshot.Store.PruneJournal), and applies
+// retention removed (see store.Journal.Prune), and applies
 // Journal.KeepWithin to every epoch (see retainEpoch).
 func (d *Daemon) retainJournal(ctx context.Context) error {
-	removed, err := d.Store.PruneJournal(ctx)
+	removed, err := d.Store.Journal().Prune(ctx)
 	for _, id := range removed {
 		d.log().Debug("journal epoch removed with its base snapshot", "epoch", id)
 	}
 	if err != nil || d.Config.Journal.KeepWithin <= 0 {
 		return err
 	}
-	l, err := d.Store.ListJournal(ctx)
+	l, err := d.Store.Journal().List(ctx)
 	if err != nil {
 		return err
 	}
@@ -642,14 +643,14 @@ func (d *Daemon) retainEpoch(ctx context.Context, e journal.EpochInfo, now time.
 		// restore --at the moment before the reset stays exact.
 		return nil
 	}
-	n, err := d.Store.DropRaw(ctx, e, keep, now)
+	n, err := d.Store.Levels().DropRaw(ctx, e, keep, now)
 	if err != nil {
 		return err
 	}
 	if n > 0 {
 		d.log().Debug("raw journal segments held by merged levels deleted", "epoch", e.ID, "segments", n)
 	}
-	n, err = d.Store.ThinMinutes(ctx, e, keep, now)
+	n, err = d.Store.Levels().ThinMinutes(ctx, e, keep, now)
 	if n > 0 {
 		d.log().Debug("level 1 journal segments superseded deleted", "epoch", e.ID, "segments", n)
 	}
@@ -661,7 +662,7 @@ func (d *Daemon) retainEpoch(ctx context.Context, e journal.EpochInfo, now time.
 const compactEvery = 15 * time.Second
 
 // compactLoop writes the journal's merged levels (see
-// snapshot.Store.CompactEpoch) while the daemon leads, on a goroutine of
+// store.Levels.Compact) while the daemon leads, on a goroutine of
 // its own so a merge never delays a flush.
 func (j *journalWriter) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactEvery)
@@ -730,7 +731,7 @@ func (j *journalWriter) compact(ctx context.Context, now time.Time) bool {
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
 	var failed string
-	l, err := j.d.Store.ListJournal(ctx)
+	l, err := j.d.Store.Journal().List(ctx)
 	if err == nil {
 		for _, e := range l.Epochs {
 			if !e.HasFile {
@@ -738,7 +739,7 @@ func (j *journalWriter) compact(ctx context.Context, now time.Time) bool {
 			}
 			var segs []journal.SegmentInfo
 			failed = e.ID
-			if segs, err = j.d.Store.CompactEpoch(ctx, e, now); err != nil {
+			if segs, err = j.d.Store.Levels().Compact(ctx, e, now); err != nil {
 				break
 			}
 			for _, si := range segs {

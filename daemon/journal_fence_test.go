@@ -65,12 +65,12 @@ func journalWorld(t *testing.T, storeURL string) (*store.Store, *snapshot.Snapsh
 	st.SetTimeout(5 * time.Second)
 	base := &snapshot.Snapshot{CreatedAt: time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond), Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
 		Partitions: []snapshot.TopicPartition{{Partition: 0}}}}}
-	if _, err := st.Put(ctx, base); err != nil {
+	if _, err := st.Snapshots().Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true,
 		Start: []journal.PartitionNext{{Partition: 0}}}}
-	if err := st.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
+	if err := st.Journal().PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: base.CreatedAt, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	return st, base, topics
@@ -85,7 +85,7 @@ func record(offset int64, at time.Time) []journal.Entry {
 // with segments raw segments, and returns the listing.
 func verifyJournal(t *testing.T, st *store.Store, segments int) {
 	t.Helper()
-	checks, err := st.VerifyJournal(t.Context())
+	checks, err := st.Journal().Verify(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestJournalTwoWritersFenced(t *testing.T) {
 	// A snapshot the fenced daemon takes starts no epoch.
 	b.j.stored(snapshot.Info{ID: base.ID})
 	verifyJournal(t, st, 6)
-	l, err := st.ListJournal(ctx)
+	l, err := st.Journal().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestJournalReplyLost(t *testing.T) {
 				t.Fatalf("the writer did not recover: pending %v, fenced %d; log:\n%s", w.j.pending != nil, w.j.fenced, w.log.String())
 			}
 			verifyJournal(t, st, int(w.j.chain.Seq))
-			snap, _, err := st.StateAt(ctx, at)
+			snap, _, err := st.Journal().StateAt(ctx, at)
 			if err != nil {
 				t.Fatalf("state at the last flush: %v", err)
 			}
@@ -230,17 +230,17 @@ func TestJournalStoppedNotCovered(t *testing.T) {
 		at = at.Add(10 * time.Second)
 		w.flush(ctx, record(i, at), at)
 	}
-	if _, _, err := st.StateAt(ctx, at); err != nil {
+	if _, _, err := st.Journal().StateAt(ctx, at); err != nil {
 		t.Fatalf("state at the last flush: %v", err)
 	}
-	_, _, err := st.StateAt(ctx, time.Now())
+	_, _, err := st.Journal().StateAt(ctx, time.Now())
 	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "not covered yet: the journal's last flush was at "+at.UTC().Format("2006-01-02T15:04:05.000Z")) {
 		t.Fatalf("state now, an hour after the journal stopped: %v", err)
 	}
 	// The daemon flushes, nothing changed: no segment, a mark.
 	now := time.Now()
 	w.j.write(ctx, nil, now)
-	if _, _, err := st.StateAt(ctx, now); err != nil {
+	if _, _, err := st.Journal().StateAt(ctx, now); err != nil {
 		t.Fatalf("state at a flush that wrote nothing: %v", err)
 	}
 }

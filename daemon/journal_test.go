@@ -51,12 +51,12 @@ func TestJournalCompactionLoop(t *testing.T) {
 
 	base := &snapshot.Snapshot{CreatedAt: clock, Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
 		Partitions: []snapshot.TopicPartition{{Partition: 0}, {Partition: 1}}}}}
-	if _, err := st.Put(ctx, base); err != nil {
+	if _, err := st.Snapshots().Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 2, Worker: true,
 		Start: []journal.PartitionNext{{Partition: 0}, {Partition: 1}}}}
-	if err := st.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
+	if err := st.Journal().PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: clock, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.CopyFS(rawDir, os.DirFS(dir)); err != nil {
@@ -128,7 +128,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 		t.Errorf("the loop compacted %d times while only heartbeats came (%d of them at an hour boundary, which merges them)", idleRuns, idleHours)
 	}
 
-	l, err := st.ListJournal(ctx)
+	l, err := st.Journal().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestJournalCompactionLoop(t *testing.T) {
 			sameAt(t, ctx, st, raw, si.LastTime, si.LastTime)
 		}
 	}
-	if checks, err := st.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
+	if checks, err := st.Journal().Verify(ctx); err != nil || checks[0].Err != nil {
 		t.Fatalf("verify: %v %+v", err, checks)
 	}
 }
@@ -235,7 +235,7 @@ func checkBlocked(t *testing.T, ctx context.Context, d *Daemon, st, raw *store.S
 
 func mustList(t *testing.T, s *store.Store) journal.EpochInfo {
 	t.Helper()
-	l, err := s.ListJournal(context.Background())
+	l, err := s.Journal().List(context.Background())
 	if err != nil || len(l.Epochs) != 1 {
 		t.Fatalf("list journal: %v %v", l, err)
 	}
@@ -245,11 +245,11 @@ func mustList(t *testing.T, s *store.Store) journal.EpochInfo {
 // sameAt checks that the state at at in s equals the state at want in raw.
 func sameAt(t *testing.T, ctx context.Context, s, raw *store.Store, at, want time.Time) {
 	t.Helper()
-	got, _, err := s.StateAt(ctx, at)
+	got, _, err := s.Journal().StateAt(ctx, at)
 	if err != nil {
 		t.Fatalf("state at %s: %v", at, err)
 	}
-	exp, _, err := raw.StateAt(ctx, want)
+	exp, _, err := raw.Journal().StateAt(ctx, want)
 	if err != nil {
 		t.Fatalf("raw state at %s: %v", want, err)
 	}

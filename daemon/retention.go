@@ -45,7 +45,7 @@ func (r *retention) resetHeld(id string) bool {
 // snapshot pinned since the listing. A snapshot another replica already
 // removed counts as removed.
 func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, err error) {
-	infos, err := d.Store.ListPinned(ctx)
+	infos, err := d.Store.Pins().Snapshots(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("list snapshots: %w", err)
 	}
@@ -56,7 +56,7 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 			"snapshot_id", i.ID, "error", i.Damaged)
 	}
 	now := time.Now()
-	jr, err := d.Store.RetentionJournal(ctx, infos, d.Config.Policy, now, &d.ret.events)
+	jr, err := d.Store.Snapshots().RetentionJournal(ctx, infos, d.Config.Policy, now, &d.ret.events)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read the journal's resets: %w", err)
 	}
@@ -73,7 +73,7 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", s.ID, err))
 			break
 		}
-		if pinned, err := d.Store.Pinned(ctx, s.ID); err != nil || pinned {
+		if pinned, err := d.Store.Pins().Pinned(ctx, s.ID); err != nil || pinned {
 			if err != nil {
 				errs = append(errs, err)
 			} else {
@@ -81,7 +81,7 @@ func (d *Daemon) retain(ctx context.Context, keepID string) (kept, removed int, 
 			}
 			continue
 		}
-		if err := d.Store.Delete(ctx, s.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
+		if err := d.Store.Snapshots().Delete(ctx, s.ID); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
 			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", s.ID, err))
 			continue
 		}

@@ -18,14 +18,14 @@ func TestDaemonKeepsPinnedAndManual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := memStore(t)
-	old, err := store.Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(-time.Hour)})
+	old, err := store.Snapshots().Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(-time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := store.Pin(ctx, old.ID, "INC-1", time.Now()); err != nil {
+	if _, _, err := store.Pins().Pin(ctx, old.ID, "INC-1", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	manual, err := store.Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonManual, CreatedAt: time.Now().Add(-time.Minute)})
+	manual, err := store.Snapshots().Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonManual, CreatedAt: time.Now().Add(-time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +63,11 @@ func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		store := memStore(t)
 		base := time.Now().Add(-10 * 24 * time.Hour).Truncate(time.Hour)
-		info, err := store.Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonScheduled, CreatedAt: base})
+		info, err := store.Snapshots().Put(ctx, &snapshot.Snapshot{ClusterID: "test-cluster", Reason: snapshot.ReasonScheduled, CreatedAt: base})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: base}); err != nil {
+		if err := store.Journal().PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: base}); err != nil {
 			t.Fatal(err)
 		}
 		prev, last := "", base
@@ -78,19 +78,19 @@ func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
 				seg.Entries = []journal.Entry{{Kind: journal.EntryEvent, Time: next.Add(-time.Second).UnixMilli(), Before: next.Add(-time.Second).UnixMilli() - 1,
 					Connector: "inventory-connector", Reason: snapshot.EventSourceTombstoned, Count: 1}}
 			}
-			if _, err := store.PutSegment(ctx, seg); err != nil {
+			if _, err := store.Journal().PutSegment(ctx, seg); err != nil {
 				t.Fatal(err)
 			}
 			prev, last = seg.LastDigest, next
 		}
-		l, err := store.ListJournal(ctx)
+		l, err := store.Journal().List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.CompactEpoch(ctx, l.Epochs[0], time.Now()); err != nil {
+		if _, err := store.Levels().Compact(ctx, l.Epochs[0], time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		l, _ = store.ListJournal(ctx)
+		l, _ = store.Journal().List(ctx)
 		d := &Daemon{Config: Config{Journal: JournalConfig{KeepWithin: time.Hour}}, Store: store}
 		if held {
 			d.ret.resetEpochs = map[string]bool{info.ID: true}
@@ -98,7 +98,7 @@ func TestRetainEpochKeepsRawSegmentsOfAReset(t *testing.T) {
 		if err := d.retainEpoch(ctx, l.Epochs[0], time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		l, _ = store.ListJournal(ctx)
+		l, _ = store.Journal().List(ctx)
 		raw := 0
 		for _, si := range l.Epochs[0].Segments {
 			if si.Level == journal.LevelRaw {

@@ -21,14 +21,14 @@ import (
 
 // topicLost writes, as the last segment of the epoch, an event per
 // connector that topic tb names held, from the state the journal reached
-// (Store.JournalHead): the state before the topic went. It reports
+// (Journal.Head): the state before the topic went. It reports
 // whether it wrote them; a failure is logged and the epoch ends anyway.
 func (j *journalWriter) topicLost(ctx context.Context, tb *capture.TailBreak) bool {
 	kind := lostKind(tb)
 	if kind == "" || j.tail == nil {
 		return false
 	}
-	head, err := j.d.Store.JournalHead(ctx, j.chain.Epoch)
+	head, err := j.d.Store.Journal().Head(ctx, j.chain.Epoch)
 	if err != nil {
 		j.log().Error("read the journal's state before the topic went (its connectors get no event)", "epoch", j.chain.Epoch, "topic", tb.Topic, "error", err)
 		return false
@@ -115,7 +115,7 @@ func (j *journalWriter) ownRestores(ctx context.Context, entries []journal.Entry
 			continue
 		}
 		if infos == nil {
-			l, err := j.d.Store.List(ctx)
+			l, err := j.d.Store.Snapshots().List(ctx)
 			if err != nil {
 				j.log().Warn("list snapshots to tell a restore's own writes from a reset", "error", err)
 				return out
@@ -135,7 +135,7 @@ func (d *Daemon) ownRestores(ctx context.Context, counts map[string]int, prev, c
 	if prev == nil || !slices.ContainsFunc(slices.Collect(maps.Values(counts)), func(n int) bool { return n > 0 }) {
 		return
 	}
-	infos, err := d.Store.List(ctx)
+	infos, err := d.Store.Snapshots().List(ctx)
 	if err != nil {
 		d.log().Warn("list snapshots to tell a restore's rollback from a reset", "error", err)
 		return

@@ -202,7 +202,7 @@ func TestBadSnapshotObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	nl := bytes.IndexByte(data, '\n')
-	s, _, err := c.openStore().Get(context.Background(), good)
+	s, _, err := c.openStore().Snapshots().GetWith(context.Background(), good, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestBadSnapshotObjects(t *testing.T) {
 // listIDs lists a store's snapshot IDs in process.
 func listIDs(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	infos, err := st.List(context.Background())
+	infos, err := st.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

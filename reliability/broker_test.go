@@ -226,11 +226,11 @@ func snapshotRetried(t *testing.T, c *cluster, want string, inject func(t *testi
 	}
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, _, err := st.Get(ctx, info.ID)
+	stored, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func TestConcurrentRestoresRace(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	id := c.snapshotID()
-	snap, _, err := c.openStore().Get(context.Background(), id)
+	snap, _, err := c.openStore().Snapshots().GetWith(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRestoreWhileDaemonSnapshots(t *testing.T) {
 	c.stopAll()
 	id := c.snapshotID()
 	store := c.openStore()
-	target, _, err := store.Get(context.Background(), id)
+	target, _, err := store.Snapshots().GetWith(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestRestoreWhileDaemonSnapshots(t *testing.T) {
 	ids := checkStore(t, store)
 	var sawBefore, sawAfter int
 	for _, sid := range ids {
-		s, _, err := store.Get(context.Background(), sid)
+		s, _, err := store.Snapshots().GetWith(context.Background(), sid, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -329,13 +329,13 @@ func checkStore(t testing.TB, st *store.Store) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	infos, err := st.List(ctx)
+	infos, err := st.Snapshots().List(ctx)
 	if err != nil {
 		t.Fatalf("list store: %v", err)
 	}
 	var ids []string
 	for _, i := range infos {
-		if _, err := st.Verify(ctx, i.ID); err != nil {
+		if _, err := st.Snapshots().Verify(ctx, i.ID); err != nil {
 			t.Errorf("listed snapshot %s does not verify: %v", i.ID, err)
 		}
 		ids = append(ids, i.ID)

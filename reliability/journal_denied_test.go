@@ -79,7 +79,7 @@ func TestJournalSnapshotReadsDenied(t *testing.T) {
 	// The storm took a snapshot every few flushes. Give it 100 flushes to
 	// show (a slower machine gives it fewer, never a false failure).
 	time.Sleep(100 * 20 * time.Millisecond)
-	infos, err := sto.List(context.Background())
+	infos, err := sto.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

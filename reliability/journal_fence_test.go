@@ -85,7 +85,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	go func() { defer wg.Done(); _ = a.Run(ctx) }()
 	covered := func(at time.Time) func() bool {
 		return func() bool {
-			cov, err := sto.JournalCoverage(context.Background())
+			cov, err := sto.Journal().Coverage(context.Background())
 			return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at)
 		}
 	}
@@ -110,7 +110,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 		c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: fmt.Appendf(nil, `{"incrementing":%d}`, i)})
 		time.Sleep(20 * time.Millisecond)
 	}
-	l, err := sto.ListJournal(context.Background())
+	l, err := sto.Journal().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	eventually(t, 60*time.Second, "the journal after the fence", covered(at))
 	cancel()
 	wg.Wait()
-	checks, err := sto.VerifyJournal(context.Background())
+	checks, err := sto.Journal().Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 			t.Errorf("verify epoch %s: %v", ch.Epoch, ch.Err)
 		}
 	}
-	l, err = sto.ListJournal(context.Background())
+	l, err = sto.Journal().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,8 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 			t.Errorf("epoch %s: %v", e.ID, hole)
 		}
 	}
-	cov, _ := sto.JournalCoverage(context.Background())
-	st, _, err := sto.StateAt(context.Background(), cov[len(cov)-1].To)
+	cov, _ := sto.Journal().Coverage(context.Background())
+	st, _, err := sto.Journal().StateAt(context.Background(), cov[len(cov)-1].To)
 	if err != nil {
 		t.Fatalf("state now: %v", err)
 	}

@@ -67,7 +67,7 @@ func (c *cluster) startDaemonBinArgs(t *testing.T, args ...string) (logs *testki
 // every epoch's chain is whole.
 func segments(t *testing.T, s *store.Store) int {
 	t.Helper()
-	l, err := s.ListJournal(context.Background())
+	l, err := s.Journal().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestKillDaemonJournal(t *testing.T) {
 	committed := time.Now()
 	_ = signal(syscall.SIGKILL)
 	killed := segments(t, st)
-	if cov, err := st.JournalCoverage(context.Background()); err != nil || len(cov) == 0 || !cov[len(cov)-1].To.Before(committed) {
+	if cov, err := st.Journal().Coverage(context.Background()); err != nil || len(cov) == 0 || !cov[len(cov)-1].To.Before(committed) {
 		t.Fatalf("the dead daemon's journal already covers the change (%v, %v): the restart would not be tested", cov, err)
 	}
 
@@ -122,7 +122,7 @@ func TestKillDaemonJournal(t *testing.T) {
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc})
 	after := time.Now()
 	eventually(t, 30*time.Second, "the journal observed the damage", func() bool {
-		cov, err := st.JournalCoverage(context.Background())
+		cov, err := st.Journal().Coverage(context.Background())
 		return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(after)
 	})
 	at := committed.UTC().Format(time.RFC3339Nano)

@@ -52,12 +52,12 @@ func TestJournalStoreFaults(t *testing.T) {
 
 	covered := func(at time.Time) func() bool {
 		return func() bool {
-			cov, err := sto.JournalCoverage(context.Background())
+			cov, err := sto.Journal().Coverage(context.Background())
 			return err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at)
 		}
 	}
 	eventually(t, 30*time.Second, "a first segment", covered(time.Now()))
-	l, err := sto.ListJournal(context.Background())
+	l, err := sto.Journal().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestJournalStoreFaults(t *testing.T) {
 		}
 		fb.reset()
 		eventually(t, 30*time.Second, "the journal after the fault", covered(at))
-		st, _, err := sto.StateAt(context.Background(), at)
+		st, _, err := sto.Journal().StateAt(context.Background(), at)
 		if err != nil {
 			t.Fatalf("fault %d: %v", i, err)
 		}
@@ -93,7 +93,7 @@ func TestJournalStoreFaults(t *testing.T) {
 			t.Fatalf("fault %d: the state after the failed writes has %s, want %s", i, got, value)
 		}
 	}
-	checks, err := sto.VerifyJournal(context.Background())
+	checks, err := sto.Journal().Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

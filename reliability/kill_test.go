@@ -188,7 +188,7 @@ func TestKillRestore(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	id := c.snapshotID()
-	snap, _, err := c.openStore().Get(context.Background(), id)
+	snap, _, err := c.openStore().Snapshots().GetWith(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestKillRestoreDuringCommit(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	id := c.snapshotID()
-	snap, _, err := c.openStore().Get(context.Background(), id)
+	snap, _, err := c.openStore().Snapshots().GetWith(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

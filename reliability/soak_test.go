@@ -179,7 +179,7 @@ func TestSoak(t *testing.T) {
 	verified := map[string]bool{}
 	var verifyErrs []error
 	verifyNew := func() {
-		infos, err := store.List(context.Background())
+		infos, err := store.Snapshots().List(context.Background())
 		if err != nil {
 			verifyErrs = append(verifyErrs, fmt.Errorf("list: %w", err))
 			return
@@ -188,7 +188,7 @@ func TestSoak(t *testing.T) {
 			if verified[i.ID] {
 				continue
 			}
-			if _, err := store.Verify(context.Background(), i.ID); err != nil {
+			if _, err := store.Snapshots().Verify(context.Background(), i.ID); err != nil {
 				if errors.Is(err, snapshot.ErrNotFound) {
 					continue // removed by retention meanwhile
 				}

@@ -83,7 +83,7 @@ func TestStoreWriteFaults(t *testing.T) {
 	size := func() int64 {
 		s := store.NewStore(memblob.OpenBucket(nil))
 		defer s.Close()
-		info, err := s.Put(context.Background(), fresh(snap))
+		info, err := s.Snapshots().Put(context.Background(), fresh(snap))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestStoreWriteFaults(t *testing.T) {
 
 					s := fresh(snap)
 					began := time.Now()
-					_, err := st.Put(ctx, s)
+					_, err := st.Snapshots().Put(ctx, s)
 					if err == nil {
 						t.Fatal("Put succeeded under a store fault")
 					}
@@ -157,11 +157,11 @@ func TestStoreWriteFaults(t *testing.T) {
 
 					// The store works again once the fault is gone.
 					fb.reset()
-					info, err := st.Put(context.Background(), fresh(snap))
+					info, err := st.Snapshots().Put(context.Background(), fresh(snap))
 					if err != nil {
 						t.Fatalf("Put after the fault: %v", err)
 					}
-					if _, err := st.Verify(context.Background(), info.ID); err != nil {
+					if _, err := st.Snapshots().Verify(context.Background(), info.ID); err != nil {
 						t.Fatalf("verify after the fault: %v", err)
 					}
 				})
@@ -183,7 +183,7 @@ func TestStoreReadFaults(t *testing.T) {
 			real := rb.open(t)
 			defer real.Close()
 			ctx := context.Background()
-			info, err := store.NewStore(real).Put(ctx, fresh(snap))
+			info, err := store.NewStore(real).Snapshots().Put(ctx, fresh(snap))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +192,7 @@ func TestStoreReadFaults(t *testing.T) {
 
 			refused := func(what string, wantIs ...error) {
 				t.Helper()
-				got, _, err := st.Get(ctx, info.ID)
+				got, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 				if err == nil {
 					t.Fatalf("%s: Get decoded snapshot %s", what, got.ID)
 				}
@@ -208,7 +208,7 @@ func TestStoreReadFaults(t *testing.T) {
 				if !strings.Contains(err.Error(), info.ID) {
 					t.Fatalf("%s: error %q does not name the snapshot", what, err)
 				}
-				if _, err := st.Verify(ctx, info.ID); err == nil {
+				if _, err := st.Snapshots().Verify(ctx, info.ID); err == nil {
 					t.Fatalf("%s: Verify passed", what)
 				}
 			}
@@ -227,7 +227,7 @@ func TestStoreReadFaults(t *testing.T) {
 				refused("read fails at byte " + itoa(n))
 			}
 			fb.set(func(b *faultBucket) { b.failReadAt = -1 })
-			if _, _, err := st.Get(ctx, info.ID); err != nil {
+			if _, _, err := st.Snapshots().GetWith(ctx, info.ID, nil); err != nil {
 				t.Fatalf("Get without faults: %v", err)
 			}
 		})
@@ -415,7 +415,7 @@ func TestStoreS3Faults(t *testing.T) {
 		p.dropPuts.Store(-1)
 		defer p.dropPuts.Store(0)
 		s := fresh(snap)
-		if _, err := st.Put(ctx, s); err == nil || !strings.Contains(err.Error(), s.ID) {
+		if _, err := st.Snapshots().Put(ctx, s); err == nil || !strings.Contains(err.Error(), s.ID) {
 			t.Fatalf("Put through a proxy dropping every upload: %v", err)
 		}
 		if ids := checkStore(t, straight); len(ids) > 0 {
@@ -425,7 +425,7 @@ func TestStoreS3Faults(t *testing.T) {
 	t.Run("first upload dropped", func(t *testing.T) {
 		p.dropPuts.Store(1)
 		before := p.puts.Load()
-		info, err := st.Put(ctx, fresh(snap))
+		info, err := st.Snapshots().Put(ctx, fresh(snap))
 		if err != nil {
 			t.Fatalf("Put with one dropped upload (the SDK retries): %v", err)
 		}
@@ -454,7 +454,7 @@ func TestStoreS3Faults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p.getMode.Store(tc.mode)
 			defer p.getMode.Store(getOK)
-			_, _, err := st.Get(ctx, id)
+			_, _, err := st.Snapshots().GetWith(ctx, id, nil)
 			if err == nil {
 				t.Fatal("Get decoded a damaged download")
 			}
@@ -471,7 +471,7 @@ func TestStoreS3Faults(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := st.Get(ctx, id); err != nil {
+	if _, _, err := st.Snapshots().GetWith(ctx, id, nil); err != nil {
 		t.Fatalf("Get without faults: %v", err)
 	}
 }

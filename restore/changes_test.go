@@ -62,15 +62,15 @@ func TestPlanOfSourceTable(t *testing.T) {
 	both := func(t *testing.T, cl *kgo.Client, snap *snapshot.Snapshot, opts Options) {
 		t.Helper()
 		snap.ID = ""
-		info, err := st.Put(ctx, snap)
+		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, _, err := st.Get(ctx, info.ID)
+		whole, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		compact, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: opts.SourceOnly})
+		compact, _, err := st.Snapshots().GetWith(ctx, info.ID, store.RestoreSink(store.RestoreRead{NoSinkOffsets: opts.SourceOnly}))
 		if err != nil {
 			t.Fatal(err)
 		}

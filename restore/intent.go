@@ -87,7 +87,7 @@ func (r *run) record(ctx context.Context, plan *Plan, stage string, stopping []C
 			in.Stopped = append(in.Stopped, store.IntentStopped{Name: cp.Name, Target: cp.Live.TargetState, Before: cp.State()})
 		}
 	}
-	if err := r.Store.PutIntent(ctx, *in); err != nil {
+	if err := r.Store.Restores().Put(ctx, *in); err != nil {
 		return err
 	}
 	atPoint("intent")
@@ -102,7 +102,7 @@ func (r *run) recorded(ctx context.Context) {
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := r.Store.DeleteIntent(dctx, r.intent.ID); err != nil {
+	if err := r.Store.Restores().Delete(dctx, r.intent.ID); err != nil {
 		r.Log.Warn("remove restore record", "restore_id", r.intent.ID, "error", err)
 	}
 }
@@ -116,7 +116,7 @@ func (r *run) keepRecord(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.intent.Stage = store.IntentFailed
-	if err := r.Store.PutIntent(dctx, *r.intent); err != nil {
+	if err := r.Store.Restores().Put(dctx, *r.intent); err != nil {
 		r.Log.Warn("record failed restore", "restore_id", r.intent.ID, "error", err)
 	}
 }
@@ -240,7 +240,7 @@ func (r *run) settle(ctx context.Context, err error) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, in := range r.inherited {
-		if derr := r.Store.DeleteIntent(dctx, in.ID); derr != nil {
+		if derr := r.Store.Restores().Delete(dctx, in.ID); derr != nil {
 			r.Log.Warn("remove record of restore that did not finish", "restore_id", in.ID, "error", derr)
 		}
 	}

@@ -226,7 +226,7 @@ func RecoverInterrupted(ctx context.Context, rec Recovery) ([]Interrupted, error
 	if rec.Store == nil {
 		return nil, nil
 	}
-	intents, err := rec.Store.Intents(ctx)
+	intents, err := rec.Store.Restores().List(ctx)
 	if err != nil || len(intents) == 0 {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func restoreChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	snap, _, err := st.Get(ctx, s.Snapshot)
+	snap, _, err := st.Snapshots().GetWith(ctx, s.Snapshot, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -132,11 +132,11 @@ func newKillWorld(t *testing.T, opts ...kfake.Opt) *killWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.st.Close() })
-	info, err := w.st.Put(ctx, snap)
+	info, err := w.st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.snap, _, err = w.st.Get(ctx, info.ID); err != nil {
+	if w.snap, _, err = w.st.Snapshots().GetWith(ctx, info.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The bad reset: every key moved back, some removed, some added.
@@ -275,7 +275,7 @@ func TestRestoreKilledIsRepaired(t *testing.T) {
 					t.Fatal("killed in the middle of its transaction, the worker should see a mix: the test proves nothing")
 				}
 			}
-			intents, err := w.st.Intents(ctx)
+			intents, err := w.st.Restores().List(ctx)
 			if err != nil || len(intents) != 1 {
 				t.Fatalf("records after the kill: %v, %v; want one", intents, err)
 			}
@@ -303,7 +303,7 @@ func TestRestoreKilledIsRepaired(t *testing.T) {
 			if got := w.judge(t, "after the restore ran again"); got != "snapshot" {
 				t.Errorf("after the restore ran again the worker sees the %s state", got)
 			}
-			if intents, err := w.st.Intents(ctx); err != nil || len(intents) != 0 {
+			if intents, err := w.st.Restores().List(ctx); err != nil || len(intents) != 0 {
 				t.Errorf("records after the restore ran again: %+v, %v; want none", intents, err)
 			}
 		})
@@ -370,7 +370,7 @@ func TestRestoreFailureIsRepaired(t *testing.T) {
 			if got := w.judge(t, "after the failed restore"); got != "before" {
 				t.Errorf("after the failed restore the worker sees the %s state", got)
 			}
-			if intents, err := w.st.Intents(ctx); err != nil || len(intents) != 0 {
+			if intents, err := w.st.Restores().List(ctx); err != nil || len(intents) != 0 {
 				t.Errorf("records after a failed restore that wrote nothing: %+v, %v; want none", intents, err)
 			}
 		})
@@ -393,11 +393,11 @@ func TestRestoreKilledAfterStopResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			info, err := st.Put(t.Context(), snap)
+			info, err := st.Snapshots().Put(t.Context(), snap)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _, err := st.Get(t.Context(), info.ID)
+			stored, _, err := st.Snapshots().GetWith(t.Context(), info.ID, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +414,7 @@ func TestRestoreKilledAfterStopResumes(t *testing.T) {
 			if said := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(said, "did not finish") || !strings.Contains(said, "resumed: connector src") {
 				t.Errorf("the restore run again does not say what it found and did:\n%s", out.String())
 			}
-			if intents, err := st.Intents(t.Context()); err != nil || len(intents) != 0 {
+			if intents, err := st.Restores().List(t.Context()); err != nil || len(intents) != 0 {
 				t.Errorf("records left: %+v, %v", intents, err)
 			}
 		})

@@ -205,7 +205,7 @@ func TestRestoreInterruptedPutsBack(t *testing.T) {
 					t.Errorf("after the restore ran again %s = %s", o.Key, o.Value)
 				}
 			}
-			if intents, err := st.Intents(t.Context()); err != nil || len(intents) != 0 {
+			if intents, err := st.Restores().List(t.Context()); err != nil || len(intents) != 0 {
 				t.Errorf("records left: %+v, %v", intents, err)
 			}
 		})

@@ -54,7 +54,7 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 		return nil
 	}
 	state := snap.CreatedAt
-	evs, err := r.Store.Events(ctx, state.Add(-resetLookback))
+	evs, err := r.Store.Journal().Events(ctx, state.Add(-resetLookback))
 	if err != nil {
 		fmt.Fprintf(r.Out, "warning: read the journal's resets (to tell whether this restores the state after one): %v\n", err)
 		return nil
@@ -70,7 +70,7 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 			continue
 		}
 		if infos == nil {
-			infos, _ = r.Store.List(ctx) // for restoredSince; none when it fails
+			infos, _ = r.Store.Snapshots().List(ctx) // for restoredSince; none when it fails
 			if infos == nil {
 				infos = []snapshot.Info{}
 			}

@@ -357,7 +357,7 @@ func (r *run) run(ctx context.Context) error {
 		return r.stop.finish(ctx)
 	}
 	r.Progress.SetStage(capture.PhaseUndo)
-	undo, err := r.Store.Put(ctx, plan.Live)
+	undo, err := r.Store.Snapshots().Put(ctx, plan.Live)
 	if err != nil {
 		return fmt.Errorf("store undo snapshot: %w; nothing was written", err)
 	}

@@ -37,7 +37,7 @@ func TestRun(t *testing.T) {
 	if len(rep.Refusals) != 1 || rep.Refusals[0].Check != restore.CheckCleanupPolicy || rep.Undo != "" || rep.Applied != nil {
 		t.Fatalf("refused report %+v", rep)
 	}
-	if infos, err := st.List(ctx); err != nil || len(infos) != 0 {
+	if infos, err := st.Snapshots().List(ctx); err != nil || len(infos) != 0 {
 		t.Fatalf("store after a refusal: %v, %v; want empty", infos, err)
 	}
 
@@ -62,7 +62,7 @@ func TestRun(t *testing.T) {
 	if rep.Undo == "" || rep.Applied == nil || rep.Applied.SourceWrites != 1 || rep.Verified == nil || rep.Verified.Connectors != 1 || len(rep.Refusals) != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	if _, _, err := st.Get(ctx, rep.Undo); err != nil {
+	if _, _, err := st.Snapshots().GetWith(ctx, rep.Undo, nil); err != nil {
 		t.Errorf("undo snapshot %s: %v", rep.Undo, err)
 	}
 	for _, want := range []string{"undo snapshot: " + rep.Undo + "\n", "applied: 1 source write and 0 tombstones in 1 topic", "verified: 1 connector matches the snapshot\n"} {

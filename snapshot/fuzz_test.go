@@ -61,12 +61,12 @@ func fuzzOne(t *testing.T, data []byte) {
 		t.Fatal(err)
 	}
 	st := store.NewStore(bucket)
-	if snap, _, err := st.Get(ctx, fuzzID); err == nil {
+	if snap, _, err := st.Snapshots().GetWith(ctx, fuzzID, nil); err == nil {
 		if snap.ID != fuzzID {
 			t.Fatalf("Get(%s) returned snapshot %s", fuzzID, snap.ID)
 		}
 		roundTrip(t, snap)
-	} else if _, verr := st.Verify(ctx, fuzzID); verr == nil && !errors.Is(err, snapshot.ErrEncrypted) {
+	} else if _, verr := st.Snapshots().Verify(ctx, fuzzID); verr == nil && !errors.Is(err, snapshot.ErrEncrypted) {
 		t.Fatalf("Get failed (%v) but Verify passed", err)
 	}
 
@@ -78,7 +78,7 @@ func fuzzOne(t *testing.T, data []byte) {
 	if err := bucket.WriteAll(ctx, "snapshots/"+fuzzID+".snap", obj, nil); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _, err := st.Get(ctx, fuzzID); err == nil {
+	if snap, _, err := st.Snapshots().GetWith(ctx, fuzzID, nil); err == nil {
 		roundTrip(t, snap)
 	}
 }
@@ -124,10 +124,10 @@ func roundTrip(t *testing.T, snap *snapshot.Snapshot) {
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	ctx := context.Background()
-	if _, err := st.Put(ctx, again); err != nil {
+	if _, err := st.Snapshots().Put(ctx, again); err != nil {
 		t.Fatalf("put a decoded snapshot: %v", err)
 	}
-	got, _, err := st.Get(ctx, again.ID)
+	got, _, err := st.Snapshots().GetWith(ctx, again.ID, nil)
 	if err != nil {
 		t.Fatalf("get a stored snapshot: %v", err)
 	}

@@ -92,7 +92,7 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 		return err
 	}
 	defer s.Close()
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func report(ctx context.Context, dir string, began, ended time.Time, written int
 			if st.ModTime().Before(began) {
 				continue
 			}
-			seg, err := s.ReadSegment(ctx, si)
+			seg, err := s.Journal().ReadSegment(ctx, si)
 			if err != nil {
 				return err
 			}

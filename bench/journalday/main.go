@@ -7,7 +7,7 @@
 // writes them): one raw segment every --interval with the journal's real
 // writer (Store.PutSegment: names, digest chain, positions, the
 // source-rewound events the tail would have seen), and the merged levels
-// with the daemon's real compaction (Store.CompactEpoch, and the
+// with the daemon's real compaction (Levels.Compact, and the
 // retention of --journal-keep-within: Store.DropRaw, Store.ThinMinutes) at each tick of the daemon's
 // compaction loop, under a clock the command moves instead of waiting.
 //
@@ -137,14 +137,14 @@ func run(ctx context.Context, c config) error {
 	}
 	start := c.end.Add(-c.span).UTC().Truncate(time.Microsecond)
 	snap.CreatedAt, snap.ID = start, snapshot.NewID(start)
-	if _, err := s.Put(ctx, snap); err != nil {
+	if _, err := s.Snapshots().Put(ctx, snap); err != nil {
 		return err
 	}
 	topics, err := capture.EpochTopicsOf(ctx, cl, capture.Options{}, snap)
 	if err != nil {
 		return err
 	}
-	if err := s.PutEpoch(ctx, &journal.Epoch{ID: snap.ID, Reason: journal.EpochFirstRun, StartedAt: start, Topics: topics}); err != nil {
+	if err := s.Journal().PutEpoch(ctx, &journal.Epoch{ID: snap.ID, Reason: journal.EpochFirstRun, StartedAt: start, Topics: topics}); err != nil {
 		return err
 	}
 	d := &day{c: c, s: s, rng: rand.New(rand.NewPCG(1, 2)), next: map[string]map[int32]int64{}, epoch: journal.EpochInfo{ID: snap.ID, HasFile: true}, chain: journal.ChainWriter{Epoch: snap.ID, Last: start}}
@@ -253,7 +253,7 @@ func (d *day) flush(ctx context.Context, t time.Time) error {
 	}
 	entries = append(entries, d.positions()...)
 	seg := d.chain.Next(entries, t)
-	si, err := d.s.PutSegment(ctx, seg)
+	si, err := d.s.Journal().PutSegment(ctx, seg)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (d *day) add(si journal.SegmentInfo) {
 // segments the epoch lacks, then the retention of raw segments.
 func (d *day) compact(ctx context.Context, now time.Time) error {
 	cpu0, wall0 := cpuTime(), time.Now()
-	segs, err := d.s.CompactEpoch(ctx, d.epoch, now)
+	segs, err := d.s.Levels().Compact(ctx, d.epoch, now)
 	if err != nil {
 		return err
 	}
@@ -309,16 +309,16 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 		d.add(si)
 	}
 	journal.SortSegments(d.epoch.Segments)
-	n, err := d.s.DropRaw(ctx, d.epoch, d.c.keep, now)
+	n, err := d.s.Levels().DropRaw(ctx, d.epoch, d.c.keep, now)
 	if err != nil {
 		return err
 	}
-	thinned, err := d.s.ThinMinutes(ctx, d.epoch, d.c.keep, now)
+	thinned, err := d.s.Levels().ThinMinutes(ctx, d.epoch, d.c.keep, now)
 	if err != nil {
 		return err
 	}
 	if n+thinned > 0 {
-		l, err := d.s.ListJournal(ctx)
+		l, err := d.s.Journal().List(ctx)
 		if err != nil {
 			return err
 		}
@@ -334,7 +334,7 @@ func (d *day) compact(ctx context.Context, now time.Time) error {
 
 // report prints what was written and what the store holds per level.
 func (d *day) report(ctx context.Context) error {
-	l, err := d.s.ListJournal(ctx)
+	l, err := d.s.Journal().List(ctx)
 	if err != nil {
 		return err
 	}

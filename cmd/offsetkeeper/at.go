@@ -32,7 +32,7 @@ func stateAt(ctx context.Context, w io.Writer, st *store.Store, at string) (*sna
 	if err != nil {
 		return nil, err
 	}
-	snap, info, err := st.StateAt(ctx, t)
+	snap, info, err := st.Journal().StateAt(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("read state at %s: %w", at, err)
 	}

@@ -80,14 +80,14 @@ func (c *checkCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	infos, err := st.List(ctx)
+	infos, err := st.Snapshots().List(ctx)
 	if err != nil {
 		return err
 	}
 	var snap *snapshot.Snapshot
 	res := checkResult{Traps: []restore.SinkTrap{}, Warnings: []string{}}
 	if latest := capture.LatestFull(infos); latest != nil {
-		if snap, _, err = st.Get(ctx, latest.ID); err != nil {
+		if snap, _, err = st.Snapshots().GetWith(ctx, latest.ID, nil); err != nil {
 			return fmt.Errorf("read snapshot %s: %w", latest.ID, err)
 		}
 		res.Snapshot = snap.ID

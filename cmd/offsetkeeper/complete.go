@@ -139,7 +139,7 @@ func snapshotRefs(ctx context.Context, g *globals) []string {
 		return nil
 	}
 	defer store.Close()
-	infos, err := store.List(ctx)
+	infos, err := store.Snapshots().List(ctx)
 	if err != nil || len(infos) == 0 {
 		return nil
 	}
@@ -158,7 +158,7 @@ func latestNames(ctx context.Context, g *globals, groups bool) []string {
 		return nil
 	}
 	defer store.Close()
-	snap, _, err := store.Get(ctx, "latest")
+	snap, _, err := store.Snapshots().GetWith(ctx, "latest", nil)
 	if err != nil {
 		return nil
 	}

@@ -93,7 +93,7 @@ func TestDaemonCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	infos, err := s.List(context.Background())
+	infos, err := s.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

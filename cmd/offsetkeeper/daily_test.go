@@ -113,7 +113,7 @@ func TestDemoDailyOutput(t *testing.T) {
 	// wait for the journal's heartbeat, a minute.)
 	var at time.Time
 	for {
-		l, err := st.ListJournal(ctx)
+		l, err := st.Journal().List(ctx)
 		if err == nil && len(l.Epochs) > 0 {
 			if last, ok := l.Epochs[len(l.Epochs)-1].Last(); ok {
 				at = last.LastTime

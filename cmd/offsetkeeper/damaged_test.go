@@ -62,7 +62,7 @@ func TestDamagedObjectsDoNotBlockTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if id, err := s.Resolve(context.Background(), "latest"); err != nil || id != ids[2] {
+	if id, err := s.Snapshots().Resolve(context.Background(), "latest"); err != nil || id != ids[2] {
 		t.Errorf("latest = %s, %v; want %s (the damaged objects are newer but never latest)", id, err, ids[2])
 	}
 

@@ -60,7 +60,7 @@ func (c *deleteCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	for _, id := range args {
-		if pinned, err := st.Pinned(ctx, id); err != nil {
+		if pinned, err := st.Pins().Pinned(ctx, id); err != nil {
 			return err
 		} else if pinned {
 			return fmt.Errorf("delete %s: %w: the snapshot is pinned; nothing removed: run 'offsetkeeper unpin %s' first if it is to go", id, restore.ErrRefused, id)
@@ -72,7 +72,7 @@ func (c *deleteCmd) Run(ctx context.Context, args []string) error {
 	)
 	for _, id := range args {
 		d := deleted{ID: id}
-		if err := st.Delete(ctx, id); err != nil {
+		if err := st.Snapshots().Delete(ctx, id); err != nil {
 			d.Error = err.Error()
 			errs = append(errs, err)
 		} else {
@@ -81,7 +81,7 @@ func (c *deleteCmd) Run(ctx context.Context, args []string) error {
 		}
 		res = append(res, d)
 	}
-	epochs, err := st.PruneJournal(ctx)
+	epochs, err := st.Journal().Prune(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}

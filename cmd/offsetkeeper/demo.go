@@ -155,7 +155,7 @@ func (c *demoCmd) runConnect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("take first snapshot: %w", err)
 	}
-	info, err := store.Put(ctx, snap)
+	info, err := store.Snapshots().Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store first snapshot: %w", err)
 	}

@@ -37,7 +37,7 @@ func (c *demoCmd) runMSK(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("take first snapshot: %w", err)
 	}
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store first snapshot: %w", err)
 	}

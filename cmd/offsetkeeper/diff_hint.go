@@ -24,7 +24,7 @@ import (
 // each and the events command that lists the restores to just before
 // them. A journal that cannot be read adds nothing.
 func resetHint(ctx context.Context, w io.Writer, st *store.Store, a *snapshot.Snapshot, scope []string, settings restore.CommandSettings) {
-	evs, err := st.Events(ctx, a.CreatedAt.Add(-24*time.Hour))
+	evs, err := st.Journal().Events(ctx, a.CreatedAt.Add(-24*time.Hour))
 	if err != nil {
 		return
 	}

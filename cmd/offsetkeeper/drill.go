@@ -168,7 +168,7 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 		if err != nil {
 			return nil, err
 		}
-		snap, _, err := st.StateAt(ctx, t)
+		snap, _, err := st.Journal().StateAt(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("read state at %s: %w", c.at, err)
 		}
@@ -257,7 +257,7 @@ func (c *drillCmd) readReport(ctx context.Context, ref string) ([]byte, error) {
 		return nil, err
 	}
 	defer st.Close()
-	return st.GetDrill(ctx, ref)
+	return st.Drills().Get(ctx, ref)
 }
 
 func (c *drillCmd) show(ctx context.Context, ref string) error {
@@ -311,7 +311,7 @@ func (c *drillCmd) history(ctx context.Context) error {
 		return cannotRun(err)
 	}
 	defer st.Close()
-	ids, err := st.Drills(ctx)
+	ids, err := st.Drills().List(ctx)
 	if err != nil {
 		return cannotRun(err)
 	}
@@ -323,7 +323,7 @@ func (c *drillCmd) history(ctx context.Context) error {
 	}
 	rows := []row{}
 	for _, id := range ids {
-		data, err := st.GetDrill(ctx, id)
+		data, err := st.Drills().Get(ctx, id)
 		r := row{ID: id}
 		if err == nil {
 			r.Signed = drill.Signed(data)

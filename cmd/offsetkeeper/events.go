@@ -87,12 +87,12 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	evs, err := store.Events(ctx, since)
+	evs, err := store.Journal().Events(ctx, since)
 	if err != nil {
 		return err
 	}
 	if len(evs) == 0 {
-		l, err := store.ListJournal(ctx)
+		l, err := store.Journal().List(ctx)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error, 
 	if !errors.Is(err, capture.ErrTopicMissing) {
 		return err
 	}
-	infos, lerr := st.List(ctx)
+	infos, lerr := st.Snapshots().List(ctx)
 	if lerr != nil {
 		return err
 	}

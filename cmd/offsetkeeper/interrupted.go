@@ -106,7 +106,7 @@ func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) 
 	if c.output == "json" {
 		w = c.stderr
 	}
-	intents, err := st.Intents(ctx)
+	intents, err := st.Restores().List(ctx)
 	if err != nil || len(intents) == 0 {
 		return 0, err
 	}

@@ -74,7 +74,7 @@ func commandRepairsKilledRestore(t *testing.T, command string) {
 	defer st.Close()
 	host, _ := os.Hostname()
 	txnID := restore.TransactionalIDPrefix + snapshot.DefaultOffsetsTopic
-	if err := st.PutIntent(ctx, store.RestoreIntent{ID: "20260101T000000.000000Z-dead01", Snapshot: id, Started: time.Now(), Host: host, PID: dead.Process.Pid,
+	if err := st.Restores().Put(ctx, store.RestoreIntent{ID: "20260101T000000.000000Z-dead01", Snapshot: id, Started: time.Now(), Host: host, PID: dead.Process.Pid,
 		Stage: store.IntentWriting, Connectors: []string{"c1"}, Topics: []store.IntentTopic{{Topic: snapshot.DefaultOffsetsTopic, TransactionalID: txnID}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	defer s.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		cov, err := s.JournalCoverage(context.Background())
+		cov, err := s.Journal().Coverage(context.Background())
 		if err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at) {
 			return
 		}
@@ -305,10 +305,10 @@ func TestJournalBreakStartsEpoch(t *testing.T) {
 	defer s.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		l, err := s.ListJournal(context.Background())
+		l, err := s.Journal().List(context.Background())
 		if err == nil && len(l.Epochs) > 0 {
 			last := l.Epochs[len(l.Epochs)-1]
-			if ep, err := s.GetEpoch(context.Background(), last.ID); err == nil && ep.Reason == journal.EpochPartitions {
+			if ep, err := s.Journal().GetEpoch(context.Background(), last.ID); err == nil && ep.Reason == journal.EpochPartitions {
 				break
 			}
 		}

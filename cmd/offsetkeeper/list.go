@@ -55,7 +55,7 @@ func (c *listCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	infos, err := store.ListPinned(ctx)
+	infos, err := store.Pins().Snapshots(ctx)
 	if err != nil {
 		return err
 	}

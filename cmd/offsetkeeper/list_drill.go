@@ -12,12 +12,12 @@ import (
 // lastDrill prints, under list's table, the newest drill and its result
 // (nothing when the store holds none): see drill.go.
 func (c *listCmd) lastDrill(ctx context.Context, st *store.Store) error {
-	ids, err := st.Drills(ctx)
+	ids, err := st.Drills().List(ctx)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	id := ids[len(ids)-1]
-	data, err := st.GetDrill(ctx, id)
+	data, err := st.Drills().Get(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // coverage prints, after the snapshots, from when to when each journal
 // epoch can restore the cluster (restore --at).
 func (c *listCmd) coverage(ctx context.Context, st *store.Store) error {
-	cov, err := st.JournalCoverage(ctx)
+	cov, err := st.Journal().Coverage(ctx)
 	if err != nil {
 		return err
 	}

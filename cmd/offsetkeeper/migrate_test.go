@@ -121,7 +121,7 @@ func TestMigrateMM2(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, _, err := st.Get(context.Background(), id)
+		snap, _, err := st.Snapshots().GetWith(context.Background(), id, nil)
 		st.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -109,10 +109,10 @@ func (c *pinCmd) Run(ctx context.Context, args []string) error {
 
 func (c *pinCmd) one(ctx context.Context, st *store.Store, ref string) (pinResult, error) {
 	if c.unpin {
-		id, err := st.Unpin(ctx, ref)
+		id, err := st.Pins().Unpin(ctx, ref)
 		return pinResult{ID: id}, err
 	}
-	id, p, err := st.Pin(ctx, ref, c.note, time.Now())
+	id, p, err := st.Pins().Pin(ctx, ref, c.note, time.Now())
 	return pinResult{ID: id, Pinned: err == nil, Pin: &p}, err
 }
 

@@ -74,12 +74,12 @@ func incidentStore(t *testing.T, n, reset int) (url string, ids []string, manual
 		t.Fatal(err)
 	}
 	defer s.Close()
-	infos, err := s.List(ctx)
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, info := range infos {
-		if err := s.PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: info.CreatedAt}); err != nil {
+		if err := s.Journal().PutEpoch(ctx, &journal.Epoch{ID: info.ID, Reason: journal.EpochSnapshot, StartedAt: info.CreatedAt}); err != nil {
 			t.Fatal(err)
 		}
 		last := info.CreatedAt.Add(time.Hour + time.Second)
@@ -92,11 +92,11 @@ func incidentStore(t *testing.T, n, reset int) (url string, ids []string, manual
 			seg.Entries = []journal.Entry{{Kind: journal.EntryEvent, Time: resetAt.UnixMilli(), Before: resetAt.UnixMilli() - 1,
 				Connector: "inventory-connector", Reason: snapshot.EventSourceTombstoned, Count: 3}}
 		}
-		if _, err := s.PutSegment(ctx, seg); err != nil {
+		if _, err := s.Journal().PutSegment(ctx, seg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m, err := s.Put(ctx, &snapshot.Snapshot{ClusterID: "c1", Reason: snapshot.ReasonManual, CreatedAt: resetAt.Add(-10 * time.Minute)})
+	m, err := s.Snapshots().Put(ctx, &snapshot.Snapshot{ClusterID: "c1", Reason: snapshot.ReasonManual, CreatedAt: resetAt.Add(-10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,12 +176,12 @@ func (c *pruneCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	infos, err := st.ListPinned(ctx)
+	infos, err := st.Pins().Snapshots(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	jr, err := st.RetentionJournal(ctx, infos, p, now, nil)
+	jr, err := st.Snapshots().RetentionJournal(ctx, infos, p, now, nil)
 	if err != nil {
 		return fmt.Errorf("read the journal's resets for retention: %w", err)
 	}
@@ -245,9 +245,9 @@ const maxFailingRemovals = 3
 // remove deletes the snapshots res marks for removal, logging each with
 // its kind and why, and counts what was removed and what failed.
 func (c *pruneCmd) remove(ctx context.Context, st *store.Store, res *pruneResult) []error {
-	errs := c.removeEach(res, func(id string) (bool, error) { return st.Pinned(ctx, id) }, func(id string) error { return st.Delete(ctx, id) })
+	errs := c.removeEach(res, func(id string) (bool, error) { return st.Pins().Pinned(ctx, id) }, func(id string) error { return st.Snapshots().Delete(ctx, id) })
 	// The journal of a removed snapshot's epoch goes with it.
-	epochs, err := st.PruneJournal(ctx)
+	epochs, err := st.Journal().Prune(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}

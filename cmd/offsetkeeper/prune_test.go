@@ -23,7 +23,7 @@ func pruneStore(t *testing.T, n int) (string, []string) {
 	var ids []string
 	now := time.Now().UTC()
 	for i := n; i > 0; i-- {
-		info, err := s.Put(context.Background(), &snapshot.Snapshot{
+		info, err := s.Snapshots().Put(context.Background(), &snapshot.Snapshot{
 			ClusterID: "c1",
 			Reason:    snapshot.ReasonScheduled,
 			CreatedAt: now.Add(-time.Duration(i) * time.Hour),
@@ -43,7 +43,7 @@ func storeIDs(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	infos, err := s.List(context.Background())
+	infos, err := s.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

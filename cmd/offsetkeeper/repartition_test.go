@@ -60,7 +60,7 @@ func TestRestoreRepartitionedDiffAgreesWithVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	want, _, err := st.Get(context.Background(), id)
+	want, _, err := st.Snapshots().GetWith(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

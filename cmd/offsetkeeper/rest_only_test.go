@@ -332,7 +332,7 @@ func waitListed(t *testing.T, url string, logs *testkit.SyncBuffer) []snapshot.I
 		if err != nil {
 			t.Fatal(err)
 		}
-		infos, err := st.List(context.Background())
+		infos, err := st.Snapshots().List(context.Background())
 		st.Close()
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)

@@ -80,7 +80,7 @@ func (c *restoreCmd) fileSnapshot(ctx context.Context, cl *kgo.Client, st *store
 		return nil, err
 	}
 	var previous *snapshot.Snapshot
-	if prev, _, err := st.Get(ctx, "latest"); err == nil {
+	if prev, _, err := st.Snapshots().GetWith(ctx, "latest", nil); err == nil {
 		previous = prev
 	} else if !errors.Is(err, snapshot.ErrNotFound) {
 		return nil, fmt.Errorf("read the latest snapshot (for the key bytes of partitions the cluster has no key for): %w; nothing was written", err)

@@ -89,7 +89,7 @@ func TestShowMasksSecrets(t *testing.T) {
 				"api.key": "k-123", "db.user.password": "${file:/s.properties:pw}"}}},
 		SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{},
 	}
-	if _, err := st.Put(ctx, snap); err != nil {
+	if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

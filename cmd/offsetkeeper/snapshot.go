@@ -70,7 +70,7 @@ func (c *snapshotCmd) pinStored(ctx context.Context, sto *store.Store, info *sna
 	if !c.pin {
 		return nil
 	}
-	_, p, err := sto.Pin(ctx, info.ID, c.note, time.Now())
+	_, p, err := sto.Pins().Pin(ctx, info.ID, c.note, time.Now())
 	if err != nil {
 		return fmt.Errorf("snapshot %s stored, but not pinned: %w; pin it with: offsetkeeper pin %s", info.ID, err, info.ID)
 	}
@@ -148,7 +148,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	}
 	captured := time.Now()
 	opts.Progress.SetPhase(capture.PhaseStore)
-	info, err := sto.Put(ctx, snap)
+	info, err := sto.Snapshots().Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}
@@ -178,7 +178,7 @@ func (c *snapshotCmd) snapshotREST(ctx context.Context, sto *store.Store) error 
 		return fmt.Errorf("take snapshot through the Connect REST API: %w; nothing was stored", err)
 	}
 	capture.AddFromREST(ctx, rc, snap)
-	info, err := sto.Put(ctx, snap)
+	info, err := sto.Snapshots().Put(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("store snapshot: %w", err)
 	}

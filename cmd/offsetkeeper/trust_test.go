@@ -51,7 +51,7 @@ func mixedStore(t *testing.T) mixed {
 		for _, n := range names {
 			snap.Connectors = append(snap.Connectors, snapshot.Connector{Name: n, Type: snapshot.TypeSink, Tasks: -1})
 		}
-		info, err := st.Put(context.Background(), snap)
+		info, err := st.Snapshots().Put(context.Background(), snap)
 		if err != nil {
 			t.Fatal(err)
 		}

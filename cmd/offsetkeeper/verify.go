@@ -65,7 +65,7 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 	res := verifyResult{Checked: len(ids), Snapshots: []verified{}}
 	for _, id := range ids {
 		v := verified{ID: id}
-		info, err := st.Verify(ctx, id)
+		info, err := st.Snapshots().Verify(ctx, id)
 		if err != nil {
 			res.Failed++
 			v.Error = err.Error()
@@ -121,7 +121,7 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 // matches.
 func (c *verifyCmd) resolve(ctx context.Context, st *store.Store, refs []string) ([]string, error) {
 	if len(refs) == 0 {
-		infos, err := st.List(ctx)
+		infos, err := st.Snapshots().List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (c *verifyCmd) resolve(ctx context.Context, st *store.Store, refs []string)
 	}
 	ids := make([]string, 0, len(refs))
 	for _, ref := range refs {
-		id, err := st.Resolve(ctx, ref)
+		id, err := st.Snapshots().Resolve(ctx, ref)
 		switch {
 		case errors.Is(err, snapshot.ErrAmbiguous):
 			return nil, usageError{err.Error()}

@@ -22,7 +22,7 @@ type verifiedEpoch struct {
 // a line per epoch with --output text, and returns the results and how
 // many epochs failed.
 func (c *verifyCmd) journal(ctx context.Context, st *store.Store) ([]verifiedEpoch, int, error) {
-	checks, err := st.VerifyJournal(ctx)
+	checks, err := st.Journal().Verify(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -82,7 +82,7 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 	now := s.now()
 	switch ref {
 	case "", "live", "now":
-		st, si, err := s.src.Store.StateAt(ctx, now)
+		st, si, err := s.src.Store.Journal().StateAt(ctx, now)
 		if err != nil {
 			return diffSide{}, fmt.Errorf("read the newest state: %w", err)
 		}
@@ -93,13 +93,13 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		return diffSide{}, fmt.Errorf("%q: %w", ref, err)
 	}
 	if err == nil {
-		st, si, err := s.src.Store.StateAt(ctx, t)
+		st, si, err := s.src.Store.Journal().StateAt(ctx, t)
 		if errors.Is(err, journal.ErrNotRestorable) && strings.HasPrefix(ref, "-") {
 			// "The last hour" of a store younger than that starts at its
 			// first snapshot (the page's links say -1h).
 			if first, ok := s.firstFull(ctx, t); ok {
 				t = first
-				st, si, err = s.src.Store.StateAt(ctx, t)
+				st, si, err = s.src.Store.Journal().StateAt(ctx, t)
 			}
 		}
 		if err != nil {
@@ -107,7 +107,7 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		}
 		return diffSide{st, Moment{Ref: ref, At: t, Base: si.Base.ID, Epoch: si.Epoch}}, nil
 	}
-	st, info, err := s.src.Store.Get(ctx, ref)
+	st, info, err := s.src.Store.Snapshots().GetWith(ctx, ref, nil)
 	if err != nil {
 		return diffSide{}, fmt.Errorf("read %q (want live, an RFC 3339 time, -15m or a snapshot ID): %w", ref, err)
 	}
@@ -117,7 +117,7 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 // firstFull is when the oldest full snapshot after t was taken: the
 // earliest restorable moment of a store whose history starts after t.
 func (s *Server) firstFull(ctx context.Context, t time.Time) (time.Time, bool) {
-	infos, err := s.src.Store.List(ctx)
+	infos, err := s.src.Store.Snapshots().List(ctx)
 	if err != nil {
 		return time.Time{}, false
 	}

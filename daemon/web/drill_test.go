@@ -25,7 +25,7 @@ func TestBoardShowsLastDrill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, snap); err != nil {
+	if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := drill.NewestFull(ctx, drill.Env{Store: st}, drill.Request{SkipComplete: "test"})

@@ -180,7 +180,7 @@ func (c *segCache) read(ctx context.Context, st *store.Store, epoch string, si j
 	if ok {
 		return d, nil
 	}
-	seg, err := st.ReadSegment(ctx, si)
+	seg, err := st.Journal().ReadSegment(ctx, si)
 	if err != nil {
 		return nil, fmt.Errorf("read journal segment %s: %w", si.Key, err)
 	}
@@ -214,7 +214,7 @@ func (c *segCache) keep(keys map[string]bool) {
 
 // readJournal adds the journal's records in [h.from, h.to] to h.
 func (h *history) readJournal(ctx context.Context, st *store.Store, cache *segCache) error {
-	l, err := st.ListJournal(ctx)
+	l, err := st.Journal().List(ctx)
 	if err != nil {
 		return fmt.Errorf("list journal: %w", err)
 	}
@@ -378,7 +378,7 @@ func (c *snapCache) get(ctx context.Context, st *store.Store, id string) (*snaps
 	if ok {
 		return s, nil
 	}
-	s, _, err := st.Get(ctx, id)
+	s, _, err := st.Snapshots().GetWith(ctx, id, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func SnapshotList(st *store.Store) http.HandlerFunc {
 			json.NewEncoder(w).Encode(map[string]string{"error": "no store"})
 			return
 		}
-		infos, err := st.ListPinned(r.Context())
+		infos, err := st.Pins().Snapshots(r.Context())
 		if err != nil {
 			w.WriteHeader(http.StatusBadGateway)
 			json.NewEncoder(w).Encode(map[string]string{"error": "list snapshots: " + err.Error()})

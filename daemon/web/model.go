@@ -48,10 +48,10 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	now := s.now()
 	w := &world{now: now, from: now.Add(-s.window())}
 	var err error
-	if w.infos, err = s.src.Store.ListPinned(ctx); err != nil {
+	if w.infos, err = s.src.Store.Pins().Snapshots(ctx); err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
-	if w.coverage, err = s.src.Store.JournalCoverage(ctx); err != nil {
+	if w.coverage, err = s.src.Store.Journal().Coverage(ctx); err != nil {
 		return nil, fmt.Errorf("read journal coverage: %w", err)
 	}
 	w.from = dataFrom(w)
@@ -61,7 +61,7 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	}
 	w.hist.coverageGaps(w.coverage, now)
 	if len(w.infos) > 0 {
-		w.state, w.stateAt, err = s.src.Store.StateAt(ctx, now)
+		w.state, w.stateAt, err = s.src.Store.Journal().StateAt(ctx, now)
 		if err != nil {
 			w.notes = append(w.notes, "newest state: "+err.Error())
 			w.state = nil

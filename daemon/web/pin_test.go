@@ -22,13 +22,13 @@ func TestPinsOnThePage(t *testing.T) {
 	st := store.NewStore(memblob.OpenBucket(nil))
 	var ids []string
 	for i := range 2 {
-		info, err := st.Put(ctx, &snapshot.Snapshot{ClusterID: "c", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(time.Duration(i-2) * time.Minute)})
+		info, err := st.Snapshots().Put(ctx, &snapshot.Snapshot{ClusterID: "c", Reason: snapshot.ReasonScheduled, CreatedAt: time.Now().Add(time.Duration(i-2) * time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, info.ID)
 	}
-	if _, _, err := st.Pin(ctx, ids[0], "INC-9 <before>", time.Now()); err != nil {
+	if _, _, err := st.Pins().Pin(ctx, ids[0], "INC-9 <before>", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Source{Store: st})

@@ -32,7 +32,7 @@ func FuzzPageQuery(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		info, err := st.Put(ctx, snap)
+		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestWorkerStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, snap); err != nil {
+	if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	var page string

@@ -83,7 +83,7 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 		p.Error = err.Error()
 		return p
 	}
-	st, si, err := s.src.Store.StateAt(ctx, at)
+	st, si, err := s.src.Store.Journal().StateAt(ctx, at)
 	if err != nil {
 		p.Error = "read state at " + at.UTC().Format(time.RFC3339Nano) + ": " + err.Error()
 		return p

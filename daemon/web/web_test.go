@@ -34,7 +34,7 @@ func TestSnapshotsOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := st.Put(ctx, snap)
+		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestPlanCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -289,7 +289,7 @@ func journalCovers(p *pipeline, at time.Time, logs func() string) {
 			return false, err.Error()
 		}
 		defer s.Close()
-		cov, err := s.JournalCoverage(context.Background())
+		cov, err := s.Journal().Coverage(context.Background())
 		if err != nil || len(cov) == 0 {
 			return false, fmt.Sprint(cov, err, logs())
 		}

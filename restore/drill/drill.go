@@ -5,7 +5,7 @@
 // Connect has, and measures RTO and RPO.
 //
 // The two things to know are [Run], one drill, and [Report], what it
-// found, which is stored beside the snapshots (store.PutDrill) as a bare
+// found, which is stored beside the snapshots (store.Drills.Put) as a bare
 // JSON document or, signed with an ed25519 key, as a DSSE envelope
 // ([Sign], [Verify]).
 //
@@ -284,14 +284,14 @@ func checkComplete(ctx context.Context, env Env, req Request) (c Check, _ error)
 func checkRecoverable(ctx context.Context, env Env, req Request, restorable Check, rpo *RPO, now time.Time) Check {
 	c := Check{Name: CheckRecoverable, Result: Passed}
 	if env.Store != nil {
-		if infos, err := env.Store.List(ctx); err == nil {
+		if infos, err := env.Store.Snapshots().List(ctx); err == nil {
 			if full := capture.LatestFull(infos); full != nil {
 				rpo.NewestFull, rpo.NewestFullAge = full.ID, millisPtr(now.Sub(full.CreatedAt))
 			}
 		} else {
 			c.Notes = append(c.Notes, "list snapshots: "+err.Error())
 		}
-		if cov, err := env.Store.JournalCoverage(ctx); err == nil {
+		if cov, err := env.Store.Journal().Coverage(ctx); err == nil {
 			var to time.Time
 			for _, e := range cov {
 				if e.Broken == "" && e.To.After(to) {

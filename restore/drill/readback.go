@@ -286,11 +286,11 @@ func readScratch(ctx context.Context, sc *scratch, offsetsTopics []string, opts 
 	}
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		return nil, fmt.Errorf("read back the scratch cluster: keep its capture: %w", err)
 	}
-	got, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: true})
+	got, _, err := st.Snapshots().GetWith(ctx, info.ID, store.RestoreSink(store.RestoreRead{NoSinkOffsets: true}))
 	if err != nil {
 		return nil, fmt.Errorf("read back the scratch cluster: read its capture: %w", err)
 	}

@@ -33,7 +33,7 @@ func Save(ctx context.Context, st *store.Store, rep *Report, key ed25519.Private
 	if err != nil {
 		return nil, err
 	}
-	if err := st.PutDrill(ctx, rep.ID, data); err != nil {
+	if err := st.Drills().Put(ctx, rep.ID, data); err != nil {
 		return nil, err
 	}
 	return data, nil
@@ -42,11 +42,11 @@ func Save(ctx context.Context, st *store.Store, rep *Report, key ed25519.Private
 // Last returns the newest report stored in st and how many are stored;
 // nil when none is.
 func Last(ctx context.Context, st *store.Store) (*Report, int, error) {
-	ids, err := st.Drills(ctx)
+	ids, err := st.Drills().List(ctx)
 	if err != nil || len(ids) == 0 {
 		return nil, 0, err
 	}
-	data, err := st.GetDrill(ctx, ids[len(ids)-1])
+	data, err := st.Drills().Get(ctx, ids[len(ids)-1])
 	if err != nil {
 		return nil, len(ids), err
 	}
@@ -60,10 +60,10 @@ func Last(ctx context.Context, st *store.Store) (*Report, int, error) {
 // req.ReadError: the drill then fails, naming it. Any other error is
 // returned.
 func ReadSnapshot(ctx context.Context, st *store.Store, ref string, req *Request) error {
-	snap, info, err := st.GetForRestore(ctx, ref, nil, store.RestoreRead{})
+	snap, info, err := st.Snapshots().GetWith(ctx, ref, store.RestoreSink(store.RestoreRead{}))
 	switch {
 	case errors.Is(err, snapshot.ErrChecksum), errors.Is(err, snapshot.ErrCorrupt):
-		id, rerr := st.Resolve(ctx, ref)
+		id, rerr := st.Snapshots().Resolve(ctx, ref)
 		if rerr != nil {
 			id = ref
 		}
@@ -80,7 +80,7 @@ func ReadSnapshot(ctx context.Context, st *store.Store, ref string, req *Request
 // NewestFull drills the newest full snapshot of env.Store, as the daemon
 // does on its schedule. A store without one is ErrCannotRun.
 func NewestFull(ctx context.Context, env Env, req Request) (*Report, error) {
-	infos, err := env.Store.List(ctx)
+	infos, err := env.Store.Snapshots().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}

@@ -185,7 +185,7 @@ func BenchmarkSnapshotFull(b *testing.B) {
 		if snap, err = c.CaptureStreamed(ctx); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.Put(ctx, snap); err != nil {
+		if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func benchIncremental(b *testing.B, put bool, opts capture.Options) {
 			b.Fatal(err)
 		}
 		if put {
-			if _, err := st.Put(ctx, snap); err != nil {
+			if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -280,7 +280,7 @@ func BenchmarkPut(b *testing.B) {
 	for b.Loop() {
 		snap.ID, snap.CreatedAt = "", time.Time{}
 		var err error
-		if info, err = st.Put(ctx, snap); err != nil {
+		if info, err = st.Snapshots().Put(ctx, snap); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -310,12 +310,12 @@ func BenchmarkGet(b *testing.B) {
 	snap := captured(b)
 	st := fileStore(b)
 	ctx := context.Background()
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, _, err := st.Get(ctx, info.ID); err != nil {
+		if _, _, err := st.Snapshots().GetWith(ctx, info.ID, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -146,14 +146,14 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	streamed.ID, streamed.CreatedAt = "", time.Time{}
-	info, err := st.Put(ctx, streamed)
+	info, err := st.Snapshots().Put(ctx, streamed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.SourceKeys != built.SourceKeys() || info.Connectors != len(built.Connectors) || info.SinkGroups != len(built.SinkGroups) {
 		t.Errorf("Info %+v, built has %d keys, %d connectors, %d groups", info, built.SourceKeys(), len(built.Connectors), len(built.SinkGroups))
 	}
-	got, _, err := st.Get(ctx, info.ID)
+	got, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestCaptureStreamedEncodesAsBuilt(t *testing.T) {
 	// Stored as compactly: a streamed snapshot's partitions of a few keys
 	// each share frames, as the built snapshot's offsets do.
 	built.ID, built.CreatedAt = "", time.Time{}
-	binfo, err := st.Put(ctx, built)
+	binfo, err := st.Snapshots().Put(ctx, built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestPiecesAndFrames(t *testing.T) {
 	st.SetPieceSizes(3, 2)
 	for _, snap := range []*snapshot.Snapshot{built, streamed} {
 		snap.ID, snap.CreatedAt = "", time.Time{}
-		info, err := st.Put(ctx, snap)
+		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestPiecesAndFrames(t *testing.T) {
 		if !bytes.Equal(got, doc.Bytes()) {
 			t.Fatalf("stored body decompresses to %d bytes that are not the %d bytes Encode writes", len(got), doc.Len())
 		}
-		back, _, err := st.Get(ctx, info.ID)
+		back, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,11 +394,11 @@ func TestEncodeOnce(t *testing.T) {
 	}
 	keys := once.SourceKeys()
 	once.EncodeOnce()
-	pi, err := st.Put(ctx, plain)
+	pi, err := st.Snapshots().Put(ctx, plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oi, err := st.Put(ctx, once)
+	oi, err := st.Snapshots().Put(ctx, once)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,11 +407,11 @@ func TestEncodeOnce(t *testing.T) {
 	if d := pi.Size - oi.Size; pi.SHA256 == oi.SHA256 || d < -16 || d > 16 {
 		t.Errorf("sizes %d and %d (want about the same), checksums %s and %s (want different)", pi.Size, oi.Size, pi.SHA256, oi.SHA256)
 	}
-	got, _, err := st.Get(ctx, oi.ID)
+	got, _, err := st.Snapshots().GetWith(ctx, oi.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := st.Get(ctx, pi.ID)
+	want, _, err := st.Snapshots().GetWith(ctx, pi.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestEncodeOnce(t *testing.T) {
 	if err := once.Encode(new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "EncodeOnce") {
 		t.Errorf("encoding it again: %v, want an error naming EncodeOnce", err)
 	}
-	if _, err := st.Put(ctx, once); err == nil {
+	if _, err := st.Snapshots().Put(ctx, once); err == nil {
 		t.Error("stored it a second time")
 	}
 	if once.SourceKeys() != keys || keys == 0 {
@@ -442,7 +442,7 @@ func TestEncodeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.EncodeOnce()
-	if _, err := st.Put(ctx, s); err != nil {
+	if _, err := st.Snapshots().Put(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Encode(new(bytes.Buffer)); err != nil {
@@ -515,14 +515,14 @@ func TestCaptureStreamedOnce(t *testing.T) {
 		defer st.Close()
 		st.SetPieceSizes(4, 2)
 		once.ID, once.CreatedAt = "", time.Time{}
-		info, err := st.Put(ctx, once)
+		info, err := st.Snapshots().Put(ctx, once)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if info.SourceKeys != built.SourceKeys() {
 			t.Errorf("min %d: stored %d keys, built %d", minKeys, info.SourceKeys, built.SourceKeys())
 		}
-		got, _, err := st.Get(ctx, info.ID)
+		got, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -561,7 +561,7 @@ func TestCaptureStreamedOnce(t *testing.T) {
 	}
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
-	if _, err := st.Put(ctx, s); err != nil {
+	if _, err := st.Snapshots().Put(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	sameDocument(t, s, built)

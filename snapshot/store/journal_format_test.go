@@ -69,11 +69,11 @@ func TestJournalFormatV1Encrypted(t *testing.T) {
 	}
 	s := store.NewStore(b)
 	defer s.Close()
-	l, err := s.ListJournal(context.Background())
+	l, err := s.Journal().List(context.Background())
 	if err != nil || len(l.Epochs) != 1 || len(l.Epochs[0].Segments) != 1 {
 		t.Fatalf("listing: %+v %v", l, err)
 	}
-	seg, err := s.ReadSegment(context.Background(), l.Epochs[0].Segments[0])
+	seg, err := s.Journal().ReadSegment(context.Background(), l.Epochs[0].Segments[0])
 	if !errors.Is(err, snapshot.ErrEncrypted) || seg == nil || seg.LastSeq != 1 || len(seg.Entries) != 0 {
 		t.Fatalf("read without the key: %+v, %v; want the header and ErrEncrypted", seg, err)
 	}
@@ -102,12 +102,12 @@ func testJournalFixture(t *testing.T, dir, keyURL string) {
 		}
 		s := open(store.NewStore(b))
 		ctx := context.Background()
-		if err := s.PutEpoch(ctx, &journal.Epoch{ID: epoch, Reason: journal.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		if err := s.Journal().PutEpoch(ctx, &journal.Epoch{ID: epoch, Reason: journal.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 			Topics: []journal.EpochTopic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, TopicID: "00112233445566778899aabbccddeeff", Partitions: 25, Worker: true, Start: []journal.PartitionNext{{Partition: 20, Next: 1204}}}}}); err != nil {
 			t.Fatal(err)
 		}
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-		if _, err := s.PutSegment(ctx, &journal.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
+		if _, err := s.Journal().PutSegment(ctx, &journal.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -129,15 +129,15 @@ func testJournalFixture(t *testing.T, dir, keyURL string) {
 	s := open(store.NewStore(b))
 	defer s.Close()
 	ctx := context.Background()
-	ep, err := s.GetEpoch(ctx, epoch)
+	ep, err := s.Journal().GetEpoch(ctx, epoch)
 	if err != nil || ep.Reason != journal.EpochFirstRun || len(ep.Topics) != 1 || !ep.Topics[0].Worker {
 		t.Fatalf("epoch: %+v %v", ep, err)
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil || len(l.Epochs) != 1 || len(l.Epochs[0].Segments) != 1 {
 		t.Fatalf("listing: %+v %v", l, err)
 	}
-	seg, err := s.ReadSegment(ctx, l.Epochs[0].Segments[0])
+	seg, err := s.Journal().ReadSegment(ctx, l.Epochs[0].Segments[0])
 	if err != nil {
 		t.Fatal(err)
 	}

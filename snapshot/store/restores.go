@@ -100,10 +100,11 @@ type IntentStopped struct {
 
 func intentKey(id string) string { return intentPrefix + id + intentSuffix }
 
-// PutIntent writes in, replacing the intent of the same ID. It fails as
+// Put writes in, replacing the intent of the same ID. It fails as
 // the store fails: a restore that cannot record what it is about to do
 // does not do it.
-func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
+func (h Restores) Put(ctx context.Context, in RestoreIntent) error {
+	s := h.s
 	if in.ID == "" || strings.ContainsAny(in.ID, "/\\") {
 		return fmt.Errorf("record restore intent: bad id %q", in.ID)
 	}
@@ -118,20 +119,22 @@ func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
 	return nil
 }
 
-// DeleteIntent removes the intent of restore id; one already gone is
+// Delete removes the intent of restore id; one already gone is
 // no error.
-func (s *Store) DeleteIntent(ctx context.Context, id string) error {
+func (h Restores) Delete(ctx context.Context, id string) error {
+	s := h.s
 	if err := s.bucket.Delete(ctx, intentKey(id)); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("remove the record of restore %s%s: %w", id, s.in(), describeBucketError(err))
 	}
 	return nil
 }
 
-// Intents returns the intents of the restores that did not finish (or
+// List returns the intents of the restores that did not finish (or
 // are running), oldest first. An object under restores/ that is not an
 // intent (a temporary file of the file:// driver, a foreign object) is
 // skipped, one that vanished while listed too.
-func (s *Store) Intents(ctx context.Context) ([]RestoreIntent, error) {
+func (h Restores) List(ctx context.Context) ([]RestoreIntent, error) {
+	s := h.s
 	it := s.bucket.List(&blob.ListOptions{Prefix: intentPrefix})
 	var out []RestoreIntent
 	for {

@@ -196,21 +196,21 @@ func small(reason string) *snapshot.Snapshot {
 
 func testRoundTrip(t *testing.T, b *backend) {
 	s := open(t, b)
-	info, err := s.Put(t.Context(), small("round trip"))
+	info, err := s.Snapshots().Put(t.Context(), small("round trip"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	infos, err := s.List(t.Context())
+	infos, err := s.Snapshots().List(t.Context())
 	if err != nil || len(infos) != 1 || infos[0].ID != info.ID {
 		t.Fatalf("List = %v, %v; want %s", infos, err, info.ID)
 	}
-	if _, got, err := s.Get(t.Context(), info.ID); err != nil || got.Reason != "round trip" {
+	if _, got, err := s.Snapshots().GetWith(t.Context(), info.ID, nil); err != nil || got.Reason != "round trip" {
 		t.Fatalf("Get = %+v, %v", got, err)
 	}
-	if err := s.Delete(t.Context(), info.ID); err != nil {
+	if err := s.Snapshots().Delete(t.Context(), info.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Get(t.Context(), info.ID); !errors.Is(err, snapshot.ErrNotFound) {
+	if _, _, err := s.Snapshots().GetWith(t.Context(), info.ID, nil); !errors.Is(err, snapshot.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v, want ErrNotFound", err)
 	}
 }
@@ -218,16 +218,16 @@ func testRoundTrip(t *testing.T, b *backend) {
 func testCreateSmall(t *testing.T, b *backend) {
 	s := open(t, b)
 	first := small("first")
-	info, err := s.Put(t.Context(), first)
+	info, err := s.Snapshots().Put(t.Context(), first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	second := small("second")
 	second.ID = info.ID
-	if _, err := s.Put(t.Context(), second); !errors.Is(err, snapshot.ErrExists) {
+	if _, err := s.Snapshots().Put(t.Context(), second); !errors.Is(err, snapshot.ErrExists) {
 		t.Fatalf("second Put of %s: %v, want ErrExists", info.ID, err)
 	}
-	if _, got, err := s.Get(t.Context(), info.ID); err != nil || got.Reason != "first" {
+	if _, got, err := s.Snapshots().GetWith(t.Context(), info.ID, nil); err != nil || got.Reason != "first" {
 		t.Fatalf("Get = %+v, %v; want the first", got, err)
 	}
 }
@@ -250,22 +250,22 @@ const epochID = "20261201T090000.000000Z-c0ffee"
 func testCreateMultipart(t *testing.T, b *backend) {
 	s := open(t, b)
 	const size = 20 << 20
-	if _, err := s.PutSegment(t.Context(), bigSegment(t, epochID, size)); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), bigSegment(t, epochID, size)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.ListJournal(t.Context())
+	l, err := s.Journal().List(t.Context())
 	if err != nil || len(l.Epochs) != 1 || len(l.Epochs[0].Segments) != 1 {
 		t.Fatalf("ListJournal = %+v, %v", l, err)
 	}
 	si := l.Epochs[0].Segments[0]
-	before, err := s.ReadSegment(t.Context(), si)
+	before, err := s.Journal().ReadSegment(t.Context(), si)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutSegment(t.Context(), bigSegment(t, epochID, size)); !errors.Is(err, snapshot.ErrExists) {
+	if _, err := s.Journal().PutSegment(t.Context(), bigSegment(t, epochID, size)); !errors.Is(err, snapshot.ErrExists) {
 		t.Fatalf("second write of %s: %v, want ErrExists", si.Key, err)
 	}
-	after, err := s.ReadSegment(t.Context(), si)
+	after, err := s.Journal().ReadSegment(t.Context(), si)
 	if err != nil {
 		t.Fatalf("the first write does not read back: %v", err)
 	}
@@ -282,17 +282,17 @@ func rawSegment(seq uint64, prev string, ts time.Time, value string) *journal.Se
 
 func putEpoch(t *testing.T, s *store.Store) {
 	t.Helper()
-	if _, err := s.Put(t.Context(), &snapshot.Snapshot{ID: epochID, ClusterID: "conformance", Reason: "base"}); err != nil {
+	if _, err := s.Snapshots().Put(t.Context(), &snapshot.Snapshot{ID: epochID, ClusterID: "conformance", Reason: "base"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutEpoch(t.Context(), &journal.Epoch{ID: epochID, Reason: journal.EpochFirstRun, StartedAt: time.Now().UTC()}); err != nil {
+	if err := s.Journal().PutEpoch(t.Context(), &journal.Epoch{ID: epochID, Reason: journal.EpochFirstRun, StartedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func verifyClean(t *testing.T, s *store.Store, segments int) {
 	t.Helper()
-	checks, err := s.VerifyJournal(t.Context())
+	checks, err := s.Journal().Verify(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func verifyClean(t *testing.T, s *store.Store, segments int) {
 			t.Fatalf("verify epoch %s: %d segments, want %d", c.Epoch, c.Segments, segments)
 		}
 	}
-	l, err := s.ListJournal(t.Context())
+	l, err := s.Journal().List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,11 +318,11 @@ func testJournalFence(t *testing.T, b *backend) {
 	putEpoch(t, s)
 	ts := time.Date(2026, 12, 1, 9, 0, 10, 0, time.UTC)
 	a := rawSegment(1, "", ts, "a")
-	if _, err := s.PutSegment(t.Context(), a); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	// A second writer of seq 1, a moment later: its name differs.
-	_, err := s.PutSegment(t.Context(), rawSegment(1, "", ts.Add(time.Second), "b"))
+	_, err := s.Journal().PutSegment(t.Context(), rawSegment(1, "", ts.Add(time.Second), "b"))
 	var fe *journal.FencedError
 	if !errors.As(err, &fe) || !fe.Stored || fe.Epoch != epochID || fe.Seq != 1 {
 		t.Fatalf("second writer of seq 1: %v, want a FencedError naming epoch %s", err, epochID)
@@ -331,10 +331,10 @@ func testJournalFence(t *testing.T, b *backend) {
 		t.Fatalf("error %q does not name the epoch", err)
 	}
 	// The first writer's retry of its own write is no error.
-	if _, err := s.PutSegment(t.Context(), a); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), a); err != nil {
 		t.Fatalf("retry of the stored segment: %v", err)
 	}
-	if _, err := s.PutSegment(t.Context(), rawSegment(2, a.LastDigest, ts.Add(10*time.Second), "a2")); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), rawSegment(2, a.LastDigest, ts.Add(10*time.Second), "a2")); err != nil {
 		t.Fatal(err)
 	}
 	verifyClean(t, s, 2)
@@ -346,13 +346,13 @@ func testAmbiguousWrite(t *testing.T, b *backend) {
 	putEpoch(t, s)
 	ts := time.Date(2026, 12, 1, 9, 0, 10, 0, time.UTC)
 	first := rawSegment(1, "", ts, "one")
-	if _, err := s.PutSegment(t.Context(), first); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
 	seg := rawSegment(2, first.LastDigest, ts.Add(10*time.Second), "two")
 	b.proxy.DropReplies(true)
 	defer b.proxy.DropReplies(false)
-	_, err := s.PutSegment(t.Context(), seg)
+	_, err := s.Journal().PutSegment(t.Context(), seg)
 	b.proxy.DropReplies(false)
 	if err == nil {
 		t.Fatal("PutSegment succeeded with every reply dropped")
@@ -361,10 +361,10 @@ func testAmbiguousWrite(t *testing.T, b *backend) {
 		t.Fatal("no reply was dropped")
 	}
 	// The retry writes the same segment; what the first try stored is it.
-	if _, err := s.PutSegment(t.Context(), seg); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), seg); err != nil {
 		t.Fatalf("retry after replies were dropped: %v", err)
 	}
-	if _, err := s.PutSegment(t.Context(), rawSegment(3, seg.LastDigest, ts.Add(20*time.Second), "three")); err != nil {
+	if _, err := s.Journal().PutSegment(t.Context(), rawSegment(3, seg.LastDigest, ts.Add(20*time.Second), "three")); err != nil {
 		t.Fatal(err)
 	}
 	verifyClean(t, s, 3)
@@ -413,7 +413,7 @@ func testCutMidCall(t *testing.T, b *backend) {
 	from := b.proxy.Up.Load()
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.PutSegment(t.Context(), bigSegment(t, epochID, 20<<20))
+		_, err := s.Journal().PutSegment(t.Context(), bigSegment(t, epochID, 20<<20))
 		done <- err
 	}()
 	defer b.proxy.SetDelay(0)
@@ -423,17 +423,17 @@ func testCutMidCall(t *testing.T, b *backend) {
 	err := <-done
 	b.proxy.SetDelay(0)
 	oneLine(t, "upload cut mid-call", err)
-	_, lerr := s.ListJournal(t.Context())
+	_, lerr := s.Journal().List(t.Context())
 	oneLine(t, "list while down", lerr)
 	b.proxy.SetDown(false)
-	l, err := s.ListJournal(t.Context())
+	l, err := s.Journal().List(t.Context())
 	if err != nil {
 		t.Fatalf("list once back: %v", err)
 	}
 	if len(l.Epochs) != 0 {
 		t.Fatalf("a cut upload is listed: %+v", l.Epochs)
 	}
-	if _, err := s.Put(t.Context(), small("after")); err != nil {
+	if _, err := s.Snapshots().Put(t.Context(), small("after")); err != nil {
 		t.Fatalf("put once back: %v", err)
 	}
 }
@@ -441,16 +441,16 @@ func testCutMidCall(t *testing.T, b *backend) {
 func testServerDown(t *testing.T, b *backend) {
 	s := open(t, b)
 	s.SetTimeout(5 * time.Second)
-	if _, err := s.Put(t.Context(), small("before")); err != nil {
+	if _, err := s.Snapshots().Put(t.Context(), small("before")); err != nil {
 		t.Fatal(err)
 	}
 	b.srv.Stop()
-	_, err := s.List(t.Context())
+	_, err := s.Snapshots().List(t.Context())
 	oneLine(t, "list with the server stopped", err)
-	_, err = s.Put(t.Context(), small("while down"))
+	_, err = s.Snapshots().Put(t.Context(), small("while down"))
 	oneLine(t, "put with the server stopped", err)
 	b.srv.Restart()
-	infos, err := s.List(t.Context())
+	infos, err := s.Snapshots().List(t.Context())
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("list once the server is back: %v, %v", infos, err)
 	}
@@ -481,7 +481,7 @@ func testMissingBucket(t *testing.T, b *backend) {
 	s, err := store.OpenExistingStore(t.Context(), b.missing)
 	if err == nil {
 		defer s.Close()
-		_, err = s.List(t.Context())
+		_, err = s.Snapshots().List(t.Context())
 	}
 	if !errors.Is(err, snapshot.ErrStoreNotFound) {
 		t.Fatalf("list a missing bucket: %v, want ErrStoreNotFound", err)
@@ -495,7 +495,7 @@ func testMissingBucket(t *testing.T, b *backend) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = s.Put(t.Context(), small("nowhere"))
+	_, err = s.Snapshots().Put(t.Context(), small("nowhere"))
 	oneLine(t, "put into a missing bucket", err)
 }
 
@@ -506,14 +506,14 @@ func testManyObjects(t *testing.T, b *backend) {
 	g.SetLimit(16)
 	for range n {
 		g.Go(func() error {
-			_, err := s.Put(t.Context(), small("many"))
+			_, err := s.Snapshots().Put(t.Context(), small("many"))
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := s.List(t.Context())
+	infos, err := s.Snapshots().List(t.Context())
 	if err != nil || len(infos) != n {
 		t.Fatalf("List: %d snapshots, %v; want %d", len(infos), err, n)
 	}
@@ -527,7 +527,7 @@ func testAbortedUpload(t *testing.T, b *backend) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.PutSegment(ctx, bigSegment(t, epochID, 20<<20))
+		_, err := s.Journal().PutSegment(ctx, bigSegment(t, epochID, 20<<20))
 		done <- err
 	}()
 	waitUp(t, b.proxy, from, 10<<20, done) // past the first part
@@ -536,7 +536,7 @@ func testAbortedUpload(t *testing.T, b *backend) {
 		t.Fatal("a cancelled upload succeeded")
 	}
 	b.proxy.SetDelay(0)
-	l, err := s.ListJournal(t.Context())
+	l, err := s.Journal().List(t.Context())
 	if err != nil || len(l.Epochs) != 0 {
 		t.Fatalf("a cancelled upload is listed: %+v, %v", l, err)
 	}
@@ -574,7 +574,7 @@ func TestMain(m *testing.M) {
 	if raw := os.Getenv(listEnv); raw != "" {
 		s, err := store.OpenStore(context.Background(), raw)
 		if err == nil {
-			_, err = s.List(context.Background())
+			_, err = s.Snapshots().List(context.Background())
 		}
 		if err != nil {
 			if errors.Is(err, store.ErrStore) {
@@ -592,7 +592,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		t := &testing.T{}
-		_, err = s.PutSegment(context.Background(), bigSegment(t, epochID, 20<<20))
+		_, err = s.Journal().PutSegment(context.Background(), bigSegment(t, epochID, 20<<20))
 		fmt.Fprintln(os.Stderr, "upload ended:", err)
 		os.Exit(3)
 	}
@@ -617,11 +617,11 @@ func testSIGKILLUpload(t *testing.T, b *backend) {
 	_ = cmd.Process.Kill()
 	<-done
 	b.proxy.SetDelay(0)
-	l, err := s.ListJournal(t.Context())
+	l, err := s.Journal().List(t.Context())
 	if err != nil || len(l.Epochs) != 0 {
 		t.Fatalf("an upload killed mid-way is listed: %+v, %v (child: %s)", l, err, out.String())
 	}
-	infos, err := s.List(t.Context())
+	infos, err := s.Snapshots().List(t.Context())
 	if err != nil || len(infos) != 0 {
 		t.Fatalf("List after the kill: %v, %v", infos, err)
 	}
