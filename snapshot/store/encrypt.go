@@ -128,6 +128,9 @@ func OpenKeeper(ctx context.Context, keyURL string) (*Keeper, error) {
 		return &Keeper{keeper: localsecrets.NewKeeper(sk), id: keyID(localsecrets.Scheme, sk[:]), where: where}, nil
 	}
 	if !secrets.DefaultURLMux().ValidKeeperScheme(strings.ToLower(scheme)) {
+		if len(kmsSchemes()) == 0 { // a program that does not link internal/storedrivers
+			return fail(fmt.Errorf("unknown key scheme %q: want base64key (this program links no KMS driver)", scheme))
+		}
 		return fail(fmt.Errorf("unknown key scheme %q: want base64key, %s", scheme, strings.Join(kmsSchemes(), ", ")))
 	}
 	u, err := url.Parse(keyURL)
