@@ -64,6 +64,17 @@ func TestHandlesNotFound(t *testing.T) {
 				t.Errorf("Journal.Events: %v, %v; want empty", ev, err)
 			}
 
+			empty := journal.EpochInfo{ID: id}
+			if segs, err := st.Levels().Compact(ctx, empty, time.Now()); err != nil || len(segs) != 0 {
+				t.Errorf("Levels.Compact of an empty epoch: %v, %v; want nothing", segs, err)
+			}
+			if n, err := st.Levels().DropRaw(ctx, empty, 0, time.Now()); err != nil || n != 0 {
+				t.Errorf("Levels.DropRaw of an empty epoch: %d, %v; want 0", n, err)
+			}
+			if n, err := st.Levels().ThinMinutes(ctx, empty, 0, time.Now()); err != nil || n != 0 {
+				t.Errorf("Levels.ThinMinutes of an empty epoch: %d, %v; want 0", n, err)
+			}
+
 			_, _, err = st.Pins().Pin(ctx, id, "note", time.Now())
 			is("Pins.Pin", err, snapshot.ErrNotFound)
 			_, err = st.Pins().Unpin(ctx, id)
