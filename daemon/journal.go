@@ -46,7 +46,7 @@ type JournalConfig struct {
 // its Kafka client and snapshot options.
 type Tailer struct {
 	// New returns a Tail continuing from state at the positions given,
-	// seeded with seed when state was read by Store.GetForTail (nil: from
+	// seeded with seed when state was read with a snapshot.SeedSink (nil: from
 	// state's source offsets).
 	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail
 	// Topics returns the topics an epoch based on snap tails.
@@ -397,9 +397,10 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	// tail keeps of them, never into SourceOffsets; what the epoch's start
 	// freed (the document's buffers, the old tail once replaced) goes back
 	// to the operating system, as after a run (see Daemon.run).
-	snap, seed, err := j.d.Store.GetForTail(ctx, info.ID)
+	seed := &snapshot.SeedSink{S: snapshot.NewTailSeed()}
+	snap, _, err := j.d.Store.Snapshots().GetWith(ctx, info.ID, seed)
 	if err == nil {
-		err = j.begin(ctx, snap, seed, reason, term)
+		err = j.begin(ctx, snap, seed.S, reason, term)
 	}
 	memlimit.Release()
 	if err != nil && stopped(ctx) {
@@ -610,7 +611,7 @@ func (j *journalWriter) standBy() {
 }
 
 // retainJournal deletes the journal of epochs whose base snapshot
-// retention removed (see snapshot.Store.PruneJournal), and applies
+// retention removed (see store.Journal.Prune), and applies
 // Journal.KeepWithin to every epoch (see retainEpoch).
 func (d *Daemon) retainJournal(ctx context.Context) error {
 	removed, err := d.Store.Journal().Prune(ctx)
@@ -661,7 +662,7 @@ func (d *Daemon) retainEpoch(ctx context.Context, e journal.EpochInfo, now time.
 const compactEvery = 15 * time.Second
 
 // compactLoop writes the journal's merged levels (see
-// snapshot.Store.CompactEpoch) while the daemon leads, on a goroutine of
+// store.Levels.Compact) while the daemon leads, on a goroutine of
 // its own so a merge never delays a flush.
 func (j *journalWriter) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactEvery)

@@ -21,7 +21,7 @@ import (
 
 // topicLost writes, as the last segment of the epoch, an event per
 // connector that topic tb names held, from the state the journal reached
-// (Store.JournalHead): the state before the topic went. It reports
+// (Journal.Head): the state before the topic went. It reports
 // whether it wrote them; a failure is logged and the epoch ends anyway.
 func (j *journalWriter) topicLost(ctx context.Context, tb *capture.TailBreak) bool {
 	kind := lostKind(tb)

@@ -70,7 +70,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		compact, _, err := st.GetForRestore(ctx, info.ID, nil, store.RestoreRead{NoSinkOffsets: opts.SourceOnly})
+		compact, _, err := st.Snapshots().GetWith(ctx, info.ID, store.RestoreSink(store.RestoreRead{NoSinkOffsets: opts.SourceOnly}))
 		if err != nil {
 			t.Fatal(err)
 		}

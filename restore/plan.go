@@ -690,7 +690,7 @@ func (p *Plan) compare(ctx context.Context, adm *kadm.Client, scope []scoped, li
 // them with snap instead of copying them (160 bytes a key).
 func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
 	if len(snap.SourceOffsets) == 0 {
-		// Also a snapshot read by GetForRestore, whose Filter shares its
+		// Also a snapshot read with store.RestoreSink, whose Filter shares its
 		// SourceTable when the scope keeps all of it.
 		return snap.Filter(names)
 	}

@@ -16,7 +16,7 @@ import (
 // a pointer, the bytes in one arena.
 
 // SourceTable holds the source offsets of a snapshot by position: the
-// SourceOffsets of a Snapshot, or for one read by Store.GetForRestore the
+// SourceOffsets of a Snapshot, or for one read by store.RestoreSink the
 // compact records it was decoded into. Positions are those of
 // SourceOffsets (the document's order). A table is never modified; its
 // bytes are shared with what reads them: do not modify them.
@@ -128,7 +128,7 @@ func (t *SourceTable) Footprint() int64 {
 }
 
 // SourceTable returns the snapshot's source offsets as a table: the one a
-// Store.GetForRestore decoded, or one over SourceOffsets.
+// store.RestoreSink decoded, or one over SourceOffsets.
 func (s *Snapshot) SourceTable() *SourceTable {
 	if s.Table != nil {
 		return s.Table

@@ -116,7 +116,7 @@ func (x *Index) Positions(name string) []int32 {
 func (x *Index) SourceOffsetsOf(name string) iter.Seq[*SourceOffset] {
 	return func(yield func(*SourceOffset) bool) {
 		if x.snap.CompactOffsets() {
-			return // no SourceOffsets (GetForRestore)
+			return // no SourceOffsets (store.RestoreSink)
 		}
 		for _, i := range x.Positions(name) {
 			if !yield(&x.snap.SourceOffsets[i]) {

@@ -42,7 +42,7 @@ type Info struct {
 	// SetKeeper); KeyID is then the ID of its key, never the key.
 	Encrypted bool   `json:"encrypted,omitempty"`
 	KeyID     string `json:"key_id,omitempty"`
-	// Pin is set for a pinned snapshot by ListPinned and WithPins (List
+	// Pin is set for a pinned snapshot by Pins.Snapshots and WithPins (List
 	// leaves it nil): retention never removes it. See pin.go.
 	Pin *Pin `json:"pin,omitempty"`
 	// Damaged, when set, says why List could not read the object named

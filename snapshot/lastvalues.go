@@ -318,10 +318,10 @@ func (x *WordIndex) Merge() {
 
 // TailSeed is what a Tail keeps of a state's source offsets: the
 // LastValues of every offsets topic partition that has keys, under one
-// hash seed. It seeds one Tail (NewTail). Store.GetForTail decodes a
-// snapshot's source offsets straight into one, so that a new journal epoch never holds its base snapshot's
-// SourceOffsets (160 bytes a key and a copy of its bytes) beside what the
-// tail keeps.
+// hash seed. It seeds one Tail (NewTail). A store read with a SeedSink
+// decodes a snapshot's source offsets straight into one, so that a new
+// journal epoch never holds its base snapshot's SourceOffsets (160 bytes
+// a key and a copy of its bytes) beside what the tail keeps.
 type TailSeed struct {
 	Seed maphash.Seed
 	Last map[string]map[int32]*LastValues
@@ -404,4 +404,15 @@ func (k *SeedSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
 func (k *SeedSink) Finish(s *Snapshot) {
 	k.S.merge()
 	s.SourceOffsets, k.Done = nil, true
+}
+
+// Decoded finishes a read of s with the sink (store's Snapshots.GetWith
+// calls it): a document the streamed decoder did not take was decoded
+// whole, and its source offsets then go into the seed, so that S holds
+// them and s does not either way.
+func (k *SeedSink) Decoded(s *Snapshot) {
+	if !k.Done {
+		k.S = SeedOf(s)
+		s.SourceOffsets, k.Done = nil, true
+	}
 }

@@ -65,8 +65,8 @@ type Policy struct {
 }
 
 // Journal is what retention knows of the store's journal: the epochs'
-// coverage, oldest first (as Store.JournalCoverage gives it), and the
-// resets the journal caught (Store.Events). The zero Journal is a store
+// coverage, oldest first (as Journal.Coverage gives it), and the
+// resets the journal caught (Journal.Events). The zero Journal is a store
 // without a journal.
 type Journal struct {
 	Coverage []Coverage
@@ -130,7 +130,7 @@ const (
 // now, given what j says of the journal. It is a pure function: it reads
 // nothing but its arguments and changes none of them. A snapshot's kind is
 // its Info.Kind, or, when that is empty, what its Reason and Scope say
-// (see Info.Kind); it is pinned when Info.Pin is set (see ListPinned).
+// (see Info.Kind); it is pinned when Info.Pin is set (see Pins.Snapshots).
 //
 // Snapshots are judged per ClusterID, as if each cluster had a store of its
 // own: the rules of one cluster never remove another's snapshots. Within a
@@ -215,7 +215,7 @@ func heldReasons(sorted []Info, j Journal, p Policy, now time.Time) map[string][
 		byID[s.ID] = true
 	}
 	if n := len(j.Coverage); n > 0 && byID[j.Coverage[n-1].Epoch] {
-		// PruneJournal never removes the newest epoch (a daemon may be
+		// Journal.Prune never removes the newest epoch (a daemon may be
 		// writing it): its base stays with it.
 		add(j.Coverage[n-1].Epoch, reasonEpochBase)
 	}

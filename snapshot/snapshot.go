@@ -207,7 +207,7 @@ type Snapshot struct {
 	// they are encoded from what the capture read.
 	Stream OffsetStream `json:"-"`
 	// Table, when set without SourceOffsets, holds the source offsets of
-	// a snapshot read for a restore (store.Store.GetForRestore) as a
+	// a snapshot read for a restore (store.RestoreSink) as a
 	// compact SourceTable instead (compact.go): such a snapshot does not
 	// encode.
 	Table *SourceTable `json:"-"`

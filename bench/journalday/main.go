@@ -7,7 +7,7 @@
 // writes them): one raw segment every --interval with the journal's real
 // writer (Store.PutSegment: names, digest chain, positions, the
 // source-rewound events the tail would have seen), and the merged levels
-// with the daemon's real compaction (Store.CompactEpoch, and the
+// with the daemon's real compaction (Levels.Compact, and the
 // retention of --journal-keep-within: Store.DropRaw, Store.ThinMinutes) at each tick of the daemon's
 // compaction loop, under a clock the command moves instead of waiting.
 //

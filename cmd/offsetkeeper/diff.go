@@ -158,7 +158,7 @@ func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, s diffSides
 func (c *diffCmd) sides(ctx context.Context, st *store.Store, args []string) ([]*snapshot.Snapshot, error) {
 	var out []*snapshot.Snapshot
 	for _, ref := range args {
-		s, _, err := st.GetFor(ctx, ref, c.connectors)
+		s, _, err := st.Snapshots().For(c.connectors).GetWith(ctx, ref, nil)
 		if err != nil {
 			return nil, fmt.Errorf("read snapshot %q: %w", ref, err)
 		}

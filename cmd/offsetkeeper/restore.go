@@ -398,14 +398,14 @@ func (c *restoreCmd) checkUsage(args []string) error {
 // connectors named, latest is the newest snapshot (full or scoped) that
 // holds them.
 //
-// With how, it is read for a restore as it is (Store.GetForRestore).
+// With how, it is read for a restore as it is (store.RestoreSink).
 func readSnapshot(ctx context.Context, st *store.Store, id string, connectors []string, how *store.RestoreRead) (*snapshot.Snapshot, error) {
 	var snap *snapshot.Snapshot
 	var err error
 	if how != nil {
-		snap, _, err = st.GetForRestore(ctx, id, connectors, *how)
+		snap, _, err = st.Snapshots().For(connectors).GetWith(ctx, id, store.RestoreSink(*how))
 	} else {
-		snap, _, err = st.GetFor(ctx, id, connectors)
+		snap, _, err = st.Snapshots().For(connectors).GetWith(ctx, id, nil)
 	}
 	if err != nil {
 		if errors.Is(err, snapshot.ErrNotFound) {

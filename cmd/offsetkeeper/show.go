@@ -160,7 +160,7 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 // was made goes to stdout for text output and to stderr otherwise.
 func (c *showCmd) load(ctx context.Context, st *store.Store, args []string) (*snapshot.Snapshot, error) {
 	if c.at == "" {
-		snap, _, err := st.GetFor(ctx, args[0], c.connectors)
+		snap, _, err := st.Snapshots().For(c.connectors).GetWith(ctx, args[0], nil)
 		return snap, err
 	}
 	w := c.stderr

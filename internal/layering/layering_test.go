@@ -32,8 +32,14 @@ func rank(pkg string) (r int, ok bool) {
 	return 0, false
 }
 
-// helpers are the test helpers under internal/ allowed to import snapshot.
+// helpers are the packages under internal/ allowed to import snapshot:
+// the demo's Connect stand-in and its seeded data.
 var helpers = map[string]bool{module + "internal/connectsim": true, module + "internal/connectdemo": true}
+
+// drivers is the package of the store's cloud backends: it registers
+// them with snapshot/store/backend, so it imports that layer; only cmd
+// imports it (a library package linking it would link every cloud SDK).
+const drivers = module + "internal/storedrivers"
 
 // pure are the packages that hold no Kafka client and no bucket: data
 // structures and formats, which read and write bytes and nothing else. A
@@ -59,6 +65,7 @@ var snapshotRooms = map[string]int{
 	"snapshot":                  2, // the format: documents, Info, retention
 	"snapshot/journal":          3, // entries, segments, replay, merge and events, over the format
 	"snapshot/capture":          4, // reading a cluster into snapshots and the journal's entries
+	"snapshot/store/backend":    3, // the registry of the store's backends (internal/storedrivers fills it)
 	"snapshot/store":            4, // snapshots and the journal in a bucket; never imports capture, nor capture it
 	"snapshot/storetest":        5, // the store conformance kit
 }
@@ -83,6 +90,12 @@ func wrongWay(pkg, imp string) string {
 	if iok && ri == 4 {
 		return "nothing imports a command"
 	}
+	if imp == drivers && !strings.HasPrefix(pkg, module+"cmd/") {
+		return "only cmd links the cloud drivers"
+	}
+	if pkg == drivers && (imp == module+"snapshot" || imp == module+"snapshot/store/backend") {
+		return ""
+	}
 	rp, pok := rank(pkg)
 	if !pok || !iok {
 		return ""
@@ -93,7 +106,7 @@ func wrongWay(pkg, imp string) string {
 	case rp == 0 && helpers[pkg] && (imp == module+"snapshot" || imp == module+"snapshot/capture"):
 		return ""
 	case rp == 0:
-		return "nothing under internal/ imports snapshot, restore or daemon (test helpers connectsim and connectdemo: snapshot and snapshot/capture only)"
+		return "nothing under internal/ imports snapshot, restore or daemon (connectsim and connectdemo: snapshot and snapshot/capture only; storedrivers: snapshot/store/backend)"
 	case rp == 1 && ri == 1:
 		a, aok := snapshotRooms[strings.TrimPrefix(pkg, module)]
 		b, bok := snapshotRooms[strings.TrimPrefix(imp, module)]

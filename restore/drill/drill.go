@@ -5,7 +5,7 @@
 // Connect has, and measures RTO and RPO.
 //
 // The two things to know are [Run], one drill, and [Report], what it
-// found, which is stored beside the snapshots (store.PutDrill) as a bare
+// found, which is stored beside the snapshots (store.Drills.Put) as a bare
 // JSON document or, signed with an ed25519 key, as a DSSE envelope
 // ([Sign], [Verify]).
 //

@@ -60,7 +60,7 @@ func Last(ctx context.Context, st *store.Store) (*Report, int, error) {
 // req.ReadError: the drill then fails, naming it. Any other error is
 // returned.
 func ReadSnapshot(ctx context.Context, st *store.Store, ref string, req *Request) error {
-	snap, info, err := st.GetForRestore(ctx, ref, nil, store.RestoreRead{})
+	snap, info, err := st.Snapshots().GetWith(ctx, ref, store.RestoreSink(store.RestoreRead{}))
 	switch {
 	case errors.Is(err, snapshot.ErrChecksum), errors.Is(err, snapshot.ErrCorrupt):
 		id, rerr := st.Snapshots().Resolve(ctx, ref)

@@ -80,8 +80,8 @@ type resetCount struct {
 // snapshot and the positions its end offsets). The config state is read
 // from the config topic up to its position by Start. The last value of
 // every key of state is kept for event detection (snapshot.LastValues): seed, as
-// Store.GetForTail read it beside state, or, when seed is nil, made from
-// state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
+// a store read with a snapshot.SeedSink decoded it beside state, or, when
+// seed is nil, made from state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
 func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
 	opts.Defaults()

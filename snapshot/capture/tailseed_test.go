@@ -29,11 +29,11 @@ func epochTopicsFor(snap *snapshot.Snapshot) []journal.EpochTopic {
 	return out
 }
 
-// TestGetForTail checks the store's path: a Tail over the snapshot
-// GetForTail reads keeps the same last values as one over Get's, for the
-// partitions it tails only, and the same sink groups; the snapshot seeds
-// one Tail only.
-func TestGetForTail(t *testing.T) {
+// TestGetWithSeedSink checks the store's path: a Tail over the snapshot
+// GetWith reads with a snapshot.SeedSink keeps the same last values as
+// one over a plain GetWith's, for the partitions it tails only, and the
+// same sink groups; the snapshot seeds one Tail only.
+func TestGetWithSeedSink(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewStore(memblob.OpenBucket(nil))
 	t.Cleanup(func() { st.Close() })
@@ -58,12 +58,14 @@ func TestGetForTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, seed, err := st.GetForTail(ctx, info.ID)
+	sink := &snapshot.SeedSink{S: snapshot.NewTailSeed()}
+	got, _, err := st.Snapshots().GetWith(ctx, info.ID, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
+	seed := sink.S
 	if got.SourceOffsets != nil || seed == nil || !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
-		t.Fatal("GetForTail's snapshot differs from Get's but for its source offsets")
+		t.Fatal("GetWith's snapshot with a SeedSink differs from GetWith's but for its source offsets")
 	}
 	topics := epochTopicsFor(want)
 	gt := NewTail(nil, Options{}, got, seed, topics, got.CreatedAt)

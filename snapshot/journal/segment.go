@@ -370,7 +370,7 @@ func CheckLink(prev, seg *Segment, key string) error {
 	return nil
 }
 
-// EpochCheck is what VerifyJournal found of one epoch.
+// EpochCheck is what Journal.Verify found of one epoch.
 type EpochCheck struct {
 	Epoch    string
 	Segments int

@@ -28,13 +28,13 @@ func TestJournalBaseDeletedRefused(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	at := time.Now()
 	w.flush()
-	if _, _, err := w.store.StateAt(ctx, at); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
 		t.Fatalf("StateAt inside the epoch: %v", err)
 	}
-	if err := w.store.Delete(ctx, w.base.ID); err != nil {
+	if err := w.store.Snapshots().Delete(ctx, w.base.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, si, err := w.store.StateAt(ctx, at)
+	_, si, err := w.store.Journal().StateAt(ctx, at)
 	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "base snapshot was deleted") || !strings.Contains(err.Error(), "offsetkeeper restore "+older+" --dry-run") {
 		base := ""
 		if si != nil {
@@ -54,18 +54,18 @@ func TestJournalDamagedEpochFileRefused(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	at := time.Now()
 	w.flush()
-	if _, _, err := w.store.StateAt(ctx, at); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
 		t.Fatalf("StateAt before the damage: %v", err)
 	}
 	p := filepath.Join(w.dir, "journal", w.base.ID, "epoch.json")
 	if err := os.WriteFile(p, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checks, err := w.store.VerifyJournal(ctx)
+	checks, err := w.store.Journal().Verify(ctx)
 	if err != nil || len(checks) != 1 || checks[0].Err == nil {
 		t.Fatalf("VerifyJournal of a damaged epoch.json: %+v, %v; want it failed", checks, err)
 	}
-	if _, _, err := w.store.StateAt(ctx, at); err == nil || !strings.Contains(err.Error(), "'offsetkeeper verify' fails it too") {
+	if _, _, err := w.store.Journal().StateAt(ctx, at); err == nil || !strings.Contains(err.Error(), "'offsetkeeper verify' fails it too") {
 		t.Fatalf("StateAt with a damaged epoch.json: %v, want refused as verify does", err)
 	}
 }

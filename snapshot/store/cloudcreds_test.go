@@ -94,7 +94,7 @@ func TestCloudStoreCredentialErrors(t *testing.T) {
 			printed := quietly(t, func() {
 				var s *Store
 				if s, err = OpenStore(ctx, tt.store); err == nil {
-					_, err = s.List(ctx)
+					_, err = s.Snapshots().List(ctx)
 					s.Close()
 				}
 			})
@@ -132,7 +132,7 @@ func TestCloudStoreUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = s.List(ctx)
+	_, err = s.Snapshots().List(ctx)
 	if err == nil {
 		t.Fatal("List succeeded")
 	}

@@ -59,10 +59,10 @@ func TestFixtureConfigsStored(t *testing.T) {
 	ctx := context.Background()
 	st := NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
-	if _, err := st.Put(ctx, s); err != nil {
+	if _, err := st.Snapshots().Put(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := st.Get(ctx, "latest")
+	got, _, err := st.Snapshots().GetWith(ctx, "latest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestFixtureConfigsStored(t *testing.T) {
 	if !ok || want.Config == nil {
 		t.Fatal("the fixture has no s3-sink config")
 	}
-	forRestore, _, err := st.GetForRestore(ctx, "latest", []string{"s3-sink"}, RestoreRead{})
+	forRestore, _, err := st.Snapshots().For([]string{"s3-sink"}).GetWith(ctx, "latest", RestoreSink(RestoreRead{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,23 @@
 // IfNotExist, each journal flush one immutable, chained segment, and pins
 // beside them.
 //
-// The type to know is [Store]: Put, Get (GetFor, GetForRestore and
-// GetForTail read less of a document for those who need less), List,
-// Resolve and Delete for snapshots; PutSegment, ListJournal, StateAt,
-// Events and CompactEpoch for the journal (docs/journal.md); Pin and
-// Unpin. [OpenStore] opens one from a URL (file://, s3://, gs://,
-// azblob://, mem://), with the cloud credentials and the encryption
-// keeper the URL names.
+// The type to know is [Store], opened once with [OpenStore] from a URL
+// (file://, mem://, or s3://, gs://, azblob:// in a program that imports
+// internal/storedrivers), with the cloud credentials and the encryption
+// [Keeper] the URL names, and closed once. Its objects are reached
+// through small handles, each stating its not-found behaviour:
+//
+//   - [Snapshots] (st.Snapshots()): Put, GetWith (one read: the sink
+//     says what to keep of the source offsets; nil keeps them all,
+//     [RestoreSink] what a restore reads, snapshot.SeedSink what a
+//     journal tail reads), Verify, List, Resolve, Delete, and For (a
+//     command limited to some connectors);
+//   - [Journal] (st.Journal()): epochs and segments, StateAt, Events
+//     (docs/journal.md); [Levels] (st.Levels()) compacts it;
+//   - [Pins], [Drills] and [Restores]: the small records beside them.
+//
+// Every object is one envelope (envelope.go): a JSON header line, then
+// the body, encrypted by one path when the Store has a Keeper.
 //
 // Guarantees:
 //   - A snapshot is listed only once it is whole: it is written with

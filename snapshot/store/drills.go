@@ -32,10 +32,11 @@ const (
 
 func drillKey(id string) string { return drillPrefix + id + drillSuffix }
 
-// PutDrill stores the drill report data under id (a snapshot-style ID:
+// Put stores the drill report data under id (a snapshot-style ID:
 // snapshot.NewID), once: a report already stored under id is
 // snapshot.ErrExists and is left as it is.
-func (s *Store) PutDrill(ctx context.Context, id string, data []byte) error {
+func (h Drills) Put(ctx context.Context, id string, data []byte) error {
+	s := h.s
 	if _, err := snapshot.ParseID(id); err != nil {
 		return fmt.Errorf("store drill report %q: %w", id, err)
 	}
@@ -45,9 +46,10 @@ func (s *Store) PutDrill(ctx context.Context, id string, data []byte) error {
 	return s.putOnce(ctx, drillKey(id), drillType, data)
 }
 
-// Drills returns the IDs of the stored drill reports, oldest first, with
+// List returns the IDs of the stored drill reports, oldest first, with
 // one LIST of drills/.
-func (s *Store) Drills(ctx context.Context) ([]string, error) {
+func (h Drills) List(ctx context.Context) ([]string, error) {
+	s := h.s
 	var ids []string
 	err := s.listKeys(ctx, &blob.ListOptions{Prefix: drillPrefix}, func(obj *blob.ListObject) {
 		id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, drillPrefix), drillSuffix)
@@ -65,9 +67,10 @@ func (s *Store) Drills(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// GetDrill reads the drill report stored under id; one that is not stored
+// Get reads the drill report stored under id; one that is not stored
 // is snapshot.ErrNotFound.
-func (s *Store) GetDrill(ctx context.Context, id string) ([]byte, error) {
+func (h Drills) Get(ctx context.Context, id string) ([]byte, error) {
+	s := h.s
 	r, err := s.bucket.NewReader(ctx, drillKey(id), nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, fmt.Errorf("read drill report %s: %w", id, snapshot.ErrNotFound)

@@ -1,12 +1,13 @@
 package store
 
-// This file is the optional client-side encryption of snapshot objects.
+// This file is the optional client-side encryption of the objects the
+// store writes, snapshots and journal segments (see envelope.go).
 //
 // An encrypted object keeps the plain header line, with "encryption" set to
 // encryptionBound and "key_id" naming the key, and its body is an envelope:
 //
 //	uint32 big-endian n | n bytes: a fresh 32-byte data key, encrypted by the Keeper |
-//	12-byte nonce | AES-256-GCM(data key, nonce, zstd document, additional data boundAAD(version, ID))
+//	12-byte nonce | AES-256-GCM(data key, nonce, zstd document, additional data snapshotAAD(version, ID))
 //
 // The additional data binds the ciphertext to the snapshot's ID and the
 // object format version, so an encrypted body moved under another ID (two
@@ -26,7 +27,6 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"gocloud.dev/secrets"
@@ -44,11 +43,6 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
-
-	// The KMS drivers OpenKeeper opens, besides base64key.
-	_ "gocloud.dev/secrets/awskms"
-	_ "gocloud.dev/secrets/azurekeyvault"
-	_ "gocloud.dev/secrets/gcpkms"
 )
 
 const (
@@ -74,19 +68,13 @@ const (
 // envelopes.
 var sealAAD = []byte("offsetkeeper-snapshot/1")
 
-// boundAAD is the additional authenticated data of an encryptionBound
-// envelope: the object format version and the snapshot ID.
-func boundAAD(version int, id string) []byte {
-	return []byte("offsetkeeper-snapshot/2\x00version=" + strconv.Itoa(version) + "\x00id=" + id)
-}
-
 // aadOf returns the additional data of the envelope of the snapshot with
 // ID id whose header is h.
 func aadOf(h objectHeader, id string) []byte {
 	if h.Encryption == encryptionSecrets {
 		return sealAAD
 	}
-	return boundAAD(*h.Version, id)
+	return snapshotAAD(*h.Version, id)
 }
 
 // Keeper encrypts and decrypts snapshot bodies with a gocloud.dev/secrets
@@ -107,8 +95,9 @@ type Keeper struct {
 //     key is refused: gocloud would make up a random one that is lost when
 //     the process exits, and the snapshots with it.
 //   - awskms://, gcpkms:// or azurekeyvault:// followed by the key, as
-//     gocloud.dev/secrets documents them; credentials come from each
-//     cloud SDK's default chain. Its ID is a fingerprint of the URL
+//     gocloud.dev/secrets documents them, in a program that imports
+//     internal/storedrivers; credentials come from each cloud SDK's
+//     default chain. Its ID is a fingerprint of the URL
 //     without query parameters, so the same key named another way (an
 //     alias and an ARN) has another ID but still decrypts.
 //
@@ -139,6 +128,9 @@ func OpenKeeper(ctx context.Context, keyURL string) (*Keeper, error) {
 		return &Keeper{keeper: localsecrets.NewKeeper(sk), id: keyID(localsecrets.Scheme, sk[:]), where: where}, nil
 	}
 	if !secrets.DefaultURLMux().ValidKeeperScheme(strings.ToLower(scheme)) {
+		if len(kmsSchemes()) == 0 { // a program that does not link internal/storedrivers
+			return fail(fmt.Errorf("unknown key scheme %q: want base64key (this program links no KMS driver)", scheme))
+		}
 		return fail(fmt.Errorf("unknown key scheme %q: want base64key, %s", scheme, strings.Join(kmsSchemes(), ", ")))
 	}
 	u, err := url.Parse(keyURL)
@@ -249,28 +241,14 @@ func (s *Store) seal(ctx context.Context, obj []byte, info snapshot.Info) ([]byt
 	if err != nil {
 		return nil, snapshot.Info{}, err
 	}
-	dataKey := make([]byte, dataKeySize)
-	_, _ = rand.Read(dataKey) // crypto/rand.Read never fails
-	wrapped, err := s.keeper.keeper.Encrypt(ctx, dataKey)
-	if err != nil {
-		return nil, snapshot.Info{}, fmt.Errorf("encrypt snapshot with %s: %w", s.keeper, err)
-	}
-	gcm, err := newGCM(dataKey)
+	h.Encryption = encryptionBound
+	sb, err := sealBody(ctx, s.keeper, "snapshot", body, aadOf(h, info.ID))
 	if err != nil {
 		return nil, snapshot.Info{}, err
 	}
-	sealed := make([]byte, 0, 4+len(wrapped)+gcmNonceSize+len(body)+gcm.Overhead())
-	sealed = binary.BigEndian.AppendUint32(sealed, uint32(len(wrapped)))
-	sealed = append(sealed, wrapped...)
-	nonce := make([]byte, gcmNonceSize)
-	_, _ = rand.Read(nonce)
-	sealed = append(sealed, nonce...)
-	h.Encryption = encryptionBound
-	sealed = gcm.Seal(sealed, nonce, body, aadOf(h, info.ID))
-
-	sum := sha256.Sum256(sealed)
+	sealed := sb.data
 	size := int64(len(sealed))
-	h.KeyID, h.SHA256, h.BodySize = s.keeper.id, hex.EncodeToString(sum[:]), &size
+	h.KeyID, h.SHA256, h.BodySize = sb.keyID, sb.sha256, &size
 	head, err := json.Marshal(h)
 	if err != nil {
 		return nil, snapshot.Info{}, fmt.Errorf("encode header: %w", err)

@@ -73,7 +73,7 @@ func TestEncryptedStore(t *testing.T) {
 
 			snap := fixtureSnapshot()
 			snap.ID, snap.CreatedAt = "", snap.CreatedAt.AddDate(0, 0, 1)
-			info, err := st.Put(ctx, snap)
+			info, err := st.Snapshots().Put(ctx, snap)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestEncryptedStore(t *testing.T) {
 			}
 
 			// With the key: everything, and the Info of the stored object.
-			got, ginfo, err := st.Get(ctx, id)
+			got, ginfo, err := st.Snapshots().GetWith(ctx, id, nil)
 			if err != nil {
 				t.Fatalf("Get with the key: %v", err)
 			}
@@ -113,34 +113,34 @@ func TestEncryptedStore(t *testing.T) {
 			if !reflect.DeepEqual(ginfo, info) {
 				t.Errorf("Get info %+v, Put info %+v", ginfo, info)
 			}
-			if vinfo, err := st.Verify(ctx, "latest"); err != nil || !reflect.DeepEqual(vinfo, info) {
+			if vinfo, err := st.Snapshots().Verify(ctx, "latest"); err != nil || !reflect.DeepEqual(vinfo, info) {
 				t.Errorf("Verify with the key = %+v, %v", vinfo, err)
 			}
 
 			// Without the key: refused clearly; verify checks the checksum.
-			_, _, err = plain.Get(ctx, id)
+			_, _, err = plain.Snapshots().GetWith(ctx, id, nil)
 			wantMsg := fmt.Sprintf("snapshot %s is encrypted: pass --encrypt-key (OFFSETKEEPER_ENCRYPT_KEY) with the key it was encrypted with, key %s", id, info.KeyID)
 			if !errors.Is(err, snapshot.ErrEncrypted) || err.Error() != wantMsg {
 				t.Errorf("Get without the key: %v\nwant %s", err, wantMsg)
 			}
-			vinfo, err := plain.Verify(ctx, id)
+			vinfo, err := plain.Snapshots().Verify(ctx, id)
 			if err != nil || !vinfo.Encrypted || vinfo.SHA256 != info.SHA256 || vinfo.KeyID != info.KeyID || vinfo.Size != info.Size || !vinfo.CreatedAt.Equal(snap.CreatedAt) {
 				t.Errorf("Verify without the key = %+v, %v", vinfo, err)
 			}
-			infos, err := plain.List(ctx)
+			infos, err := plain.Snapshots().List(ctx)
 			if err != nil || len(infos) != 1 || !reflect.DeepEqual(infos[0], info) {
 				t.Errorf("List without the key = %+v, %v; want [%+v]", infos, err, info)
 			}
 
 			// A wrong key names both keys.
-			_, _, err = wrong.Get(ctx, id)
+			_, _, err = wrong.Snapshots().GetWith(ctx, id, nil)
 			if !errors.Is(err, snapshot.ErrDecrypt) || !strings.HasPrefix(err.Error(), "decrypt snapshot "+id+": wrong key?") ||
 				!strings.Contains(err.Error(), info.KeyID) || !strings.Contains(err.Error(), wrong.keeper.ID()) {
 				t.Errorf("Get with a wrong key: %v", err)
 			}
 
 			// A plain snapshot in the same store reads with or without the key.
-			pinfo, err := plain.Put(ctx, fixtureSnapshotWithID(""))
+			pinfo, err := plain.Snapshots().Put(ctx, fixtureSnapshotWithID(""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestEncryptedStore(t *testing.T) {
 				t.Errorf("plain Put info = %+v", pinfo)
 			}
 			for name, s := range map[string]*Store{"with key": st, "without": plain, "wrong key": wrong} {
-				if _, i, err := s.Get(ctx, pinfo.ID); err != nil || !reflect.DeepEqual(i, pinfo) {
+				if _, i, err := s.Snapshots().GetWith(ctx, pinfo.ID, nil); err != nil || !reflect.DeepEqual(i, pinfo) {
 					t.Errorf("Get plain snapshot %s: %+v, %v", name, i, err)
 				}
 			}
@@ -170,7 +170,7 @@ func TestEncryptedDamage(t *testing.T) {
 		withKey = NewStore(memblob.OpenBucket(nil))
 		withKey.SetKeeper(openTestKeeper(t, keyURL))
 		t.Cleanup(func() { withKey.Close() })
-		info, err := withKey.Put(ctx, fixtureSnapshot())
+		info, err := withKey.Snapshots().Put(ctx, fixtureSnapshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,10 +192,10 @@ func TestEncryptedDamage(t *testing.T) {
 		rewrite(t, withKey, id, func(obj []byte) []byte { obj[len(obj)-10] ^= 1; return obj })
 		// The checksum is checked before any key is needed, and before decrypting.
 		for name, st := range map[string]*Store{"without key": without, "with key": withKey} {
-			if _, err := st.Verify(ctx, id); !errors.Is(err, snapshot.ErrChecksum) {
+			if _, err := st.Snapshots().Verify(ctx, id); !errors.Is(err, snapshot.ErrChecksum) {
 				t.Errorf("Verify %s: %v, want ErrChecksum", name, err)
 			}
-			if _, _, err := st.Get(ctx, id); !errors.Is(err, snapshot.ErrChecksum) {
+			if _, _, err := st.Snapshots().GetWith(ctx, id, nil); !errors.Is(err, snapshot.ErrChecksum) {
 				t.Errorf("Get %s: %v, want ErrChecksum", name, err)
 			}
 		}
@@ -214,10 +214,10 @@ func TestEncryptedDamage(t *testing.T) {
 			line, _ = json.Marshal(h)
 			return append(append(line, '\n'), body...)
 		})
-		if _, err := without.Verify(ctx, id); err != nil {
+		if _, err := without.Snapshots().Verify(ctx, id); err != nil {
 			t.Errorf("Verify without the key sees only the checksum, which matches: %v", err)
 		}
-		_, _, err := withKey.Get(ctx, id)
+		_, _, err := withKey.Snapshots().GetWith(ctx, id, nil)
 		if !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
 			t.Errorf("Get with the key: %v, want ErrCorrupt: does not authenticate", err)
 		}
@@ -225,7 +225,7 @@ func TestEncryptedDamage(t *testing.T) {
 	t.Run("truncated", func(t *testing.T) {
 		withKey, without, id := newStores(t)
 		rewrite(t, withKey, id, func(obj []byte) []byte { return obj[:len(obj)-1] })
-		if _, err := without.Verify(ctx, id); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), id) {
+		if _, err := without.Snapshots().Verify(ctx, id); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), id) {
 			t.Errorf("Verify: %v, want ErrCorrupt naming the ID", err)
 		}
 	})
@@ -235,7 +235,7 @@ func TestEncryptedDamage(t *testing.T) {
 			return bytes.Replace(obj, []byte(`"version":1`), []byte(`"version":99`), 1)
 		})
 		// The version is reported before the missing key.
-		if _, err := without.Verify(ctx, id); !errors.Is(err, snapshot.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "99") {
+		if _, err := without.Snapshots().Verify(ctx, id); !errors.Is(err, snapshot.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "99") {
 			t.Errorf("Verify: %v, want ErrUnsupportedVersion 99", err)
 		}
 	})
@@ -244,22 +244,22 @@ func TestEncryptedDamage(t *testing.T) {
 		// without the key: List falls back to the header.
 		withKey, without, id := newStores(t)
 		rewrite(t, withKey, id, func(obj []byte) []byte { return obj })
-		infos, err := without.List(ctx)
+		infos, err := without.Snapshots().List(ctx)
 		if err != nil || len(infos) != 1 || !infos[0].Encrypted || infos[0].ID != id || infos[0].KeyID != withKey.keeper.ID() {
 			t.Errorf("List = %+v, %v", infos, err)
 		}
-		infos, err = withKey.List(ctx)
+		infos, err = withKey.Snapshots().List(ctx)
 		if err != nil || len(infos) != 1 || !infos[0].Encrypted || infos[0].SourceKeys != 3 {
 			t.Errorf("List with the key = %+v, %v", infos, err)
 		}
 		otherURL, _ := testKey("other")
 		wrong := &Store{bucket: withKey.bucket, keeper: openTestKeeper(t, otherURL)}
 		defer wrong.keeper.Close()
-		if infos, err = wrong.List(ctx); err != nil || len(infos) != 1 || !infos[0].Encrypted {
+		if infos, err = wrong.Snapshots().List(ctx); err != nil || len(infos) != 1 || !infos[0].Encrypted {
 			t.Errorf("List with a wrong key = %+v, %v", infos, err)
 		}
 		// Verify, though, fails with a wrong key.
-		if _, err := wrong.Verify(ctx, id); !errors.Is(err, snapshot.ErrDecrypt) {
+		if _, err := wrong.Snapshots().Verify(ctx, id); !errors.Is(err, snapshot.ErrDecrypt) {
 			t.Errorf("Verify with a wrong key: %v, want ErrDecrypt", err)
 		}
 	})
@@ -380,7 +380,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if write {
 		st := NewStore(memblob.OpenBucket(nil))
 		st.SetKeeper(openTestKeeper(t, keyURL))
-		if _, err := st.Put(ctx, fixtureSnapshot()); err != nil {
+		if _, err := st.Snapshots().Put(ctx, fixtureSnapshot()); err != nil {
 			t.Fatal(err)
 		}
 		obj, err := st.bucket.ReadAll(ctx, objectKey(fixtureID))
@@ -406,7 +406,7 @@ func testEncryptedFixture(t *testing.T, path, encryption string, write bool) {
 	if err := st.bucket.WriteAll(ctx, objectKey(fixtureID), obj, nil); err != nil {
 		t.Fatal(err)
 	}
-	snap, info, err := st.Get(ctx, "latest")
+	snap, info, err := st.Snapshots().GetWith(ctx, "latest", nil)
 	if err != nil {
 		t.Fatalf("Get(%s): %v", path, err)
 	}
@@ -424,7 +424,7 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	st := NewStore(memblob.OpenBucket(nil))
 	st.SetKeeper(openTestKeeper(t, keyURL))
 	defer st.Close()
-	a, err := st.Put(ctx, fixtureSnapshot())
+	a, err := st.Snapshots().Put(ctx, fixtureSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	if err := st.bucket.WriteAll(ctx, objectKey(other), obj, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Verify(ctx, other)
+	_, err = st.Snapshots().Verify(ctx, other)
 	if !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "does not authenticate") {
 		t.Fatalf("Verify of a body moved to %s = %v, want a failed authentication", other, err)
 	}
@@ -448,7 +448,7 @@ func TestEncryptedBodyBoundToID(t *testing.T) {
 	if err := st.bucket.WriteAll(ctx, objectKey(other), old, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Verify(ctx, other); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "document ID") {
+	if _, err := st.Snapshots().Verify(ctx, other); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "document ID") {
 		t.Fatalf("Verify of an old envelope moved to %s = %v, want a document ID mismatch", other, err)
 	}
 }

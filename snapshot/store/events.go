@@ -11,12 +11,13 @@ import (
 
 // Events returns the events the journal holds at or after since, oldest
 // first. It reads every segment whose last time is at or after since.
-func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, error) {
-	l, err := s.ListJournal(ctx)
+func (h Journal) Events(ctx context.Context, since time.Time) ([]snapshot.Event, error) {
+	s := h.s
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	infos, err := s.List(ctx)
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +30,7 @@ func (s *Store) Events(ctx context.Context, since time.Time) ([]snapshot.Event, 
 			if si.LastTime.Before(since) {
 				continue
 			}
-			seg, err := s.ReadSegment(ctx, si)
+			seg, err := s.Journal().ReadSegment(ctx, si)
 			if err != nil {
 				return nil, err
 			}

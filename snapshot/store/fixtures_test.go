@@ -59,7 +59,7 @@ func writeObjectFixture(t *testing.T) {
 	}
 	st := NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
-	if _, err := st.Put(ctx, snap); err != nil {
+	if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := st.bucket.ReadAll(ctx, objectKey(snap.ID))
@@ -99,7 +99,7 @@ func TestObjectFixtures(t *testing.T) {
 			if err := st.bucket.WriteAll(ctx, objectKey(fromJSON.ID), obj, nil); err != nil {
 				t.Fatal(err)
 			}
-			fromSnap, info, err := st.Get(ctx, "latest")
+			fromSnap, info, err := st.Snapshots().GetWith(ctx, "latest", nil)
 			if err != nil {
 				t.Fatalf("Get(v%d.snap): %v", v, err)
 			}

@@ -12,7 +12,7 @@ func HistoryTopics(ctx context.Context, st *Store, info *snapshot.Info) []string
 	if info == nil {
 		return nil
 	}
-	snap, _, err := st.Get(ctx, info.ID)
+	snap, _, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		return nil
 	}

@@ -14,9 +14,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -93,9 +91,10 @@ type segmentHeader struct {
 	IntervalMs  int64  `json:"interval_ms,omitempty"`
 }
 
-// ListJournal lists the journal with one LIST of journal/. Objects that
+// List lists the journal with one LIST of journal/. Objects that
 // are not epoch files or segment names are ignored.
-func (s *Store) ListJournal(ctx context.Context) (*journal.JournalListing, error) {
+func (h Journal) List(ctx context.Context) (*journal.JournalListing, error) {
+	s := h.s
 	byID := map[string]*journal.EpochInfo{}
 	err := s.eachObject(ctx, &blob.ListOptions{Prefix: journal.JournalPrefix}, func(obj *blob.ListObject) error {
 		if obj.IsDir {
@@ -136,7 +135,8 @@ func (s *Store) ListJournal(ctx context.Context) (*journal.JournalListing, error
 
 // PutEpoch writes journal/<ID>/epoch.json with IfNotExist; an epoch
 // already stored is ErrExists.
-func (s *Store) PutEpoch(ctx context.Context, e *journal.Epoch) error {
+func (h Journal) PutEpoch(ctx context.Context, e *journal.Epoch) error {
+	s := h.s
 	if _, err := snapshot.ParseID(e.ID); err != nil {
 		return fmt.Errorf("put journal epoch: %w", err)
 	}
@@ -149,7 +149,8 @@ func (s *Store) PutEpoch(ctx context.Context, e *journal.Epoch) error {
 }
 
 // GetEpoch reads the epoch with that ID; a missing one is ErrNotFound.
-func (s *Store) GetEpoch(ctx context.Context, id string) (*journal.Epoch, error) {
+func (h Journal) GetEpoch(ctx context.Context, id string) (*journal.Epoch, error) {
+	s := h.s
 	data, err := s.readAll(ctx, journal.JournalPrefix+id+"/"+epochFile)
 	if notFound(err) {
 		return nil, fmt.Errorf("read journal epoch %s: %w%s", id, journal.ErrNotFound, s.in())
@@ -198,7 +199,8 @@ func (s *Store) putOnce(ctx context.Context, key, ctype string, data []byte) err
 // failed may be called again with the same seg: it writes the same bytes
 // under the same name, and a claim or segment an earlier try stored (the
 // reply lost) is found and taken as written.
-func (s *Store) PutSegment(ctx context.Context, seg *journal.Segment) (journal.SegmentInfo, error) {
+func (h Journal) PutSegment(ctx context.Context, seg *journal.Segment) (journal.SegmentInfo, error) {
+	s := h.s
 	if seg.Obj == nil {
 		if err := s.encodeSegment(ctx, seg); err != nil {
 			return journal.SegmentInfo{}, err
@@ -271,14 +273,12 @@ func (s *Store) encodeSegment(ctx context.Context, seg *journal.Segment) error {
 		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
 		IntervalMs: seg.Interval.Milliseconds(),
 	}
-	if s.keeper != nil {
-		if body, err = s.sealSegment(ctx, key, body); err != nil {
-			return fmt.Errorf("put journal segment %s: %w", key, err)
-		}
-		h.Encryption, h.KeyID = encryptionBound, s.keeper.id
+	sb, err := sealBody(ctx, s.keeper, "segment", body, segmentAAD(key))
+	if err != nil {
+		return fmt.Errorf("put journal segment %s: %w", key, err)
 	}
-	sum := sha256.Sum256(body)
-	h.SHA256, h.BodySize = hex.EncodeToString(sum[:]), int64(len(body))
+	body = sb.data
+	h.Encryption, h.KeyID, h.SHA256, h.BodySize = sb.encryption, sb.keyID, sb.sha256, int64(len(body))
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("put journal segment %s: %w", key, err)
@@ -303,7 +303,8 @@ type flushMark struct {
 
 // PutFlushMark records a flush of epoch that wrote no segment: the journal
 // is complete to seq and to t, and flushes every interval.
-func (s *Store) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
+func (h Journal) PutFlushMark(ctx context.Context, epoch string, seq uint64, t time.Time, interval time.Duration) error {
+	s := h.s
 	data, err := json.Marshal(flushMark{Epoch: epoch, Seq: seq, TimeMs: journal.Ms(t), IntervalMs: interval.Milliseconds()})
 	if err != nil {
 		return err
@@ -357,33 +358,13 @@ func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snap
 	return last, interval, nil
 }
 
-// sealSegment encrypts a segment body as snapshots are (see encrypt.go),
-// with the object name in the additional data.
-func (s *Store) sealSegment(ctx context.Context, key string, body []byte) ([]byte, error) {
-	dataKey := make([]byte, dataKeySize)
-	_, _ = rand.Read(dataKey)
-	wrapped, err := s.keeper.keeper.Encrypt(ctx, dataKey)
-	if err != nil {
-		return nil, fmt.Errorf("encrypt with %s: %w", s.keeper, err)
-	}
-	gcm, err := newGCM(dataKey)
-	if err != nil {
-		return nil, err
-	}
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(wrapped)))
-	out = append(out, wrapped...)
-	nonce := make([]byte, gcmNonceSize)
-	_, _ = rand.Read(nonce)
-	out = append(out, nonce...)
-	return gcm.Seal(out, nonce, body, []byte(segmentSealLabel+key)), nil
-}
-
 // ReadSegment reads and checks the segment si names (without a Keeper, an
 // encrypted segment is ErrEncrypted, with its header in the Segment): its header, the
 // SHA-256 of the stored body, the decryption (which authenticates the
 // object name), the name against the header, and for a raw segment that
 // its entries hash to its LastDigest. Every error names the object.
-func (s *Store) ReadSegment(ctx context.Context, si journal.SegmentInfo) (*journal.Segment, error) {
+func (h Journal) ReadSegment(ctx context.Context, si journal.SegmentInfo) (*journal.Segment, error) {
+	s := h.s
 	return s.readSegment(ctx, si, false)
 }
 
@@ -437,7 +418,7 @@ func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEve
 			return &journal.Segment{Epoch: h.Epoch, Level: h.Level, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq,
 				FirstTime: journal.FromMs(h.FirstTimeMs), LastTime: journal.FromMs(h.LastTimeMs), PrevDigest: h.PrevDigest, LastDigest: h.LastDigest}, &encryptedError{msg: msg}
 		}
-		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, []byte(segmentSealLabel+si.Key)); err != nil {
+		if body, err = s.keeper.open(ctx, "journal segment "+si.Key, h.KeyID, body, segmentAAD(si.Key)); err != nil {
 			return nil, err
 		}
 	default:
@@ -471,9 +452,10 @@ func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEve
 	}, nil
 }
 
-// DeleteJournalObject removes one journal object by key; a missing one is
+// DeleteObject removes one journal object by key; a missing one is
 // not an error.
-func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
+func (h Journal) DeleteObject(ctx context.Context, key string) error {
+	s := h.s
 	if !strings.HasPrefix(key, journal.JournalPrefix) {
 		return fmt.Errorf("delete journal object %q: not under %s", key, journal.JournalPrefix)
 	}
@@ -491,35 +473,36 @@ func (s *Store) DeleteJournalObject(ctx context.Context, key string) error {
 	return nil
 }
 
-// DeleteEpoch removes an epoch's segments and its epoch file.
-func (s *Store) DeleteEpoch(ctx context.Context, e journal.EpochInfo) error {
+// deleteEpoch removes an epoch's segments and its epoch file.
+func (s *Store) deleteEpoch(ctx context.Context, e journal.EpochInfo) error {
 	for _, si := range e.Segments {
-		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+		if err := s.Journal().DeleteObject(ctx, si.Key); err != nil {
 			return err
 		}
 	}
 	for _, k := range e.Claims {
-		if err := s.DeleteJournalObject(ctx, k); err != nil {
+		if err := s.Journal().DeleteObject(ctx, k); err != nil {
 			return err
 		}
 	}
-	if err := s.DeleteJournalObject(ctx, journal.JournalPrefix+e.ID+"/"+flushFile); err != nil {
+	if err := s.Journal().DeleteObject(ctx, journal.JournalPrefix+e.ID+"/"+flushFile); err != nil {
 		return err
 	}
-	return s.DeleteJournalObject(ctx, journal.JournalPrefix+e.ID+"/"+epochFile)
+	return s.Journal().DeleteObject(ctx, journal.JournalPrefix+e.ID+"/"+epochFile)
 }
 
-// PruneJournal deletes the journal of every epoch whose base snapshot is
+// Prune deletes the journal of every epoch whose base snapshot is
 // no longer stored (deleted by retention or by hand), except the newest
 // epoch, which a daemon may be writing. An epoch whose base is kept keeps
 // every segment: those are what lead from that snapshot to the next. It
 // returns the epochs deleted.
-func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
-	infos, err := s.List(ctx)
+func (h Journal) Prune(ctx context.Context) ([]string, error) {
+	s := h.s
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +515,7 @@ func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
 		if i == len(l.Epochs)-1 || kept[e.ID] {
 			continue
 		}
-		if err := s.DeleteEpoch(ctx, e); err != nil {
+		if err := s.deleteEpoch(ctx, e); err != nil {
 			return removed, err
 		}
 		removed = append(removed, e.ID)
@@ -540,11 +523,12 @@ func (s *Store) PruneJournal(ctx context.Context) ([]string, error) {
 	return removed, nil
 }
 
-// VerifyJournal reads every segment of every epoch and checks it (see
+// Verify reads every segment of every epoch and checks it (see
 // ReadSegment) and the chain: each follows the one before by sequence
 // and digest, the first starts at 1, and the epoch file reads.
-func (s *Store) VerifyJournal(ctx context.Context) ([]journal.EpochCheck, error) {
-	l, err := s.ListJournal(ctx)
+func (h Journal) Verify(ctx context.Context) ([]journal.EpochCheck, error) {
+	s := h.s
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +541,7 @@ func (s *Store) VerifyJournal(ctx context.Context) ([]journal.EpochCheck, error)
 			cp.Err = fmt.Errorf("journal epoch %s: %w: epoch.json is missing", e.ID, journal.ErrJournalBroken)
 			continue
 		}
-		if _, err := s.GetEpoch(ctx, e.ID); err != nil {
+		if _, err := s.Journal().GetEpoch(ctx, e.ID); err != nil {
 			cp.Err = err
 			continue
 		}
@@ -586,7 +570,7 @@ func (s *Store) verifyLevels(ctx context.Context, e journal.EpochInfo, cp *journ
 	digest := map[uint64]string{}
 	var segs []*journal.Segment
 	for _, si := range e.Segments {
-		seg, err := s.ReadSegment(ctx, si)
+		seg, err := s.Journal().ReadSegment(ctx, si)
 		if errors.Is(err, snapshot.ErrEncrypted) && seg != nil {
 			cp.Encrypted++
 			err = nil

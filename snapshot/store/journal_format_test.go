@@ -3,6 +3,9 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -43,8 +46,53 @@ func fixtureEntries() []journal.Entry {
 // testdata/journal-v1 holds an epoch and a segment with every entry kind.
 // go test ./snapshot -run TestJournalFormatV1 -update-journal rewrites it.
 func TestJournalFormatV1(t *testing.T) {
+	testJournalFixture(t, filepath.Join("testdata", "journal-v1"), "")
+}
+
+// TestJournalFormatV1Encrypted: the encrypted segments of journal format
+// version 1 read forever too. testdata/journal-v1-encrypted was written by
+// the build that still sealed segments apart from snapshots (issue #38),
+// with the key of the encrypted snapshot fixtures; -update-journal
+// rewrites it with this build's writer.
+func TestJournalFormatV1Encrypted(t *testing.T) {
+	sum := sha256.Sum256([]byte("offsetkeeper encrypted fixture key"))
+	key := "base64key://" + base64.URLEncoding.EncodeToString(sum[:])
+	testJournalFixture(t, filepath.Join("testdata", "journal-v1-encrypted"), key)
+	// Without the key the segment is ErrEncrypted, its header still read.
+	tmp := t.TempDir()
+	if err := os.CopyFS(tmp, os.DirFS(filepath.Join("testdata", "journal-v1-encrypted"))); err != nil {
+		t.Fatal(err)
+	}
+	b, err := fileblob.OpenBucket(tmp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.NewStore(b)
+	defer s.Close()
+	l, err := s.Journal().List(context.Background())
+	if err != nil || len(l.Epochs) != 1 || len(l.Epochs[0].Segments) != 1 {
+		t.Fatalf("listing: %+v %v", l, err)
+	}
+	seg, err := s.Journal().ReadSegment(context.Background(), l.Epochs[0].Segments[0])
+	if !errors.Is(err, snapshot.ErrEncrypted) || seg == nil || seg.LastSeq != 1 || len(seg.Entries) != 0 {
+		t.Fatalf("read without the key: %+v, %v; want the header and ErrEncrypted", seg, err)
+	}
+}
+
+// testJournalFixture reads the journal fixture in dir (rewriting it first
+// with -update-journal), decrypting with keyURL if not empty.
+func testJournalFixture(t *testing.T, dir, keyURL string) {
 	const epoch = "20261201T090000.000000Z-0a1b2c"
-	dir := filepath.Join("testdata", "journal-v1")
+	open := func(s *store.Store) *store.Store {
+		if keyURL != "" {
+			k, err := store.OpenKeeper(context.Background(), keyURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.SetKeeper(k)
+		}
+		return s
+	}
 	if *updateJournal {
 		os.RemoveAll(dir)
 		os.MkdirAll(dir, 0o755)
@@ -52,14 +100,14 @@ func TestJournalFormatV1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := store.NewStore(b)
+		s := open(store.NewStore(b))
 		ctx := context.Background()
-		if err := s.PutEpoch(ctx, &journal.Epoch{ID: epoch, Reason: journal.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		if err := s.Journal().PutEpoch(ctx, &journal.Epoch{ID: epoch, Reason: journal.EpochFirstRun, StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 			Topics: []journal.EpochTopic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, TopicID: "00112233445566778899aabbccddeeff", Partitions: 25, Worker: true, Start: []journal.PartitionNext{{Partition: 20, Next: 1204}}}}}); err != nil {
 			t.Fatal(err)
 		}
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-		if _, err := s.PutSegment(ctx, &journal.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
+		if _, err := s.Journal().PutSegment(ctx, &journal.Segment{Epoch: epoch, FirstSeq: 1, LastSeq: 1, FirstTime: t0, LastTime: t0.Add(10 * time.Second), Entries: fixtureEntries()}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -78,18 +126,18 @@ func TestJournalFormatV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := store.NewStore(b)
+	s := open(store.NewStore(b))
 	defer s.Close()
 	ctx := context.Background()
-	ep, err := s.GetEpoch(ctx, epoch)
+	ep, err := s.Journal().GetEpoch(ctx, epoch)
 	if err != nil || ep.Reason != journal.EpochFirstRun || len(ep.Topics) != 1 || !ep.Topics[0].Worker {
 		t.Fatalf("epoch: %+v %v", ep, err)
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil || len(l.Epochs) != 1 || len(l.Epochs[0].Segments) != 1 {
 		t.Fatalf("listing: %+v %v", l, err)
 	}
-	seg, err := s.ReadSegment(ctx, l.Epochs[0].Segments[0])
+	seg, err := s.Journal().ReadSegment(ctx, l.Epochs[0].Segments[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 				hour = ends[h]
 			}
 		}
-		l, err := w.store.ListJournal(ctx)
+		l, err := w.store.Journal().List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 			t.Fatalf("compact at flush %d: %v", i, err)
 		}
 	}
-	l, _ := w.store.ListJournal(ctx)
+	l, _ := w.store.Journal().List(ctx)
 	var levels [3]int
 	for _, si := range l.Epochs[0].Segments {
 		levels[si.Level]++
@@ -109,7 +109,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	if levels[journal.LevelMinute] < 3 || levels[journal.LevelHour] != 2 {
 		t.Fatalf("segments per level %v: want several level 1 and two level 2", levels)
 	}
-	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil || checks[0].Segments != len(l.Epochs[0].Segments) {
+	if checks, err := w.store.Journal().Verify(ctx); err != nil || checks[0].Err != nil || checks[0].Segments != len(l.Epochs[0].Segments) {
 		t.Fatalf("verify across levels: %v %+v", err, checks)
 	}
 
@@ -121,11 +121,11 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	}
 	merged := 0
 	for i, at := range moments {
-		got, info, err := w.store.StateAt(ctx, at)
+		got, info, err := w.store.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatalf("moment %d: %v", i, err)
 		}
-		want, rinfo, err := raw.StateAt(ctx, at)
+		want, rinfo, err := raw.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatalf("moment %d, raw: %v", i, err)
 		}
@@ -144,7 +144,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	// The key: set, tombstoned inside a merged span, re-added after.
 	value := func(s *store.Store, at time.Time) string {
 		t.Helper()
-		st, _, err := s.StateAt(ctx, at)
+		st, _, err := s.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,14 +161,14 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 
 	// Raw segments deleted: a moment on a merge boundary is still exact;
 	// one between boundaries says where it was restored to.
-	evs, err := w.store.Events(ctx, time.Time{})
+	evs, err := w.store.Journal().Events(ctx, time.Time{})
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("events: %v %v", evs, err)
 	}
-	if n, err := w.store.DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n == 0 {
+	if n, err := w.store.Levels().DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n == 0 {
 		t.Fatalf("drop raw: %d %v", n, err)
 	}
-	l, _ = w.store.ListJournal(ctx)
+	l, _ = w.store.Journal().List(ctx)
 	var bounds []time.Time
 	for _, si := range l.Epochs[0].Segments {
 		if si.Level == journal.LevelRaw {
@@ -177,31 +177,31 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 		bounds = append(bounds, si.LastTime)
 	}
 	for _, at := range bounds {
-		got, _, err := w.store.StateAt(ctx, at)
+		got, _, err := w.store.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _, err := raw.StateAt(ctx, at)
+		want, _, err := raw.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameState(t, "merged only, on boundary "+at.Format(time.RFC3339Nano), got, want)
 	}
-	_, info, err := w.store.StateAt(ctx, ends[0].Add(-time.Millisecond))
+	_, info, err := w.store.Journal().StateAt(ctx, ends[0].Add(-time.Millisecond))
 	if err != nil || len(info.Notes) == 0 || !regexp.MustCompile(`merged .*restored as of`).MatchString(info.Notes[0]) {
 		t.Fatalf("a moment between boundaries, raw deleted: %v %+v", err, info)
 	}
 	// The merged segments keep a connector's events of one kind bounded,
 	// one per minute (level 1) or hour (level 2): the first one's time
 	// and moment before, the counts summed.
-	evs2, err := w.store.Events(ctx, time.Time{})
+	evs2, err := w.store.Journal().Events(ctx, time.Time{})
 	if err != nil || len(evs2) == 0 || len(evs2) > len(evs) {
 		t.Fatalf("events after the raw segments went: %v %v, want at most %d", evs2, err, len(evs))
 	}
 	if a, b := eventTotals(evs), eventTotals(evs2); fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("events after the raw segments went, per connector and kind:\n%v\nwant\n%v", b, a)
 	}
-	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
+	if checks, err := w.store.Journal().Verify(ctx); err != nil || checks[0].Err != nil {
 		t.Fatalf("verify with raw deleted: %v %+v", err, checks)
 	}
 
@@ -216,7 +216,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	bad := regexp.MustCompile(`"prev_digest":"[0-9a-f]{8}`).ReplaceAll(data, []byte(`"prev_digest":"00000000`))
 	os.WriteFile(path, bad, 0o644)
-	checks, err := w.store.VerifyJournal(ctx)
+	checks, err := w.store.Journal().Verify(ctx)
 	if err != nil || checks[0].Err == nil || !bytes.Contains([]byte(checks[0].Err.Error()), []byte(target.Key)) {
 		t.Fatalf("verify with a merged segment's prev_digest altered: %v %+v, want it named", err, checks)
 	}
@@ -258,11 +258,11 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 	t0 := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Millisecond)
 	base := &snapshot.Snapshot{CreatedAt: t0, Topics: []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets,
 		Partitions: []snapshot.TopicPartition{{Partition: 0}}}}}
-	if _, err := s.Put(ctx, base); err != nil {
+	if _, err := s.Snapshots().Put(ctx, base); err != nil {
 		t.Fatal(err)
 	}
 	topics := []journal.EpochTopic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: 1, Worker: true, Start: []journal.PartitionNext{{Partition: 0}}}}
-	if err := s.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: t0, Topics: topics}); err != nil {
+	if err := s.Journal().PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, StartedAt: t0, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 700 // three blocks of 256
@@ -272,7 +272,7 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 		seg := &journal.Segment{Epoch: base.ID, FirstSeq: uint64(i), LastSeq: uint64(i), FirstTime: at(i - 1), LastTime: at(i), PrevDigest: digest,
 			Entries: []journal.Entry{{Kind: journal.EntrySource, Topic: snapshot.DefaultOffsetsTopic, Offset: int64(i - 1), Time: at(i).Add(-time.Second).UnixMilli(),
 				Key: fmt.Appendf(nil, `["c",{"k":%d}]`, i%5), Value: fmt.Appendf(nil, `{"position":%d}`, i)}}}
-		if _, err := s.PutSegment(ctx, seg); err != nil {
+		if _, err := s.Journal().PutSegment(ctx, seg); err != nil {
 			t.Fatal(err)
 		}
 		digest = seg.LastDigest
@@ -286,7 +286,7 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 	}
 	check := func(i int) {
 		t.Helper()
-		st, info, err := s.StateAt(ctx, at(i))
+		st, info, err := s.Journal().StateAt(ctx, at(i))
 		if err != nil {
 			t.Fatalf("state after segment %d: %v", i, err)
 		}
@@ -303,19 +303,19 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 	}
 	// Segment 600 gone: a moment before it restores, one after is refused
 	// naming it.
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, si := range l.Epochs[0].Segments {
 		if si.FirstSeq == 600 {
-			if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+			if err := s.Journal().DeleteObject(ctx, si.Key); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	check(599)
-	if _, _, err := s.StateAt(ctx, at(650)); err == nil || !regexp.MustCompile(`segment 600 is missing`).MatchString(err.Error()) {
+	if _, _, err := s.Journal().StateAt(ctx, at(650)); err == nil || !regexp.MustCompile(`segment 600 is missing`).MatchString(err.Error()) {
 		t.Fatalf("a moment past a missing segment: %v, want it named", err)
 	}
 }

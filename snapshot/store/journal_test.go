@@ -63,11 +63,11 @@ func (w *journalWorld) startEpoch() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := w.store.Put(ctx, snap)
+	info, err := w.store.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _, err := w.store.Get(ctx, info.ID)
+	base, _, err := w.store.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func (w *journalWorld) startEpoch() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.store.PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, Topics: topics}); err != nil {
+	if err := w.store.Journal().PutEpoch(ctx, &journal.Epoch{ID: base.ID, Reason: journal.EpochFirstRun, Topics: topics}); err != nil {
 		t.Fatal(err)
 	}
 	w.tail = capture.NewTail(w.cl, capture.Options{}, base, nil, topics, base.CreatedAt)
@@ -94,7 +94,7 @@ func (w *journalWorld) flush() []journal.Entry {
 		w.t.Fatalf("poll: %v", err)
 	}
 	seg := w.chain.Next(append(entries, w.tail.Positions()...), observed)
-	if _, err := w.store.PutSegment(ctx, seg); err != nil {
+	if _, err := w.store.Journal().PutSegment(ctx, seg); err != nil {
 		w.t.Fatal(err)
 	}
 	w.chain.Wrote(seg)
@@ -204,7 +204,7 @@ func TestJournalStateAtEqualsCapture(t *testing.T) {
 		t.Fatal("the churn changed no sink or no source offset")
 	}
 	for i, m := range moments {
-		got, info, err := w.store.StateAt(ctx, m.at)
+		got, info, err := w.store.Journal().StateAt(ctx, m.at)
 		if err != nil {
 			t.Fatalf("moment %d: %v", i, err)
 		}
@@ -263,7 +263,7 @@ func TestJournalPrefixCutNonMonotonic(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	w.flush()
-	st, _, err := w.store.StateAt(ctx, later)
+	st, _, err := w.store.Journal().StateAt(ctx, later)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestJournalTombstone(t *testing.T) {
 	after := time.Now()
 	w.flush()
 	has := func(at time.Time) bool {
-		st, _, err := w.store.StateAt(ctx, at)
+		st, _, err := w.store.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,10 +337,10 @@ func TestJournalBrokenSegments(t *testing.T) {
 		time.Sleep(3 * time.Millisecond)
 	}
 	at := time.Now()
-	if _, _, err := w.store.StateAt(ctx, at); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
 		t.Fatal(err)
 	}
-	l, err := w.store.ListJournal(ctx)
+	l, err := w.store.Journal().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 	}
 	check := func(what, wantKey string) {
 		t.Helper()
-		_, _, err := w.store.StateAt(ctx, at)
+		_, _, err := w.store.Journal().StateAt(ctx, at)
 		if !errors.Is(err, journal.ErrJournalBroken) && !errors.Is(err, journal.ErrNotRestorable) {
 			t.Fatalf("%s: StateAt: %v, want a broken journal", what, err)
 		}
@@ -368,7 +368,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 	// The refusal says what is restorable before the damage: here, with
 	// segments flushed within a minute of the epoch's start (late records
 	// reach that far), its base snapshot.
-	_, _, err = w.store.StateAt(ctx, at)
+	_, _, err = w.store.Journal().StateAt(ctx, at)
 	if want := "restore its base snapshot " + l.Epochs[0].ID + " by ID"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("altered: error %v does not say %q", err, want)
 	}
@@ -378,13 +378,13 @@ func TestJournalBrokenSegments(t *testing.T) {
 	check("reordered", segs[1].Key)
 	// Missing.
 	os.WriteFile(path(segs[1]), data, 0o644)
-	if _, _, err := w.store.StateAt(ctx, at); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
 		t.Fatalf("restored: %v", err)
 	}
 	os.Remove(path(segs[1]))
 	check("missing", segs[2].Key)
 	// A moment before the hole is still restorable.
-	if _, _, err := w.store.StateAt(ctx, segs[0].LastTime); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, segs[0].LastTime); err != nil {
 		t.Fatalf("moment before the hole: %v", err)
 	}
 }
@@ -403,20 +403,20 @@ func TestJournalEncrypted(t *testing.T) {
 	w.flush()
 	w.churn(rng)
 	w.flush()
-	l, _ := w.store.ListJournal(ctx)
+	l, _ := w.store.Journal().List(ctx)
 	segs := l.Epochs[0].Segments
 	data, _ := os.ReadFile(filepath.Join(w.dir, filepath.FromSlash(segs[0].Key)))
 	if bytes.Contains(data, []byte("position")) {
 		t.Fatal("an encrypted segment holds plaintext offsets")
 	}
-	if _, _, err := w.store.StateAt(ctx, time.Now()); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// Without the key: refused, saying so.
 	b, _ := fileblob.OpenBucket(w.dir, nil)
 	plain := store.NewStore(b)
 	defer plain.Close()
-	if _, err := plain.ReadSegment(ctx, segs[0]); !errors.Is(err, snapshot.ErrEncrypted) {
+	if _, err := plain.Journal().ReadSegment(ctx, segs[0]); !errors.Is(err, snapshot.ErrEncrypted) {
 		t.Fatalf("read without key: %v, want ErrEncrypted", err)
 	}
 	// Renamed: the name is bound in the additional data.
@@ -426,7 +426,7 @@ func TestJournalEncrypted(t *testing.T) {
 	os.MkdirAll(filepath.Dir(filepath.Join(w.dir, filepath.FromSlash(moved.Key))), 0o755)
 	hdrFixed := bytes.Replace(data, []byte(`"level":0`), []byte(`"level":1`), 1)
 	os.WriteFile(filepath.Join(w.dir, filepath.FromSlash(moved.Key)), hdrFixed, 0o644)
-	if _, err := w.store.ReadSegment(ctx, moved); err == nil {
+	if _, err := w.store.Journal().ReadSegment(ctx, moved); err == nil {
 		t.Fatal("a segment under another name authenticated")
 	}
 }
@@ -512,7 +512,7 @@ func TestJournalResume(t *testing.T) {
 	w.flush()
 	// The daemon dies; records are committed meanwhile.
 	w.churn(rng)
-	head, err := w.store.JournalHead(ctx, w.base.ID)
+	head, err := w.store.Journal().Head(ctx, w.base.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +530,7 @@ func TestJournalResume(t *testing.T) {
 	at := time.Now()
 	time.Sleep(3 * time.Millisecond)
 	w.flush()
-	got, _, err := w.store.StateAt(ctx, at)
+	got, _, err := w.store.Journal().StateAt(ctx, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func TestJournalNotRestorable(t *testing.T) {
 	ctx := context.Background()
 	w.flush()
 	for _, at := range []time.Time{time.Now().Add(time.Hour), w.base.CreatedAt.Add(-time.Hour)} {
-		if _, _, err := w.store.StateAt(ctx, at); !errors.Is(err, journal.ErrNotRestorable) {
+		if _, _, err := w.store.Journal().StateAt(ctx, at); !errors.Is(err, journal.ErrNotRestorable) {
 			t.Fatalf("StateAt(%v): %v, want ErrNotRestorable", at, err)
 		}
 	}
@@ -566,29 +566,29 @@ func TestJournalMergeAndPrune(t *testing.T) {
 		}
 	}
 	end := time.Now()
-	want, _, err := w.store.StateAt(ctx, end)
+	want, _, err := w.store.Journal().StateAt(ctx, end)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := w.store.ListJournal(ctx)
+	l, _ := w.store.Journal().List(ctx)
 	segs, err := w.store.CompactLevelsAt(ctx, l.Epochs[0], end, end)
 	if err != nil || len(segs) != 1 || segs[0].Level != journal.LevelHour {
 		t.Fatalf("merge: %+v %v, want one level 2 segment", segs, err)
 	}
-	l, _ = w.store.ListJournal(ctx)
-	if n, err := w.store.DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n != 4 {
+	l, _ = w.store.Journal().List(ctx)
+	if n, err := w.store.Levels().DropRaw(ctx, l.Epochs[0], 0, time.Now()); err != nil || n != 4 {
 		t.Fatalf("drop raw: %d %v, want the 4 raw segments deleted", n, err)
 	}
-	l, _ = w.store.ListJournal(ctx)
+	l, _ = w.store.Journal().List(ctx)
 	if n := len(l.Epochs[0].Segments); n != 1 || l.Epochs[0].Segments[0].Level != journal.LevelHour {
 		t.Fatalf("after the merge the epoch has %+v, want one level 2 segment", l.Epochs[0].Segments)
 	}
-	got, _, err := w.store.StateAt(ctx, end)
+	got, _, err := w.store.Journal().StateAt(ctx, end)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameState(t, "after the merge", got, want)
-	st, info, err := w.store.StateAt(ctx, middle)
+	st, info, err := w.store.Journal().StateAt(ctx, middle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestJournalMergeAndPrune(t *testing.T) {
 	if len(info.Notes) == 0 || !strings.Contains(info.Notes[0], "merged") {
 		t.Fatalf("no note that the moment is inside a merged span: %+v", info)
 	}
-	if checks, err := w.store.VerifyJournal(ctx); err != nil || checks[0].Err != nil {
+	if checks, err := w.store.Journal().Verify(ctx); err != nil || checks[0].Err != nil {
 		t.Fatalf("verify after merge: %v %+v", err, checks)
 	}
 
@@ -604,14 +604,14 @@ func TestJournalMergeAndPrune(t *testing.T) {
 	old := w.base.ID
 	w.startEpoch()
 	w.flush()
-	if err := w.store.Delete(ctx, old); err != nil {
+	if err := w.store.Snapshots().Delete(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := w.store.PruneJournal(ctx)
+	removed, err := w.store.Journal().Prune(ctx)
 	if err != nil || len(removed) != 1 || removed[0] != old {
 		t.Fatalf("prune: %v %v, want epoch %s", removed, err, old)
 	}
-	l, _ = w.store.ListJournal(ctx)
+	l, _ = w.store.Journal().List(ctx)
 	if len(l.Epochs) != 1 || l.Epochs[0].ID != w.base.ID {
 		t.Fatalf("after prune: %+v", l.Epochs)
 	}
@@ -636,7 +636,7 @@ func TestJournalConnectorDeletedEvent(t *testing.T) {
 		t.Fatalf("no connector-deleted event for %s in %+v", name, entries)
 	}
 	hasConfig := func(at time.Time) bool {
-		st, _, err := w.store.StateAt(ctx, at)
+		st, _, err := w.store.Journal().StateAt(ctx, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -646,7 +646,7 @@ func TestJournalConnectorDeletedEvent(t *testing.T) {
 	if !hasConfig(time.UnixMilli(ev.Before)) || hasConfig(time.Now()) {
 		t.Fatal("the connector's config is not there just before the event, or still there after")
 	}
-	evs, err := w.store.Events(ctx, time.Time{})
+	evs, err := w.store.Journal().Events(ctx, time.Time{})
 	if err != nil || len(evs) != 1 || evs[0].Kind != snapshot.EventConnectorDeleted {
 		t.Fatalf("Events: %+v %v", evs, err)
 	}
@@ -663,11 +663,11 @@ func TestJournalGapBetweenEpochs(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	w.startEpoch() // as after a break: the old epoch ended at its last flush
 	w.flush()
-	_, _, err := w.store.StateAt(ctx, inGap)
+	_, _, err := w.store.Journal().StateAt(ctx, inGap)
 	if !errors.Is(err, journal.ErrNotRestorable) || !strings.Contains(err.Error(), "inside a gap") || !strings.Contains(err.Error(), " to ") {
 		t.Fatalf("StateAt inside the gap: %v", err)
 	}
-	if _, _, err := w.store.StateAt(ctx, time.Now()); err != nil {
+	if _, _, err := w.store.Journal().StateAt(ctx, time.Now()); err != nil {
 		t.Fatalf("StateAt in the new epoch: %v", err)
 	}
 }

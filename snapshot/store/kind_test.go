@@ -28,7 +28,7 @@ func kindStore(t *testing.T, st *store.Store) []string {
 		{Reason: snapshot.ReasonUndo, Scope: []string{"billing", "orders"}},
 	} {
 		s.ClusterID = "c1"
-		info, err := st.Put(context.Background(), s)
+		info, err := st.Snapshots().Put(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ var wantKinds = []struct {
 
 func checkKinds(t *testing.T, st *store.Store) {
 	t.Helper()
-	infos, err := st.List(context.Background())
+	infos, err := st.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func TestListKindOfOldObjects(t *testing.T) {
 	if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{Metadata: attrs.Metadata}); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := st.List(ctx)
+	infos, err := st.Snapshots().List(ctx)
 	if err != nil || len(infos) != len(ids) || infos[1].Kind != snapshot.KindFull {
 		t.Fatalf("List with a damaged old object: %v, %+v", err, infos)
 	}
-	if _, err := st.Verify(ctx, ids[1]); !errors.Is(err, snapshot.ErrChecksum) {
+	if _, err := st.Snapshots().Verify(ctx, ids[1]); !errors.Is(err, snapshot.ErrChecksum) {
 		t.Errorf("Verify of the damaged object: %v", err)
 	}
 }
@@ -144,17 +144,17 @@ func TestLatestIsFull(t *testing.T) {
 		{[]string{"billing", "orders"}, ids[3]}, // the undo one holds both, but undo is never latest
 		{[]string{"inventory"}, ids[3]},         // a full snapshot holds the whole cluster
 	} {
-		got, err := st.ResolveFor(ctx, "latest", tc.connectors)
+		got, err := st.Snapshots().ResolveFor(ctx, "latest", tc.connectors)
 		if err != nil || got != tc.want {
 			t.Errorf("ResolveFor(latest, %q) = %s, %v; want %s", tc.connectors, got, err, tc.want)
 		}
-		snap, _, err := st.GetFor(ctx, "LATEST", tc.connectors)
+		snap, _, err := st.Snapshots().For(tc.connectors).GetWith(ctx, "LATEST", nil)
 		if err != nil || snap.ID != tc.want {
-			t.Errorf("GetFor(LATEST, %q): %v", tc.connectors, err)
+			t.Errorf("For(%q).GetWith(LATEST): %v", tc.connectors, err)
 		}
 	}
 	// An ID is an ID, whatever the connectors.
-	if got, err := st.ResolveFor(ctx, ids[2], []string{"billing"}); err != nil || got != ids[2] {
+	if got, err := st.Snapshots().ResolveFor(ctx, ids[2], []string{"billing"}); err != nil || got != ids[2] {
 		t.Errorf("ResolveFor(undo ID) = %s, %v", got, err)
 	}
 
@@ -162,17 +162,17 @@ func TestLatestIsFull(t *testing.T) {
 	// a scoped snapshot holds.
 	st2 := store.NewStore(memblob.OpenBucket(nil))
 	defer st2.Close()
-	sc, err := st2.Put(ctx, &snapshot.Snapshot{Reason: snapshot.ReasonManual, Scope: []string{"orders"}})
+	sc, err := st2.Snapshots().Put(ctx, &snapshot.Snapshot{Reason: snapshot.ReasonManual, Scope: []string{"orders"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st2.Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no full snapshot") {
+	if _, err := st2.Snapshots().Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no full snapshot") {
 		t.Errorf("latest with no full snapshot: %v", err)
 	}
-	if got, err := st2.ResolveFor(ctx, "latest", []string{"orders"}); err != nil || got != sc.ID {
+	if got, err := st2.Snapshots().ResolveFor(ctx, "latest", []string{"orders"}); err != nil || got != sc.ID {
 		t.Errorf("latest for orders = %s, %v; want %s", got, err, sc.ID)
 	}
-	if _, err := st2.ResolveFor(ctx, "latest", []string{"billing"}); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "billing") {
+	if _, err := st2.Snapshots().ResolveFor(ctx, "latest", []string{"billing"}); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "billing") {
 		t.Errorf("latest for billing: %v", err)
 	}
 }
@@ -182,7 +182,7 @@ func TestResolveAmbiguous(t *testing.T) {
 	st := store.NewStore(memblob.OpenBucket(nil))
 	defer st.Close()
 	ids := kindStore(t, st)
-	_, err := st.Resolve(ctx, ids[0][:4])
+	_, err := st.Snapshots().Resolve(ctx, ids[0][:4])
 	if !errors.Is(err, snapshot.ErrAmbiguous) || !strings.Contains(err.Error(), ids[0]) {
 		t.Fatalf("Resolve(%q) = %v, want ErrAmbiguous listing the matches", ids[0][:4], err)
 	}

@@ -24,7 +24,7 @@ func TestListWhileDeleting(t *testing.T) {
 	var ids []string
 	for i := 0; i < 400; i++ {
 		snap := &snapshot.Snapshot{Reason: snapshot.ReasonScheduled, SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{}}
-		info, err := st.Put(ctx, snap)
+		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestListWhileDeleting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for _, id := range ids {
-			if err := st.Delete(ctx, id); err != nil {
+			if err := st.Snapshots().Delete(ctx, id); err != nil {
 				t.Error(err)
 				return
 			}
@@ -44,7 +44,7 @@ func TestListWhileDeleting(t *testing.T) {
 	}()
 	lists := 0
 	for done := false; !done; lists++ {
-		infos, err := st.List(ctx)
+		infos, err := st.Snapshots().List(ctx)
 		if err != nil {
 			t.Errorf("list %d while snapshots are deleted: %v", lists, err)
 			break

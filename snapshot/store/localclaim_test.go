@@ -110,7 +110,7 @@ func claimChild(t *testing.T, dir string) {
 	defer s.Close()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		_, err := s.Put(ctx, &snapshot.Snapshot{ID: strings.TrimSpace(in.Text()), ClusterID: "c1", Reason: snapshot.ReasonScheduled})
+		_, err := s.Snapshots().Put(ctx, &snapshot.Snapshot{ID: strings.TrimSpace(in.Text()), ClusterID: "c1", Reason: snapshot.ReasonScheduled})
 		switch {
 		case err == nil:
 			fmt.Println("won")

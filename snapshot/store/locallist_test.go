@@ -53,7 +53,7 @@ func TestLocalListSkipsTempAndVanished(t *testing.T) {
 			}
 		}
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		t.Fatalf("list journal with a file gone mid-listing: %v", err)
 	}

@@ -11,14 +11,15 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
-// CompactEpoch writes the merged segments epoch e lacks at now, top level
+// Compact writes the merged segments epoch e lacks at now, top level
 // first, and returns them. A segment another daemon wrote meanwhile is not
 // an error.
-func (s *Store) CompactEpoch(ctx context.Context, e journal.EpochInfo, now time.Time) ([]journal.SegmentInfo, error) {
+func (h Levels) Compact(ctx context.Context, e journal.EpochInfo, now time.Time) ([]journal.SegmentInfo, error) {
+	s := h.s
 	return s.compactAt(ctx, e, func(level int) time.Time { return now.UTC().Truncate(journal.LevelEvery[level]) })
 }
 
-// compactAt is CompactEpoch with each level's last boundary given.
+// compactAt is Compact with each level's last boundary given.
 func (s *Store) compactAt(ctx context.Context, e journal.EpochInfo, boundary func(level int) time.Time) ([]journal.SegmentInfo, error) {
 	var out []journal.SegmentInfo
 	for level := journal.TopLevel; level >= journal.LevelMinute; level-- {
@@ -46,7 +47,7 @@ func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover [
 	m := journal.NewMerger(level)
 	var first, prev *journal.Segment
 	for _, si := range cover {
-		seg, err := s.ReadSegment(ctx, si)
+		seg, err := s.Journal().ReadSegment(ctx, si)
 		if err != nil {
 			return journal.SegmentInfo{}, err
 		}
@@ -64,12 +65,13 @@ func (s *Store) mergeCover(ctx context.Context, epoch string, level int, cover [
 		FirstTime: first.FirstTime, LastTime: journal.FromMs(m.Latest), PrevDigest: first.PrevDigest, LastDigest: prev.LastDigest,
 		Entries: m.Entries(),
 	}
-	return s.PutSegment(ctx, merged)
+	return s.Journal().PutSegment(ctx, merged)
 }
 
 // DropRaw deletes the raw segments of e that a merged segment holds and
 // whose last time is keep or more before now, and returns how many.
-func (s *Store) DropRaw(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (h Levels) DropRaw(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+	s := h.s
 	n := 0
 	for _, si := range e.Segments {
 		if si.Level != journal.LevelRaw || now.Sub(si.LastTime) < keep {
@@ -85,7 +87,7 @@ func (s *Store) DropRaw(ctx context.Context, e journal.EpochInfo, keep time.Dura
 		if !held {
 			continue
 		}
-		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+		if err := s.Journal().DeleteObject(ctx, si.Key); err != nil {
 			return n, err
 		}
 		n++
@@ -102,7 +104,8 @@ func (s *Store) DropRaw(ctx context.Context, e journal.EpochInfo, keep time.Dura
 // raw segments; an older one, whose raw segments --journal-keep-within
 // deleted, is restored as of the boundary before it that is still kept:
 // the hour's level 2 segment, or the hour's last level 1 segment.
-func (s *Store) ThinMinutes(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+func (h Levels) ThinMinutes(ctx context.Context, e journal.EpochInfo, keep time.Duration, now time.Time) (int, error) {
+	s := h.s
 	if keep <= 0 {
 		return 0, nil
 	}
@@ -122,7 +125,7 @@ func (s *Store) ThinMinutes(ctx context.Context, e journal.EpochInfo, keep time.
 		if si.Level != journal.LevelMinute || !si.LastTime.Before(cutoff) || si.LastSeq >= newest[si.FirstSeq] || si.LastSeq > hour {
 			continue
 		}
-		if err := s.DeleteJournalObject(ctx, si.Key); err != nil {
+		if err := s.Journal().DeleteObject(ctx, si.Key); err != nil {
 			return n, err
 		}
 		n++

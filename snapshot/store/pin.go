@@ -57,11 +57,12 @@ func pinKey(id string) string { return pinPrefix + id + pinSuffix }
 // snapshot that is not stored is ErrNotFound and nothing is written; one
 // removed while it is pinned (retention of another process) has its pin
 // removed again and is ErrNotFound.
-func (s *Store) Pin(ctx context.Context, ref, note string, now time.Time) (string, snapshot.Pin, error) {
+func (h Pins) Pin(ctx context.Context, ref, note string, now time.Time) (string, snapshot.Pin, error) {
+	s := h.s
 	if len(note) > MaxPinNote {
 		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot %s: note of %d bytes: at most %d", ref, len(note), MaxPinNote)
 	}
-	id, err := s.Resolve(ctx, ref)
+	id, err := s.Snapshots().Resolve(ctx, ref)
 	if err != nil {
 		return "", snapshot.Pin{}, fmt.Errorf("pin snapshot: %w", err)
 	}
@@ -89,8 +90,9 @@ func (s *Store) Pin(ctx context.Context, ref, note string, now time.Time) (strin
 // Unpin removes the pin of the snapshot ref names and returns its ID. ref
 // is anything Resolve accepts, or the exact ID of a pin whose snapshot is
 // gone. A snapshot without a pin is ErrNotPinned.
-func (s *Store) Unpin(ctx context.Context, ref string) (string, error) {
-	id, err := s.Resolve(ctx, ref)
+func (h Pins) Unpin(ctx context.Context, ref string) (string, error) {
+	s := h.s
+	id, err := s.Snapshots().Resolve(ctx, ref)
 	if errors.Is(err, snapshot.ErrNotFound) {
 		if _, perr := snapshot.ParseID(ref); perr == nil {
 			id, err = ref, nil // a pin left by a snapshot removed by hand
@@ -115,7 +117,8 @@ func (s *Store) Unpin(ctx context.Context, ref string) (string, error) {
 // Pinned reports whether the snapshot with the exact ID id is pinned now.
 // Retention asks it right before removing a snapshot, so that a pin
 // written after its listing still keeps it.
-func (s *Store) Pinned(ctx context.Context, id string) (bool, error) {
+func (h Pins) Pinned(ctx context.Context, id string) (bool, error) {
+	s := h.s
 	ok, err := s.bucket.Exists(ctx, pinKey(id))
 	if err != nil {
 		return false, fmt.Errorf("read pin of snapshot %s%s: %w", id, s.in(), err)
@@ -123,10 +126,11 @@ func (s *Store) Pinned(ctx context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-// Pins returns every pin in the store by snapshot ID, with one LIST of
+// All returns every pin in the store by snapshot ID, with one LIST of
 // pins/ and one read per pin. A pin object that does not read as one is
 // an error naming it.
-func (s *Store) Pins(ctx context.Context) (map[string]snapshot.Pin, error) {
+func (h Pins) All(ctx context.Context) (map[string]snapshot.Pin, error) {
+	s := h.s
 	out := map[string]snapshot.Pin{}
 	var keys []string
 	err := s.listKeys(ctx, &blob.ListOptions{Prefix: pinPrefix}, func(obj *blob.ListObject) {
@@ -189,13 +193,15 @@ func WithPins(infos []snapshot.Info, pins map[string]snapshot.Pin) []snapshot.In
 	return out
 }
 
-// ListPinned is List with the pins of the snapshots set (see WithPins).
-func (s *Store) ListPinned(ctx context.Context) ([]snapshot.Info, error) {
-	infos, err := s.List(ctx)
+// Snapshots is Snapshots.List with the pins of the snapshots set (see
+// WithPins).
+func (h Pins) Snapshots(ctx context.Context) ([]snapshot.Info, error) {
+	s := h.s
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pins, err := s.Pins(ctx)
+	pins, err := s.Pins().All(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"context"
-
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// RestoreRead says what Store.GetForRestore leaves out.
+// RestoreRead says what a read with RestoreSink leaves out.
 type RestoreRead struct {
 	// NoSinkOffsets leaves out the sink groups' committed offsets (each
 	// SinkGroup's Offsets is nil; the groups, their connectors and states
@@ -15,26 +13,30 @@ type RestoreRead struct {
 	NoSinkOffsets bool
 }
 
-// GetForRestore is GetFor for a restore: the snapshot's source offsets are
-// decoded into a compact SourceTable (see Snapshot.SourceTable), which
-// keeps their topics, partitions, keys, values and connectors only, and
-// its SourceOffsets stay nil. Such a snapshot cannot be encoded, and
-// SourceOffsets-based helpers (SourceOffsetsOf, Index.SourceOffsetsOf) see
-// no offsets; Filter, NewIndex, Unparsed and SourceKeys work on it. A
-// document the streamed decoder does not take is decoded whole, as Get
-// does, and its table is a view of its SourceOffsets. The Info is Get's.
-func (s *Store) GetForRestore(ctx context.Context, ref string, connectors []string, how RestoreRead) (*snapshot.Snapshot, snapshot.Info, error) {
-	id := ref
-	if _, err := snapshot.ParseID(ref); err != nil {
-		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
-			return nil, snapshot.Info{}, err
-		}
-	}
-	snap, info, err := s.getAs(ctx, id, &snapshot.TableSink{T: new(snapshot.SourceTable)})
-	if err == nil && how.NoSinkOffsets {
+// RestoreSink returns the sink of Snapshots.GetWith for a restore: the
+// snapshot's source offsets are decoded into a compact SourceTable (see
+// Snapshot.SourceTable), which keeps their topics, partitions, keys,
+// values and connectors only, and its SourceOffsets stay nil. Such a
+// snapshot cannot be encoded, and SourceOffsets-based helpers
+// (SourceOffsetsOf, Index.SourceOffsetsOf) see no offsets; Filter,
+// NewIndex, Unparsed and SourceKeys work on it. A document the streamed
+// decoder does not take is decoded whole, and its table is a view of its
+// SourceOffsets. Use a sink for one read.
+func RestoreSink(how RestoreRead) snapshot.OffsetSink {
+	return &restoreSink{TableSink: snapshot.TableSink{T: new(snapshot.SourceTable)}, how: how}
+}
+
+// restoreSink is RestoreSink's sink.
+type restoreSink struct {
+	snapshot.TableSink
+	how RestoreRead
+}
+
+// Decoded leaves out of snap what the restore does not read.
+func (r *restoreSink) Decoded(snap *snapshot.Snapshot) {
+	if r.how.NoSinkOffsets {
 		for i := range snap.SinkGroups {
 			snap.SinkGroups[i].Offsets = nil
 		}
 	}
-	return snap, info, err
 }

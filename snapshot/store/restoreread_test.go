@@ -8,29 +8,29 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// TestGetForRestore checks the store's path: the same snapshot as Get,
-// its source offsets in a table, and the same Info.
-func TestGetForRestore(t *testing.T) {
+// TestGetWithRestoreSink checks the store's path: the same snapshot as a
+// plain GetWith, its source offsets in a table, and the same Info.
+func TestGetWithRestoreSink(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, "mem://")
 	snap := fixtureSnapshot()
 	snap.ID = ""
-	info, err := st.Put(ctx, snap)
+	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, winfo, err := st.Get(ctx, info.ID)
+	want, winfo, err := st.Snapshots().GetWith(ctx, info.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ginfo, err := st.GetForRestore(ctx, "latest", nil, RestoreRead{})
+	got, ginfo, err := st.Snapshots().GetWith(ctx, "latest", RestoreSink(RestoreRead{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
 		t.Fatal("GetForRestore's sink groups differ from Get's")
 	}
-	bare, _, err := st.GetForRestore(ctx, info.ID, nil, RestoreRead{NoSinkOffsets: true})
+	bare, _, err := st.Snapshots().GetWith(ctx, info.ID, RestoreSink(RestoreRead{NoSinkOffsets: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

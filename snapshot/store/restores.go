@@ -98,10 +98,11 @@ type IntentStopped struct {
 
 func intentKey(id string) string { return intentPrefix + id + intentSuffix }
 
-// PutIntent writes in, replacing the intent of the same ID. It fails as
+// Put writes in, replacing the intent of the same ID. It fails as
 // the store fails: a restore that cannot record what it is about to do
 // does not do it.
-func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
+func (h Restores) Put(ctx context.Context, in RestoreIntent) error {
+	s := h.s
 	if in.ID == "" || strings.ContainsAny(in.ID, "/\\") {
 		return fmt.Errorf("record restore intent: bad id %q", in.ID)
 	}
@@ -123,20 +124,22 @@ func (s *Store) PutIntent(ctx context.Context, in RestoreIntent) error {
 	return nil
 }
 
-// DeleteIntent removes the intent of restore id; one already gone is
+// Delete removes the intent of restore id; one already gone is
 // no error.
-func (s *Store) DeleteIntent(ctx context.Context, id string) error {
+func (h Restores) Delete(ctx context.Context, id string) error {
+	s := h.s
 	if err := s.deleteKey(ctx, intentKey(id)); err != nil && !notFound(err) {
 		return fmt.Errorf("remove the record of restore %s%s: %w", id, s.in(), err)
 	}
 	return nil
 }
 
-// Intents returns the intents of the restores that did not finish (or
+// List returns the intents of the restores that did not finish (or
 // are running), oldest first. An object under restores/ that is not an
 // intent (a temporary file of the file:// driver, a foreign object) is
 // skipped, one that vanished while listed too.
-func (s *Store) Intents(ctx context.Context) ([]RestoreIntent, error) {
+func (h Restores) List(ctx context.Context) ([]RestoreIntent, error) {
+	s := h.s
 	var keys []string
 	err := s.eachObject(ctx, &blob.ListOptions{Prefix: intentPrefix}, func(obj *blob.ListObject) error {
 		if !obj.IsDir && strings.HasSuffix(obj.Key, intentSuffix) && obj.Size <= maxIntentSize {

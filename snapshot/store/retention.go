@@ -30,8 +30,9 @@ type EventCache struct {
 // would remove without the reset rule (a reset only matters for what
 // would otherwise go). cache, when not nil, keeps what was read for the
 // next call.
-func (s *Store) RetentionJournal(ctx context.Context, infos []snapshot.Info, p snapshot.Policy, now time.Time, cache *EventCache) (snapshot.Journal, error) {
-	l, err := s.ListJournal(ctx)
+func (h Snapshots) RetentionJournal(ctx context.Context, infos []snapshot.Info, p snapshot.Policy, now time.Time, cache *EventCache) (snapshot.Journal, error) {
+	s := h.s
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return snapshot.Journal{}, err
 	}
@@ -87,7 +88,7 @@ func (s *Store) epochEvents(ctx context.Context, e *journal.EpochInfo, since tim
 		live[si.Key] = true
 		evs, ok := cache.bySeg[si.Key]
 		if !ok {
-			seg, err := s.ReadSegment(ctx, si)
+			seg, err := s.Journal().ReadSegment(ctx, si)
 			if errors.Is(err, journal.ErrJournalBroken) {
 				continue // deleted since listed (compaction); verify reports damage
 			}

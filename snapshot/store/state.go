@@ -16,14 +16,15 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
-// JournalCoverage returns, per epoch, the span it covers, oldest first. It
+// Coverage returns, per epoch, the span it covers, oldest first. It
 // reads only the listings of snapshots and journal.
-func (s *Store) JournalCoverage(ctx context.Context) ([]snapshot.Coverage, error) {
-	infos, err := s.List(ctx)
+func (h Journal) Coverage(ctx context.Context) ([]snapshot.Coverage, error) {
+	s := h.s
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +47,13 @@ func (s *Store) JournalCoverage(ctx context.Context) ([]snapshot.Coverage, error
 // A moment in the future, before anything restorable or inside a gap
 // between epochs is ErrNotRestorable naming the spans that are; a segment
 // missing or altered on the way to at is ErrJournalBroken naming it.
-func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *journal.StateInfo, error) {
+func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *journal.StateInfo, error) {
+	s := h.s
 	now := time.Now()
 	if at.After(now) {
 		return nil, nil, fmt.Errorf("%w: %s is in the future (now is %s)", journal.ErrNotRestorable, snapshot.FmtTime(at), snapshot.FmtTime(now))
 	}
-	infos, err := s.List(ctx)
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +91,7 @@ func (s *Store) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, 
 		}
 		break
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,7 +213,7 @@ func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Inf
 		}
 		return nil, nil, fmt.Errorf("%w: %s: the store holds no full snapshot", journal.ErrNotRestorable, snapshot.FmtTime(at))
 	}
-	snap, info, err := s.Get(ctx, base.ID)
+	snap, info, err := s.Snapshots().GetWith(ctx, base.ID, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,7 +240,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, 
 	}
 	bch := make(chan baseRead, 1)
 	go func() {
-		b, i, err := s.Get(ctx, e.ID)
+		b, i, err := s.Snapshots().GetWith(ctx, e.ID, nil)
 		bch <- baseRead{b, i, err}
 	}()
 	var (
@@ -256,7 +258,7 @@ func (s *Store) replay(ctx context.Context, at time.Time, e *journal.EpochInfo, 
 			baseErr = fmt.Errorf("read base snapshot of journal epoch %s: %w: it is limited to some connectors", e.ID, snapshot.ErrCorrupt)
 		default:
 			base, si.Base, st = r.snap, r.info, journal.NewReplayState(r.snap)
-			ep, err := s.GetEpoch(ctx, e.ID)
+			ep, err := s.Journal().GetEpoch(ctx, e.ID)
 			if err != nil {
 				// As verify: an epoch file that cannot be read is no
 				// journal to restore from (it names the worker topics).
@@ -347,14 +349,15 @@ func (s *Store) lastRestorable(ctx context.Context, good time.Time, e *journal.E
 	return fmt.Sprintf("the last restorable moment before it is %s (--at %s), or %s", snapshot.FmtTime(m), m.UTC().Format(time.RFC3339Nano), byID)
 }
 
-// JournalHead reads epoch id whole, checking every segment and the chain,
+// Head reads epoch id whole, checking every segment and the chain,
 // and returns where it stands.
-func (s *Store) JournalHead(ctx context.Context, id string) (*journal.JournalHead, error) {
-	ep, err := s.GetEpoch(ctx, id)
+func (jh Journal) Head(ctx context.Context, id string) (*journal.JournalHead, error) {
+	s := jh.s
+	ep, err := s.Journal().GetEpoch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.ListJournal(ctx)
+	l, err := s.Journal().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +365,7 @@ func (s *Store) JournalHead(ctx context.Context, id string) (*journal.JournalHea
 	if !ok {
 		return nil, fmt.Errorf("read journal epoch %s: %w", id, snapshot.ErrNotFound)
 	}
-	base, _, err := s.Get(ctx, id)
+	base, _, err := s.Snapshots().GetWith(ctx, id, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read base snapshot of journal epoch %s: %w", id, err)
 	}

@@ -107,8 +107,10 @@ type Store struct {
 
 // OpenStore opens the store at storeURL, which is either a gocloud.dev/blob URL
 // (file, mem, s3, gs, azblob schemes) or, when it has no "://", a local
-// directory path. A local directory, given as a path or as a file:// URL, is
-// created (mode 0o755) if missing; "file://./dir" and "file://dir" are
+// directory path. The s3, gs and azblob schemes open only in a program that
+// imports internal/storedrivers (the commands do).
+//
+// A local directory, given as a path or as a file:// URL, is created (mode 0o755) if missing; "file://./dir" and "file://dir" are
 // relative to the working directory, "file:///dir" is absolute. Temporary
 // files of a local store are made next to their final name, so a snapshot
 // appears by an atomic rename and never across file systems.
@@ -255,7 +257,8 @@ func (s *Store) SetPieceSizes(keys, groups int) {
 // zstd stream (frames concatenated), which every zstd decoder reads whole,
 // this build's and earlier ones' alike; the frames make the body under 1%
 // larger than one frame would.
-func (s *Store) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info, error) {
+func (h Snapshots) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info, error) {
+	s := h.s
 	if snap == nil {
 		return snapshot.Info{}, errors.New("put snapshot: nil snapshot")
 	}
@@ -298,34 +301,42 @@ func (s *Store) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.Info
 	return info, nil
 }
 
-// Get reads, verifies and decodes one snapshot; ref is anything Resolve
-// accepts. It checks the object's header, the SHA-256 of its body
-// (ErrChecksum), its format version (ErrUnsupportedVersion), the
+// GetWith reads, verifies and decodes one snapshot; ref is anything
+// Resolve accepts (an ID is read without resolving it, "latest" with the
+// connectors of For). It checks the object's header, the SHA-256 of its
+// body (ErrChecksum), its format version (ErrUnsupportedVersion), the
 // document's version, and that the document's ID is the object's
 // (ErrCorrupt). A missing snapshot is ErrNotFound. An encrypted snapshot
 // is ErrEncrypted without a Keeper and ErrDecrypt with the wrong one.
-func (s *Store) Get(ctx context.Context, ref string) (*snapshot.Snapshot, snapshot.Info, error) {
-	return s.GetFor(ctx, ref, nil)
-}
-
-// GetFor is Get for a command limited to connectors: ref is resolved with
-// ResolveFor, so "latest" is the newest snapshot that holds them all.
-func (s *Store) GetFor(ctx context.Context, ref string, connectors []string) (*snapshot.Snapshot, snapshot.Info, error) {
+//
+// sink takes the source offsets of a streamed document (see
+// snapshot.OffsetSink); nil puts them in SourceOffsets. A sink that also
+// has a method Decoded(*snapshot.Snapshot) is given every snapshot read
+// with it, streamed or decoded whole, to finish it: RestoreSink leaves out
+// what a restore does not read, snapshot.SeedSink keeps what a journal
+// tail needs. A document the streamed decoder does not take is decoded
+// whole, its source offsets in SourceOffsets.
+func (h Snapshots) GetWith(ctx context.Context, ref string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	id := ref
 	if _, err := snapshot.ParseID(ref); err != nil {
-		if id, err = s.ResolveFor(ctx, ref, connectors); err != nil {
+		if id, err = h.Resolve(ctx, ref); err != nil {
 			return nil, snapshot.Info{}, err
 		}
 	}
-	return s.getAs(ctx, id, nil)
+	snap, info, err := h.s.getAs(ctx, id, sink)
+	if d, ok := sink.(interface{ Decoded(*snapshot.Snapshot) }); ok && err == nil {
+		d.Decoded(snap)
+	}
+	return snap, info, err
 }
 
 // Verify is Get without keeping the document: it reads the whole object
 // and checks everything Get checks, returning the Info read. An encrypted
 // snapshot verified without a Keeper has only its header, size and
 // checksum checked; its Info then has Encrypted set and no counts.
-func (s *Store) Verify(ctx context.Context, ref string) (snapshot.Info, error) {
-	_, info, err := s.Get(ctx, ref)
+func (h Snapshots) Verify(ctx context.Context, ref string) (snapshot.Info, error) {
+	s := h.s
+	_, info, err := s.Snapshots().GetWith(ctx, ref, nil)
 	return keyless(info, err)
 }
 
@@ -362,7 +373,8 @@ func (s *Store) getAs(ctx context.Context, id string, sink snapshot.OffsetSink) 
 // that cannot be read fails List instead). Other objects under
 // snapshots/ (temporary files, names that are not ID.snap) are ignored, as
 // is a snapshot deleted while List runs. An empty store is an empty list.
-func (s *Store) List(ctx context.Context) ([]snapshot.Info, error) {
+func (h Snapshots) List(ctx context.Context) ([]snapshot.Info, error) {
+	s := h.s
 	ids, err := s.list(ctx)
 	if err != nil {
 		return nil, err
@@ -479,7 +491,8 @@ func idOf(name string) (string, bool) {
 // Delete removes the snapshot with the exact ID id (not a prefix, not
 // "latest"). A snapshot that is not there is ErrNotFound. Deleting a
 // snapshot that another process is reading may make that read fail.
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (h Snapshots) Delete(ctx context.Context, id string) error {
+	s := h.s
 	if _, err := snapshot.ParseID(id); err != nil {
 		return fmt.Errorf("delete snapshot: %w; give the full ID as list shows it", err)
 	}
@@ -498,8 +511,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // ID, or a prefix of exactly one stored ID. Nothing matching is
 // ErrNotFound (also for "latest" in a store without a full snapshot); a
 // prefix matching several IDs is ErrAmbiguous, in an error listing them.
-func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
-	return s.ResolveFor(ctx, ref, nil)
+func (h Snapshots) Resolve(ctx context.Context, ref string) (string, error) {
+	return h.ResolveFor(ctx, ref, h.connectors)
 }
 
 // ResolveFor is Resolve for a command limited to connectors (show, diff or
@@ -508,7 +521,8 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 // cluster, a scoped one the connectors of its Scope). Undo snapshots are
 // never "latest". With no connectors it is Resolve. Other references
 // resolve as Resolve does, whatever connectors says.
-func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string) (string, error) {
+func (h Snapshots) ResolveFor(ctx context.Context, ref string, connectors []string) (string, error) {
+	s := h.s
 	if ref == "" {
 		return "", errors.New("resolve snapshot: empty reference: give an ID, a unique ID prefix or latest")
 	}
@@ -557,7 +571,7 @@ func (s *Store) ResolveFor(ctx context.Context, ref string, connectors []string)
 // snapshot is never "latest" either: it would stand in for a whole cluster
 // it does not hold.
 func (s *Store) latest(ctx context.Context, connectors []string) (string, error) {
-	infos, err := s.List(ctx)
+	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
 		return "", fmt.Errorf("resolve latest: %w", err)
 	}
@@ -881,8 +895,8 @@ func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot
 
 // decodeBody decompresses and decodes a document: streamed (decodeStreamed)
 // when it can be, whole otherwise; the source offsets of a streamed one go
-// into what to says (a SourceTable for GetForRestore, a tail's seed for
-// GetForTail).
+// into what to says (a SourceTable for RestoreSink, a tail's seed for
+// snapshot.SeedSink).
 func decodeBody(dec *zstd.Decoder, body []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
 		if sink == nil {

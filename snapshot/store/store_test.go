@@ -134,7 +134,7 @@ func testSnapshot() *snapshot.Snapshot {
 // mustPut puts snap and fails the test on error.
 func mustPut(t *testing.T, st *Store, snap *snapshot.Snapshot) snapshot.Info {
 	t.Helper()
-	info, err := st.Put(context.Background(), snap)
+	info, err := st.Snapshots().Put(context.Background(), snap)
 	if err != nil {
 		t.Fatalf("Put: %v", err)
 	}
@@ -144,7 +144,7 @@ func mustPut(t *testing.T, st *Store, snap *snapshot.Snapshot) snapshot.Info {
 // mustList lists the store and fails the test on error.
 func mustList(t *testing.T, st *Store) []snapshot.Info {
 	t.Helper()
-	infos, err := st.List(context.Background())
+	infos, err := st.Snapshots().List(context.Background())
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -165,7 +165,7 @@ func testRoundTrip(t *testing.T, st *Store, _ string) {
 	want := testSnapshot()
 	put := mustPut(t, st, want)
 
-	got, info, err := st.Get(ctx, put.ID)
+	got, info, err := st.Snapshots().GetWith(ctx, put.ID, nil)
 	if err != nil {
 		t.Fatalf("Get(%s): %v", put.ID, err)
 	}
@@ -187,7 +187,7 @@ func testRoundTrip(t *testing.T, st *Store, _ string) {
 	if list := mustList(t, st); len(list) != 1 || !reflect.DeepEqual(list[0], put) {
 		t.Errorf("List = %+v, want [%+v]", list, put)
 	}
-	if v, err := st.Verify(ctx, put.ID); err != nil || !reflect.DeepEqual(v, put) {
+	if v, err := st.Snapshots().Verify(ctx, put.ID); err != nil || !reflect.DeepEqual(v, put) {
 		t.Errorf("Verify = %+v, %v; want %+v", v, err, put)
 	}
 }
@@ -197,7 +197,7 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 	if list := mustList(t, st); len(list) != 0 {
 		t.Fatalf("List of an empty store = %v", list)
 	}
-	if _, err := st.Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no snapshots") {
+	if _, err := st.Snapshots().Resolve(ctx, "latest"); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no snapshots") {
 		t.Errorf("Resolve(latest) on an empty store: %v, want ErrNotFound saying no snapshots", err)
 	}
 
@@ -282,7 +282,7 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 		{ref: "", errText: "empty reference"},
 	}
 	for _, tt := range tests {
-		got, err := st.Resolve(ctx, tt.ref)
+		got, err := st.Snapshots().Resolve(ctx, tt.ref)
 		switch {
 		case tt.errText == "":
 			if err != nil || got != tt.want {
@@ -297,13 +297,13 @@ func testListAndResolve(t *testing.T, st *Store, _ string) {
 		}
 	}
 	// An ambiguous prefix names the candidates and is not "not found".
-	_, err := st.Resolve(ctx, "2026")
+	_, err := st.Snapshots().Resolve(ctx, "2026")
 	if errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), puts[0].ID) {
 		t.Errorf("Resolve(2026): %v, want an ambiguity error naming %s", err, puts[0].ID)
 	}
 
 	for _, ref := range []string{"latest", unique} {
-		snap, info, err := st.Get(ctx, ref)
+		snap, info, err := st.Snapshots().GetWith(ctx, ref, nil)
 		if err != nil {
 			t.Fatalf("Get(%q): %v", ref, err)
 		}
@@ -318,17 +318,17 @@ func testDelete(t *testing.T, st *Store, dir string) {
 	a := mustPut(t, st, testSnapshot())
 	b := mustPut(t, st, testSnapshot())
 	for _, ref := range []string{"latest", a.ID[:10], ""} {
-		if err := st.Delete(ctx, ref); err == nil || errors.Is(err, snapshot.ErrNotFound) {
+		if err := st.Snapshots().Delete(ctx, ref); err == nil || errors.Is(err, snapshot.ErrNotFound) {
 			t.Errorf("Delete(%q): %v, want a refusal: only full IDs are deleted", ref, err)
 		}
 	}
-	if err := st.Delete(ctx, a.ID); err != nil {
+	if err := st.Snapshots().Delete(ctx, a.ID); err != nil {
 		t.Fatalf("Delete(%s): %v", a.ID, err)
 	}
-	if err := st.Delete(ctx, a.ID); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
+	if err := st.Snapshots().Delete(ctx, a.ID); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
 		t.Errorf("second Delete(%s): %v, want ErrNotFound naming the ID", a.ID, err)
 	}
-	if _, _, err := st.Get(ctx, a.ID); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
+	if _, _, err := st.Snapshots().GetWith(ctx, a.ID, nil); !errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), a.ID) {
 		t.Errorf("Get(deleted %s): %v, want ErrNotFound naming the ID", a.ID, err)
 	}
 	if got := idsOf(mustList(t, st)); !reflect.DeepEqual(got, []string{b.ID}) {
@@ -566,8 +566,8 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 					}
 				}()
 			}
-			_, _, err := st.Get(ctx, id)
-			if _, verr := st.Verify(ctx, id); fmt.Sprint(verr) != fmt.Sprint(err) {
+			_, _, err := st.Snapshots().GetWith(ctx, id, nil)
+			if _, verr := st.Snapshots().Verify(ctx, id); fmt.Sprint(verr) != fmt.Sprint(err) {
 				t.Errorf("Get: %v; Verify: %v", err, verr)
 			}
 			if len(tt.texts) == 0 {
@@ -589,7 +589,7 @@ func testDamaged(t *testing.T, st *Store, _ string) {
 			}
 		})
 	}
-	if _, _, err := st.Get(ctx, goodInfo.ID); err != nil {
+	if _, _, err := st.Snapshots().GetWith(ctx, goodInfo.ID, nil); err != nil {
 		t.Errorf("Get of the restored object: %v", err)
 	}
 }
@@ -611,11 +611,11 @@ func testExists(t *testing.T, st *Store, _ string) {
 	again.Reason = snapshot.ReasonUndo
 	again.Connectors = nil
 	for _, snap := range []*snapshot.Snapshot{first, again} {
-		if _, err := st.Put(ctx, snap); !errors.Is(err, snapshot.ErrExists) || !strings.Contains(err.Error(), first.ID) {
+		if _, err := st.Snapshots().Put(ctx, snap); !errors.Is(err, snapshot.ErrExists) || !strings.Contains(err.Error(), first.ID) {
 			t.Errorf("Put of stored ID %s: %v, want ErrExists naming it", first.ID, err)
 		}
 	}
-	got, gotInfo, err := st.Get(ctx, first.ID)
+	got, gotInfo, err := st.Snapshots().GetWith(ctx, first.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +649,7 @@ func testCancelledPut(t *testing.T, st *Store, dir string) {
 				defer func() { st.testHookBeforeClose = nil }()
 			}
 			snap := testSnapshot()
-			_, err := st.Put(ctx, snap)
+			_, err := st.Snapshots().Put(ctx, snap)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Put with a cancelled context: %v, want context.Canceled", err)
 			}
@@ -659,7 +659,7 @@ func testCancelledPut(t *testing.T, st *Store, dir string) {
 			if list := mustList(t, st); len(list) != 0 {
 				t.Errorf("List after a cancelled Put = %+v, want nothing", list)
 			}
-			if _, _, err := st.Get(context.Background(), snap.ID); !errors.Is(err, snapshot.ErrNotFound) {
+			if _, _, err := st.Snapshots().GetWith(context.Background(), snap.ID, nil); !errors.Is(err, snapshot.ErrNotFound) {
 				t.Errorf("Get after a cancelled Put: %v, want ErrNotFound", err)
 			}
 			if dir != "" {
@@ -668,10 +668,10 @@ func testCancelledPut(t *testing.T, st *Store, dir string) {
 				}
 			}
 			// The ID was not taken: the same snapshot can be put again.
-			if _, err := st.Put(context.Background(), snap); err != nil {
+			if _, err := st.Snapshots().Put(context.Background(), snap); err != nil {
 				t.Errorf("Put after a cancelled Put: %v", err)
 			}
-			if err := st.Delete(context.Background(), snap.ID); err != nil {
+			if err := st.Snapshots().Delete(context.Background(), snap.ID); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -706,7 +706,7 @@ func testPutDefaultsAndValidation(t *testing.T, st *Store, _ string) {
 		{name: "uppercase ID", snap: &snapshot.Snapshot{ID: "20261130T134920.123456Z-ABCDEF"}, text: "not a snapshot ID"},
 	}
 	for _, tt := range tests {
-		_, err := st.Put(ctx, tt.snap)
+		_, err := st.Snapshots().Put(ctx, tt.snap)
 		if err == nil || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) || !strings.Contains(err.Error(), tt.text) {
 			t.Errorf("%s: Put: %v, want %v saying %q", tt.name, err, tt.wantErr, tt.text)
 		}
@@ -725,7 +725,7 @@ func testCopiedWithoutMetadata(t *testing.T, st *Store, _ string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Delete(ctx, info.ID); err != nil {
+	if err := st.Snapshots().Delete(ctx, info.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.bucket.WriteAll(ctx, objectKey(info.ID), raw, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
@@ -796,7 +796,7 @@ func TestOpenStoreLocal(t *testing.T) {
 			t.Errorf("OpenStore(%q): %v", tt.url, err)
 			continue
 		}
-		info, err := st.Put(ctx, testSnapshot())
+		info, err := st.Snapshots().Put(ctx, testSnapshot())
 		if err != nil {
 			t.Errorf("OpenStore(%q).Put: %v", tt.url, err)
 		}
@@ -804,7 +804,7 @@ func TestOpenStoreLocal(t *testing.T) {
 		if err != nil || fi.Size() != info.Size {
 			t.Errorf("OpenStore(%q): snapshot not in %s: %v", tt.url, tt.dir, err)
 		}
-		if list, err := st.List(ctx); err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], info) {
+		if list, err := st.Snapshots().List(ctx); err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], info) {
 			t.Errorf("OpenStore(%q).List = %+v, %v", tt.url, list, err)
 		}
 		if err := st.Close(); err != nil {
