@@ -40,13 +40,13 @@ func (r *run) lockCluster(ctx context.Context) error {
 		return fmt.Errorf("read the cluster id for the restore lock: %w; nothing was written", err)
 	}
 	if r.req.DryRun {
-		cur, found, err := r.Store.CurrentLock(ctx, cluster)
+		cur, found, err := r.Store.Restores().CurrentLock(ctx, cluster)
 		if err == nil && found && cur.Stale(time.Now()) == "" {
 			fmt.Fprintf(r.Out, "note: %v; this plan may change once it finishes\n", &store.LockedError{Holder: cur})
 		}
 		return nil
 	}
-	held, err := r.Store.Lock(ctx, store.RestoreLock{ID: r.restoreID(), Snapshot: r.req.Snapshot.ID, Cluster: cluster}, r.req.Force)
+	held, err := r.Store.Restores().Lock(ctx, store.RestoreLock{ID: r.restoreID(), Snapshot: r.req.Snapshot.ID, Cluster: cluster}, r.req.Force)
 	var locked *store.LockedError
 	if errors.As(err, &locked) {
 		err = fmt.Errorf("%w; %s", err, r.lockedAdvice())

@@ -71,7 +71,7 @@ func TestRestoreLockTwoProcesses(t *testing.T) {
 	if got := w.judge(t, "after the take-over"); got != "snapshot" {
 		t.Fatalf("restored after the take-over: the worker sees %s", got)
 	}
-	if l, found, err := w.st.CurrentLock(ctx, w.snap.ClusterID); err != nil || found {
+	if l, found, err := w.st.Restores().CurrentLock(ctx, w.snap.ClusterID); err != nil || found {
 		t.Errorf("lock left after the restore: %+v %v %v", l, found, err)
 	}
 }
@@ -94,7 +94,7 @@ func TestRestoreLockStore(t *testing.T) {
 	res := make(chan result)
 	for i := range 8 {
 		go func() {
-			h, err := st.Lock(ctx, store.RestoreLock{ID: fmt.Sprintf("r%d", i), Snapshot: "s", Cluster: "c1"}, false)
+			h, err := st.Restores().Lock(ctx, store.RestoreLock{ID: fmt.Sprintf("r%d", i), Snapshot: "s", Cluster: "c1"}, false)
 			res <- result{h, err}
 		}()
 	}
@@ -113,27 +113,27 @@ func TestRestoreLockStore(t *testing.T) {
 	if held == nil {
 		t.Fatal("no taker got the lock")
 	}
-	cur, found, err := st.CurrentLock(ctx, "c1")
+	cur, found, err := st.Restores().CurrentLock(ctx, "c1")
 	if err != nil || !found || cur.ID != held.Lock().ID || cur.Stale(cur.Heartbeat) != "" {
 		t.Fatalf("current lock %+v %v %v, want %s live", cur, found, err, held.Lock().ID)
 	}
 	if why := cur.Stale(cur.Heartbeat.Add(store.LockLease + 1)); !strings.Contains(why, "last heartbeat was") {
 		t.Errorf("a lock past its lease: stale %q", why)
 	}
-	forced, err := st.Lock(ctx, store.RestoreLock{ID: "forced", Snapshot: "s", Cluster: "c1"}, true)
+	forced, err := st.Restores().Lock(ctx, store.RestoreLock{ID: "forced", Snapshot: "s", Cluster: "c1"}, true)
 	if err != nil || !strings.Contains(forced.TookOver, "restore "+held.Lock().ID) || !strings.Contains(forced.TookOver, "taken over with --force") {
 		t.Fatalf("forced: %+v %v", forced, err)
 	}
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Lock(ctx, store.RestoreLock{ID: "next", Snapshot: "s", Cluster: "c1"}, false); !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "restore forced") {
+	if _, err := st.Restores().Lock(ctx, store.RestoreLock{ID: "next", Snapshot: "s", Cluster: "c1"}, false); !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "restore forced") {
 		t.Fatalf("while the forced one holds it: %v", err)
 	}
 	if err := forced.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	next, err := st.Lock(ctx, store.RestoreLock{ID: "next", Snapshot: "s", Cluster: "c1"}, false)
+	next, err := st.Restores().Lock(ctx, store.RestoreLock{ID: "next", Snapshot: "s", Cluster: "c1"}, false)
 	if err != nil || next.TookOver != "" {
 		t.Fatalf("after release: %+v %v", next, err)
 	}

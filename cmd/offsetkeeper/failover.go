@@ -163,7 +163,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "fenced: the daemon of cluster %s never writes to cluster %s again\n", state.ClusterID, md.Cluster)
 	// The cluster made primary may be one a failover fenced before: its
 	// own daemon keeps a standby again.
-	if err := st.DeleteStandbyFence(ctx, md.Cluster); err != nil {
+	if err := st.Fences().Delete(ctx, md.Cluster); err != nil {
 		doc.Errors = append(doc.Errors, err.Error())
 	}
 	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.Verify, sc.Failover = true, true })

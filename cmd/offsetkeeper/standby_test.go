@@ -274,7 +274,7 @@ func TestFailoverDryRunAndRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		_, err = s.GetStandbyFence(ctx, "primary")
+		_, err = s.Fences().Get(ctx, "primary")
 		return err == nil
 	}
 	before := ends()

@@ -39,13 +39,13 @@ func PutFence(ctx context.Context, st *store.Store, f Fence) error {
 	if err != nil {
 		return fmt.Errorf("encode standby fence: %w", err)
 	}
-	return st.PutStandbyFence(ctx, f.Primary, data)
+	return st.Fences().Put(ctx, f.Primary, data)
 }
 
 // FenceOf reads the fence of primary (a cluster id) from st: nil when
 // there is none.
 func FenceOf(ctx context.Context, st *store.Store, primary string) (*Fence, error) {
-	data, err := st.GetStandbyFence(ctx, primary)
+	data, err := st.Fences().Get(ctx, primary)
 	if errors.Is(err, snapshot.ErrNotFound) {
 		return nil, nil
 	}

@@ -61,7 +61,7 @@ func TestLatestStateAndFence(t *testing.T) {
 	if err := standby.CheckFence(ctx, st, "b"); err != nil {
 		t.Fatalf("CheckFence of the other cluster: %v", err)
 	}
-	if err := st.DeleteStandbyFence(ctx, "a"); err != nil {
+	if err := st.Fences().Delete(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if err := standby.CheckFence(ctx, st, "a"); err != nil {

@@ -67,6 +67,14 @@ type Drills struct{ s *Store }
 // without records is empty.
 type Restores struct{ s *Store }
 
+// Fences are the standby fences, standby/fence-CLUSTER.json: a failover
+// stores one so that the daemon of the cluster it failed over from never
+// writes to the standby again.
+//
+// Not found: Get of a missing fence is snapshot.ErrNotFound; Delete of
+// one is not an error.
+type Fences struct{ s *Store }
+
 // Snapshots returns the handle of the Store's snapshots.
 func (s *Store) Snapshots() Snapshots { return Snapshots{s: s} }
 
@@ -84,3 +92,6 @@ func (s *Store) Drills() Drills { return Drills{s} }
 
 // Restores returns the handle of the Store's restore records.
 func (s *Store) Restores() Restores { return Restores{s} }
+
+// Fences returns the handle of the Store's standby fences.
+func (s *Store) Fences() Fences { return Fences{s} }

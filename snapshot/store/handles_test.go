@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -96,6 +97,32 @@ func TestHandlesNotFound(t *testing.T) {
 			if in, err := st.Restores().List(ctx); err != nil || len(in) != 0 {
 				t.Errorf("Restores.List: %v, %v; want empty", in, err)
 			}
+			if _, found, err := st.Restores().CurrentLock(ctx, "cluster"); found || err != nil {
+				t.Errorf("Restores.CurrentLock: %v, %v; want none", found, err)
+			}
+
+			_, err = st.Fences().Get(ctx, "cluster")
+			is("Fences.Get", err, snapshot.ErrNotFound)
+			is("Fences.Delete", st.Fences().Delete(ctx, "cluster"), nil)
 		})
+	}
+}
+
+// TestHandlesStaySmall: no exported type of the store has more than 15
+// methods (issue 38): a new kind of object gets its own handle, as
+// litestream's ReplicaClient and restic's Backend stay small.
+func TestHandlesStaySmall(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[*store.Store](), reflect.TypeFor[store.Snapshots](), reflect.TypeFor[store.Journal](),
+		reflect.TypeFor[store.Levels](), reflect.TypeFor[store.Pins](), reflect.TypeFor[store.Drills](),
+		reflect.TypeFor[store.Restores](), reflect.TypeFor[store.Fences](), reflect.TypeFor[*store.Keeper](),
+	} {
+		if n := typ.NumMethod(); n > 15 {
+			var names []string
+			for i := range n {
+				names = append(names, typ.Method(i).Name)
+			}
+			t.Errorf("%v has %d methods, at most 15: %v", typ, n, names)
+		}
 	}
 }

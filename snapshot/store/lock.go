@@ -129,7 +129,8 @@ func lockKey(cluster string, gen uint64) string {
 
 // CurrentLock returns the lock of cluster (its newest generation), and
 // false when there is none.
-func (s *Store) CurrentLock(ctx context.Context, cluster string) (RestoreLock, bool, error) {
+func (h Restores) CurrentLock(ctx context.Context, cluster string) (RestoreLock, bool, error) {
+	s := h.s
 	it := s.bucket.List(&blob.ListOptions{Prefix: lockDir(cluster)})
 	var gens []uint64
 	for {
@@ -172,7 +173,8 @@ func (s *Store) CurrentLock(ctx context.Context, cluster string) (RestoreLock, b
 // by another live restore is a *LockedError, unless force, which takes it
 // over all the same. A stale one is taken over (Held.TookOver says so).
 // The lock is renewed until Release.
-func (s *Store) Lock(ctx context.Context, l RestoreLock, force bool) (*Held, error) {
+func (h Restores) Lock(ctx context.Context, l RestoreLock, force bool) (*Held, error) {
+	s := h.s
 	if l.Cluster == "" || strings.ContainsAny(l.Cluster, "/\\") {
 		return nil, fmt.Errorf("take the restore lock: bad cluster id %q", l.Cluster)
 	}
@@ -182,7 +184,7 @@ func (s *Store) Lock(ctx context.Context, l RestoreLock, force bool) (*Held, err
 	now := time.Now().UTC()
 	l.Started, l.Heartbeat = now, now
 	for range 5 {
-		cur, found, err := s.CurrentLock(ctx, l.Cluster)
+		cur, found, err := h.CurrentLock(ctx, l.Cluster)
 		if err != nil {
 			return nil, err
 		}

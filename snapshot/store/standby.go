@@ -33,9 +33,10 @@ func fenceKey(cluster string) string {
 	return standbyPrefix + "fence-" + url.PathEscape(cluster) + ".json"
 }
 
-// PutStandbyFence stores data as the fence of the primary cluster whose
+// Put stores data as the fence of the primary cluster whose
 // id is cluster, replacing one stored before.
-func (s *Store) PutStandbyFence(ctx context.Context, cluster string, data []byte) error {
+func (h Fences) Put(ctx context.Context, cluster string, data []byte) error {
+	s := h.s
 	if len(data) > MaxStandbyFence {
 		return fmt.Errorf("store standby fence of cluster %s: %d bytes: at most %d", cluster, len(data), MaxStandbyFence)
 	}
@@ -49,9 +50,10 @@ func (s *Store) PutStandbyFence(ctx context.Context, cluster string, data []byte
 	return nil
 }
 
-// GetStandbyFence reads the fence of the primary cluster whose id is
+// Get reads the fence of the primary cluster whose id is
 // cluster; none stored is snapshot.ErrNotFound.
-func (s *Store) GetStandbyFence(ctx context.Context, cluster string) ([]byte, error) {
+func (h Fences) Get(ctx context.Context, cluster string) ([]byte, error) {
+	s := h.s
 	data, err := s.readAll(ctx, fenceKey(cluster))
 	switch {
 	case notFound(err):
@@ -64,9 +66,10 @@ func (s *Store) GetStandbyFence(ctx context.Context, cluster string) ([]byte, er
 	return data, nil
 }
 
-// DeleteStandbyFence removes the fence of the primary cluster whose id is
+// Delete removes the fence of the primary cluster whose id is
 // cluster; none stored is no error.
-func (s *Store) DeleteStandbyFence(ctx context.Context, cluster string) error {
+func (h Fences) Delete(ctx context.Context, cluster string) error {
+	s := h.s
 	if err := s.deleteKey(ctx, fenceKey(cluster)); err != nil && !notFound(err) {
 		return fmt.Errorf("delete standby fence of cluster %s%s: %w", cluster, s.in(), err)
 	}
