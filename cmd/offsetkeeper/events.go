@@ -122,6 +122,16 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "no resets since %s\n", since.UTC().Format(time.RFC3339))
 		return nil
 	}
+	c.print(out, settings)
+	if stop := settings.StopFirst(); stop != "" {
+		fmt.Fprintln(c.stdout, stop)
+	}
+	return nil
+}
+
+// print writes the text form of the events in out, each with the
+// commands that undo it (or roll back the tool's own restore).
+func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 	for _, e := range out {
 		group := ""
 		if e.Group != "" && e.Group != e.Connector {
@@ -153,10 +163,6 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
 		fmt.Fprintf(c.stdout, "  after: %s\n", settings.Diff("", e.Before, e.Connector))
 	}
-	if stop := settings.StopFirst(); stop != "" {
-		fmt.Fprintln(c.stdout, stop)
-	}
-	return nil
 }
 
 // undoCommands is the restore that puts e's connector back as it was just
