@@ -133,7 +133,20 @@ func (t *Translation) Untranslated() []TranslatedOffset {
 // the method, the new offset and the records expected to be re-delivered
 // or skipped, or why it cannot be translated.
 func (t *Translation) Print(w io.Writer) error {
-	e := &errWriter{w: w}
+	var b strings.Builder
+	t.print(&errWriter{w: &b})
+	// A reason repeats a topic name and advice: fitted to the width, the
+	// table stays readable (the whole value is in --output json).
+	_, err := io.WriteString(w, english.Fit(b.String(), lineWidth))
+	return err
+}
+
+// lineWidth is the width text output fits in.
+const lineWidth = 120
+
+// print writes the table to e. The reason a partition cannot be
+// translated is printed once for the partitions of a group that share it.
+func (t *Translation) print(e *errWriter) {
 	for _, r := range t.Renamed {
 		e.printf("rename: connector %s\n", r)
 	}
@@ -148,10 +161,10 @@ func (t *Translation) Print(w io.Writer) error {
 		}
 		e.printf("translation (%s): %s\n", method, english.Count(len(t.Offsets), "sink partition", "sink partitions"))
 	}
-	group := ""
+	group, lastWhy := "", ""
 	for _, o := range t.Offsets {
 		if o.Group != group {
-			group = o.Group
+			group, lastWhy = o.Group, ""
 			e.printf("  group %s (connector %s)\n", o.Group, orNone(o.Connector))
 		}
 		where := fmt.Sprintf("%s/%d", o.Topic, o.Partition)
@@ -163,16 +176,21 @@ func (t *Translation) Print(w io.Writer) error {
 			if o.Method != "" {
 				method = " by " + o.Method
 			}
+			if o.Why == lastWhy {
+				e.printf("    %s: %d -> CANNOT TRANSLATE%s (as above)\n", where, o.Old, method)
+				continue
+			}
+			lastWhy = o.Why
 			e.printf("    %s: %d -> CANNOT TRANSLATE%s: %s\n", where, o.Old, method, o.Why)
 			continue
 		}
+		lastWhy = ""
 		e.printf("    %s: %d -> %d by %s, re-delivers %s, skips %s", where, o.Old, o.New, o.Method, count(o.Redeliver), count(o.Skip))
 		if o.Why != "" {
 			e.printf(" (%s)", o.Why)
 		}
 		e.printf("\n")
 	}
-	return e.err
 }
 
 func count(n int64) string {
