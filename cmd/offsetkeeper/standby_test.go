@@ -189,6 +189,18 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	if len(doc.Resumed) == 0 {
 		t.Fatalf("failover resumed nothing: %+v", doc)
 	}
+	// The duplicates bound: per sink partition from the translated offset
+	// to the end of the standby's copy, and their sum.
+	var sum int64
+	for _, b := range doc.DuplicateBounds {
+		if b.Records != max(0, b.End-b.Committed) || b.Group == "" || b.Topic == "" {
+			t.Errorf("duplicate bound %+v", b)
+		}
+		sum += b.Records
+	}
+	if len(doc.DuplicateBounds) == 0 || sum != doc.DuplicatesBound {
+		t.Errorf("failover duplicates bound %d of %+v", doc.DuplicatesBound, doc.DuplicateBounds)
+	}
 	for _, c := range w.spec.Connectors {
 		if !c.HasConfig {
 			continue
