@@ -161,7 +161,8 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}
-	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by}); err != nil {
+	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by,
+		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
 		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
 	}
 	doc.Fenced = true

@@ -124,7 +124,7 @@ func testStandbyFailover(t *testing.T, translate []string) {
 	if strings.Join(doc.Resumed, ",") != sinkName+","+srcName {
 		t.Fatalf("failover resumed %v, want both connectors", doc.Resumed)
 	}
-	t.Logf("failover: source position %d of %d lines in the primary's topic; duplicates bound %d %+v",
+	t.Logf("failover: source position %d bytes, %d lines in the primary's topic; duplicates bound %d %+v",
 		pos, primaryEnd, doc.DuplicatesBound, doc.DuplicateBounds)
 	// And after the failover.
 	feed(before+101, total)
