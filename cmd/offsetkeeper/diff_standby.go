@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -98,4 +99,33 @@ func countIn(changes, rest []restore.Change) int {
 		}
 	}
 	return n
+}
+
+// failoverDiffCommand is the diff to run after a failover to see what it
+// moved on the standby: the state it applied against the standby, live.
+// Its words are for wrapCommand. It repeats the store's flags given on the command line (the environment
+// still holds the others); nil when the standby needs security settings a
+// printed command would have to carry (secrets are never printed).
+func (c *failoverCmd) failoverDiffCommand(stateAt time.Time) []string {
+	f := c.standby
+	if f.saslMechanism != "" || f.tls || f.tlsCA != "" || f.tlsCert != "" || f.oauthTokenFile != "" {
+		return nil
+	}
+	words := []string{c.g.commandSettings().Program, "diff"}
+	flags := c.g.commandSettings().Flags
+	for i := 0; i < len(flags); i++ {
+		name, _, inline := strings.Cut(flags[i], "=")
+		keep := strings.HasPrefix(name, "--store") || strings.HasPrefix(name, "--encrypt")
+		if keep {
+			words = append(words, flags[i])
+		}
+		if !inline && i+1 < len(flags) && !strings.HasPrefix(flags[i+1], "--") {
+			if keep {
+				words = append(words, restore.ShellQuote(flags[i+1]))
+			}
+			i++
+		}
+	}
+	words = append(words, "--at", stateAt.UTC().Format(time.RFC3339Nano), "--live", "--brokers", restore.ShellQuote(f.brokers))
+	return words
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,8 +94,12 @@ type failoverDocument struct {
 	Paused          []string                 `json:"paused"`
 	LeftStopped     []string                 `json:"left_stopped"`
 	ResumeCommands  []string                 `json:"resume_commands,omitempty"`
-	Errors          []string                 `json:"errors,omitempty"`
-	Seconds         float64                  `json:"duration_seconds"`
+	// DiffCommand shows what the failover moved on the standby (diff
+	// --at state_at --live); empty in a dry run, or when the standby needs
+	// security settings.
+	DiffCommand string   `json:"diff_command,omitempty"`
+	Errors      []string `json:"errors,omitempty"`
+	Seconds     float64  `json:"duration_seconds"`
 	// Phases are the seconds each step took: state (reading the store),
 	// check, apply (configs, offsets, verify), resume.
 	Phases map[string]float64 `json:"phase_seconds"`
@@ -190,6 +195,10 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	c.duplicates(ctx, cl, rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
+	if words := c.failoverDiffCommand(at); words != nil {
+		doc.DiffCommand = strings.Join(words, " ")
+		fmt.Fprintf(out, "what it moved on the standby (the translation's differences are named as such):\n%s\n", wrapCommand(words))
+	}
 	return c.finish(doc, began, out)
 }
 
