@@ -61,8 +61,9 @@ func (c *diffCmd) printStandby(ctx context.Context, s diffSides, compare []strin
 		fmt.Fprintf(w, "note: sink offsets translated (%s): all %d differences are the translation's, expected; "+
 			"nothing else differs\n", method, len(changes))
 	default:
-		fmt.Fprintf(w, "note: sink offsets translated (%s): %d of the %d differences are the translation's, expected; "+
-			"these %d are not:\n", method, byTranslation, len(changes), len(rest))
+		fmt.Fprintf(w, "note: sink offsets translated (%s): %d of the %d differences are the translation's, expected;\n",
+			method, byTranslation, len(changes))
+		fmt.Fprintf(w, "note: these %d are not:\n", len(rest))
 		if err := restore.PrintChanges(w, rest); err != nil {
 			fmt.Fprintf(w, "note: print the differences: %v\n", err)
 		}

@@ -269,8 +269,8 @@ func (c *failoverCmd) duplicates(ctx context.Context, cl *kgo.Client, rep *stand
 		}
 		per[b.Group] += b.Records
 	}
-	fmt.Fprintf(out, "duplicates: the standby's sinks may deliver again at most %d records (from their translated offsets "+
-		"to the ends of the standby's topics)\n", doc.DuplicatesBound)
+	fmt.Fprintf(out, "duplicates: the standby's sinks may deliver again at most %d records\n", doc.DuplicatesBound)
+	fmt.Fprintf(out, "  (from their translated offsets to the ends of the standby's topics)\n")
 	for i, g := range names {
 		if i == 10 {
 			fmt.Fprintf(out, "  ... and %d more groups (--output json has each partition)\n", len(names)-i)

@@ -230,7 +230,7 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	testkit.Produce(t, w.bcl, &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":5}`)})
 	code, out, errs = runCLI(t, "diff", "--store", st, "--at", doc.StateAt.Format(time.RFC3339Nano), "--live", "--brokers", w.standby)
 	if code != 0 || !regexp.MustCompile(`(?s)note: sink offsets translated \(mm2\): \d+ of the \d+ differences are the translation's, `+
-		`expected; these 1 are not:\n.*`+connectdemo.ConnFile+`.*changed`).MatchString(out) {
+		`expected;\nnote: these 1 are not:\n.*`+connectdemo.ConnFile+`.*changed`).MatchString(out) {
 		t.Errorf("diff --at --live against the standby after a change there: exit %d\n%s\n%s", code, out, errs)
 	}
 	wait("the daemon fenced", func() bool { return standbyMetrics(addr)["offsetkeeper_standby_fenced"] == 1 })
