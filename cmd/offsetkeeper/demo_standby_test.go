@@ -77,6 +77,14 @@ func TestDemoStandby(t *testing.T) {
 		t.Fatalf("inventory-connector on the standby after failover: %s\n%s", s, fout)
 	}
 	t.Logf("%s", fout)
+	// The diff failover printed: only what the translation moved, and it
+	// says so.
+	code, dout, derrs := runCLI(t, guideCommand(t, fout, "diff")...)
+	t.Logf("%s", dout)
+	if code != 0 || !strings.Contains(dout, "note: live cluster "+standbyClusterID+" is the standby of cluster ") ||
+		!regexp.MustCompile(`note: sink offsets translated \(mm2\): all \d+ differences are the translation's, expected; nothing else differs`).MatchString(dout) {
+		t.Errorf("the diff failover printed: exit %d\n%s\n%s", code, dout, derrs)
+	}
 }
 
 // guideCommand is the last command of the guide whose program is followed

@@ -110,6 +110,7 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	c.printSinkGuard(ctx, diffSides{a, b, bName, len(sides) == 1})
+	c.printStandby(ctx, diffSides{a, b, bName, len(sides) == 1}, compare, changes)
 	if len(changes) == 0 && len(sides) == 1 && c.output == "text" {
 		resetHint(ctx, c.stdout, st, a, c.connectors, c.g.commandSettings())
 	}

@@ -12,10 +12,12 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -72,24 +74,32 @@ func (c *failoverCmd) Flags(fs *flag.FlagSet) {
 
 // failoverDocument is failover --output json.
 type failoverDocument struct {
-	Command        string                 `json:"command"`
-	DryRun         bool                   `json:"dry_run"`
-	Primary        string                 `json:"primary_cluster_id"`
-	Standby        string                 `json:"standby_cluster_id"`
-	StateAt        time.Time              `json:"state_at"`
-	RPOSeconds     float64                `json:"rpo_seconds"`
-	Fenced         bool                   `json:"fenced"`
-	Counts         restore.Counts         `json:"counts"`
-	Written        bool                   `json:"written"`
-	Verified       bool                   `json:"verified"`
-	Misses         int                    `json:"translation_misses"`
-	Configs        []standby.ConfigAction `json:"configs,omitempty"`
-	Resumed        []string               `json:"resumed"`
-	Paused         []string               `json:"paused"`
-	LeftStopped    []string               `json:"left_stopped"`
-	ResumeCommands []string               `json:"resume_commands,omitempty"`
-	Errors         []string               `json:"errors,omitempty"`
-	Seconds        float64                `json:"duration_seconds"`
+	Command    string         `json:"command"`
+	DryRun     bool           `json:"dry_run"`
+	Primary    string         `json:"primary_cluster_id"`
+	Standby    string         `json:"standby_cluster_id"`
+	StateAt    time.Time      `json:"state_at"`
+	RPOSeconds float64        `json:"rpo_seconds"`
+	Fenced     bool           `json:"fenced"`
+	Counts     restore.Counts `json:"counts"`
+	Written    bool           `json:"written"`
+	Verified   bool           `json:"verified"`
+	Misses     int            `json:"translation_misses"`
+	// DuplicatesBound is the most records the standby's sinks may
+	// deliver again (the sum of DuplicateBounds, per sink partition).
+	DuplicatesBound int64                    `json:"duplicates_bound"`
+	DuplicateBounds []standby.DuplicateBound `json:"duplicate_bounds"`
+	Configs         []standby.ConfigAction   `json:"configs,omitempty"`
+	Resumed         []string                 `json:"resumed"`
+	Paused          []string                 `json:"paused"`
+	LeftStopped     []string                 `json:"left_stopped"`
+	ResumeCommands  []string                 `json:"resume_commands,omitempty"`
+	// DiffCommand shows what the failover moved on the standby (diff
+	// --at state_at --live); empty in a dry run, or when the standby needs
+	// security settings.
+	DiffCommand string   `json:"diff_command,omitempty"`
+	Errors      []string `json:"errors,omitempty"`
+	Seconds     float64  `json:"duration_seconds"`
 	// Phases are the seconds each step took: state (reading the store),
 	// check, apply (configs, offsets, verify), resume.
 	Phases map[string]float64 `json:"phase_seconds"`
@@ -156,7 +166,8 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}
-	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by}); err != nil {
+	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by,
+		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
 		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
 	}
 	doc.Fenced = true
@@ -181,8 +192,13 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if len(rep.Misses) > 0 {
 		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
 	}
+	c.duplicates(ctx, cl, rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
+	if words := c.failoverDiffCommand(at); words != nil {
+		doc.DiffCommand = strings.Join(words, " ")
+		fmt.Fprintf(out, "what it moved on the standby (the translation's differences are named as such):\n%s\n", wrapCommand(words))
+	}
 	return c.finish(doc, began, out)
 }
 
@@ -232,6 +248,35 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
 	default:
 		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+	}
+}
+
+// duplicates reads and prints the bound of the records the standby's
+// sinks may deliver again (standby.DuplicateBounds), before they resume.
+func (c *failoverCmd) duplicates(ctx context.Context, cl *kgo.Client, rep *standby.Report, doc *failoverDocument, out io.Writer) {
+	bounds, err := standby.DuplicateBounds(ctx, cl, rep.State)
+	if err != nil {
+		doc.Errors = append(doc.Errors, err.Error()+": the duplicates bound is unknown")
+		return
+	}
+	doc.DuplicateBounds = bounds
+	per := map[string]int64{}
+	var names []string
+	for _, b := range bounds {
+		doc.DuplicatesBound += b.Records
+		if _, ok := per[b.Group]; !ok {
+			names = append(names, b.Group)
+		}
+		per[b.Group] += b.Records
+	}
+	fmt.Fprintf(out, "duplicates: the standby's sinks may deliver again at most %d records\n", doc.DuplicatesBound)
+	fmt.Fprintf(out, "  (from their translated offsets to the ends of the standby's topics)\n")
+	for i, g := range names {
+		if i == 10 {
+			fmt.Fprintf(out, "  ... and %d more groups (--output json has each partition)\n", len(names)-i)
+			break
+		}
+		fmt.Fprintf(out, "  %s: at most %d\n", g, per[g])
 	}
 }
 

@@ -189,6 +189,18 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	if len(doc.Resumed) == 0 {
 		t.Fatalf("failover resumed nothing: %+v", doc)
 	}
+	// The duplicates bound: per sink partition from the translated offset
+	// to the end of the standby's copy, and their sum.
+	var sum int64
+	for _, b := range doc.DuplicateBounds {
+		if b.Records != max(0, b.End-b.Committed) || b.Group == "" || b.Topic == "" {
+			t.Errorf("duplicate bound %+v", b)
+		}
+		sum += b.Records
+	}
+	if len(doc.DuplicateBounds) == 0 || sum != doc.DuplicatesBound {
+		t.Errorf("failover duplicates bound %d of %+v", doc.DuplicatesBound, doc.DuplicateBounds)
+	}
 	for _, c := range w.spec.Connectors {
 		if !c.HasConfig {
 			continue
@@ -204,6 +216,22 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	}
 	if got := standbyValue(t, w.bcl, key); got != `{"position":987654}` {
 		t.Errorf("after failover the standby holds %q for the file connector", got)
+	}
+	// diff of the state failover applied with the standby: the
+	// differences are the sink offsets the translation moved, and it says
+	// so.
+	code, out, errs = runCLI(t, "diff", "--store", st, "--at", doc.StateAt.Format(time.RFC3339Nano), "--live", "--brokers", w.standby)
+	t.Logf("diff --at %s --live (the standby):\n%s%s", doc.StateAt.Format(time.RFC3339Nano), out, errs)
+	if code != 0 || !strings.Contains(out, "note: live cluster standby is the standby of cluster primary (failover at ") ||
+		!regexp.MustCompile(`note: sink offsets translated \(mm2\): all \d+ differences are the translation's, expected; nothing else differs`).MatchString(out) {
+		t.Errorf("diff --at --live against the standby: exit %d\n%s\n%s", code, out, errs)
+	}
+	// A change no translation made is named as not the translation's.
+	testkit.Produce(t, w.bcl, &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":5}`)})
+	code, out, errs = runCLI(t, "diff", "--store", st, "--at", doc.StateAt.Format(time.RFC3339Nano), "--live", "--brokers", w.standby)
+	if code != 0 || !regexp.MustCompile(`(?s)note: sink offsets translated \(mm2\): \d+ of the \d+ differences are the translation's, `+
+		`expected;\nnote: these 1 are not:\n.*`+connectdemo.ConnFile+`.*changed`).MatchString(out) {
+		t.Errorf("diff --at --live against the standby after a change there: exit %d\n%s\n%s", code, out, errs)
 	}
 	wait("the daemon fenced", func() bool { return standbyMetrics(addr)["offsetkeeper_standby_fenced"] == 1 })
 	cancel()

@@ -329,6 +329,18 @@ func (w *Worker) stop() {
 // Stop stops the worker now, as the end of the test would.
 func (w *Worker) Stop() { w.stop() }
 
+// Kill kills the worker's process group with SIGKILL, as a machine lost
+// would stop it (nothing flushed, nothing committed), and waits for it.
+func (w *Worker) Kill() {
+	select {
+	case <-w.done:
+		return
+	default:
+	}
+	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	<-w.done
+}
+
 // REST returns a client of the worker's REST API.
 func (w *Worker) REST(t testing.TB) *REST { return NewREST(t, w.URL) }
 

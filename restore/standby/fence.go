@@ -30,6 +30,12 @@ type Fence struct {
 	StateAt time.Time `json:"state_at"`
 	// By says which command did it ("failover", "failback").
 	By string `json:"by"`
+	// Translate, MM2SourceAlias and Margin are how it translated the sink
+	// offsets (Config's): diff with the standby tells the translation's
+	// differences from others by them. Empty in fences written before.
+	Translate      string        `json:"translate,omitempty"`
+	MM2SourceAlias string        `json:"mm2_source_alias,omitempty"`
+	Margin         time.Duration `json:"translate_margin_ns,omitempty"`
 }
 
 // PutFence stores f in st.

@@ -129,6 +129,9 @@ type Report struct {
 	Verified *restore.Verification `json:"-"`
 	// Plan is the plan of the sync.
 	Plan *restore.Plan `json:"-"`
+	// State is the state applied, its sink offsets translated (see
+	// DuplicateBounds).
+	State *snapshot.Snapshot `json:"-"`
 }
 
 // RunningError is ErrRunning with the connectors that run.
@@ -195,6 +198,7 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 	if err != nil {
 		return rep, err
 	}
+	rep.State = snap
 	if s.cfg.Connect != nil {
 		// First, so that a connector created now names its own offsets
 		// topic to the plan as a worker would read it.
