@@ -23,6 +23,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 const failoverUsage = `--standby-brokers B [--standby-connect-url URL] [--standby-translate none|mm2|timestamp
@@ -107,17 +108,8 @@ type failoverDocument struct {
 
 func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	began := time.Now()
-	if len(args) > 0 {
-		return usagef("%s takes no arguments, got %q", c.by, args[0])
-	}
-	if c.output != "text" && c.output != "json" {
-		return usagef("--output %q: want text or json", c.output)
-	}
-	if err := c.standby.check(); err != nil {
+	if err := c.checkUsage(args); err != nil {
 		return err
-	}
-	if !c.standby.given() {
-		return usagef("%s needs the standby: --standby-brokers (and its security settings, as the daemon has them)", c.by)
 	}
 	st, err := c.g.openStore(ctx)
 	if err != nil {
@@ -166,16 +158,8 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}
-	if err := standby.PutFence(ctx, st, standby.Fence{Primary: state.ClusterID, Standby: md.Cluster, At: time.Now(), StateAt: at, By: c.by,
-		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
-		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
-	}
-	doc.Fenced = true
-	fmt.Fprintf(out, "fenced: the daemon of cluster %s never writes to cluster %s again\n", state.ClusterID, md.Cluster)
-	// The cluster made primary may be one a failover fenced before: its
-	// own daemon keeps a standby again.
-	if err := st.Fences().Delete(ctx, md.Cluster); err != nil {
-		doc.Errors = append(doc.Errors, err.Error())
+	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
+		return err
 	}
 	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.Verify, sc.Failover = true, true })
 	if err != nil {
@@ -200,6 +184,40 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "what it moved on the standby (the translation's differences are named as such):\n%s\n", wrapCommand(words))
 	}
 	return c.finish(doc, began, out)
+}
+
+// checkUsage checks the command line before anything is read.
+func (c *failoverCmd) checkUsage(args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q", c.by, args[0])
+	}
+	if c.output != "text" && c.output != "json" {
+		return usagef("--output %q: want text or json", c.output)
+	}
+	if err := c.standby.check(); err != nil {
+		return err
+	}
+	if !c.standby.given() {
+		return usagef("%s needs the standby: --standby-brokers (and its security settings, as the daemon has them)", c.by)
+	}
+	return nil
+}
+
+// fence stores the fence that keeps the daemon of cluster primary from
+// writing to cluster standbyID again, and lifts the standby's own fence:
+// the cluster made primary may be one a failover fenced before, and its
+// own daemon keeps a standby again.
+func (c *failoverCmd) fence(ctx context.Context, st *store.Store, primary, standbyID string, at time.Time, doc *failoverDocument, out io.Writer) error {
+	if err := standby.PutFence(ctx, st, standby.Fence{Primary: primary, Standby: standbyID, At: time.Now(), StateAt: at, By: c.by,
+		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
+		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
+	}
+	doc.Fenced = true
+	fmt.Fprintf(out, "fenced: the daemon of cluster %s never writes to cluster %s again\n", primary, standbyID)
+	if err := st.Fences().Delete(ctx, standbyID); err != nil {
+		doc.Errors = append(doc.Errors, err.Error())
+	}
+	return nil
 }
 
 // resume resumes (or, in a dry run, names) the connectors that ran on the

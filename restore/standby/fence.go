@@ -17,7 +17,7 @@ const FenceVersion = 1
 // Fence is what offsetkeeper failover stores about a primary cluster it
 // took the standby over from: the daemon of that primary (any replica,
 // any restart) never writes to the standby again. It is the object
-// store.PutStandbyFence stores under the primary's cluster id.
+// store.Fences.Put stores under the primary's cluster id.
 type Fence struct {
 	Version int `json:"version"`
 	// Primary is the cluster id of the primary fenced; Standby that of the
