@@ -51,7 +51,7 @@ func (r *run) lockCluster(ctx context.Context) error {
 	if errors.As(err, &locked) {
 		err = fmt.Errorf("%w; %s", err, r.lockedAdvice())
 		r.report.Refusals = []Refusal{{Check: CheckRestoreLock, Reason: err.Error()}}
-		return refusal{err}
+		return refusal{advise(err, r.req.Again.Run)}
 	}
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written", err)

@@ -54,9 +54,15 @@ func adviceLine(l string, width int, cmds []string) string {
 			before, after = before[:open]+before[open+1:], after[1:]
 		}
 		prose(before)
-		out = append(out, Continue(cmd, width, first+"  ", indent+"      "))
+		from := first + "  "
+		if len(out) == 0 {
+			from = first // a line that is the command: where it stands
+		}
+		out = append(out, Continue(cmd, width, from, indent+"      "))
 		first = indent
-		rest = after
+		// The command's own line ends the clause: a "; " or ", " after
+		// it would open the next line.
+		rest = strings.TrimLeft(after, " ;,")
 	}
 	if len(out) == 0 {
 		return l

@@ -16,8 +16,10 @@ func TestAdvice(t *testing.T) {
 	run := "offsetkeeper restore 01JEXAMPLEUNDO0000000000000 --connector 'a b --c' --store file:///tmp/a/very/long/store/path/x --stop-connectors --resume"
 	dry := run + " --dry-run"
 	text := "restore: apply: commit failed; " + strings.Repeat("this restore wrote topic connect-offsets, ", 4) +
-		"to roll back what it wrote: " + run + " (check first: " + dry + ")\n  - item " + dry
-	got := Advice(text, 80, []string{run, dry})
+		"to roll back what it wrote: " + run + " (check first: " + dry + "); or else\n  - item " + dry +
+		"\n    kafka-topics.sh --bootstrap-server 127.0.0.1:1,127.0.0.1:2 --create --topic connect-offsets --partitions 25"
+	topics := "kafka-topics.sh --bootstrap-server 127.0.0.1:1,127.0.0.1:2 --create --topic connect-offsets --partitions 25"
+	got := Advice(text, 80, []string{run, dry, topics})
 	for _, l := range strings.Split(got, "\n") {
 		if n := utf8Len(l); n > 80 {
 			t.Errorf("a line of %d columns: %s", n, l)
@@ -26,19 +28,22 @@ func TestAdvice(t *testing.T) {
 	joined := continued.ReplaceAllString(got, " ")
 	var cmds []string
 	for _, l := range strings.Split(joined, "\n") {
-		if s := strings.TrimSpace(l); strings.HasPrefix(s, "offsetkeeper ") {
+		if s := strings.TrimSpace(l); strings.HasPrefix(s, "offsetkeeper ") || strings.HasPrefix(s, "kafka-topics.sh ") {
 			cmds = append(cmds, s)
 		} else if strings.Contains(l, "offsetkeeper") {
 			t.Errorf("a command left in prose: %q", l)
 		}
 	}
-	if want := []string{run, dry, dry}; strings.Join(cmds, "\n") != strings.Join(want, "\n") {
+	if want := []string{run, dry, dry, topics}; strings.Join(cmds, "\n") != strings.Join(want, "\n") {
 		t.Errorf("commands joined back:\n%s\nwant\n%s\nfrom\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"), got)
 	}
 	if strings.Contains(got, "'a b \\") || strings.Contains(got, "(check first") || strings.Contains(got, "\n)") {
 		t.Errorf("broken inside quotes, or a parenthesis left around a command:\n%s", got)
 	}
-	if !strings.Contains(got, "check first:") {
+	if !strings.Contains(got, "\n    kafka-topics.sh --bootstrap-server") {
+		t.Errorf("a line that is a command moved from where it stands:\n%s", got)
+	}
+	if !strings.Contains(got, "check first:") || !strings.Contains(got, "\n  or else\n") {
 		t.Errorf("the prose lost its words:\n%s", got)
 	}
 	t.Logf("\n%s", got)
