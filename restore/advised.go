@@ -3,6 +3,7 @@ package restore
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // AdvisedError is an error whose message advises commands to run: its
@@ -81,4 +82,14 @@ func (r *run) rolledBack(err error, written []string) error {
 	}
 	undo := r.req.Commands.Snapshot(r.report.Undo)
 	return advise(err, r.req.Again.Run, r.req.Again.DryRun, undo.Run, undo.DryRun)
+}
+
+// startIn is the curl command a leftStopped line ends with ("start it
+// with: curl ..."), or "" when it names a REST request instead.
+func startIn(line string) string {
+	_, cmd, ok := strings.Cut(line, "start it with: ")
+	if !ok || !strings.HasPrefix(cmd, "curl ") {
+		return ""
+	}
+	return cmd
 }

@@ -535,7 +535,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	if len(r.memOnly) > 0 {
-		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly)))
+		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly), r.configGoneCommands(r.memOnly)...))
 	}
 	if len(restRefused) > 0 {
 		if refused == nil {

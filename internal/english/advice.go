@@ -33,13 +33,19 @@ func adviceLine(l string, width int, cmds []string) string {
 		if s = strings.TrimSpace(s); s == "" {
 			return
 		}
-		w := Wrap(s, width-len(first), "")
-		for j, p := range strings.Split(w, "\n") {
-			if j > 0 {
-				first = indent
+		line := first
+		for _, word := range strings.Fields(s) {
+			switch {
+			case line == first || line == indent:
+			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width:
+				out = append(out, line)
+				line = indent
+			default:
+				line += " "
 			}
-			out = append(out, first+p)
+			line += word
 		}
+		out = append(out, line)
 		first = indent
 	}
 	for {

@@ -47,6 +47,12 @@ func TestAdvice(t *testing.T) {
 		t.Errorf("the prose lost its words:\n%s", got)
 	}
 	t.Logf("\n%s", got)
+	long := strings.Repeat("word ", 40)
+	for _, l := range strings.Split(Advice(long, 80, nil), "\n") {
+		if utf8Len(l) > 80 {
+			t.Errorf("prose without commands: a line of %d columns", utf8Len(l))
+		}
+	}
 	if Advice("short, no commands", 80, []string{run}) != "short, no commands" {
 		t.Error("text without commands changed")
 	}
