@@ -21,3 +21,10 @@ func printError(stderr io.Writer, name string, err error) {
 	}
 	fmt.Fprintln(stderr, text)
 }
+
+// wrapNote wraps a note of prose (it holds no command) to the line width,
+// its lines after the first indented two columns; a word wider than a
+// line, such as a JSON offset, breaks at its punctuation (english.Fit).
+func wrapNote(s string) string {
+	return english.Fit(english.Wrap(s, lineWidth, "  "), lineWidth)
+}
