@@ -42,7 +42,7 @@ func (r *run) lockCluster(ctx context.Context) error {
 	if r.req.DryRun {
 		cur, found, err := r.Store.CurrentLock(ctx, cluster)
 		if err == nil && found && cur.Stale(time.Now()) == "" {
-			fmt.Fprintf(r.Out, "note: %v; this plan may change once it finishes\n", &store.LockedError{Holder: cur})
+			fmt.Fprintln(r.Out, wrapLines(fmt.Sprintf("note: %v; this plan may change once it finishes", &store.LockedError{Holder: cur})))
 		}
 		return nil
 	}
