@@ -403,7 +403,7 @@ func TestMissingAndMisconfiguredTopics(t *testing.T) {
 				t.Fatalf("want exit %d, got %s", tc.code, r)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(r.stderr, w) {
+				if !strings.Contains(flat(r.stderr), w) { // wrapped to 120 columns
 					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 				}
 			}

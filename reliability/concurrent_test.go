@@ -72,7 +72,7 @@ func TestConcurrentRestoreRefused(t *testing.T) {
 		`another restore is running: its transaction "offsetkeeper-restore-connect-offsets" is Ongoing`,
 		"nothing was written",
 	} {
-		if !strings.Contains(second.stderr, w) {
+		if !strings.Contains(flat(second.stderr), w) { // wrapped to 120 columns
 			t.Errorf("refusal lacks %q:\n%s", w, second.stderr)
 		}
 	}
@@ -125,7 +125,7 @@ func TestConcurrentRestoresRace(t *testing.T) {
 			case 0:
 				ok++
 			case 3:
-				if !strings.Contains(r.stderr, "another restore is running") {
+				if !strings.Contains(flat(r.stderr), "another restore is running") {
 					t.Errorf("round %d restore %d refused for another reason: %s", round, i, r)
 				}
 			case 1:
@@ -135,15 +135,15 @@ func TestConcurrentRestoresRace(t *testing.T) {
 				// A loser that committed a topic before it was fenced
 				// says what it wrote instead of "nothing".
 				want := []string{"another restore took over the offsets topic", "do not restore its undo snapshot"}
-				if !strings.Contains(r.stderr, "already written: ") {
+				if !strings.Contains(flat(r.stderr), "already written: ") {
 					want = append(want, "nothing of this restore was written")
 				}
 				for _, w := range want {
-					if !strings.Contains(r.stderr, w) {
+					if !strings.Contains(flat(r.stderr), w) {
 						t.Errorf("round %d restore %d: failure lacks %q: %s", round, i, w, r)
 					}
 				}
-				if strings.Contains(r.stderr, "to roll back") {
+				if strings.Contains(flat(r.stderr), "to roll back") {
 					t.Errorf("round %d restore %d: tells the operator to roll back what it did not write: %s", round, i, r)
 				}
 				t.Logf("round %d restore %d failed: %s", round, i, strings.TrimSpace(r.stderr))

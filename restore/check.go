@@ -74,19 +74,16 @@ func (e *RefusedError) list(b *strings.Builder) {
 	}
 }
 
-// wrapLines wraps each line of a dry run's refusal list to the plan's 120
-// columns, an item ("  - ...") under its text.
-func wrapLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if rest, ok := strings.CutPrefix(l, "  - "); ok {
-			lines[i] = "  - " + english.Wrap(rest, 116, "    ")
-		} else {
-			lines[i] = english.Wrap(l, 120, "  ")
-		}
-	}
-	return strings.Join(lines, "\n")
+// wrapLines wraps each line of s to the plan's 120 columns, an item
+// ("  - ...") under its text, with english.Advice: the commands s holds
+// (cmds) go on lines of their own, never broken at a space.
+func wrapLines(s string, cmds ...string) string {
+	return english.Advice(s, 120, cmds)
 }
+
+// advisedCommands tells that a refusal's text holds no command to paste
+// (its reasons name flags and REST requests), so a printer may wrap it.
+func (e *RefusedError) advisedCommands() []string { return nil }
 
 // Blocking names the connectors a refusal is about because they run, are
 // paused or have group members (the REST view's too), sorted: the

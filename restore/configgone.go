@@ -63,6 +63,23 @@ func (r *run) configGoneAdvice(names []string) string {
 	return what + " Restart the workers (each reads the config topic again and drops them), then create them with the snapshot's configs, their offsets written before they start: " + again + " --create-connectors"
 }
 
+// configGoneCommands are the commands configGoneAdvice(names) holds.
+func (r *run) configGoneCommands(names []string) []string {
+	for _, n := range names {
+		if c, ok := r.req.Snapshot.Connector(n); !ok || !c.HasConfig || c.Config == nil {
+			return []string{eventsCommand(r.req.Commands)}
+		}
+	}
+	again := r.req.Again.Run
+	if again == "" && r.req.Snapshot.Reason == journal.ReasonAt {
+		again = r.req.Commands.At(r.req.Snapshot.CreatedAt, r.req.Connectors...).Run
+	}
+	if again == "" {
+		return nil
+	}
+	return []string{again + " --create-connectors"}
+}
+
 // eventsCommand is the events command with the printing command's
 // settings.
 func eventsCommand(s CommandSettings) string {

@@ -97,7 +97,7 @@ func (r *run) planCreations(ctx context.Context, plan *Plan) ([]Creation, error)
 	if gone := memoryOnly(plan, func(n string) bool { _, ok := all[n]; return ok }); len(gone) > 0 && !r.Connect.Cloud() {
 		// Connect reports them, so none would be created: the workers
 		// must drop them first.
-		return nil, refusal{fmt.Errorf("--create-connectors: %s; nothing was written", r.configGoneAdvice(gone))}
+		return nil, refusal{advise(fmt.Errorf("--create-connectors: %s; nothing was written", r.configGoneAdvice(gone)), r.configGoneCommands(gone)...)}
 	}
 	if len(noConfigs) > 0 {
 		return nil, fmt.Errorf("--create-connectors: snapshot %s holds no config for %s, which the Connect REST API does not have (%s): it was taken by an offsetkeeper build that kept only a hash of each config; take a new snapshot of the old cluster if it still runs, or create those connectors by hand (POST /connectors with \"initial_state\":\"STOPPED\") and restore without --create-connectors; nothing was written",

@@ -160,8 +160,8 @@ func (r *run) createTopicsAdvice(err error) error {
 	if again.Run == "" {
 		return fmt.Errorf("%w\nor run this restore again with --create-topics, which creates the Connect topics (offsets, config, status) missing here as the snapshot had them (compacted, its partition counts)", err)
 	}
-	return fmt.Errorf("%w\nor let the restore create the Connect topics (offsets, config, status) missing here as the snapshot had them (compacted, its partition counts): %s --create-topics (check first: %s --create-topics --dry-run)",
-		err, again.Run, again.Run)
+	return advise(fmt.Errorf("%w\nor let the restore create the Connect topics (offsets, config, status) missing here as the snapshot had them (compacted, its partition counts): %s --create-topics (check first: %s --create-topics --dry-run)",
+		err, again.Run, again.Run), again.Run+" --create-topics", again.Run+" --create-topics --dry-run")
 }
 
 // withBrokers fills in the brokers of the kafka-topics.sh commands of a

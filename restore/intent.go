@@ -232,7 +232,7 @@ func (r *run) settle(ctx context.Context, err error) {
 	if r.stop == nil {
 		if lines := leftStopped(r.report.Plan, r.Connect, r.inherited); len(lines) > 0 {
 			for _, l := range lines {
-				fmt.Fprintln(r.Out, wrapLines(l))
+				fmt.Fprintln(r.Out, wrapLines(l, startIn(l)))
 			}
 			return // their records stay: the next restore names them again
 		}

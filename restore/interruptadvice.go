@@ -15,5 +15,6 @@ func (r *run) againAfterInterrupt(err error) error {
 		strings.Contains(err.Error(), r.req.Again.Run) {
 		return err
 	}
-	return fmt.Errorf("%w\nnothing was written; to restore, run it again: %s (check first: %s)", err, r.req.Again.Run, r.req.Again.DryRun)
+	return advise(fmt.Errorf("%w\nnothing was written; to restore, run it again: %s (check first: %s)", err, r.req.Again.Run, r.req.Again.DryRun),
+		r.req.Again.Run, r.req.Again.DryRun)
 }

@@ -432,11 +432,17 @@ func (rec Recovery) report(x Interrupted) {
 		if again == "" {
 			again = "offsetkeeper restore " + in.Snapshot
 		}
-		rec.say("  it stopped %s (%s): run it again to finish it, which resumes them: %s", plural(len(names), "connector", "connectors"), strings.Join(names, ", "), again)
+		rec.sayWith([]string{again}, "  it stopped %s (%s): run it again to finish it, which resumes them: %s",
+			plural(len(names), "connector", "connectors"), strings.Join(names, ", "), again)
 	}
 }
 
-// say prints one message on Out, wrapped to 120 columns.
-func (rec Recovery) say(format string, args ...any) {
-	fmt.Fprintln(rec.Out, wrapLines(fmt.Sprintf(format, args...)))
+// say prints one message on Out, wrapped to 120 columns; it holds no
+// command to paste.
+func (rec Recovery) say(format string, args ...any) { rec.sayWith(nil, format, args...) }
+
+// sayWith prints one message on Out, wrapped to 120 columns, the commands
+// it holds (cmds) on lines of their own, never broken at a space.
+func (rec Recovery) sayWith(cmds []string, format string, args ...any) {
+	fmt.Fprintln(rec.Out, wrapLines(fmt.Sprintf(format, args...), cmds...))
 }

@@ -42,7 +42,7 @@ func (r *run) lockCluster(ctx context.Context) error {
 	if r.req.DryRun {
 		cur, found, err := r.Store.Restores().CurrentLock(ctx, cluster)
 		if err == nil && found && cur.Stale(time.Now()) == "" {
-			fmt.Fprintf(r.Out, "note: %v; this plan may change once it finishes\n", &store.LockedError{Holder: cur})
+			fmt.Fprintln(r.Out, wrapLines(fmt.Sprintf("note: %v; this plan may change once it finishes", &store.LockedError{Holder: cur})))
 		}
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r *run) lockCluster(ctx context.Context) error {
 	if errors.As(err, &locked) {
 		err = fmt.Errorf("%w; %s", err, r.lockedAdvice())
 		r.report.Refusals = []Refusal{{Check: CheckRestoreLock, Reason: err.Error()}}
-		return refusal{err}
+		return refusal{advise(err, r.req.Again.Run)}
 	}
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written", err)

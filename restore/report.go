@@ -36,6 +36,9 @@ type Document struct {
 	// Error is why the restore failed or was refused, as the text output
 	// says it; absent on success.
 	Error string `json:"error,omitempty"`
+	// Commands are the commands Error advises, each whole, as they run
+	// (the text output puts each on lines of its own).
+	Commands []string `json:"commands,omitempty"`
 	// AfterResets are the resets the journal saw of connectors in scope
 	// that the state restored was captured after: it holds the damage.
 	// Each gives the restore back to just before it ([] when none).
@@ -196,6 +199,7 @@ func (r *Report) Document(err error) *Document {
 	}
 	if err != nil {
 		d.Error = err.Error()
+		d.Commands, _ = AdvisedCommands(err)
 		var refused *RefusedError
 		if len(r.Refusals) == 0 && errors.As(err, &refused) {
 			d.Refusals = refused.Refusals // refused before the checks' report, by stopping or Connect

@@ -535,7 +535,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	if len(r.memOnly) > 0 {
-		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly)))
+		fmt.Fprintln(r.Out, wrapLines("WARNING: "+r.configGoneAdvice(r.memOnly), r.configGoneCommands(r.memOnly)...))
 	}
 	if len(restRefused) > 0 {
 		if refused == nil {
@@ -787,13 +787,13 @@ func (r *run) applyConnect(ctx context.Context, reqs []ConnectRequest) error {
 		if len(results) == 0 {
 			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", err, undo)
 		}
-		return fmt.Errorf("%w; %s", err, r.rollBack(connectWritten(results)))
+		return r.rolledBack(err, connectWritten(results))
 	}
 	r.Progress.SetStage(capture.PhaseVerify)
 	v, err := VerifyConnect(ctx, r.Connect, reqs)
 	r.report.Verified = v
 	if err != nil {
-		return fmt.Errorf("%w; %s", err, r.rollBack(connectWritten(results)))
+		return r.rolledBack(err, connectWritten(results))
 	}
 	fmt.Fprintf(r.Out, "verified through Connect: %s the restored offsets (GET /connectors/NAME/offsets)\n", plural(v.Connectors, "connector shows", "connectors show"))
 	r.Log.Info("restore done through Connect", "snapshot_id", r.req.Snapshot.ID, "undo_snapshot_id", undo, "connectors", len(reqs),
@@ -835,7 +835,7 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 			return fmt.Errorf("%w; nothing of this restore was written, so there is nothing to undo (its undo snapshot %s is not needed)", kafkaconf.DescribeError(err), undo)
 		}
 		// Apply's error names what was written already.
-		return fmt.Errorf("%w; %s", kafkaconf.DescribeError(err), r.rollBack(nil))
+		return r.rolledBack(kafkaconf.DescribeError(err), nil)
 	}
 	fmt.Fprintf(r.Out, "applied: %s and %s in %s, %s and %s in %s (%s)\n",
 		plural(res.SourceWrites, "source write", "source writes"), plural(res.Tombstones, "tombstone", "tombstones"), plural(len(res.Topics), "topic", "topics"),
@@ -848,7 +848,7 @@ func (r *run) apply(ctx context.Context, plan *Plan) error {
 		if others := otherWriters(ctx, r.Client, res, undo); len(others) > 0 {
 			return fmt.Errorf("%w; %s", err, r.otherWriterAdvice(others))
 		}
-		return fmt.Errorf("%w; %s", err, r.rollBack(res.Written()))
+		return r.rolledBack(err, res.Written())
 	}
 	except := ""
 	if len(plan.NotRestored()) > 0 {

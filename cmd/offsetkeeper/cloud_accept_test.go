@@ -123,11 +123,11 @@ func TestCloudAcceptance(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("restore with a FAILED request: exit %d, want 1\n%s", code, errOut)
 	}
-	wantLines(t, "the failed restore's error", errOut, "phase FAILED: Unable to alter offsets: the topic orders is being deleted", "already altered: orders-cdc", "run the same restore again")
+	wantLines(t, "the failed restore's error (words)", flat(errOut), "phase FAILED: Unable to alter offsets: the topic orders is being deleted", "already altered: orders-cdc", "run the same restore again")
 	if strings.Contains(errOut, "--stop-connectors") {
 		t.Errorf("the advice gives --stop-connectors, which Confluent Cloud refuses:\n%s", errOut)
 	}
-	again := printedCommand(t, errOut, "which leaves what is already restored alone: ")
+	again := printedCommand(t, flat(errOut), "which leaves what is already restored alone: ")
 	if !slices.Contains(again, id) || !slices.Contains(again, "connect") {
 		t.Fatalf("the command printed is not this restore through Connect: %q", again)
 	}
@@ -146,7 +146,7 @@ func TestCloudAcceptance(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("restore with a request left PENDING: exit %d, want 1\n%s", code, errOut)
 	}
-	wantLines(t, "the pending restore's error", errOut, "still PENDING after 2s (--connect-timeout)", "Confluent Cloud may still apply it later", "/connectors/orders-s3/offsets/request/status", "check its status before anything else")
+	wantLines(t, "the pending restore's error (words)", flat(errOut), "still PENDING after 2s (--connect-timeout)", "Confluent Cloud may still apply it later", "/connectors/orders-s3/offsets/request/status", "check its status before anything else")
 }
 
 // printedCommand is the offsetkeeper command printed in out after marker,
@@ -160,6 +160,9 @@ func printedCommand(t *testing.T, out, marker string) []string {
 	}
 	cmd := out[i+len(marker):]
 	if j := strings.Index(cmd, " (check first:"); j >= 0 {
+		cmd = cmd[:j]
+	}
+	if j := strings.Index(cmd, " check first:"); j >= 0 { // laid out with the command on its own lines
 		cmd = cmd[:j]
 	}
 	words := strings.Fields(cmd)

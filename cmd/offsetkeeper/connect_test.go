@@ -218,7 +218,7 @@ func TestRestoreChecksRESTState(t *testing.T) {
 	}
 	out, stderr := c.mustRun(3, "restore", id, "--connector", connectdemo.ConnJDBC, "--connect-url", srv.URL)
 	wantLines(t, "stdout", out, "connector jdbc-orders-source (source, STOPPED; REST RUNNING, 2 tasks)")
-	wantLines(t, "stderr", stderr, `connector "jdbc-orders-source": its REST status is RUNNING, 2 tasks: stop it with PUT /connectors/jdbc-orders-source/stop`)
+	wantLines(t, "stderr (words)", flat(stderr), `connector "jdbc-orders-source": its REST status is RUNNING, 2 tasks: stop it with PUT /connectors/jdbc-orders-source/stop`)
 
 	// A dry run with --stop-connectors stops nothing and is not refused
 	// for what stopping resolves.
@@ -271,7 +271,7 @@ func TestRestoreViaConnect(t *testing.T) {
 	srv.SetVersion("7.6.0-ccs") // Confluent Platform 7.6 is Kafka 3.6
 
 	_, stderr = c.mustRun(3, "restore", id, "--via", "connect", "--connect-url", srv.URL, "--connector", connectdemo.ConnMirror)
-	wantLines(t, "stderr", stderr, `--via connect cannot make this change: connector "eu->us.MirrorSourceConnector": key {"topic":"orders","cluster":"eu","partition":0} (changed): Connect would write it under`)
+	wantLines(t, "stderr (words)", flat(stderr), `--via connect cannot make this change: connector "eu->us.MirrorSourceConnector": key {"topic":"orders","cluster":"eu","partition":0} (changed): Connect would write it under`)
 	if got := c.ends(offsetsTopics()...); fmt.Sprint(got) != fmt.Sprint(ends) {
 		t.Fatal("refused restores wrote")
 	}
@@ -542,7 +542,7 @@ func TestRestoreConnectorWithoutStatusYet(t *testing.T) {
 	srv.HideStatus(connectdemo.ConnMySQL, true)
 	srv.HideStatus(connectdemo.ConnJDBC, true)
 	_, stderr := c.mustRun(3, "restore", id, "--connector", connectdemo.ConnJDBC, "--connect-url", srv.URL)
-	wantLines(t, "stderr", stderr, `connector "jdbc-orders-source": Connect has its config but no status for it yet (just created, or being assigned to a worker): try again in a moment`)
+	wantLines(t, "stderr (words)", flat(stderr), `connector "jdbc-orders-source": Connect has its config but no status for it yet (just created, or being assigned to a worker): try again in a moment`)
 	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--connect-url", srv.URL)
 	wantLines(t, "stdout", out, "connector inventory-connector (source, STOPPED; REST no status yet)", "verified: 1 connector matches the snapshot")
 }

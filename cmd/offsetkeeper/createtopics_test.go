@@ -39,7 +39,8 @@ func TestRestoreCreateTopics(t *testing.T) {
 		}
 	}
 	_, stderr := b.mustRun(1, "restore", id, "--allow-other-cluster")
-	m := regexp.MustCompile(`as the snapshot had them \(compacted, its partition counts\): (offsetkeeper restore .*? --create-topics) \(check first: (offsetkeeper restore .*? --create-topics --dry-run)\)`).FindStringSubmatch(stderr)
+	// Each command is on lines of its own, continued with " \" where wide.
+	m := regexp.MustCompile(`as the snapshot had them \(compacted, its partition counts\): (offsetkeeper restore .*? --create-topics) check first: (offsetkeeper restore .*? --create-topics --dry-run)`).FindStringSubmatch(flat(stderr))
 	if m == nil || strings.Contains(stderr, "<") {
 		t.Fatalf("no --create-topics command (or a placeholder) in:\n%s", stderr)
 	}

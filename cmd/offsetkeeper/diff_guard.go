@@ -35,12 +35,14 @@ func (c *diffCmd) printSinkGuard(ctx context.Context, s diffSides) {
 	live := *s.b
 	live.SinkTopics = append(append(live.SinkTopics[:0:0], s.b.SinkTopics...), ts...)
 	for _, m := range warnings {
-		fmt.Fprintln(w, english.Wrap("note: "+m, 120, "  "))
+		fmt.Fprintln(w, english.Fit(english.Wrap("note: "+m, lineWidth, "  "), lineWidth))
 	}
 	for _, t := range restore.FindSinkTraps(s.a, &live, 0, time.Now(), c.g.commandSettings()) {
-		fmt.Fprintln(w, english.Wrap(fmt.Sprintf("warning: %s %s: %s", t.Kind, t.Connector, t.Message), 120, "  "))
+		// A key in a note can be wider than a line alone: Fit breaks it
+		// at its punctuation; the command is only ever continued.
+		fmt.Fprintln(w, english.Fit(english.Wrap(fmt.Sprintf("warning: %s %s: %s", t.Kind, t.Connector, t.Message), lineWidth, "  "), lineWidth))
 		if t.Command != "" {
-			fmt.Fprintf(w, "  fix: %s\n", t.Command)
+			fmt.Fprintln(w, english.Continue(t.Command, lineWidth, "  fix: ", "      "))
 		}
 	}
 }

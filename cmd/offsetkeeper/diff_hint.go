@@ -59,8 +59,8 @@ func resetHint(ctx context.Context, w io.Writer, st *store.Store, a *snapshot.Sn
 		cmd += " " + restore.ShellQuote(f)
 	}
 	fmt.Fprintln(w, english.Wrap(fmt.Sprintf("note: %s was captured after the journal saw %s reset (%s): it holds the damage too, so no difference is no all-clear;",
-		a.ID, plural(len(names), "connector", "connectors"), joinMax(names, 5)), 120, "  "))
-	fmt.Fprintf(w, "  the restore to just before each reset: %s\n", cmd)
+		a.ID, plural(len(names), "connector", "connectors"), joinMax(names, 5)), lineWidth, "  "))
+	fmt.Fprintln(w, english.Continue(cmd, lineWidth, "  the restore to just before each reset: ", "      "))
 }
 
 // joinMax joins names, at most n of them and how many more.

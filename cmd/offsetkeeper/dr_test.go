@@ -37,7 +37,7 @@ func TestRestoreDisasterRecovery(t *testing.T) {
 	dry := append(append([]string{}, restoreArgs...), "--dry-run")
 	_, dryErr := b.mustRun(1, dry...)
 	_, realErr := b.mustRun(1, restoreArgs...)
-	for _, stderr := range []string{dryErr, realErr} {
+	for _, stderr := range []string{flat(dryErr), flat(realErr)} { // wrapped to 120 columns
 		for _, want := range []string{
 			"--create --topic connect-offsets --partitions 25 --replication-factor 3 --config cleanup.policy=compact",
 			"--create --topic payments-cdc-offsets --partitions 5 --replication-factor 3 --config cleanup.policy=compact",

@@ -11,7 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -121,7 +120,7 @@ func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) 
 		left := recoverInterrupted(ctx, cl, st, w, c.log)
 		// As the workers read the topics those restores wrote (workerview.go).
 		for _, n := range workerViewNotes(ctx, cl, c.g.workerRead(ctx, nil), intentTopics(intents)) {
-			fmt.Fprintln(w, english.Wrap("note: "+n, 120, "  "))
+			fmt.Fprintln(w, wrapNote("note: "+n))
 		}
 		return len(left), nil
 	}

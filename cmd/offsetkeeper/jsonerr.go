@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+
+	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
 // countingWriter counts what a command wrote to stdout, so that a JSON
@@ -45,6 +47,9 @@ type jsonError struct {
 	Error    string `json:"error"`
 	Command  string `json:"command"`
 	ExitCode int    `json:"exit_code"`
+	// Commands are the commands the error advises, each whole, as they
+	// run (the text form puts them on lines of their own).
+	Commands []string `json:"commands,omitempty"`
 }
 
 // printJSONError prints err as a jsonError on stdout if nothing was
@@ -55,5 +60,6 @@ func printJSONError(stdout *countingWriter, command string, code int, err error)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(jsonError{Error: strings.TrimSpace(err.Error()), Command: command, ExitCode: code})
+	cmds, _ := restore.AdvisedCommands(err)
+	_ = enc.Encode(jsonError{Error: strings.TrimSpace(err.Error()), Command: command, ExitCode: code, Commands: cmds})
 }

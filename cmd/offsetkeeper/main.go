@@ -312,7 +312,7 @@ func report(stderr io.Writer, name string, err error) int {
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\nRun 'offsetkeeper %s --help' for usage.\n", name, err, name)
 		return exitUsage
 	case errors.Is(err, restore.ErrRefused):
-		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
+		printError(stderr, name, err)
 		return exitRefused
 	case errors.Is(err, drill.ErrCannotRun): // drill's own exit codes: 2 cannot run
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
@@ -321,7 +321,7 @@ func report(stderr io.Writer, name string, err error) int {
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitIncomplete
 	default:
-		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
+		printError(stderr, name, err)
 		return exitError
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -182,8 +183,12 @@ func TestTextFitsWithRealData(t *testing.T) {
 	if !strings.Contains(out, "would create 30 connectors") {
 		t.Errorf("the dry run names no connectors to create:\n%s", out)
 	}
+	var commitsWork atomic.Bool
 	dst.kc.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		dst.kc.KeepControl()
+		if commitsWork.Load() {
+			return nil, nil, false // kfake answers
+		}
 		r := req.(*kmsg.OffsetCommitRequest)
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 		for _, rt := range r.Topics {
@@ -200,14 +205,43 @@ func TestTextFitsWithRealData(t *testing.T) {
 		return resp, nil, true
 	})
 	out, errs = dst.mustRun(exitError, args...)
-	// Its error, with the commands it advises, is left unbroken: a command
-	// broken at a space and pasted a line at a time would run its first
-	// line alone (a restore without its --dry-run).
-	fits(t, "restore --create-connectors (failed)", out)
-	if !strings.Contains(out, "created: 30 connectors") || !strings.Contains(errs, "to roll back") {
+	// Its error fits too, each command it advises on lines of its own
+	// (a command broken at a space and pasted a line at a time would run
+	// its first line alone: a restore without its --dry-run).
+	fits(t, "restore --create-connectors (failed)", out+errs)
+	if !strings.Contains(out, "created: 30 connectors") || !strings.Contains(flat(errs), "to roll back") {
 		t.Errorf("the failed restore names no connectors created or no roll back:\n%s\n%s", out, errs)
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("the failed restore:\n%s\n%s", out, errs)
+	}
+	failedRestoreAdvice(t, dst, errs, &commitsWork)
+}
+
+// failedRestoreAdvice runs, as printed, the commands the error of the
+// failed restore advises (errs): its two dry runs (the same restore
+// again, the undo) write nothing and exit 0; once commits work again, the
+// same restore again restores and verifies.
+func failedRestoreAdvice(t *testing.T, dst *cluster, errs string, commitsWork *atomic.Bool) {
+	t.Helper()
+	cmds := printedCommands(t, errs, "offsetkeeper")
+	if len(cmds) != 4 {
+		t.Fatalf("%d commands printed, want 4 (the restore again, the undo, each with its dry run): %q", len(cmds), cmds)
+	}
+	again, againDry, undoDry := cmds[0], cmds[1], cmds[3]
+	if againDry != again+" --dry-run" || undoDry != cmds[2]+" --dry-run" {
+		t.Fatalf("not the restore again and the undo, each with its dry run: %q", cmds)
+	}
+	for _, c := range []string{againDry, undoDry} {
+		code, out, errs := dst.runPrinted(c)
+		fits(t, "printed dry run", out+errs)
+		if code != exitOK || !strings.Contains(out, "restore plan: ") {
+			t.Errorf("%s: exit %d\n%s\n%s", c, code, out, errs)
+		}
+	}
+	commitsWork.Store(true)
+	code, out, errs := dst.runPrinted(again)
+	if code != exitOK || !strings.Contains(out, "verified: ") {
+		t.Errorf("%s: exit %d\n%s\n%s", again, code, out, errs)
 	}
 }

@@ -80,7 +80,8 @@ func TestRestoreLatestAfterReset(t *testing.T) {
 	if !strings.Contains(hint, "no differences") || !strings.Contains(hint, "no all-clear") || !strings.Contains(hint, " events --since ") {
 		t.Errorf("diff latest --live after the reset gives no hint:\n%s", hint)
 	} else {
-		_, cmd, _ := strings.Cut(hint, "the restore to just before each reset: ")
+		// A wide command is continued with " \": joined, it is as pasted.
+		_, cmd, _ := strings.Cut(joinContinued(hint), "the restore to just before each reset: ")
 		if code, out, errOut := c.runPrinted(strings.TrimSpace(cmd)); code != 0 || !strings.Contains(out, "undo:  ") {
 			t.Errorf("%s: exit %d\n%s%s", cmd, code, out, errOut)
 		}

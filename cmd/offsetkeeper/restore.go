@@ -259,7 +259,7 @@ func (c *restoreCmd) Run(ctx context.Context, args []string) error {
 		// Deleting is MSK Connect's only stop, and a connector created
 		// again gets topics of its own: the ones restored here are read
 		// again only by a connector whose worker configuration names them.
-		fmt.Fprintln(c.stderr, "note: on MSK Connect a connector created again gets new topics: it reads the offsets restored here only if its custom worker configuration names this offsets topic (offset.storage.topic); to carry a connector's offsets to one created again, restore --connector NAME --to-offsets-topic NEW (docs/msk-connect.md)")
+		fmt.Fprintln(c.stderr, wrapNote("note: on MSK Connect a connector created again gets new topics: it reads the offsets restored here only if its custom worker configuration names this offsets topic (offset.storage.topic); to carry a connector's offsets to one created again, restore --connector NAME --to-offsets-topic NEW (docs/msk-connect.md)"))
 	}
 	rc, err := c.g.connect.client()
 	if err != nil {

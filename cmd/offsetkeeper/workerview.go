@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
-	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -77,20 +76,20 @@ func readAsWorkers(ctx context.Context, w io.Writer, cl *kgo.Client, wr workerRe
 	}
 	if !wr.known {
 		for _, n := range workerViewNotes(ctx, cl, wr, offsetsTopicsOf(b)) {
-			fmt.Fprintln(w, english.Wrap("note: "+n, 120, "  "))
+			fmt.Fprintln(w, wrapNote("note: "+n))
 		}
 		return
 	}
 	for _, t := range offsetsTopicsOf(b) {
 		diffs, err := restore.CompareViews(ctx, cl, t, nil)
 		if err != nil {
-			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("warning: could not read topic %s as the workers do (read_uncommitted): %v; "+
-				"the live side is as read_committed readers see it", t, err), 120, "  "))
+			fmt.Fprintln(w, wrapNote(fmt.Sprintf("warning: could not read topic %s as the workers do (read_uncommitted): %v; "+
+				"the live side is as read_committed readers see it", t, err)))
 			continue
 		}
 		if n := applyWorkerView(b, diffs, scope); n > 0 {
-			fmt.Fprintln(w, english.Wrap(fmt.Sprintf("note: %s of topic %s read as the workers read them: the last record of each is of an aborted "+
-				"transaction, which read_committed readers do not see; %s; first: %s", plural(n, "key", "keys"), t, wr, diffs[0]), 120, "  "))
+			fmt.Fprintln(w, wrapNote(fmt.Sprintf("note: %s of topic %s read as the workers read them: the last record of each is of an aborted "+
+				"transaction, which read_committed readers do not see; %s; first: %s", plural(n, "key", "keys"), t, wr, diffs[0])))
 		}
 	}
 }

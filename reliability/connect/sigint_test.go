@@ -64,7 +64,8 @@ func TestRealWorkerSIGINTRestore(t *testing.T) {
 	if strings.Count(states, `"connector":{"state":"RUNNING"`) != 2 {
 		t.Errorf("after Ctrl-C the connectors are not both RUNNING as before: %s", states)
 	}
-	flat := strings.Join(strings.Fields(first), " ")
+	// Its words, a wide command's " \" continuations joined as the shell does.
+	flat := strings.Join(strings.Fields(regexp.MustCompile(` \\\n +`).ReplaceAllString(first, " ")), " ")
 	m := regexp.MustCompile(`(\S*offsetkeeper restore ` + regexp.QuoteMeta(id) + `[^(;)]*?--resume)`).FindStringSubmatch(flat)
 	if m == nil || strings.Contains(m[1], "<") {
 		t.Fatalf("no restore to run again printed (or a placeholder):\n%s", first)
