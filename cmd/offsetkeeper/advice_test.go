@@ -146,7 +146,7 @@ func TestAdviceRunsAsPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	held, err := st.Lock(ctx, store.RestoreLock{ID: "other-restore", Snapshot: id, Cluster: "dr-advice"}, false)
+	held, err := st.Restores().Lock(ctx, store.RestoreLock{ID: "other-restore", Snapshot: id, Cluster: "dr-advice"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
