@@ -48,7 +48,11 @@ func (c *cluster) startDaemon(args ...string) *testkit.SyncBuffer {
 	return &stderr
 }
 
-// waitJournal waits until the journal in the store covers the moment at.
+// waitJournal waits until the journal in the store covers the moment at:
+// a segment after it, or a flush mark after it. A flush that found nothing
+// new writes only the mark (a segment follows a heartbeat later), so a
+// flush that saw the test's last change before at covers at by its mark
+// alone; that race flaked the tests under load.
 func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	c.t.Helper()
 	s, err := store.OpenStore(context.Background(), c.store)
@@ -59,7 +63,7 @@ func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		cov, err := s.Journal().Coverage(context.Background())
-		if err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at) {
+		if err == nil && len(cov) > 0 && (cov[len(cov)-1].To.After(at) || c.markedAfter(cov[len(cov)-1], at)) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -67,6 +71,23 @@ func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// markedAfter reports whether the flush mark of the epoch of cov, which
+// follows its last segment, is after at. The tests' stores are
+// directories; the mark is journal/<epoch>/flushed.json (see
+// store.Journal.PutFlushMark).
+func (c *cluster) markedAfter(cov snapshot.Coverage, at time.Time) bool {
+	data, err := os.ReadFile(filepath.Join(c.store, journal.JournalPrefix, cov.Epoch, "flushed.json"))
+	var m struct {
+		Epoch  string `json:"epoch"`
+		Seq    uint64 `json:"seq"`
+		TimeMs int64  `json:"time_ms"`
+	}
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		return false // none yet, or read while rewritten
+	}
+	return m.Epoch == cov.Epoch && m.Seq >= cov.LastSeq && time.UnixMilli(m.TimeMs).After(at)
 }
 
 // moment returns now, after the clock has moved on a few milliseconds
