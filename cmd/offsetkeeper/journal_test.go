@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -90,13 +91,23 @@ func (c *cluster) markedAfter(cov snapshot.Coverage, at time.Time) bool {
 	return m.Epoch == cov.Epoch && m.Seq >= cov.LastSeq && time.UnixMilli(m.TimeMs).After(at)
 }
 
-// moment returns now, after the clock has moved on a few milliseconds
-// from anything written before, and before anything written after.
+// moment returns now, once the clock has moved past the journal's
+// millisecond from anything written before, and waits until it has moved
+// as far past it before anything is written after: explicit waits on the
+// clock, where sleeps only made that likely.
 func moment() time.Time {
-	time.Sleep(5 * time.Millisecond)
-	t := time.Now()
-	time.Sleep(5 * time.Millisecond)
+	t := clockPassed(time.Now())
+	clockPassed(t)
 	return t
+}
+
+// clockPassed waits until the clock is more than a millisecond past t and
+// returns it.
+func clockPassed(t time.Time) time.Time {
+	for !time.Now().After(t.Add(time.Millisecond)) {
+		runtime.Gosched()
+	}
+	return time.Now()
 }
 
 // The acceptance scenario of the journal, as a user runs it: the daemon
