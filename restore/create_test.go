@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -40,16 +41,8 @@ func newConnectCluster(t *testing.T, id string) *connectCluster {
 // with opts.
 func newConnectClusterWith(t *testing.T, id string, opts connectsim.Options) *connectCluster {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc := testkit.Kfake(t, kfake.NumBrokers(1), kfake.ClusterID(id))
+	cl := testkit.Client(t, kc)
 	adm := kadm.NewClient(cl)
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
 	for _, tp := range []struct {

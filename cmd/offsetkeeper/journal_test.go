@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -48,7 +49,11 @@ func (c *cluster) startDaemon(args ...string) *testkit.SyncBuffer {
 	return &stderr
 }
 
-// waitJournal waits until the journal in the store covers the moment at.
+// waitJournal waits until the journal in the store covers the moment at:
+// a segment after it, or a flush mark after it. A flush that found nothing
+// new writes only the mark (a segment follows a heartbeat later), so a
+// flush that saw the test's last change before at covers at by its mark
+// alone; that race flaked the tests under load.
 func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	c.t.Helper()
 	s, err := store.OpenStore(context.Background(), c.store)
@@ -59,7 +64,7 @@ func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		cov, err := s.Journal().Coverage(context.Background())
-		if err == nil && len(cov) > 0 && cov[len(cov)-1].To.After(at) {
+		if err == nil && len(cov) > 0 && (cov[len(cov)-1].To.After(at) || c.markedAfter(cov[len(cov)-1], at)) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -69,13 +74,40 @@ func (c *cluster) waitJournal(at time.Time, logs *testkit.SyncBuffer) {
 	}
 }
 
-// moment returns now, after the clock has moved on a few milliseconds
-// from anything written before, and before anything written after.
+// markedAfter reports whether the flush mark of the epoch of cov, which
+// follows its last segment, is after at. The tests' stores are
+// directories; the mark is journal/<epoch>/flushed.json (see
+// store.Journal.PutFlushMark).
+func (c *cluster) markedAfter(cov snapshot.Coverage, at time.Time) bool {
+	data, err := os.ReadFile(filepath.Join(c.store, journal.JournalPrefix, cov.Epoch, "flushed.json"))
+	var m struct {
+		Epoch  string `json:"epoch"`
+		Seq    uint64 `json:"seq"`
+		TimeMs int64  `json:"time_ms"`
+	}
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		return false // none yet, or read while rewritten
+	}
+	return m.Epoch == cov.Epoch && m.Seq >= cov.LastSeq && time.UnixMilli(m.TimeMs).After(at)
+}
+
+// moment returns now, once the clock has moved past the journal's
+// millisecond from anything written before, and waits until it has moved
+// as far past it before anything is written after: explicit waits on the
+// clock, where sleeps only made that likely.
 func moment() time.Time {
-	time.Sleep(5 * time.Millisecond)
-	t := time.Now()
-	time.Sleep(5 * time.Millisecond)
+	t := clockPassed(time.Now())
+	clockPassed(t)
 	return t
+}
+
+// clockPassed waits until the clock is more than a millisecond past t and
+// returns it.
+func clockPassed(t time.Time) time.Time {
+	for !time.Now().After(t.Add(time.Millisecond)) {
+		runtime.Gosched()
+	}
+	return time.Now()
 }
 
 // The acceptance scenario of the journal, as a user runs it: the daemon

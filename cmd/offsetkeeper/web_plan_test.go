@@ -22,7 +22,7 @@ func TestPagePlanIsTheCLIs(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	addr := freeAddr(t)
-	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", addr)
+	logs := c.startDaemon("--journal-interval", pageJournalInterval, "--schedule", "@every 1h", "--listen", addr)
 	c.waitJournal(time.Now(), logs)
 	before := moment()
 	c.badReset()

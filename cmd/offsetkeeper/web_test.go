@@ -116,6 +116,13 @@ func (b *browser) load(t *testing.T, u, name string, js map[string]string) map[s
 	return got
 }
 
+// pageJournalInterval is the journal interval of the daemons whose pages
+// the tests read. A page's newest state is the journal's state at now,
+// refused as not covered yet once the last flush is two intervals old (see
+// store.flushedLately): at 1s, flushes slowed past a second on a loaded
+// machine made the page refuse its own newest state.
+const pageJournalInterval = "3s"
+
 // The page, as a user looks at it: a daemon journals a cluster whose
 // connectors commit; after a reset made by hand the board, the timeline,
 // the connector pages and the diff show it in a real browser, and the
@@ -129,7 +136,7 @@ func TestPageInBrowser(t *testing.T) {
 	c.produce(&kgo.Record{Topic: connectdemo.DefaultStatusTopic, Key: []byte("status-task-" + connectdemo.ConnMirror + "-1"),
 		Value: []byte(`{"state":"FAILED","trace":"org.apache.kafka.connect.errors.ConnectException: eu is unreachable\n\tat X.poll(X.java:1)","worker_id":"connect-1:8083","generation":9}`)})
 	addr := freeAddr(t)
-	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", addr)
+	logs := c.startDaemon("--journal-interval", pageJournalInterval, "--schedule", "@every 1h", "--listen", addr)
 	c.waitJournal(time.Now(), logs)
 	base := "http://" + addr
 

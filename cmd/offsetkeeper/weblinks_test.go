@@ -21,7 +21,7 @@ func TestPageLinks(t *testing.T) {
 	c := newCluster(t, &spec)
 	c.stopAll()
 	addr := freeAddr(t)
-	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", addr)
+	logs := c.startDaemon("--journal-interval", pageJournalInterval, "--schedule", "@every 1h", "--listen", addr)
 	c.waitJournal(time.Now(), logs)
 	c.badReset() // events, whose links name connectors such as "eu->us.MirrorSourceConnector"
 	c.waitJournal(moment(), logs)

@@ -39,6 +39,9 @@ func TestConnectWaitsForBrokers(t *testing.T) {
 			started <- nil
 			return
 		}
+		// Not testkit.Kfake: the cluster starts late, on a port chosen
+		// before it, in a goroutine (where t.Fatal may not be called), and
+		// closes in the cleanup after the refusal is told.
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port))
 		if err != nil {
 			t.Error(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
@@ -17,16 +18,8 @@ import (
 // config topic last holds it, placeholders as placeholders, a value of
 // another JSON type as the worker reads it; a deleted connector has none.
 func TestCaptureConfigs(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := testkit.Kfake(t, kfake.NumBrokers(1), kfake.SeedTopics(1, snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
+	cl := testkit.Client(t, kc)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	recs := []struct{ key, value string }{

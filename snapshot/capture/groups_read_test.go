@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
@@ -286,16 +287,8 @@ type groupWorld struct {
 func newGroupWorld(t *testing.T) *groupWorld {
 	t.Helper()
 	topics := map[string]int32{"sink-b": 3, "sink-a": 6}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(6, "sink-a"), kfake.SeedTopics(3, "sink-b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc := testkit.Kfake(t, kfake.NumBrokers(3), kfake.SeedTopics(6, "sink-a"), kfake.SeedTopics(3, "sink-b"))
+	cl := testkit.Client(t, kc, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var rs []*kgo.Record
 	for topic, n := range topics {
 		for p := range n {

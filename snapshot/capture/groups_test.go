@@ -6,25 +6,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
 // TestReadGroup: a group that never existed is not found; a committed one
 // reads back in Normalize's order.
 func TestReadGroup(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "t2", "t1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := testkit.Kfake(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "t2", "t1"))
+	cl := testkit.Client(t, kc)
 	adm := kadm.NewClient(cl)
 	ctx := context.Background()
 	if _, found, err := ReadGroup(ctx, adm, "connect-none"); err != nil || found {
@@ -59,16 +51,8 @@ func TestReadGroup(t *testing.T) {
 // GroupPrefix "sink-" the group "sink-orders" was kept with no connector,
 // and a restore of connector "orders" did not find its offsets.
 func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := testkit.Kfake(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
+	cl := testkit.Client(t, kc)
 	adm := kadm.NewClient(cl)
 	ctx := context.Background()
 	for _, g := range []string{"sink-orders", "connect-other"} {
@@ -95,16 +79,8 @@ func TestCaptureNamesGroupAfterGroupPrefix(t *testing.T) {
 // Regression: the real worker's own group connect-cluster was captured as
 // the sink connector "cluster" (a plan then offered to restore it).
 func TestCaptureSkipsWorkerGroup(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := testkit.Kfake(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", snapshot.DefaultOffsetsTopic, snapshot.DefaultConfigTopic))
+	cl := testkit.Client(t, kc)
 	ctx := context.Background()
 	// A worker joins its group with protocol type "connect".
 	join := kmsg.NewPtrJoinGroupRequest()

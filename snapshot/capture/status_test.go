@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
 // The status topic as a worker leaves it: the last write of a key wins, a
@@ -15,16 +17,8 @@ import (
 // '-' parse after the last '-', and a value that does not decode is left
 // out with a warning.
 func TestReadStatuses(t *testing.T) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(5, DefaultStatusTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic(DefaultStatusTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc := testkit.Kfake(t, kfake.NumBrokers(3), kfake.SeedTopics(5, DefaultStatusTopic))
+	cl := testkit.Client(t, kc, kgo.DefaultProduceTopic(DefaultStatusTopic))
 	ctx := context.Background()
 	st := func(state, trace string) string {
 		if trace == "" {

@@ -22,10 +22,10 @@ func TestJournalBaseDeletedRefused(t *testing.T) {
 	ctx := context.Background()
 	older := w.base.ID
 	w.flush()
-	time.Sleep(5 * time.Millisecond)
+	passed(time.Now())
 	w.startEpoch()
 	w.flush()
-	time.Sleep(5 * time.Millisecond)
+	passed(time.Now())
 	at := time.Now()
 	w.flush()
 	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
@@ -51,7 +51,7 @@ func TestJournalDamagedEpochFileRefused(t *testing.T) {
 	w := newJournalWorld(t, nil)
 	ctx := context.Background()
 	w.flush()
-	time.Sleep(5 * time.Millisecond)
+	passed(time.Now())
 	at := time.Now()
 	w.flush()
 	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {

@@ -326,7 +326,7 @@ func (h Journal) PutFlushMark(ctx context.Context, epoch string, seq uint64, t t
 // written before intervals were).
 func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snapshot.Coverage) (time.Time, time.Duration, error) {
 	last, interval := c.To, time.Duration(0)
-	data, err := s.readAll(ctx, journal.JournalPrefix+e.ID+"/"+flushFile)
+	data, err := s.readFlushMark(ctx, e.ID)
 	if err != nil && !notFound(err) {
 		return last, 0, fmt.Errorf("read journal epoch %s: %w", e.ID, err)
 	}
@@ -356,6 +356,29 @@ func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snap
 		interval = time.Duration(h.IntervalMs) * time.Millisecond
 	}
 	return last, interval, nil
+}
+
+// readFlushMark reads the flush mark of epoch id. The daemon rewrites the
+// mark at every flush that found nothing new, and a bucket may not replace
+// an object atomically (fileblob truncates and rewrites its attributes
+// file in place, where a reader finds it empty: EOF, for as long as a
+// loaded machine keeps the writer from its next step): a failed read is
+// tried again, backing off to about half a second in all, before it fails
+// the moment asked for.
+func (s *Store) readFlushMark(ctx context.Context, id string) ([]byte, error) {
+	var err error
+	for try := range 7 {
+		var data []byte
+		if data, err = s.readAll(ctx, journal.JournalPrefix+id+"/"+flushFile); err == nil || notFound(err) {
+			return data, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(5<<try) * time.Millisecond):
+		}
+	}
+	return nil, err
 }
 
 // ReadSegment reads and checks the segment si names (without a Keeper, an

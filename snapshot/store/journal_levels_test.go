@@ -66,7 +66,7 @@ func TestJournalLevelsEqualRaw(t *testing.T) {
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":5}`), Timestamp: time.Now().Add(1500 * time.Millisecond)},
 				&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: ahead, Value: []byte(`{"position":6}`)})...)
 		}
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 		w.flush()
 		ends = append(ends, w.chain.Last)
 		if round == 8 {

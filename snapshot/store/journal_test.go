@@ -187,15 +187,15 @@ func TestJournalStateAtEqualsCapture(t *testing.T) {
 	var moments []moment
 	for round := 0; round < 6; round++ {
 		w.churn(rng)
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 		w.flush()
 		full, err := capture.Capture(ctx, w.cl, capture.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 		moments = append(moments, moment{time.Now(), full})
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 	}
 	w.flush() // the last moment is covered by a later segment
 	// The rounds changed both sides, or the comparison proves nothing.
@@ -260,7 +260,7 @@ func TestJournalPrefixCutNonMonotonic(t *testing.T) {
 		&kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: []byte(`{"position":6}`), Timestamp: later.Add(-5 * time.Millisecond)},
 	)
 	for time.Now().Before(later.Add(20 * time.Millisecond)) {
-		time.Sleep(5 * time.Millisecond)
+		passed(time.Now())
 	}
 	w.flush()
 	st, _, err := w.store.Journal().StateAt(ctx, later)
@@ -289,12 +289,12 @@ func TestJournalTombstone(t *testing.T) {
 			break
 		}
 	}
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	before := time.Now()
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	testkit.Produce(t, w.cl, &kgo.Record{Topic: o.Topic, Key: o.Key})
 	entries := w.flush()
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	after := time.Now()
 	w.flush()
 	has := func(at time.Time) bool {
@@ -334,7 +334,7 @@ func TestJournalBrokenSegments(t *testing.T) {
 	for range 3 {
 		w.churn(rng)
 		w.flush()
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 	}
 	at := time.Now()
 	if _, _, err := w.store.Journal().StateAt(ctx, at); err != nil {
@@ -526,9 +526,9 @@ func TestJournalResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	at := time.Now()
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	w.flush()
 	got, _, err := w.store.Journal().StateAt(ctx, at)
 	if err != nil {
@@ -559,7 +559,7 @@ func TestJournalMergeAndPrune(t *testing.T) {
 	var middle time.Time
 	for i := range 4 {
 		w.churn(rng)
-		time.Sleep(3 * time.Millisecond)
+		passed(time.Now())
 		w.flush()
 		if i == 1 {
 			middle = time.Now()
@@ -622,9 +622,9 @@ func TestJournalConnectorDeletedEvent(t *testing.T) {
 	w := newJournalWorld(t, nil)
 	ctx := context.Background()
 	name := connectdemo.ConnFile
-	time.Sleep(3 * time.Millisecond) // the moment before it is after the base snapshot
+	passed(time.Now()) // the moment before it is after the base snapshot
 	testkit.Produce(t, w.cl, &kgo.Record{Topic: snapshot.DefaultConfigTopic, Key: []byte("connector-" + name)})
-	time.Sleep(3 * time.Millisecond)
+	passed(time.Now())
 	entries := w.flush()
 	var ev *journal.Entry
 	for i := range entries {
@@ -658,9 +658,9 @@ func TestJournalGapBetweenEpochs(t *testing.T) {
 	w := newJournalWorld(t, nil)
 	ctx := context.Background()
 	w.flush()
-	time.Sleep(5 * time.Millisecond)
+	passed(time.Now())
 	inGap := time.Now()
-	time.Sleep(5 * time.Millisecond)
+	passed(time.Now())
 	w.startEpoch() // as after a break: the old epoch ended at its last flush
 	w.flush()
 	_, _, err := w.store.Journal().StateAt(ctx, inGap)

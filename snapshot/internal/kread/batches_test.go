@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -39,11 +40,7 @@ func contentOf(v *keyview.TopicView) viewContent {
 // with aborted transactions as well.
 func batchWorld(t *testing.T) (*kgo.Client, *kadm.Client) {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "plain", "txn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
+	kc := testkit.Kfake(t, kfake.NumBrokers(3), kfake.SeedTopics(3, "plain", "txn"))
 	ctx := context.Background()
 	for i, codec := range []kgo.CompressionCodec{kgo.ZstdCompression(), kgo.SnappyCompression(), kgo.NoCompression()} {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ProducerBatchCompression(codec),
