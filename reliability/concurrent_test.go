@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,8 +43,8 @@ func holdEndTxn(t *testing.T, c *cluster, topic string) (held <-chan struct{}, r
 }
 
 // TestConcurrentRestoreRefused: a second restore while one is writing is
-// refused (exit 3) with a message naming the other restore's transaction,
-// and writes nothing; the first completes, and the second, run again, has
+// refused (exit 3) with a message naming the other restore (its lock in a
+// shared store, its transaction from another store), and writes nothing; the first completes, and the second, run again, has
 // nothing left to do.
 func TestConcurrentRestoreRefused(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
@@ -52,6 +54,10 @@ func TestConcurrentRestoreRefused(t *testing.T) {
 	c.damage(1)
 	binary(t)
 
+	other := filepath.Join(t.TempDir(), "store")
+	if err := os.CopyFS(other, os.DirFS(c.store)); err != nil {
+		t.Fatal(err)
+	}
 	held, release := holdEndTxn(t, c, connectdemo.DefaultOffsetsTopic)
 	first := make(chan result, 1)
 	go func() { first <- runBin(t, c.env(), "restore", id) }()
@@ -64,20 +70,28 @@ func TestConcurrentRestoreRefused(t *testing.T) {
 	}
 
 	stored := checkStore(t, c.openStore())
-	second := c.bin("restore", id)
-	if second.code != 3 {
-		t.Fatalf("second restore while the first writes: want exit 3, got %s", second)
-	}
-	for _, w := range []string{
-		`another restore is running: its transaction "offsetkeeper-restore-connect-offsets" is Ongoing`,
-		"nothing was written",
+	// A restore that shares the store meets the first one's lock; one with
+	// a store of its own (another host's copy, taken before the first
+	// restore) meets its transaction on the offsets topic. Both are
+	// refused, and neither writes.
+	for _, tc := range []struct {
+		name, store, want string
+	}{
+		{"same store", c.store, "another restore is running against this cluster: restore "},
+		{"another store", other, `another restore is running: its transaction "offsetkeeper-restore-connect-offsets" is Ongoing`},
 	} {
-		if !strings.Contains(flat(second.stderr), w) { // wrapped to 120 columns
-			t.Errorf("refusal lacks %q:\n%s", w, second.stderr)
+		second := runBin(t, append(c.env(), "OFFSETKEEPER_STORE="+tc.store), "restore", id)
+		if second.code != 3 {
+			t.Fatalf("%s: second restore while the first writes: want exit 3, got %s", tc.name, second)
 		}
-	}
-	if strings.Contains(second.stdout, "undo snapshot:") {
-		t.Errorf("the refused restore stored an undo snapshot:\n%s", second.stdout)
+		for _, w := range []string{tc.want, "nothing was written"} {
+			if !strings.Contains(flat(second.stderr), w) { // wrapped to 120 columns
+				t.Errorf("%s: refusal lacks %q:\n%s", tc.name, w, second.stderr)
+			}
+		}
+		if strings.Contains(second.stdout, "undo snapshot:") {
+			t.Errorf("%s: the refused restore stored an undo snapshot:\n%s", tc.name, second.stdout)
+		}
 	}
 	if got := checkStore(t, c.openStore()); len(got) != len(stored) {
 		t.Errorf("the refused restore changed the store: %v, was %v", got, stored)
