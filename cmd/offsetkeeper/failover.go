@@ -64,6 +64,7 @@ type failoverCmd struct {
 	by      string
 	standby standbyFlags
 	dryRun  bool
+	force   bool
 	output  string
 }
 
@@ -71,6 +72,8 @@ func (c *failoverCmd) Flags(fs *flag.FlagSet) {
 	c.standby.register(fs, true)
 	fs.BoolVar(&c.dryRun, "dry-run", false, "check and print what failover would do; write nothing, store no fence, resume nothing")
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+	fs.BoolVar(&c.force, "force", false, "fail over although the primary's Connect (--connect-url) runs connectors in scope: both clusters then run them")
+	c.g.connect.register(fs)
 }
 
 // failoverDocument is failover --output json.
@@ -146,6 +149,9 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(out, "%s: the primary's (cluster %s) last state in the store is at %s (%s old)\n",
 		c.by, state.ClusterID, snapshot.FmtTime(at), time.Since(at).Round(time.Millisecond))
+	if err := c.primaryStopped(ctx, state, out); err != nil {
+		return err
+	}
 	rep, err := check.Sync(ctx, state, at)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.by, err)
@@ -185,6 +191,88 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	return c.finish(doc, began, out)
 }
+
+// primaryStopped refuses a failover while the primary's Connect, when
+// --connect-url names it and it answers, runs connectors of the state:
+// resumed on the standby too, they would run on both clusters, each
+// committing its own offsets (a planned switchover stops them first). A
+// primary that does not answer is taken as gone, as in a disaster.
+func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapshot, out io.Writer) error {
+	if !c.g.connect.given() {
+		return nil
+	}
+	rc, err := c.g.connect.client()
+	if err != nil || rc == nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	live, err := rc.Connectors(cctx)
+	if err != nil {
+		fmt.Fprintf(out, "note: the primary's Connect did not answer (%v): taken as gone\n", err)
+		return nil
+	}
+	var running []string
+	for _, sc := range state.Connectors {
+		if e, ok := live[sc.Name]; ok && e.Status != nil && e.Status.Connector.State == "RUNNING" {
+			running = append(running, sc.Name)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	if c.force {
+		fmt.Fprintf(out, "WARNING: --force: the primary's Connect still runs %s; both clusters run them from now on\n",
+			plural(len(running), "connector", "connectors"))
+		return nil
+	}
+	base := ""
+	if len(c.g.connect.urls) > 0 {
+		base = strings.TrimRight(splitList(c.g.connect.urls[0])[0], "/")
+	}
+	var cmds []string
+	for _, n := range running {
+		if base != "" {
+			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+url.PathEscape(n)+"/stop")
+		}
+	}
+	how := strings.Join(cmds, "; ")
+	if base == "" {
+		how = "PUT /connectors/NAME/stop for each, on the primary's Connect"
+	}
+	// Stopped there, they are STOPPED in the state the failover applies,
+	// and so left STOPPED on the standby: the advice resumes them.
+	sbase := ""
+	if len(c.standby.connectURLs) > 0 {
+		sbase = strings.TrimRight(splitList(c.standby.connectURLs[0])[0], "/")
+	}
+	var resumes []string
+	for _, n := range running {
+		if sbase != "" {
+			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+url.PathEscape(n)+"/resume")
+		}
+	}
+	then := strings.Join(resumes, "; ")
+	if sbase == "" {
+		then = "PUT /connectors/NAME/resume for each, on the standby's Connect"
+	}
+	refusal := refusedError(fmt.Sprintf("%s refused, nothing was written: the primary's Connect runs %s of the state (%s): "+
+		"a failover now would run them on both clusters; stop them on the primary (a planned switchover): %s; "+
+		"wait until the daemon's journal has the stop (a few journal intervals; %s --dry-run then counts them among those it leaves stopped), "+
+		"run %s again, which leaves them STOPPED on the standby as the primary has them, then resume them there: %s; "+
+		"--force fails over anyway",
+		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then))
+	return &restore.AdvisedError{Err: refusal, Commands: append(cmds, resumes...)}
+}
+
+// refusedError is a refusal of a command other than restore: exit 3,
+// nothing written.
+type refusedError string
+
+func (e refusedError) Error() string { return string(e) }
+
+// Is makes a refusedError a restore.ErrRefused, for its exit code.
+func (e refusedError) Is(target error) bool { return target == restore.ErrRefused }
 
 // checkUsage checks the command line before anything is read.
 func (c *failoverCmd) checkUsage(args []string) error {

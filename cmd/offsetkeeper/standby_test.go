@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -328,5 +329,83 @@ func TestFailoverDryRunAndRefused(t *testing.T) {
 	}
 	if ends() != before || fenced() {
 		t.Fatal("a refused failover wrote to the standby or stored a fence")
+	}
+}
+
+// TestFailoverRefusedWhilePrimaryRuns: with the primary's Connect named
+// (--connect-url) and answering, a failover while it runs connectors of
+// the state is refused (exit 3, nothing written, no fence): resumed on the
+// standby they would run on both clusters. The refusal prints, each on a
+// line of its own, the commands that stop them on the primary and resume
+// them on the standby; once they are stopped there (and the state has it),
+// the same failover runs. --force fails over anyway, saying so.
+func TestFailoverRefusedWhilePrimaryRuns(t *testing.T) {
+	w := newStandbyWorld(t, 0)
+	ctx := context.Background()
+	prim, err := connectsim.Start(w.acl, connectsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prim.Close)
+	prc, err := connectrest.New(connectrest.Config{URLs: []string{prim.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := prc.Connectors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running []string
+	for name, e := range live {
+		if e.Status != nil && e.Status.Connector.State == "RUNNING" {
+			running = append(running, name)
+		}
+	}
+	if len(running) == 0 {
+		t.Fatal("no connector runs on the primary: the test needs one")
+	}
+	st := "file://" + t.TempDir()
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	args := append([]string{"failover", "--store", st, "--connect-url", prim.URL, "--dry-run"}, w.flags()...)
+	code, out, errs := runCLI(t, args...)
+	if code != exitRefused || !strings.Contains(errs, "nothing was written") {
+		t.Fatalf("failover while the primary runs: %d, want %d\n%s\n%s", code, exitRefused, out, errs)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(errs, "\n") {
+		if len(l) > 120 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, n := range running {
+		for _, cmd := range []string{
+			"curl -s -X PUT " + prim.URL + "/connectors/" + url.PathEscape(n) + "/stop",
+			"curl -s -X PUT " + w.connect.URL + "/connectors/" + url.PathEscape(n) + "/resume",
+		} {
+			if !lines[cmd] {
+				t.Errorf("the refusal lacks the line %q:\n%s", cmd, errs)
+			}
+		}
+	}
+
+	code, out, errs = runCLI(t, append(args, "--force")...)
+	if code != 0 || !strings.Contains(out, "WARNING: --force: the primary's Connect still runs") {
+		t.Fatalf("failover --force --dry-run: %d\n%s\n%s", code, out, errs)
+	}
+
+	// Stopped on the primary, as advised; the state taken after it.
+	for _, n := range running {
+		if err := prc.Stop(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs = runCLI(t, args...); code != 0 || !strings.Contains(out, "dry run: nothing written, no fence stored") {
+		t.Fatalf("failover once the primary's connectors are stopped: %d\n%s\n%s", code, out, errs)
 	}
 }
