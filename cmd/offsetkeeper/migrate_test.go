@@ -173,7 +173,7 @@ func TestMigrateTimestamp(t *testing.T) {
 	a, b, m, id := migrationClusters(t)
 	// Without the prefix the topics are not on b: refused by name.
 	code, out, errOut := b.run("restore", id, "--allow-other-cluster", "--translate", "timestamp")
-	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(errOut, `group archive-loader clicks/0 cannot be translated: topic "clicks" does not exist on the target`) {
+	if code != exitRefused || !strings.Contains(errOut, "cannot be translated") || !strings.Contains(flat(errOut), `group archive-loader clicks/0 cannot be translated: topic "clicks" does not exist on the target`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	// Regression: the refusal offered --force, which turns off every
