@@ -105,10 +105,20 @@ func (c *Client) validateEOS(ctx context.Context, class string) ([]string, bool,
 	return errs, ok, nil
 }
 
-// validateKeys validates config for class (PUT
-// /connector-plugins/{class}/config/validate) and returns every key of the
-// answer with its errors (none for a key accepted).
-func (c *Client) validateKeys(ctx context.Context, class string, config map[string]string) (map[string][]string, error) {
+// validateAnswer is the answer of PUT /connector-plugins/{class}/config/validate.
+type validateAnswer struct {
+	ErrorCount int `json:"error_count"`
+	Configs    []struct {
+		Value struct {
+			Name   string   `json:"name"`
+			Errors []string `json:"errors"`
+		} `json:"value"`
+	} `json:"configs"`
+}
+
+// validate asks the worker to validate config for class (PUT
+// /connector-plugins/{class}/config/validate); nothing is created.
+func (c *Client) validate(ctx context.Context, class string, config map[string]string) (*validateAnswer, error) {
 	body, err := json.Marshal(config)
 	if err != nil {
 		return nil, fmt.Errorf("encode config of class %s: %w", class, err)
@@ -118,19 +128,22 @@ func (c *Client) validateKeys(ctx context.Context, class string, config map[stri
 	if err != nil {
 		return nil, err
 	}
-	var infos struct {
-		Configs []struct {
-			Value struct {
-				Name   string   `json:"name"`
-				Errors []string `json:"errors"`
-			} `json:"value"`
-		} `json:"configs"`
-	}
-	if err := json.Unmarshal(resp, &infos); err != nil {
+	var a validateAnswer
+	if err := json.Unmarshal(resp, &a); err != nil {
 		return nil, fmt.Errorf("decode PUT %s answer: %w", path, err)
 	}
-	out := make(map[string][]string, len(infos.Configs))
-	for _, ci := range infos.Configs {
+	return &a, nil
+}
+
+// validateKeys validates config for class and returns every key of the
+// answer with its errors (none for a key accepted).
+func (c *Client) validateKeys(ctx context.Context, class string, config map[string]string) (map[string][]string, error) {
+	a, err := c.validate(ctx, class, config)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string, len(a.Configs))
+	for _, ci := range a.Configs {
 		out[ci.Value.Name] = ci.Value.Errors
 	}
 	return out, nil

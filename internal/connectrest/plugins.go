@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -69,26 +68,9 @@ func (c *Client) ValidateConfig(ctx context.Context, class string, config map[st
 	if c.cloud != nil {
 		return nil, fmt.Errorf("%w: Confluent Cloud's API has no worker validate", ErrUnsupported)
 	}
-	body, err := json.Marshal(config)
-	if err != nil {
-		return nil, fmt.Errorf("encode config of class %s: %w", class, err)
-	}
-	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
-	_, resp, err := c.do(ctx, request{method: http.MethodPut, path: path, body: body})
+	infos, err := c.validate(ctx, class, config)
 	if err != nil {
 		return nil, err
-	}
-	var infos struct {
-		ErrorCount int `json:"error_count"`
-		Configs    []struct {
-			Value struct {
-				Name   string   `json:"name"`
-				Errors []string `json:"errors"`
-			} `json:"value"`
-		} `json:"configs"`
-	}
-	if err := json.Unmarshal(resp, &infos); err != nil {
-		return nil, fmt.Errorf("decode PUT %s answer: %w", path, err)
 	}
 	var out []ConfigProblem
 	for _, ci := range infos.Configs {
