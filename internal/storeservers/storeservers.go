@@ -59,7 +59,11 @@ type Server struct {
 	// Proxy stands between the URL and the server.
 	Proxy *Proxy
 
-	t      testing.TB
+	t testing.TB
+	// port is where the server listens: chosen free before each start,
+	// and chosen again when another process took it first (the proxy
+	// follows, so URL stays the same).
+	port   int
 	start  func() *exec.Cmd
 	cmd    *exec.Cmd
 	ready  func() error
@@ -114,7 +118,8 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts the server again on the same port and data.
+// Restart starts the server again on its data, on the same port unless
+// another process took it meanwhile (URL stays the same either way).
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
@@ -125,31 +130,51 @@ func (s *Server) run() {
 	s.t.Helper()
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s.log.Reset()
-		cmd := s.start()
-		cmd.Stdout, cmd.Stderr = s.log, s.log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			s.t.Fatalf("start %s: %v", s.Name, err)
+		if attempt > 0 {
+			// The port may have been taken between freePort and the
+			// server's bind (parallel test packages start servers too):
+			// move to another one.
+			s.port = freePort(s.t)
+			s.Proxy.setTarget(fmt.Sprintf("127.0.0.1:%d", s.port))
 		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		s.cmd, s.exited = cmd, exited
-		deadline := time.Now().Add(90 * time.Second)
-		for time.Now().Before(deadline) {
-			if lastErr = s.ready(); lastErr == nil {
-				return
-			}
-			select {
-			case <-exited:
-				lastErr = fmt.Errorf("exited: %s", s.log.String())
-				deadline = time.Time{}
-			case <-time.After(100 * time.Millisecond):
-			}
+		if lastErr = s.startOnce(); lastErr == nil {
+			return
 		}
 		s.Stop()
 	}
 	s.t.Fatalf("%s did not become ready: %v\n%s", s.Name, lastErr, s.log.String())
+}
+
+// startOnce starts the server on s.port and waits until it answers there
+// itself: an answer from another process that holds the port (a server of
+// another test package that took it first) is not readiness.
+func (s *Server) startOnce() error {
+	s.log.Reset()
+	cmd := s.start()
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start %s: %v", s.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.cmd, s.exited = cmd, exited
+	var lastErr error
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+		if lastErr = s.ready(); lastErr == nil {
+			owned, err := listensOn(cmd.Process.Pid, s.port)
+			if err == nil && owned {
+				return nil
+			}
+			lastErr = fmt.Errorf("port %d answers, but not from the %s started (pid %d): %v", s.port, s.Name, cmd.Process.Pid, err)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("exited: %s (last check: %v)", s.log.String(), lastErr)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return lastErr
 }
 
 // find returns the program env names, or name on PATH or in $GOPATH/bin,
@@ -186,10 +211,15 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// newServer is a server that will listen on port, or on a free port when
+// port is 0.
 func newServer(t testing.TB, name string, port int) *Server {
 	logRun(t, name)
-	s := &Server{Name: name, t: t, log: &syncBuffer{}}
-	s.Proxy = NewProxy(t, fmt.Sprintf("127.0.0.1:%d", port))
+	if port == 0 {
+		port = freePort(t)
+	}
+	s := &Server{Name: name, t: t, log: &syncBuffer{}, port: port}
+	s.Proxy = NewProxy(t, fmt.Sprintf("127.0.0.1:%d", s.port))
 	t.Cleanup(s.Stop)
 	return s
 }
@@ -222,17 +252,16 @@ func MinIO(t testing.TB) *Server {
 	if bin == "" {
 		missing(t, "minio", "minio not installed: go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c (or set OFFSETKEEPER_TEST_MINIO)")
 	}
-	port, console := freePort(t), freePort(t)
 	dir := t.TempDir()
-	s := newServer(t, "minio", port)
+	s := newServer(t, "minio", 0)
 	const user, pass = "offsetkeeper", "offsetkeeper-secret"
 	s.start = func() *exec.Cmd {
-		cmd := exec.Command(bin, "server", dir, "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", fmt.Sprintf("127.0.0.1:%d", console), "--quiet")
+		cmd := exec.Command(bin, "server", dir, "--address", fmt.Sprintf("127.0.0.1:%d", s.port), "--console-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--quiet")
 		cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+pass, "MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
 		return cmd
 	}
 	s.ready = func() error {
-		return httpOK("GET", fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", port), nil, 200)
+		return httpOK("GET", fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", s.port), nil, 200)
 	}
 	s.run()
 	s.Env = awsEnv(t, user, pass)
@@ -287,20 +316,22 @@ func Azurite(t testing.TB) *Server {
 	if bin == "" {
 		missing(t, "azurite", "azurite not installed: npm install azurite@3.37.0 into ~/.cache/offsetkeeper-azurite (or set OFFSETKEEPER_TEST_AZURITE to its node_modules/.bin/azurite-blob)")
 	}
-	port := freePort(t)
 	dir := t.TempDir()
-	s := newServer(t, "azurite", port)
+	s := newServer(t, "azurite", 0)
 	s.start = func() *exec.Cmd {
-		return exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", fmt.Sprint(port), "--location", dir,
+		return exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", fmt.Sprint(s.port), "--location", dir,
 			"--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent")
 	}
 	s.ready = func() error {
-		// Any HTTP answer means it listens.
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/%s?comp=list", port, azuriteAccount))
+		// Any HTTP answer from Azurite means it listens.
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/%s?comp=list", s.port, azuriteAccount))
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
+		if srv := resp.Header.Get("Server"); !strings.Contains(srv, "Azurite") {
+			return fmt.Errorf("port %d answers as %q, not Azurite", s.port, srv)
+		}
 		return nil
 	}
 	s.run()
@@ -319,19 +350,24 @@ func Azurite(t testing.TB) *Server {
 // FakeGCS starts fake-gcs-server with Bucket created.
 func FakeGCS(t testing.TB) *Server {
 	t.Helper()
+	return fakeGCS(t, 0)
+}
+
+// fakeGCS starts fake-gcs-server trying port first (0: a free one).
+func fakeGCS(t testing.TB, port int) *Server {
+	t.Helper()
 	bin := find("OFFSETKEEPER_TEST_FAKE_GCS", "fake-gcs-server")
 	if bin == "" {
 		missing(t, "fake-gcs-server", "fake-gcs-server not installed: go install github.com/fsouza/fake-gcs-server@v1.56.1 (or set OFFSETKEEPER_TEST_FAKE_GCS)")
 	}
-	port := freePort(t)
 	dir := t.TempDir()
 	s := newServer(t, "fake-gcs-server", port)
 	s.start = func() *exec.Cmd {
-		return exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", fmt.Sprint(port),
+		return exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", fmt.Sprint(s.port),
 			"-backend", "filesystem", "-filesystem-root", dir, "-public-host", s.Proxy.Addr, "-log-level", "error")
 	}
 	s.ready = func() error {
-		return httpOK("GET", fmt.Sprintf("http://127.0.0.1:%d/storage/v1/b", port), nil, 200)
+		return httpOK("GET", fmt.Sprintf("http://127.0.0.1:%d/storage/v1/b", s.port), nil, 200)
 	}
 	s.run()
 	s.Env = map[string]string{"STORAGE_EMULATOR_HOST": s.Proxy.Addr, "STORAGE_EMULATOR_HOST_GRPC": ""}
@@ -384,6 +420,13 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	t.Cleanup(func() { ln.Close(); p.Cut() })
 	go p.serve()
 	return p
+}
+
+// setTarget sends new connections to target.
+func (p *Proxy) setTarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
 }
 
 // SetDown refuses (true) or accepts (false) new connections, and cuts
@@ -460,7 +503,10 @@ func (p *Proxy) track(c net.Conn, on bool) {
 
 func (p *Proxy) handle(c net.Conn) {
 	defer c.Close()
-	u, err := net.Dial("tcp", p.target)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	u, err := net.Dial("tcp", target)
 	if err != nil {
 		return
 	}
