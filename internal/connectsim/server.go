@@ -157,6 +157,11 @@ type Server struct {
 	srv     *http.Server
 	configs *capture.ConfigReader
 
+	// viewMu guards the last view made of the config reader's version.
+	viewMu      sync.Mutex
+	viewOut     map[string]connector
+	viewVersion uint64
+
 	// herder serializes the requests a herder's tick thread handles.
 	herder sync.Mutex
 
@@ -460,11 +465,17 @@ type connector struct {
 }
 
 // view reads the config topic to its end (what was written since the last
-// view) and returns every configured connector, by name.
+// view) and returns every configured connector, by name. The map is shared
+// by the requests that see the same view: never changed.
 func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, err := s.configs.Read(ctx)
+	configs, version, err := s.configs.Read(ctx)
 	if err != nil {
 		return nil, err
+	}
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.viewOut != nil && s.viewVersion == version {
+		return s.viewOut, nil
 	}
 	out := make(map[string]connector, len(configs))
 	for name, c := range configs {
@@ -483,6 +494,7 @@ func (s *Server) view(ctx context.Context) (map[string]connector, error) {
 		}
 		out[name] = conn
 	}
+	s.viewOut, s.viewVersion = out, version
 	return out, nil
 }
 
@@ -855,11 +867,13 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 	return http.StatusOK, s.statusLocked(c), nil
 }
 
-// produce writes records in order, each synchronously.
+// produce writes records to the config topic, in order (its one
+// partition keeps the order of one idempotent producer's records), and
+// waits until each is written.
 func (s *Server) produce(ctx context.Context, recs ...*kgo.Record) error {
-	for _, r := range recs {
-		if err := s.prod.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return fmt.Errorf("write %s to %s: %w", r.Key, r.Topic, err)
+	for _, res := range s.prod.ProduceSync(ctx, recs...) {
+		if res.Err != nil {
+			return fmt.Errorf("write %s to %s: %w", res.Record.Key, res.Record.Topic, res.Err)
 		}
 	}
 	return nil

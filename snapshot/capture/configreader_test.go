@@ -37,16 +37,21 @@ func TestConfigReaderReadsWhatIsNew(t *testing.T) {
 	write("connector-a", `{"properties":{"connector.class":"FileStreamSource","name":"a"}}`, "commit-a", `{"tasks":1}`,
 		"connector-b", `{"properties":{"connector.class":"FileStreamSink","topics":"t","name":"b"}}`)
 	r := NewConfigReader(cl, topic)
+	var version uint64
 	read := func(wantRecords int64) {
 		t.Helper()
 		before := r.c.stats.RecordsRead
-		got, err := r.Read(ctx)
+		got, v, err := r.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := r.c.stats.RecordsRead - before; n != wantRecords {
 			t.Errorf("Read fetched %d records, want the %d written since the last", n, wantRecords)
 		}
+		if (v != version) != (wantRecords > 0) {
+			t.Errorf("the version went from %d to %d after %d records", version, v, wantRecords)
+		}
+		version = v
 		whole, err := ReadConfigs(ctx, cl, topic)
 		if err != nil {
 			t.Fatal(err)
