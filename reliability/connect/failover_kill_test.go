@@ -30,11 +30,18 @@ import (
 // commit it), "resume" in a proxy in front of the standby's worker (the
 // resume requests past the first few).
 type failoverGate struct {
-	point   atomic.Value // string; "" lets everything through
-	at      chan string
-	mu      sync.Mutex
-	killed  chan struct{}
-	resumes atomic.Int64 // resume requests let through while "resume" is armed
+	point    atomic.Value // string; "" lets everything through
+	signaled atomic.Bool  // at was told, since the point was armed
+	at       chan string
+	mu       sync.Mutex
+	killed   chan struct{}
+	resumes  atomic.Int64 // resume requests let through while "resume" is armed
+	// firstDone ends once the resumes let through are answered: only then
+	// is the process killed, so that the worker has done each or none.
+	firstDone sync.WaitGroup
+	// resumed are the connectors the worker answered a resume for, through
+	// the proxy.
+	resumed sync.Map
 }
 
 // resumesBeforeKill is how many resume requests the "resume" point lets
@@ -46,16 +53,22 @@ func (g *failoverGate) arm(point string) chan struct{} {
 	defer g.mu.Unlock()
 	g.killed = make(chan struct{})
 	g.resumes.Store(0)
+	g.signaled.Store(false)
+	if point == "resume" {
+		g.firstDone.Add(resumesBeforeKill)
+	}
 	g.point.Store(point)
 	return g.killed
 }
 
-// hold tells the test failover is at point and waits until it is killed.
+// hold tells the test failover is at point (once) and waits until it is
+// killed; the point stays armed meanwhile, so that no request of the
+// process about to die gets past it.
 func (g *failoverGate) hold(point string) {
 	g.mu.Lock()
 	killed := g.killed
 	g.mu.Unlock()
-	if g.point.CompareAndSwap(point, "") {
+	if g.signaled.CompareAndSwap(false, true) {
 		g.at <- point
 	}
 	<-killed
@@ -89,12 +102,22 @@ func (g *failoverGate) proxy(t *testing.T, worker string) string {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(resp.Request.URL.Path, "/connectors/"), "/resume"); ok &&
+			resp.Request.Method == http.MethodPut && resp.StatusCode == http.StatusAccepted {
+			g.resumed.Store(name, true)
+		}
+		return nil
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/resume") && g.point.Load() == "resume" &&
-			g.resumes.Add(1) > resumesBeforeKill {
-			g.hold("resume")
-			http.Error(w, "killed", http.StatusServiceUnavailable)
-			return
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/resume") && g.point.Load() == "resume" {
+			if g.resumes.Add(1) > resumesBeforeKill {
+				g.firstDone.Wait()
+				g.hold("resume")
+				http.Error(w, "killed", http.StatusServiceUnavailable)
+				return
+			}
+			defer g.firstDone.Done()
 		}
 		rp.ServeHTTP(w, r)
 	}))
@@ -167,9 +190,16 @@ func TestFailoverKilledAnywhereRealWorker(t *testing.T) {
 	for _, point := range []string{"apply", "commit", "resume"} {
 		g.killAt(t, fw, point, args)
 	}
-	if r, _ := fw.running(t); r == 0 || r == n {
-		t.Errorf("after the kill among the resumes %d of %d connectors run, want some", r, n)
+	var resumed []string
+	g.resumed.Range(func(k, _ any) bool { resumed = append(resumed, k.(string)); return true })
+	slices.Sort(resumed)
+	if len(resumed) != resumesBeforeKill {
+		t.Fatalf("the killed run resumed %v, want %d connectors", resumed, resumesBeforeKill)
 	}
+	realconnect.Eventually(t, "the connectors the killed run resumed run", func() (bool, string) {
+		n, example := fw.running(t)
+		return n == len(resumed), example
+	})
 	r := run(t, fw.env(), args...)
 	if r.code != 0 {
 		t.Fatalf("failover run again: %s", r)
@@ -184,6 +214,9 @@ func TestFailoverKilledAnywhereRealWorker(t *testing.T) {
 	}
 	if !slices.Equal(doc.Resumed, want) {
 		t.Errorf("the rerun's resumed: %v, want every connector", doc.Resumed)
+	}
+	if !slices.Equal(doc.ResumedBefore, resumed) {
+		t.Errorf("the rerun says the earlier run resumed %v, want %v", doc.ResumedBefore, resumed)
 	}
 	fw.waitRunning(t, 10*time.Minute)
 	fw.checkDelivered(t)

@@ -187,10 +187,12 @@ func inStep(addr string) int {
 
 // failoverDoc is what the checks read of failover --output json.
 type failoverDoc struct {
-	Resumed []string           `json:"resumed"`
-	Seconds float64            `json:"duration_seconds"`
-	Phases  map[string]float64 `json:"phase_seconds"`
-	Errors  []string           `json:"errors"`
+	Resumed []string `json:"resumed"`
+	// ResumedBefore are those an earlier, killed run had resumed.
+	ResumedBefore []string           `json:"resumed_before"`
+	Seconds       float64            `json:"duration_seconds"`
+	Phases        map[string]float64 `json:"phase_seconds"`
+	Errors        []string           `json:"errors"`
 }
 
 // running is how many of the connectors the worker reports RUNNING with
