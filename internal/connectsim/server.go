@@ -157,11 +157,6 @@ type Server struct {
 	srv     *http.Server
 	configs *capture.ConfigReader
 
-	// viewMu guards the last view made of the config reader's version.
-	viewMu      sync.Mutex
-	viewOut     map[string]connector
-	viewVersion uint64
-
 	// herder serializes the requests a herder's tick thread handles.
 	herder sync.Mutex
 
@@ -464,48 +459,58 @@ type connector struct {
 	topicsRegex  string
 }
 
+// connectors is a view of the config topic: every configured connector,
+// by name. It is shared by the requests that see the same view: never
+// changed.
+type connectors map[string]snapshot.ConnectorConfig
+
+// get is the named connector as the server sees it; each request derives
+// only the connectors it looks at.
+func (m connectors) get(name string) (connector, bool) {
+	c, ok := m[name]
+	if !ok {
+		return connector{}, false
+	}
+	conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+	if conn.typ == snapshot.TypeSink {
+		conn.group = c.Config["consumer.override.group.id"]
+		if conn.group == "" {
+			conn.group = snapshot.DefaultGroupPrefix + name
+		}
+		for _, t := range strings.Split(c.Config["topics"], ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				conn.topics = append(conn.topics, t)
+			}
+		}
+		conn.topicsRegex = c.Config["topics.regex"]
+	}
+	return conn, true
+}
+
+// at is get without the flag.
+func (m connectors) at(name string) connector {
+	c, _ := m.get(name)
+	return c
+}
+
 // view reads the config topic to its end (what was written since the last
-// view) and returns every configured connector, by name. The map is shared
-// by the requests that see the same view: never changed.
-func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, version, err := s.configs.Read(ctx)
+// view) and returns every configured connector.
+func (s *Server) view(ctx context.Context) (connectors, error) {
+	configs, _, err := s.configs.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.viewMu.Lock()
-	defer s.viewMu.Unlock()
-	if s.viewOut != nil && s.viewVersion == version {
-		return s.viewOut, nil
-	}
-	out := make(map[string]connector, len(configs))
-	for name, c := range configs {
-		conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
-		if conn.typ == snapshot.TypeSink {
-			conn.group = c.Config["consumer.override.group.id"]
-			if conn.group == "" {
-				conn.group = snapshot.DefaultGroupPrefix + name
-			}
-			for _, t := range strings.Split(c.Config["topics"], ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					conn.topics = append(conn.topics, t)
-				}
-			}
-			conn.topicsRegex = c.Config["topics.regex"]
-		}
-		out[name] = conn
-	}
-	s.viewOut, s.viewVersion = out, version
-	return out, nil
+	return connectors(configs), nil
 }
 
 // lookup reads the config topic and returns the named connector, or 404.
-func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, connectors, error) {
 	name := r.PathValue("name")
 	all, err := s.reconcile(ctx)
 	if err != nil {
 		return connector{}, nil, err
 	}
-	c, ok := all[name]
+	c, ok := all.get(name)
 	if !ok {
 		return connector{}, nil, apiError(http.StatusNotFound, "Connector %s not found", name)
 	}
@@ -514,7 +519,7 @@ func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[st
 
 // lookupUnknown is lookup with the 404 message of the herder's stop, pause
 // and resume ("Unknown connector X").
-func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector, connectors, error) {
 	c, all, err := s.lookup(ctx, r)
 	var he *httpError
 	if errors.As(err, &he) && he.status == http.StatusNotFound {
@@ -525,7 +530,7 @@ func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector,
 
 // reconcile reads the config topic and starts or stops sink members to
 // match it.
-func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
+func (s *Server) reconcile(ctx context.Context) (connectors, error) {
 	all, err := s.view(ctx)
 	if err != nil {
 		return nil, err
@@ -536,7 +541,7 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	s.memMu.Lock()
 	defer s.memMu.Unlock()
 	for name, stop := range s.members {
-		c, ok := all[name]
+		c, ok := all.get(name)
 		if !ok || !runsTasks(c) {
 			s.leave(name, stop)
 		}
@@ -547,7 +552,7 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		c := all[name]
+		c := all.at(name)
 		if c.typ != snapshot.TypeSink || !runsTasks(c) || s.members[name] != nil {
 			continue
 		}
@@ -761,10 +766,10 @@ func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
 		}
 		e := map[string]any{}
 		if withStatus {
-			e["status"] = s.statusLocked(all[n])
+			e["status"] = s.statusLocked(all.at(n))
 		}
 		if withInfo {
-			e["info"] = s.infoOf(all[n])
+			e["info"] = s.infoOf(all.at(n))
 		}
 		out[n] = e
 	}
@@ -849,7 +854,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, s.infoOf(all[req.Name]), nil
+	return http.StatusCreated, s.infoOf(all.at(req.Name)), nil
 }
 
 func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) {
@@ -858,7 +863,7 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	c, ok := all[name]
+	c, ok := all.get(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !ok || s.hidden[name] {

@@ -2,11 +2,14 @@ package capture
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // ConfigReader keeps a worker's view of its config topic, as the worker's
@@ -28,6 +31,12 @@ type ConfigReader struct {
 	version uint64
 	conf    *snapshot.ConfigState // the state out was made of, at records
 	records int64
+
+	// noted are the connectors whose records the views read since out was
+	// made (hooked: the views of conf whose OnRecord notes them).
+	notedMu sync.Mutex
+	noted   map[string]bool
+	hooked  map[*keyview.TopicView]bool
 }
 
 // NewConfigReader returns a ConfigReader of topic over cl, which must not
@@ -61,13 +70,69 @@ func (r *ConfigReader) Read(ctx context.Context) (map[string]snapshot.ConnectorC
 	}
 	r.done = seq
 	if r.out == nil || r.conf != r.c.conf || r.records != r.c.conf.Records {
-		out := make(map[string]snapshot.ConnectorConfig, len(r.c.conf.Connectors))
-		for name, cc := range r.c.conf.Connectors {
-			conn := r.c.conf.Connector(name)
-			out[name] = snapshot.ConnectorConfig{Name: name, Config: cc.Props, TargetState: conn.TargetState, Tasks: conn.Tasks}
-		}
-		r.out, r.conf, r.records = out, r.c.conf, r.c.conf.Records
+		r.remake()
 		r.version++
 	}
 	return r.out, r.version, nil
+}
+
+// remake makes out anew from the Capturer's state: whole for a new state
+// (the first read, a replay), else from the last out with the connectors
+// noted since. The caller holds r.mu and r.reading.
+func (r *ConfigReader) remake() {
+	conf := r.c.conf
+	r.notedMu.Lock()
+	noted := r.noted
+	r.noted = map[string]bool{}
+	r.notedMu.Unlock()
+	var out map[string]snapshot.ConnectorConfig
+	if r.out != nil && r.conf == conf {
+		out = maps.Clone(r.out)
+		for name := range noted {
+			delete(out, name)
+			if _, ok := conf.Connectors[name]; ok {
+				out[name] = connectorConfig(conf, name)
+			}
+		}
+	} else {
+		out = make(map[string]snapshot.ConnectorConfig, len(conf.Connectors))
+		for name := range conf.Connectors {
+			out[name] = connectorConfig(conf, name)
+		}
+		r.hooked = map[*keyview.TopicView]bool{}
+	}
+	r.out, r.conf, r.records = out, conf, conf.Records
+	// Views are made with a new state only: hook them for the next read.
+	for _, v := range r.c.views {
+		if r.hooked[v] {
+			continue
+		}
+		r.hooked[v] = true
+		apply := v.OnRecord
+		v.OnRecord = func(rec keyview.LogRecord) {
+			apply(rec)
+			if name := recordConnector(rec.Key); name != "" {
+				r.notedMu.Lock()
+				r.noted[name] = true
+				r.notedMu.Unlock()
+			}
+		}
+	}
+}
+
+func connectorConfig(conf *snapshot.ConfigState, name string) snapshot.ConnectorConfig {
+	c := conf.Connector(name)
+	return snapshot.ConnectorConfig{Name: name, Config: conf.Connectors[name].Props, TargetState: c.TargetState, Tasks: c.Tasks}
+}
+
+// recordConnector is the connector a config topic record's key changes in
+// a ConnectorConfig (its config, target state or task count), "" for
+// another key (a task's config).
+func recordConnector(key []byte) string {
+	for _, prefix := range []string{"connector-", "target-state-", "commit-"} {
+		if name, ok := strings.CutPrefix(string(key), prefix); ok {
+			return name
+		}
+	}
+	return ""
 }
