@@ -98,6 +98,9 @@ type failoverDocument struct {
 	Paused          []string                 `json:"paused"`
 	LeftStopped     []string                 `json:"left_stopped"`
 	ResumeCommands  []string                 `json:"resume_commands,omitempty"`
+	// ResumedBefore are the connectors an earlier run of this failover
+	// resumed or paused, left as they run (failover_rerun.go).
+	ResumedBefore []string `json:"resumed_before,omitempty"`
 	// DiffCommand shows what the failover moved on the standby (diff
 	// --at state_at --live); empty in a dry run, or when the standby needs
 	// security settings.
@@ -152,6 +155,17 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err := c.primaryStopped(ctx, state, out); err != nil {
 		return err
 	}
+	before, scoped, err := c.rerun(ctx, st, cl, state, md.Cluster, &ropts, out)
+	if err != nil {
+		return err
+	}
+	if len(before) > 0 && scoped == nil {
+		noteResumedBefore(before, doc, out) // nothing left to do
+		return c.finish(doc, began, out)
+	}
+	if scoped != nil {
+		check = scoped
+	}
 	rep, err := check.Sync(ctx, state, at)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.by, err)
@@ -161,13 +175,19 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
+		noteResumedBefore(before, doc, out)
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
 	}
-	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.Verify, sc.Failover = true, true })
+	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) {
+		sc.Verify, sc.Failover = true, true
+		if len(before) > 0 {
+			sc.Options.Connectors = ropts.Connectors // the scope of a run again
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -183,6 +203,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
 	}
 	c.duplicates(ctx, cl, rep, doc, out)
+	noteResumedBefore(before, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
 	if words := c.failoverDiffCommand(at); words != nil {
@@ -320,8 +341,8 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 	var jobs []resumeJob
 	for _, cp := range rep.Plan.Connectors {
 		sc, _ := state.Connector(cp.Name)
-		if !sc.HasConfig {
-			continue
+		if !sc.HasConfig || slices.Contains(doc.ResumedBefore, cp.Name) {
+			continue // an earlier run resumed it (failover_rerun.go)
 		}
 		verb, list := "resume", &doc.Resumed
 		switch sc.TargetState {

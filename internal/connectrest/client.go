@@ -160,6 +160,9 @@ func New(cfg Config) (*Client, error) {
 		}
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSClientConfig = tc
+		// Callers send a few requests at once (failover's resumes): keep
+		// their connections for the next, not two of them.
+		t.MaxIdleConnsPerHost = 16
 		rt = t
 	}
 	c.http = &http.Client{Transport: rt}

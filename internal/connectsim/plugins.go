@@ -60,7 +60,7 @@ func (s *Server) pluginList() []Plugin {
 	if s.opts.Plugins != nil {
 		return s.opts.Plugins
 	}
-	return DefaultPlugins(s.opts.Version)
+	return DefaultPlugins(s.version())
 }
 
 // plugins answers GET /connector-plugins.
@@ -123,7 +123,7 @@ func (s *Server) validate(_ context.Context, r *http.Request) (int, any, error) 
 	errCount := 0
 	for _, k := range slices.Sorted(mapsKeys(config)) {
 		v := config[k]
-		if k == "exactly.once.support" && !versionAtLeast(s.opts.Version, 3, 3) {
+		if k == "exactly.once.support" && !versionAtLeast(s.version(), 3, 3) {
 			continue // no such key before KIP-618 (3.3)
 		}
 		cv := configValueJSON{Name: k, Value: &v, RecommendedValues: []string{}, Errors: []string{}, Visible: true}
@@ -169,10 +169,13 @@ func (s *Server) overrideRefused(key string) string {
 // healthAnswer answers GET /health on 3.9+ (KIP-1017); older workers have
 // no such endpoint (404).
 func (s *Server) healthAnswer(_ context.Context, _ *http.Request) (int, any, error) {
-	if !versionAtLeast(s.opts.Version, 3, 9) {
+	if !versionAtLeast(s.version(), 3, 9) {
 		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
 	}
-	switch s.health {
+	s.mu.Lock()
+	health := s.health
+	s.mu.Unlock()
+	switch health {
 	case "starting":
 		return http.StatusServiceUnavailable, map[string]string{"status": "starting", "message": "Worker is still starting up."}, nil
 	case "unhealthy":

@@ -43,5 +43,5 @@ func (s *Server) putConfig(ctx context.Context, r *http.Request) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, s.infoOf(all[c.Name]), nil
+	return http.StatusOK, s.infoOf(all.at(c.Name)), nil
 }

@@ -135,28 +135,46 @@ type Options struct {
 }
 
 // Server is a fake Connect REST API over a Kafka cluster. Make it with
-// Start and Close it when done. It serves one request at a time, which also
-// orders its config topic writes as a herder's.
+// Start and Close it when done.
+//
+// It serves requests as a distributed worker does (Kafka 3.8): what
+// DistributedHerder queues for its tick thread (creating a connector,
+// writing its config, stopping it, altering or resetting its offsets) runs
+// one at a time; what the REST thread does itself runs concurrently: reads,
+// validation, and pause and resume, which AbstractHerder answers with one
+// target-state write to the config topic. Like the worker's
+// KafkaBasedLog, it keeps its view of the config topic and reads only the
+// records written since, to the topic's end, before each request: a record
+// written there directly is seen by the next request.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:port (https:// with TLS).
 	URL string
 
-	opts Options
-	cl   *kgo.Client // reads
-	prod *kgo.Client // writes, murmur2 partitioner
-	adm  *kadm.Client
-	srv  *http.Server
+	opts    Options
+	cl      *kgo.Client // reads
+	prod    *kgo.Client // writes, murmur2 partitioner
+	adm     *kadm.Client
+	srv     *http.Server
+	configs *capture.ConfigReader
 
+	// herder serializes the requests a herder's tick thread handles.
+	herder sync.Mutex
+
+	// mu guards the fields below (and opts.Version); it is never held
+	// across a request to Kafka.
 	mu        sync.Mutex
 	conflicts int
 	timeouts  int
 	lag       map[string]*lagged
 	failed    map[string]string
 	hidden    map[string]bool
-	members   map[string]func()
 	health    string
-	leaving   sync.WaitGroup
 	requests  []string
+
+	// memMu guards members: sink members join while it is held.
+	memMu   sync.Mutex
+	members map[string]func()
+	leaving sync.WaitGroup
 }
 
 type lagged struct {
@@ -192,21 +210,22 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connectsim: create producer: %w", err)
 	}
-	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
+	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), configs: capture.NewConfigReader(cl, opts.ConfigTopic),
+		lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
 	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
-	mux.HandleFunc("POST /connectors", s.handle(s.create))
+	mux.HandleFunc("POST /connectors", s.handle(s.serial(s.create)))
 	mux.HandleFunc("GET /connectors/{name}/config", s.handle(s.config))
-	mux.HandleFunc("PUT /connectors/{name}/config", s.handle(s.putConfig)) // putconfig.go
+	mux.HandleFunc("PUT /connectors/{name}/config", s.handle(s.serial(s.putConfig))) // putconfig.go
 	mux.HandleFunc("GET /connectors/{name}/status", s.handle(s.status))
-	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.since(5, http.StatusNotFound, s.stop)))
+	mux.HandleFunc("PUT /connectors/{name}/stop", s.handle(s.since(5, http.StatusNotFound, s.serial(s.stop))))
 	mux.HandleFunc("PUT /connectors/{name}/pause", s.handle(s.pause))
 	mux.HandleFunc("PUT /connectors/{name}/resume", s.handle(s.resume))
 	mux.HandleFunc("GET /connectors/{name}/offsets", s.handle(s.since(5, http.StatusNotFound, s.getOffsets))) // versions.go
-	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.patchOffsets)))
-	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.deleteOffsets)))
+	mux.HandleFunc("PATCH /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.serial(s.patchOffsets))))
+	mux.HandleFunc("DELETE /connectors/{name}/offsets", s.handle(s.since(6, http.StatusMethodNotAllowed, s.serial(s.deleteOffsets))))
 	mux.HandleFunc("GET /connector-plugins", s.handle(s.plugins))
 	mux.HandleFunc("PUT /connector-plugins/{class}/config/validate", s.handle(s.validate))
 	mux.HandleFunc("GET /health", s.handle(s.healthAnswer))
@@ -238,10 +257,7 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	s.URL = scheme + "://" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s.mu.Lock()
-	_, err = s.reconcile(ctx)
-	s.mu.Unlock()
-	if err != nil {
+	if _, err = s.reconcile(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("connectsim: %w", err)
 	}
@@ -256,12 +272,12 @@ func (s *Server) Close() {
 		s.srv.Close()
 	}
 	cancel()
-	s.mu.Lock()
+	s.memMu.Lock()
 	for name, stop := range s.members {
 		stop()
 		delete(s.members, name)
 	}
-	s.mu.Unlock()
+	s.memMu.Unlock()
 	s.leaving.Wait()
 	s.prod.Close()
 }
@@ -310,6 +326,13 @@ func (s *Server) SetVersion(v string) {
 	s.mu.Unlock()
 }
 
+// version is the version GET / reports.
+func (s *Server) version() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Version
+}
+
 // Requests returns every request so far as "METHOD /path" (unescaped),
 // the ones refused included.
 func (s *Server) Requests() []string {
@@ -337,8 +360,8 @@ type handler func(ctx context.Context, r *http.Request) (int, any, error)
 func (s *Server) handle(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
 		status, v, err := s.serve(r, h)
 		if err != nil {
 			var he *httpError
@@ -368,16 +391,37 @@ func (s *Server) serve(r *http.Request, h handler) (int, any, error) {
 	if err := s.authorize(r); err != nil {
 		return 0, nil, err
 	}
+	if err := s.injected(r); err != nil {
+		return 0, nil, err
+	}
+	return h(r.Context(), r)
+}
+
+// injected is the failure InjectConflicts or InjectTimeouts asked for, if
+// any is left for r.
+func (s *Server) injected(r *http.Request) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	write := r.Method != http.MethodGet
 	if s.conflicts > 0 && r.URL.Path != "/" && !strings.HasSuffix(r.URL.Path, "/status") {
 		s.conflicts--
-		return 0, nil, apiError(http.StatusConflict, MsgRebalance)
+		return apiError(http.StatusConflict, MsgRebalance)
 	}
 	if s.timeouts > 0 && write {
 		s.timeouts--
-		return 0, nil, apiError(http.StatusInternalServerError, MsgTimedOut)
+		return apiError(http.StatusInternalServerError, MsgTimedOut)
 	}
-	return h(r.Context(), r)
+	return nil
+}
+
+// serial runs h as a herder runs a request it queues for its tick thread:
+// one at a time.
+func (s *Server) serial(h handler) handler {
+	return func(ctx context.Context, r *http.Request) (int, any, error) {
+		s.herder.Lock()
+		defer s.herder.Unlock()
+		return h(ctx, r)
+	}
 }
 
 func (s *Server) authorize(r *http.Request) error {
@@ -415,40 +459,58 @@ type connector struct {
 	topicsRegex  string
 }
 
-// view reads the config topic: every configured connector, by name.
-func (s *Server) view(ctx context.Context) (map[string]connector, error) {
-	configs, err := capture.ReadConfigs(ctx, s.cl, s.opts.ConfigTopic)
+// connectors is a view of the config topic: every configured connector,
+// by name. It is shared by the requests that see the same view: never
+// changed.
+type connectors map[string]snapshot.ConnectorConfig
+
+// get is the named connector as the server sees it; each request derives
+// only the connectors it looks at.
+func (m connectors) get(name string) (connector, bool) {
+	c, ok := m[name]
+	if !ok {
+		return connector{}, false
+	}
+	conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
+	if conn.typ == snapshot.TypeSink {
+		conn.group = c.Config["consumer.override.group.id"]
+		if conn.group == "" {
+			conn.group = snapshot.DefaultGroupPrefix + name
+		}
+		for _, t := range strings.Split(c.Config["topics"], ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				conn.topics = append(conn.topics, t)
+			}
+		}
+		conn.topicsRegex = c.Config["topics.regex"]
+	}
+	return conn, true
+}
+
+// at is get without the flag.
+func (m connectors) at(name string) connector {
+	c, _ := m.get(name)
+	return c
+}
+
+// view reads the config topic to its end (what was written since the last
+// view) and returns every configured connector.
+func (s *Server) view(ctx context.Context) (connectors, error) {
+	configs, _, err := s.configs.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]connector, len(configs))
-	for name, c := range configs {
-		conn := connector{ConnectorConfig: c, typ: snapshot.ConnectorType(c.Config), offsetsTopic: c.Config["offsets.storage.topic"]}
-		if conn.typ == snapshot.TypeSink {
-			conn.group = c.Config["consumer.override.group.id"]
-			if conn.group == "" {
-				conn.group = snapshot.DefaultGroupPrefix + name
-			}
-			for _, t := range strings.Split(c.Config["topics"], ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					conn.topics = append(conn.topics, t)
-				}
-			}
-			conn.topicsRegex = c.Config["topics.regex"]
-		}
-		out[name] = conn
-	}
-	return out, nil
+	return connectors(configs), nil
 }
 
 // lookup reads the config topic and returns the named connector, or 404.
-func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, connectors, error) {
 	name := r.PathValue("name")
 	all, err := s.reconcile(ctx)
 	if err != nil {
 		return connector{}, nil, err
 	}
-	c, ok := all[name]
+	c, ok := all.get(name)
 	if !ok {
 		return connector{}, nil, apiError(http.StatusNotFound, "Connector %s not found", name)
 	}
@@ -457,7 +519,7 @@ func (s *Server) lookup(ctx context.Context, r *http.Request) (connector, map[st
 
 // lookupUnknown is lookup with the 404 message of the herder's stop, pause
 // and resume ("Unknown connector X").
-func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector, map[string]connector, error) {
+func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector, connectors, error) {
 	c, all, err := s.lookup(ctx, r)
 	var he *httpError
 	if errors.As(err, &he) && he.status == http.StatusNotFound {
@@ -468,7 +530,7 @@ func (s *Server) lookupUnknown(ctx context.Context, r *http.Request) (connector,
 
 // reconcile reads the config topic and starts or stops sink members to
 // match it.
-func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
+func (s *Server) reconcile(ctx context.Context) (connectors, error) {
 	all, err := s.view(ctx)
 	if err != nil {
 		return nil, err
@@ -476,8 +538,10 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	if !s.opts.SinkMembers {
 		return all, nil
 	}
+	s.memMu.Lock()
+	defer s.memMu.Unlock()
 	for name, stop := range s.members {
-		c, ok := all[name]
+		c, ok := all.get(name)
 		if !ok || !runsTasks(c) {
 			s.leave(name, stop)
 		}
@@ -488,7 +552,7 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		c := all[name]
+		c := all.at(name)
 		if c.typ != snapshot.TypeSink || !runsTasks(c) || s.members[name] != nil {
 			continue
 		}
@@ -501,9 +565,20 @@ func (s *Server) reconcile(ctx context.Context) (map[string]connector, error) {
 	return all, nil
 }
 
+// syncMembers is reconcile after a write whose answer needs no view: with
+// no sink members to keep, nothing.
+func (s *Server) syncMembers(ctx context.Context) error {
+	if !s.opts.SinkMembers {
+		return nil
+	}
+	_, err := s.reconcile(ctx)
+	return err
+}
+
 func runsTasks(c connector) bool { return c.TargetState != snapshot.StateStopped && c.Tasks > 0 }
 
-// leave makes a sink member leave its group MemberLeaveDelay from now.
+// leave makes a sink member leave its group MemberLeaveDelay from now. The
+// caller holds s.memMu.
 func (s *Server) leave(name string, stop func()) {
 	delete(s.members, name)
 	s.leaving.Add(1)
@@ -591,6 +666,13 @@ type infoJSON struct {
 // statusOf derives a connector's status from its config topic state, or
 // the lagging one a recent stop left.
 func (s *Server) statusOf(c connector) statusJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked(c)
+}
+
+// statusLocked is statusOf; the caller holds s.mu.
+func (s *Server) statusLocked(c connector) statusJSON {
 	if l := s.lag[c.Name]; l != nil {
 		if l.reads > 0 {
 			l.reads--
@@ -657,7 +739,7 @@ func (s *Server) root(ctx context.Context, r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, map[string]string{"version": s.opts.Version, "commit": s.opts.Commit, "kafka_cluster_id": md.Cluster}, nil
+	return http.StatusOK, map[string]string{"version": s.version(), "commit": s.opts.Commit, "kafka_cluster_id": md.Cluster}, nil
 }
 
 func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
@@ -676,16 +758,18 @@ func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
 		return http.StatusOK, names, nil
 	}
 	out := map[string]map[string]any{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, n := range names {
 		if withStatus && s.hidden[n] {
 			continue // Connect leaves out a connector it has no status for
 		}
 		e := map[string]any{}
 		if withStatus {
-			e["status"] = s.statusOf(all[n])
+			e["status"] = s.statusLocked(all.at(n))
 		}
 		if withInfo {
-			e["info"] = s.infoOf(all[n])
+			e["info"] = s.infoOf(all.at(n))
 		}
 		out[n] = e
 	}
@@ -770,7 +854,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, s.infoOf(all[req.Name]), nil
+	return http.StatusCreated, s.infoOf(all.at(req.Name)), nil
 }
 
 func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) {
@@ -779,18 +863,22 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	c, ok := all[name]
+	c, ok := all.get(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !ok || s.hidden[name] {
 		return 0, nil, apiError(http.StatusNotFound, "No status found for connector %s", name)
 	}
-	return http.StatusOK, s.statusOf(c), nil
+	return http.StatusOK, s.statusLocked(c), nil
 }
 
-// produce writes records in order, each synchronously.
+// produce writes records to the config topic, in order (its one
+// partition keeps the order of one idempotent producer's records), and
+// waits until each is written.
 func (s *Server) produce(ctx context.Context, recs ...*kgo.Record) error {
-	for _, r := range recs {
-		if err := s.prod.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return fmt.Errorf("write %s to %s: %w", r.Key, r.Topic, err)
+	for _, res := range s.prod.ProduceSync(ctx, recs...) {
+		if res.Err != nil {
+			return fmt.Errorf("write %s to %s: %w", res.Record.Key, res.Record.Topic, res.Err)
 		}
 	}
 	return nil
@@ -815,9 +903,11 @@ func (s *Server) stop(ctx context.Context, r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if s.opts.StopLag > 0 && before.Connector.State != connectrest.StateStopped {
+		s.mu.Lock()
 		s.lag[c.Name] = &lagged{reads: s.opts.StopLag, status: before}
+		s.mu.Unlock()
 	}
-	if _, err := s.reconcile(ctx); err != nil {
+	if err := s.syncMembers(ctx); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -865,13 +955,15 @@ func (s *Server) setTargetState(ctx context.Context, r *http.Request, state stri
 	if err := s.produce(ctx, recs...); err != nil {
 		return 0, nil, err
 	}
+	s.mu.Lock()
 	delete(s.lag, c.Name)
 	if state == "STARTED" && s.opts.ResumeLag > 0 {
 		running := statusJSON{Name: c.Name, Type: c.typ, Tasks: []taskStateJSON{},
 			Connector: stateJSON{State: connectrest.StateRunning, WorkerID: s.opts.WorkerID}}
 		s.lag[c.Name] = &lagged{reads: s.opts.ResumeLag, status: running}
 	}
-	if _, err := s.reconcile(ctx); err != nil {
+	s.mu.Unlock()
+	if err := s.syncMembers(ctx); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusAccepted, nil, nil

@@ -16,9 +16,9 @@ import (
 // served as the newest.
 
 // kafkaMinor is the minor of a Kafka 3.x version, 99 for a later or
-// unknown one. The caller holds s.mu.
+// unknown one.
 func (s *Server) kafkaMinor() int {
-	major, rest, _ := strings.Cut(s.opts.Version, ".")
+	major, rest, _ := strings.Cut(s.version(), ".")
 	minor, _, _ := strings.Cut(rest, ".")
 	ma, err1 := strconv.Atoi(major)
 	mi, err2 := strconv.Atoi(minor)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/restore/standby"
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
+)
+
+// earlierRun reports whether a failover of primary to this standby ran
+// before and may have stopped part way (killed, or a request that failed):
+// the store holds its fence (a failback lifts it). From then on only that
+// failover writes the standby's offsets: the primary's daemon is fenced.
+func earlierRun(ctx context.Context, st *store.Store, primary, standbyID string) (bool, error) {
+	f, err := standby.FenceOf(ctx, st, primary)
+	if err != nil {
+		return false, fmt.Errorf("read the fence of cluster %s: %w; nothing was written", primary, err)
+	}
+	return f != nil && f.Standby == standbyID, nil
+}
+
+// rerun prepares a run again after an earlier one (earlierRun): it ends
+// the transactions left open (endLeftOpen), finds the connectors the
+// earlier run resumed (resumedBefore) and takes them out of ropts'
+// scope. It returns them and, when some are left in scope, the check of
+// that scope (closed when ctx ends); none for a first run.
+func (c *failoverCmd) rerun(ctx context.Context, st *store.Store, cl *kgo.Client, state *snapshot.Snapshot, standbyID string,
+	ropts *capture.Options, out io.Writer) (map[string]string, *standby.Syncer, error) {
+	again, err := earlierRun(ctx, st, state.ClusterID, standbyID)
+	if err != nil || !again {
+		return nil, nil, err
+	}
+	if !c.dryRun {
+		if err := c.endLeftOpen(ctx, cl, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	before, err := c.resumedBefore(ctx, state)
+	if err != nil || len(before) == 0 {
+		return nil, nil, err
+	}
+	scope, left := scopeWithout(state, ropts.Connectors, before)
+	if !left {
+		return before, nil, nil
+	}
+	ropts.Connectors = scope
+	scl, check, err := c.standby.open(ctx, c.g, restore.Options{Options: *ropts}, c.log, func(sc *standby.Config) {
+		sc.DryRun, sc.Failover = true, true
+		sc.Options.Connectors = scope
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	context.AfterFunc(ctx, scl.Close)
+	return before, check, nil
+}
+
+// endLeftOpen ends, on a run again, the offsets transactions left open on
+// the standby by the earlier run killed part way (or by the fenced
+// primary's daemon): the broker would abort them only after their timeout,
+// and restore's check refuses to write while they are open. What was in
+// them is written again by this run.
+func (c *failoverCmd) endLeftOpen(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	ids, err := restore.FenceOpenRestores(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("%s: end the offsets transactions an earlier run left open: %w; nothing was written", c.by, err)
+	}
+	if len(ids) > 0 {
+		fmt.Fprintf(out, "note: ended the offsets transactions an earlier run left open (%s)\n", strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+// resumedBefore returns, on a run again (earlierRun), the connectors of
+// the state that the earlier run resumed (RUNNING on the standby) or
+// paused. That run resumed a connector only after it had written and read
+// back its offsets, and a resumed connector moves its offsets on: written
+// again, it would go back and deliver again; checked, it would refuse as a
+// connector running on the standby. So they are left as they are, out of
+// the run's scope. Nil without a standby Connect.
+func (c *failoverCmd) resumedBefore(ctx context.Context, state *snapshot.Snapshot) (map[string]string, error) {
+	rc, err := c.standby.connect()
+	if err != nil {
+		return nil, err
+	}
+	if rc == nil {
+		return nil, nil
+	}
+	states, err := rc.States(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the standby's connector states: %w; nothing was written", err)
+	}
+	out := map[string]string{}
+	for _, sc := range state.Connectors {
+		if !sc.HasConfig || sc.TargetState == snapshot.StateStopped {
+			continue
+		}
+		if s, ok := states[sc.Name]; ok && (s.Connector.State == connectrest.StateRunning || s.Connector.State == connectrest.StatePaused) {
+			out[sc.Name] = s.Connector.State
+		}
+	}
+	return out, nil
+}
+
+// scopeWithout is the connectors of state in scope (all when scope is
+// empty) but those of before: the scope of a run again. ok is false when
+// before leaves nothing (then every connector the earlier run was to
+// resume is resumed).
+func scopeWithout(state *snapshot.Snapshot, inScope []string, before map[string]string) (scope []string, ok bool) {
+	for _, sc := range state.Connectors {
+		if len(inScope) > 0 && !slices.Contains(inScope, sc.Name) {
+			continue
+		}
+		if _, done := before[sc.Name]; !done {
+			scope = append(scope, sc.Name)
+		}
+	}
+	slices.Sort(scope)
+	return scope, len(scope) > 0
+}
+
+// noteResumedBefore lists the connectors an earlier run resumed (or
+// paused) among those of this run, and says so.
+func noteResumedBefore(before map[string]string, doc *failoverDocument, out io.Writer) {
+	if len(before) == 0 {
+		return
+	}
+	for name, st := range before {
+		doc.ResumedBefore = append(doc.ResumedBefore, name)
+		if st == connectrest.StatePaused {
+			doc.Paused = append(doc.Paused, name)
+		} else {
+			doc.Resumed = append(doc.Resumed, name)
+		}
+	}
+	slices.Sort(doc.ResumedBefore)
+	slices.Sort(doc.Resumed)
+	slices.Sort(doc.Paused)
+	fmt.Fprintf(out, "note: an earlier run of this failover resumed %s on the standby: left as they run\n",
+		plural(len(before), "connector", "connectors"))
+}
