@@ -12,6 +12,9 @@
 #   restore         offsetkeeper restore <snapshot> --source-only into an empty offsets topic
 #   drill           offsetkeeper drill <snapshot>: all of it, sink groups included, restored into
 #                   an embedded scratch cluster and read back (its RTO in the extra column)
+#   restore-all     offsetkeeper restore <snapshot> of all of it into an empty offsets topic: the
+#                   sink groups planned and verified as the drill's restore does (they hold the
+#                   snapshot's offsets already, so none is committed)
 #   kcat-restore    the same job by hand: kcat -C dump of the empty topic, kcat -P of the
 #                   snapshot's records, kcat -C read-back
 #   daemon          offsetkeeper daemon --schedule '@every 3s' for --daemon-seconds (default 15;
@@ -211,6 +214,16 @@ for size in ${records//,/ }; do
 			rto=$(sed -n 's/^    "restore_ms": \([0-9]*\).*/\1/p' "$work/drill.json" | head -n 1)
 			record "$size" "$r" drill "$w" "$c" "$m" "${rto:-}"
 
+			# restore of the whole snapshot, as the drill restores it: the
+			# sink groups planned and verified too (the cluster's groups
+			# hold the snapshot's offsets, so none is committed).
+			t=restore-all-$r
+			ctl POST "/topic?name=$t&partitions=25" >/dev/null
+			timed restore-all "${ok[@]}" restore "$snap_id" --offsets-topic "$t" --store "file://$store" >"$work/restore.stdout"
+			read -r w c m < <(last restore-all)
+			grep -q '^verified: ' "$work/restore.stdout" || { log "restore (whole snapshot) did not verify"; cat "$work/restore.stdout" >&2; exit 1; }
+			record "$size" "$r" restore-all "$w" "$c" "$m"
+
 			t=restore-kcat-$r
 			ctl POST "/topic?name=$t&partitions=25" >/dev/null
 			timed kcat-dump "${kread[@]}" -t "$t" >"$work/live.tsv.data"
@@ -310,6 +323,8 @@ for size in ${records//,/ }; do
 		if ! $skip_restore; then
 			row "offsetkeeper drill (whole snapshot into an embedded scratch cluster; RTO $(col "$size" drill 7 | median) ms)" drill
 			echo "| drill peak RSS / (3 x live + 64 MiB = $((rbound_kb / 1024)) MiB, restore's cap) | | | | $(col "$size" drill 6 | median | awk -v b="$rbound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"
+			row "offsetkeeper restore of the whole snapshot (sink groups planned and verified, none committed)" restore-all
+			echo "| drill peak RSS / restore peak RSS, same runs: --source-only; whole snapshot | | | | $(ratio "$size" drill restore 6); $(ratio "$size" drill restore-all 6) | | |"
 		fi
 		if [ "$daemon_seconds" -gt 0 ]; then
 			echo "| daemon RSS, @every 3s, median of 1 s samples after its first snapshot ($(col "$size" daemon 7)) / (2 x live + 64 MiB) | | | $(col "$size" daemon 6 | mib) | $(col "$size" daemon 6 | awk -v b="$bound_kb" '{printf "%.2f", $1 / b}') | | <= 1.0 |"

@@ -118,7 +118,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 	for _, topic := range sortedKeys(byTopic) {
 		changes := byTopic[topic]
 		n := p.partitions[topic]
-		last, err := writeTopic(ctx, cl, topic, n, changes, p.restoreID)
+		last, err := writeTopic(ctx, cl, topic, n, changes, p.restoreID, p.opts.Compression)
 		if err != nil {
 			res.Duration = time.Since(began)
 			return res, fmt.Errorf("%w: write offsets topic %q: %w (its transaction was not committed: the topic is as it was; %s)", ErrApply, topic, err, done())
@@ -194,7 +194,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 // The producer buffers up to maxBuffered records of the transaction (the
 // records are made as they are produced, a chunk at a time, so a restore
 // of millions of keys never holds a kgo.Record for each) and does not
-// compress,
+// compress unless Options.Compression says so (a drill),
 // as Connect's own offsets producer does not (compression.type none):
 // kgo's default snappy costs the producer CPU for no gain in wall time,
 // and every reader has to decompress it.
@@ -211,7 +211,7 @@ const (
 // each partition.
 // Every record carries snapshot.RestoreHeader with restoreID, when set:
 // the journal tells the tool's own writes from a reset by it.
-func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange, restoreID string) (last map[int32]int64, _ error) {
+func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, ranges []changeRange, restoreID string, codec kgo.CompressionCodec) (last map[int32]int64, _ error) {
 	total := 0
 	for _, r := range ranges {
 		total += r.writes()
@@ -221,7 +221,7 @@ func writeTopic(ctx context.Context, cl *kgo.Client, topic string, n int32, rang
 		kgo.TransactionTimeout(transactionTimeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(restorePartitioner{}),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchCompression(codec), // Options.Compression: none unless a drill sets it
 		kgo.MaxBufferedRecords(max(min(total, maxBuffered), 1)),
 	)
 	pcl, err := kgo.NewClient(opts...)

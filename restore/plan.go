@@ -792,6 +792,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 	}
 	want := map[topicPart]bool{}
 	if hasSnapGroup {
+		plan.Changes = make([]SinkChange, 0, len(sg.Offsets)) // exact for a restore into the same partitions
 		for _, o := range sg.Offsets {
 			tp := topicPart{o.Topic, o.Partition}
 			want[tp] = true

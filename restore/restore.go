@@ -61,6 +61,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -126,6 +128,12 @@ type Options struct {
 	// lists them with the plan and writes those that differ (see
 	// unowned.go). Without it a plan says they are left alone.
 	IncludeUnowned bool
+	// Compression compresses the batches written to the offsets topics.
+	// The zero value writes them uncompressed, as Connect's own offsets
+	// producer does; a drill compresses them because its in-process
+	// scratch cluster keeps every batch as it was sent. The records read
+	// back are the same bytes either way.
+	Compression kgo.CompressionCodec
 }
 
 // defaults fills in the worker topics and group prefix as a capture does.

@@ -81,6 +81,9 @@ type Request struct {
 	ToolVersion        string
 	Now                func() time.Time
 	restoreOutForTests io.Writer
+	// afterRestoreForTests, when set, runs between the restore into the
+	// scratch cluster and the read-back (a test plants faults there).
+	afterRestoreForTests func(ctx context.Context, scratch *kgo.Client)
 }
 
 // Run runs one drill and returns its report (Result Passed or Failed).
@@ -186,6 +189,9 @@ func checkRestorable(ctx context.Context, req Request) (out restorable, rto RTO,
 	for _, g := range state.SinkGroups {
 		sc.groups = append(sc.groups, g.Group)
 	}
+	if req.afterRestoreForTests != nil {
+		req.afterRestoreForTests(ctx, sc.cl)
+	}
 	out.ran = err == nil
 	want, ignore := checkKeys(tab, parts, &f)
 	if err := compareScratch(ctx, sc, tab, want, ignore, offsetsTopics, &f); err != nil {
@@ -219,6 +225,12 @@ func restoreInto(ctx context.Context, sc *scratch, state *snapshot.Snapshot, opt
 	st := *state
 	st.SinkTopics = nil
 	req := restore.Request{Snapshot: &st, Options: restore.Options{Options: o, AllowOtherCluster: true, IncludeUnowned: true}}
+	if sc.cluster != nil {
+		// The embedded scratch cluster keeps each batch as it was sent,
+		// in this process: compressed, its copy of the state is a
+		// fraction of the state. What is read back is the same bytes.
+		req.Compression = scratchCompression
+	}
 	began := time.Now()
 	rep, err := restore.Run(ctx, env, req)
 	return rep, time.Since(began), err

@@ -20,6 +20,10 @@ import (
 // ScratchClusterID is the cluster ID of the embedded scratch cluster.
 const ScratchClusterID = "offsetkeeper-drill-scratch"
 
+// scratchCompression is how a drill's restore compresses the batches it
+// writes into the embedded scratch cluster (restore.Options.Compression).
+var scratchCompression = kgo.ZstdCompression()
+
 // scratch is the cluster a drill restores into.
 type scratch struct {
 	cl      *kgo.Client
