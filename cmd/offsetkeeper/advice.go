@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -15,7 +16,9 @@ import (
 // time would run its first line alone. Any other error is printed as it
 // is, since a command in it could not be told from the prose.
 func printError(stderr io.Writer, name string, err error) {
-	text := fmt.Sprintf("offsetkeeper %s: %v", name, err)
+	// A command's own errors may name it already ("failover: ..."): once.
+	msg := strings.TrimPrefix(err.Error(), name+": ")
+	text := fmt.Sprintf("offsetkeeper %s: %s", name, msg)
 	if cmds, ok := restore.AdvisedCommands(err); ok {
 		text = english.Advice(text, lineWidth, cmds)
 	}

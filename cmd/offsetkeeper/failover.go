@@ -72,7 +72,7 @@ func (c *failoverCmd) Flags(fs *flag.FlagSet) {
 	c.standby.register(fs, true)
 	fs.BoolVar(&c.dryRun, "dry-run", false, "check and print what failover would do; write nothing, store no fence, resume nothing")
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
-	fs.BoolVar(&c.force, "force", false, "fail over although the primary's Connect (--connect-url) runs connectors in scope: both clusters then run them")
+	fs.BoolVar(&c.force, "force", false, "fail over although the primary's Connect (--connect-url) runs connectors in scope (both clusters then run them), and end the offsets transactions left open on the standby (the primary's daemon caught mid-sync) instead of refusing")
 	c.g.connect.register(fs)
 }
 
@@ -168,7 +168,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	rep, err := check.Sync(ctx, state, at)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.by, err)
+		return c.openTransactionRefusal(fmt.Errorf("%s: %w", c.by, err))
 	}
 	mark("check")
 	if c.dryRun {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -37,13 +39,16 @@ func earlierRun(ctx context.Context, st *store.Store, primary, standbyID string)
 func (c *failoverCmd) rerun(ctx context.Context, st *store.Store, cl *kgo.Client, state *snapshot.Snapshot, standbyID string,
 	ropts *capture.Options, out io.Writer) (map[string]string, *standby.Syncer, error) {
 	again, err := earlierRun(ctx, st, state.ClusterID, standbyID)
-	if err != nil || !again {
+	if err != nil {
 		return nil, nil, err
 	}
-	if !c.dryRun {
-		if err := c.endLeftOpen(ctx, cl, out); err != nil {
+	if !c.dryRun && (again || c.force) {
+		if err := c.endLeftOpen(ctx, cl, again, out); err != nil {
 			return nil, nil, err
 		}
+	}
+	if !again {
+		return nil, nil, nil
 	}
 	before, err := c.resumedBefore(ctx, state)
 	if err != nil || len(before) == 0 {
@@ -65,20 +70,72 @@ func (c *failoverCmd) rerun(ctx context.Context, st *store.Store, cl *kgo.Client
 	return before, check, nil
 }
 
-// endLeftOpen ends, on a run again, the offsets transactions left open on
-// the standby by the earlier run killed part way (or by the fenced
-// primary's daemon): the broker would abort them only after their timeout,
-// and restore's check refuses to write while they are open. What was in
-// them is written again by this run.
-func (c *failoverCmd) endLeftOpen(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+// endLeftOpen ends the offsets transactions left open on the standby: on a
+// run again (again), by the earlier run killed part way or by the fenced
+// primary's daemon; on a first run under --force, by the primary's daemon
+// caught mid-sync (the failover takes over from it) or another restore.
+// The broker would abort them only after their timeout, and restore's
+// check refuses to write while they are open. What was in them is written
+// again by this run.
+func (c *failoverCmd) endLeftOpen(ctx context.Context, cl *kgo.Client, again bool, out io.Writer) error {
+	who := "an earlier run left open"
+	if !again {
+		who = "left open on the standby (--force: the primary's daemon mid-sync, or another restore)"
+	}
 	ids, err := restore.FenceOpenRestores(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("%s: end the offsets transactions an earlier run left open: %w; nothing was written", c.by, err)
+		return fmt.Errorf("%s: end the offsets transactions %s: %w; nothing was written", c.by, who, err)
 	}
 	if len(ids) > 0 {
-		fmt.Fprintf(out, "note: ended the offsets transactions an earlier run left open (%s)\n", strings.Join(ids, ", "))
+		fmt.Fprintf(out, "note: ended the offsets transactions %s (%s)\n", who, strings.Join(ids, ", "))
 	}
 	return nil
+}
+
+// openTransactionRefusal is err (the check's) with the failover's own
+// advice when it refuses for a restore transaction open on the standby's
+// offsets topic: --force ends it, as restore's --force does.
+func (c *failoverCmd) openTransactionRefusal(err error) error {
+	var refused *restore.RefusedError
+	if c.force || !errors.As(err, &refused) || !slices.ContainsFunc(refused.Refusals, func(r restore.Refusal) bool {
+		return r.Check == restore.CheckConcurrentRestore
+	}) {
+		return err
+	}
+	how := "run the same failover command again with --force"
+	var cmds []string
+	if words := c.againCommand("--force"); words != nil {
+		cmds = append(cmds, strings.Join(words, " "))
+		how = "run it again with --force: " + cmds[0] + ";"
+	}
+	return &restore.AdvisedError{Err: fmt.Errorf("%w\nno fence was stored. A transaction of offsetkeeper's is open on the standby's offsets topic: "+
+		"the primary's daemon caught mid-sync (or a restore someone runs there). If it is the primary's daemon, which the failover "+
+		"fences, %s which ends it first; or wait for the broker to abort it (1 minute by default) and run %s again", err, how, c.by), Commands: cmds}
+}
+
+// againCommand is this failover's command line, with the settings given
+// on it (secrets left to the environment, as they must be), per-run flags
+// dropped, then extra; nil when a secret was given on the command line (a
+// printed command cannot carry it).
+func (c *failoverCmd) againCommand(extra ...string) []string {
+	if c.g.fs == nil {
+		return nil
+	}
+	words := []string{programName, c.by}
+	secret := false
+	c.g.fs.VisitAll(func(f *flag.Flag) {
+		switch {
+		case !c.g.cmdLine[f.Name] || f.Name == "output" || f.Name == "dry-run" || f.Name == "force":
+		case secretFlags[f.Name]:
+			secret = true
+		default:
+			words = append(words, "--"+f.Name+"="+restore.ShellQuote(f.Value.String()))
+		}
+	})
+	if secret {
+		return nil
+	}
+	return append(words, extra...)
 }
 
 // resumedBefore returns, on a run again (earlierRun), the connectors of

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/restore"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
+)
+
+// TestFailoverFirstRunWithTransactionOpen: the primary's daemon died
+// mid-sync, its offsets transaction left open on the standby. The first
+// failover is refused (exit 3, no fence stored) and prints the failover
+// with --force on a line of its own; that command, run as printed, ends
+// the transaction, fails over and resumes the connectors.
+func TestFailoverFirstRunWithTransactionOpen(t *testing.T) {
+	w := newStandbyWorld(t, 0)
+	ctx := context.Background()
+	st := "file://" + t.TempDir()
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	// The daemon's sync writes with restore's transactional id.
+	txn, err := kgo.NewClient(append(w.bcl.Opts(), kgo.TransactionalID(restore.TransactionalIDPrefix+connectdemo.DefaultOffsetsTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	key := []byte(`["` + connectdemo.ConnFile + `",{"filename":"/var/log/app.log"}]`)
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key, Value: []byte(`{"mid-sync":1}`),
+		Partition: connectdemo.Murmur2Partition(key, connectdemo.DefaultTopics().OffsetsPartitions)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errs := runCLI(t, append([]string{"failover", "--store", st}, w.flags()...)...)
+	if code != exitRefused {
+		t.Fatalf("failover with a transaction open on the standby: exit %d, want %d\n%s\n%s", code, exitRefused, out, errs)
+	}
+	t.Logf("refusal:\n%s", errs)
+	cmds := checkAdvice(t, "open transaction refusal", errs)
+	if len(cmds) != 1 || !strings.HasSuffix(cmds[0], " --force") || !strings.Contains(flat(errs), "no fence was stored") {
+		t.Fatalf("refusal: commands %q, want the failover with --force:\n%s", cmds, errs)
+	}
+	s, err := store.OpenStore(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fences().Get(ctx, "primary"); err == nil {
+		t.Fatal("a refused failover stored a fence")
+	}
+	s.Close()
+
+	code, out, errs = runCLI(t, shellArgs(t, cmds[0])...)
+	if code != 0 || !strings.Contains(flat(out), "note: ended the offsets transactions left open on the standby") {
+		t.Fatalf("the printed failover --force: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := standbyValue(t, w.bcl, key); got == `{"mid-sync":1}` {
+		t.Errorf("the value of the transaction left open is on the standby after failover")
+	}
+	for _, c := range w.spec.Connectors {
+		if !c.HasConfig || c.TargetState != "STARTED" {
+			continue
+		}
+		if s, err := w.rc.Status(ctx, c.Name); err != nil || s.Connector.State != "RUNNING" {
+			t.Errorf("%s on the standby after failover: %+v %v, want RUNNING", c.Name, s, err)
+		}
+	}
+}
