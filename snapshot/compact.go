@@ -207,9 +207,7 @@ func (k *TableSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
 	if !k.T.Add(o) {
 		return false
 	}
-	if d.arena.Size > 1<<20 {
-		d.arena = keyview.Arena{}
-	}
+	d.Recycle()
 	return true
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file decodes a document while it is decompressed, so that Get never
@@ -71,6 +73,16 @@ func decodeStreamed(r io.Reader) (*Snapshot, bool) {
 type OffsetSink interface {
 	Add(o *SourceOffset, d *OffsetDecoder) bool
 	Finish(s *Snapshot)
+}
+
+// Recycle lets go of the arena that holds the bytes of the source offsets
+// d decoded so far, once it is large: a sink that copies the key and value
+// of each offset it takes (TableSink, capture.SeedSink) calls it after
+// taking one, as nothing else keeps what the arena holds.
+func (d *OffsetDecoder) Recycle() {
+	if d.arena.Size > 1<<20 {
+		d.arena = keyview.Arena{}
+	}
 }
 
 // OffsetsCollector collects the source offsets into SourceOffsets.

@@ -52,7 +52,7 @@ type Tail struct {
 	// views are the offsets topics read, for their positions: they keep
 	// no keys (onRecord); last keeps what event detection needs of them.
 	views   map[string]*keyview.TopicView
-	last    map[string]map[int32]*snapshot.LastValues
+	last    map[string]map[int32]*lastValues
 	nparts  map[string]int
 	conf    *snapshot.ConfigState
 	confVs  []*keyview.TopicView
@@ -79,21 +79,21 @@ type resetCount struct {
 // reads from the positions given (for a new epoch, the state is the base
 // snapshot and the positions its end offsets). The config state is read
 // from the config topic up to its position by Start. The last value of
-// every key of state is kept for event detection (snapshot.LastValues): seed, as
-// a store read with a snapshot.SeedSink decoded it beside state, or, when
+// every key of state is kept for event detection (lastValues): seed, as
+// a store read with a SeedSink decoded it beside state, or, when
 // seed is nil, made from state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
-func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
+func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
 	opts.Defaults()
 	switch {
 	case seed == nil:
-		seed = snapshot.SeedOf(state)
+		seed = SeedOf(state)
 	case seed.Taken:
-		panic("snapshot: a TailSeed seeds one Tail only")
+		panic("capture: a TailSeed seeds one Tail only")
 	}
 	seed.Taken = true
 	t := &Tail{
-		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*snapshot.LastValues{},
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]snapshot.SinkGroup{}, LastPoll: observed,
 	}
 	for _, et := range positions {
@@ -103,12 +103,12 @@ func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snaps
 		}
 		v := keyview.NewTopicView(et.Name)
 		v.ID = topicIDOf(et.TopicID)
-		last := map[int32]*snapshot.LastValues{}
+		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
 			v.Parts[p.Partition] = keyview.NewPartView(p.Next)
 			lv := seed.Last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
 			if lv == nil {
-				lv = snapshot.NewLastValues(seed.Seed)
+				lv = newLastValues(seed.Seed)
 			}
 			last[p.Partition] = lv
 		}
@@ -227,7 +227,7 @@ func (t *Tail) Start(ctx context.Context) error {
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecord) {
+func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 	if r.Key == nil || lv == nil {
 		return
 	}

@@ -313,7 +313,7 @@ func (h Snapshots) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.I
 // snapshot.OffsetSink); nil puts them in SourceOffsets. A sink that also
 // has a method Decoded(*snapshot.Snapshot) is given every snapshot read
 // with it, streamed or decoded whole, to finish it: RestoreSink leaves out
-// what a restore does not read, snapshot.SeedSink keeps what a journal
+// what a restore does not read, capture.SeedSink keeps what a journal
 // tail needs. A document the streamed decoder does not take is decoded
 // whole, its source offsets in SourceOffsets.
 func (h Snapshots) GetWith(ctx context.Context, ref string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
@@ -896,7 +896,7 @@ func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot
 // decodeBody decompresses and decodes a document: streamed (decodeStreamed)
 // when it can be, whole otherwise; the source offsets of a streamed one go
 // into what to says (a SourceTable for RestoreSink, a tail's seed for
-// snapshot.SeedSink).
+// capture.SeedSink).
 func decodeBody(dec *zstd.Decoder, body []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
 		if sink == nil {
