@@ -1,6 +1,6 @@
 // Package snapshot is the snapshot format: the document, its encoding and
-// decoding, what a store lists of it, the retention policy, and the config
-// topic's replay. It holds no Kafka client and no bucket.
+// decoding, what a store lists of it, and the retention policy. It holds
+// no Kafka client and no bucket.
 //
 // The type to know is [Snapshot], one immutable, versioned document holding
 // every Kafka Connect offset of a cluster at one moment. [Info] is what a
@@ -11,8 +11,9 @@
 // and [SourceTable] the compact form a restore reads them in.
 //
 // The rooms around it: snapshot/capture reads a cluster into snapshots and
-// journal entries; snapshot/store keeps snapshots and the journal in a
-// gocloud.dev/blob bucket (docs/format.md, docs/journal.md).
+// journal entries (snapshot/internal/build builds them, for capture and
+// the journal's replay); snapshot/store keeps snapshots and the journal in
+// a gocloud.dev/blob bucket (docs/format.md, docs/journal.md).
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the

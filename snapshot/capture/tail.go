@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
@@ -54,7 +55,7 @@ type Tail struct {
 	views   map[string]*keyview.TopicView
 	last    map[string]map[int32]*lastValues
 	nparts  map[string]int
-	conf    *snapshot.ConfigState
+	conf    *build.ConfigState
 	confVs  []*keyview.TopicView
 	pending []journal.Entry
 	// rewound counts, per connector, source keys rewritten backwards and
@@ -167,7 +168,7 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 // Start reads the config topics (one, or a layout's several) up to their
 // positions, as the worker would have them there, without journaling them.
 func (t *Tail) Start(ctx context.Context) error {
-	t.conf = snapshot.NewConfigState()
+	t.conf = build.NewConfigState()
 	var cts []*journal.EpochTopic
 	var names []string
 	for i := range t.topics {
@@ -383,7 +384,7 @@ func (t *Tail) Positions() []journal.Entry {
 	views = append(views, t.confVs...)
 	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
-		for _, p := range snapshot.SortedPartitions(v.Parts) {
+		for _, p := range build.SortedPartitions(v.Parts) {
 			out = append(out, journal.Entry{Kind: journal.EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
 		}
 	}
