@@ -63,7 +63,7 @@ const WindowAhead = 256 << 10
 // false when it must be decoded whole instead (a document Encode did not
 // write, or a damaged one: Decode then says what is wrong).
 func decodeStreamed(r io.Reader) (*Snapshot, bool) {
-	return DecodeStreamedAhead(r, WindowAhead, new(OffsetsCollector))
+	return DecodeStreamedAhead(r, WindowAhead, new(offsetsCollector))
 }
 
 // OffsetSink is where DecodeStreamedAhead puts the source offsets it
@@ -85,13 +85,14 @@ func (d *OffsetDecoder) Recycle() {
 	}
 }
 
-// OffsetsCollector collects the source offsets into SourceOffsets.
-type OffsetsCollector struct {
+// offsetsCollector collects the source offsets into SourceOffsets: the
+// sink of DecodeStreamedAhead when none is given.
+type offsetsCollector struct {
 	chunks [][]SourceOffset
 	out    []SourceOffset
 }
 
-func (c *OffsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
+func (c *offsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
 	if c.out == nil {
 		c.out = make([]SourceOffset, 0, 1024)
 	}
@@ -103,7 +104,7 @@ func (c *OffsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
 	return true
 }
 
-func (c *OffsetsCollector) Finish(s *Snapshot) {
+func (c *offsetsCollector) Finish(s *Snapshot) {
 	n := len(c.out)
 	for _, ch := range c.chunks {
 		n += len(ch)
@@ -117,8 +118,11 @@ func (c *OffsetsCollector) Finish(s *Snapshot) {
 
 // DecodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
 // (tests make it small, to cut entries at every byte), giving the source
-// offsets to sink.
+// offsets to sink (nil: into SourceOffsets).
 func DecodeStreamedAhead(r io.Reader, ahead int, sink OffsetSink) (*Snapshot, bool) {
+	if sink == nil {
+		sink = new(offsetsCollector)
+	}
 	w := &streamWindow{r: r, buf: make([]byte, 0, 4*ahead)}
 	// The head, up to and including the marker.
 	var head []byte

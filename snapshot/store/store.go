@@ -876,9 +876,6 @@ func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot
 // capture.SeedSink).
 func decodeBody(dec *zstd.Decoder, body []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
-		if sink == nil {
-			sink = new(snapshot.OffsetsCollector)
-		}
 		if snap, ok := snapshot.DecodeStreamedAhead(dec, snapshot.WindowAhead, sink); ok {
 			return snap, nil
 		}
