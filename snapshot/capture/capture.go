@@ -532,8 +532,7 @@ func (r *captureRun) buildSource() {
 		if r.keep {
 			lazy.capt, lazy.gen = c, r.gen
 		}
-		snap.SourceOffsets = nil
-		snap.Stream = lazy
+		snap.SetStream(lazy)
 	} else {
 		snap.SourceOffsets = make([]snapshot.SourceOffset, 0, n)
 	}

@@ -657,7 +657,7 @@ func compressPieces(snap *snapshot.Snapshot, z snapshot.PieceSizes) ([][]byte, e
 	}
 	framed := make([][][]byte, len(jobs))
 	// A one-shot stream lets each run go once it is encoded.
-	spent := snap.Stream != nil && snap.Stream.Spend()
+	spent := snap.SpendStream()
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
