@@ -46,9 +46,9 @@ type JournalConfig struct {
 // its Kafka client and snapshot options.
 type Tailer struct {
 	// New returns a Tail continuing from state at the positions given,
-	// seeded with seed when state was read with a snapshot.SeedSink (nil: from
+	// seeded with seed when state was read with a capture.SeedSink (nil: from
 	// state's source offsets).
-	New func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail
+	New func(state *snapshot.Snapshot, seed *capture.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail
 	// Topics returns the topics an epoch based on snap tails.
 	Topics func(ctx context.Context, snap *snapshot.Snapshot) ([]journal.EpochTopic, error)
 }
@@ -397,7 +397,7 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	// tail keeps of them, never into SourceOffsets; what the epoch's start
 	// freed (the document's buffers, the old tail once replaced) goes back
 	// to the operating system, as after a run (see Daemon.run).
-	seed := &snapshot.SeedSink{S: snapshot.NewTailSeed()}
+	seed := &capture.SeedSink{S: capture.NewTailSeed()}
 	snap, _, err := j.d.Store.Snapshots().GetWith(ctx, info.ID, seed)
 	if err == nil {
 		err = j.begin(ctx, snap, seed.S, reason, term)
@@ -426,7 +426,7 @@ func (j *journalWriter) startEpoch(ctx context.Context, info snapshot.Info) {
 	j.log().Info("journal epoch started", "epoch", j.chain.Epoch, "reason", reason)
 }
 
-func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed *snapshot.TailSeed, reason string, term uint64) error {
+func (j *journalWriter) begin(ctx context.Context, snap *snapshot.Snapshot, seed *capture.TailSeed, reason string, term uint64) error {
 	topics, err := j.d.Tail.Topics(ctx, snap)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func TestJournalStoreFaults(t *testing.T) {
 			return capt.Capture(ctx)
 		},
 		Tail: &daemon.Tailer{
-			New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail {
+			New: func(state *snapshot.Snapshot, seed *capture.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail {
 				return capture.NewTail(c.cl, capture.Options{}, state, seed, positions, observed)
 			},
 			Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]journal.EpochTopic, error) {

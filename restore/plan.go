@@ -568,8 +568,11 @@ func planStates(snap, live *snapshot.Snapshot, opts Options, rest bool) (*Plan, 
 					p.partitions[c.OffsetsTopic] = 0
 				}
 			}
-			for _, o := range s.SourceOffsets {
-				p.partitions[o.Topic] = 0
+			// SourceTable: snap may be read with store.RestoreSink, whose
+			// SourceOffsets are nil.
+			t := s.SourceTable()
+			for i := range int32(t.Len()) {
+				p.partitions[t.Topic(i)] = 0
 			}
 		}
 	}

@@ -116,8 +116,7 @@ func (r *run) carryTo(ctx context.Context) error {
 	r.report.OffsetsTopic = r.carry.rep
 
 	carried := *snap
-	carried.Table, carried.Stream = nil, nil
-	carried.SourceOffsets = want
+	carried.SetSourceOffsets(want)
 	carried.SinkGroups, carried.SinkTopics, carried.Unread = nil, nil, nil
 	carried.Connectors = nil
 	for _, c := range snap.Connectors {

@@ -127,18 +127,21 @@ func (t *SourceTable) Footprint() int64 {
 	return n + t.arena.Held()
 }
 
-// SourceTable returns the snapshot's source offsets as a table: the one a
-// store.RestoreSink decoded, or one over SourceOffsets.
+// SourceTable returns the snapshot's source offsets as a table, the one
+// form every reader by position sees whatever s holds: the compact table a
+// store.RestoreSink decoded, or one over SourceOffsets. A streamed
+// snapshot (Streamed) holds none to read, only to encode: its table is
+// empty.
 func (s *Snapshot) SourceTable() *SourceTable {
-	if s.Table != nil {
-		return s.Table
+	if s.table != nil {
+		return s.table
 	}
 	return &SourceTable{offs: s.SourceOffsets}
 }
 
 // CompactOffsets reports whether s holds its source offsets in a compact
 // SourceTable instead of SourceOffsets.
-func (s *Snapshot) CompactOffsets() bool { return s.Table != nil && s.Table.offs == nil }
+func (s *Snapshot) CompactOffsets() bool { return s.table != nil && s.table.offs == nil }
 
 // ErrCompact is the error of encoding a snapshot that holds its source
 // offsets in a compact table: it lacks what they do not keep.
@@ -207,16 +210,14 @@ func (k *TableSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
 	if !k.T.Add(o) {
 		return false
 	}
-	if d.arena.Size > 1<<20 {
-		d.arena = keyview.Arena{}
-	}
+	d.Recycle()
 	return true
 }
 
 func (k *TableSink) Finish(s *Snapshot) {
 	t := k.T
 	t.TopicNames.no, t.conn.no, t.scratch = nil, nil, nil
-	s.SourceOffsets, s.Table = nil, t
+	s.SourceOffsets, s.table = nil, t
 }
 
 // filter returns the table of the source offsets of connectors keep: t

@@ -65,7 +65,7 @@ func TestSourceTableDecode(t *testing.T) {
 				t.Fatalf("%s: counts differ: %d/%d keys, %d/%d unparsed", name, got.SourceKeys(), want.SourceKeys(), got.Unparsed(), want.Unparsed())
 			}
 			rest, wrest := *got, *want
-			rest.Table, wrest.SourceOffsets = nil, nil
+			rest.table, wrest.SourceOffsets = nil, nil
 			if !reflect.DeepEqual(rest, wrest) {
 				t.Fatalf("%s: the rest of the document differs", name)
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
 // This file decodes a document while it is decompressed, so that Get never
@@ -61,7 +63,7 @@ const WindowAhead = 256 << 10
 // false when it must be decoded whole instead (a document Encode did not
 // write, or a damaged one: Decode then says what is wrong).
 func decodeStreamed(r io.Reader) (*Snapshot, bool) {
-	return DecodeStreamedAhead(r, WindowAhead, new(OffsetsCollector))
+	return DecodeStreamedAhead(r, WindowAhead, new(offsetsCollector))
 }
 
 // OffsetSink is where DecodeStreamedAhead puts the source offsets it
@@ -73,13 +75,24 @@ type OffsetSink interface {
 	Finish(s *Snapshot)
 }
 
-// OffsetsCollector collects the source offsets into SourceOffsets.
-type OffsetsCollector struct {
+// Recycle lets go of the arena that holds the bytes of the source offsets
+// d decoded so far, once it is large: a sink that copies the key and value
+// of each offset it takes (TableSink, capture.SeedSink) calls it after
+// taking one, as nothing else keeps what the arena holds.
+func (d *OffsetDecoder) Recycle() {
+	if d.arena.Size > 1<<20 {
+		d.arena = keyview.Arena{}
+	}
+}
+
+// offsetsCollector collects the source offsets into SourceOffsets: the
+// sink of DecodeStreamedAhead when none is given.
+type offsetsCollector struct {
 	chunks [][]SourceOffset
 	out    []SourceOffset
 }
 
-func (c *OffsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
+func (c *offsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
 	if c.out == nil {
 		c.out = make([]SourceOffset, 0, 1024)
 	}
@@ -91,7 +104,7 @@ func (c *OffsetsCollector) Add(o *SourceOffset, _ *OffsetDecoder) bool {
 	return true
 }
 
-func (c *OffsetsCollector) Finish(s *Snapshot) {
+func (c *offsetsCollector) Finish(s *Snapshot) {
 	n := len(c.out)
 	for _, ch := range c.chunks {
 		n += len(ch)
@@ -105,8 +118,11 @@ func (c *OffsetsCollector) Finish(s *Snapshot) {
 
 // DecodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
 // (tests make it small, to cut entries at every byte), giving the source
-// offsets to sink.
+// offsets to sink (nil: into SourceOffsets).
 func DecodeStreamedAhead(r io.Reader, ahead int, sink OffsetSink) (*Snapshot, bool) {
+	if sink == nil {
+		sink = new(offsetsCollector)
+	}
 	w := &streamWindow{r: r, buf: make([]byte, 0, 4*ahead)}
 	// The head, up to and including the marker.
 	var head []byte

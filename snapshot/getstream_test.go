@@ -74,7 +74,7 @@ func TestDecodeStreamed(t *testing.T) {
 						}
 						rd = iotest.OneByteReader(r())
 					}
-					got, ok := DecodeStreamedAhead(rd, ahead, new(OffsetsCollector))
+					got, ok := DecodeStreamedAhead(rd, ahead, new(offsetsCollector))
 					if !ok {
 						t.Fatalf("%s (%s, ahead %d, %s): not decoded streamed", name, how, ahead, cut)
 					}
@@ -104,7 +104,7 @@ func TestDecodeStreamedRefuses(t *testing.T) {
 		"no marker":      []byte(`{"version":1}`),
 	}
 	for name, data := range cases {
-		if _, ok := DecodeStreamedAhead(bytes.NewReader(data), 16, new(OffsetsCollector)); ok {
+		if _, ok := DecodeStreamedAhead(bytes.NewReader(data), 16, new(offsetsCollector)); ok {
 			t.Errorf("%s: decoded streamed", name)
 		}
 	}
@@ -119,7 +119,7 @@ func FuzzDecodeStreamed(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, ahead uint16) {
-		got, ok := DecodeStreamedAhead(bytes.NewReader(data), int(ahead%4096)+1, new(OffsetsCollector))
+		got, ok := DecodeStreamedAhead(bytes.NewReader(data), int(ahead%4096)+1, new(offsetsCollector))
 		if !ok {
 			return
 		}

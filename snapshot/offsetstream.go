@@ -8,7 +8,7 @@ import "errors"
 // SourceOffset (about 160 bytes) per key next to the bytes they point to.
 
 // OffsetStream is the source offsets of a streamed snapshot (see
-// Snapshot.Stream), as the capture that read them encodes them.
+// Snapshot.SetStream), as the capture that read them encodes them.
 type OffsetStream interface {
 	// Len is the number of source offsets the stream encodes.
 	Len() int
@@ -63,19 +63,19 @@ var ErrSpent = errors.New("streamed snapshot was stored once (EncodeOnce) and it
 // nothing to any other snapshot: an incremental Capturer keeps its views
 // for the next capture.
 func (s *Snapshot) EncodeOnce() {
-	if s.Stream != nil {
-		s.Stream.EncodeOnce()
+	if s.stream != nil {
+		s.stream.EncodeOnce()
 	}
 }
 
 // SourceKeys is the number of source offsets: len(SourceOffsets), or for a
 // streamed snapshot (CaptureStreamed) the number it will encode.
 func (s *Snapshot) SourceKeys() int {
-	if s.Stream != nil {
-		return s.Stream.Len()
+	if s.stream != nil {
+		return s.stream.Len()
 	}
 	if s.CompactOffsets() {
-		return s.Table.Len()
+		return s.table.Len()
 	}
 	return len(s.SourceOffsets)
 }
@@ -84,8 +84,8 @@ func (s *Snapshot) SourceKeys() int {
 // (keys that are not [name, {map}] are not counted); it works on streamed
 // snapshots too.
 func (s *Snapshot) SourceKeysByConnector() map[string]int {
-	if s.Stream != nil {
-		return s.Stream.ByConnector()
+	if s.stream != nil {
+		return s.stream.ByConnector()
 	}
 	out := make(map[string]int)
 	t := s.SourceTable()
@@ -99,4 +99,24 @@ func (s *Snapshot) SourceKeysByConnector() map[string]int {
 
 // Streamed reports whether s is a streamed snapshot, whose SourceOffsets
 // are not held in memory (see Capturer.CaptureStreamed).
-func (s *Snapshot) Streamed() bool { return s.Stream != nil }
+func (s *Snapshot) Streamed() bool { return s.stream != nil }
+
+// SetStream makes s a streamed snapshot whose source offsets st encodes
+// (Capturer.CaptureStreamed): SourceOffsets and a compact table are
+// dropped.
+func (s *Snapshot) SetStream(st OffsetStream) {
+	s.SourceOffsets, s.table, s.stream = nil, nil, st
+}
+
+// SetSourceOffsets makes offs the source offsets of s, in place of a
+// stream or a compact table it held (a copy of a snapshot given other
+// offsets).
+func (s *Snapshot) SetSourceOffsets(offs []SourceOffset) {
+	s.SourceOffsets, s.table, s.stream = offs, nil, nil
+}
+
+// SpendStream tells the stream of a streamed snapshot that Store.Put
+// encodes it for the last time (OffsetStream.Spend), and reports whether
+// it is a one-shot stream, whose runs are let go of as they are encoded.
+// It is false for any other snapshot.
+func (s *Snapshot) SpendStream() bool { return s.stream != nil && s.stream.Spend() }

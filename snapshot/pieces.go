@@ -67,8 +67,8 @@ func (s *Snapshot) Pieces(z PieceSizes) ([]Piece, error) {
 	}
 	raw(e.buf...)
 	switch {
-	case s.Stream != nil:
-		runs, err := s.Stream.Runs(z.Keys)
+	case s.stream != nil:
+		runs, err := s.stream.Runs(z.Keys)
 		if err != nil {
 			return nil, err
 		}

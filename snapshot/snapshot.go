@@ -1,6 +1,6 @@
 // Package snapshot is the snapshot format: the document, its encoding and
-// decoding, what a store lists of it, the retention policy, and the config
-// topic's replay. It holds no Kafka client and no bucket.
+// decoding, what a store lists of it, and the retention policy. It holds
+// no Kafka client and no bucket.
 //
 // The type to know is [Snapshot], one immutable, versioned document holding
 // every Kafka Connect offset of a cluster at one moment. [Info] is what a
@@ -11,8 +11,9 @@
 // and [SourceTable] the compact form a restore reads them in.
 //
 // The rooms around it: snapshot/capture reads a cluster into snapshots and
-// journal entries; snapshot/store keeps snapshots and the journal in a
-// gocloud.dev/blob bucket (docs/format.md, docs/journal.md).
+// journal entries (snapshot/internal/build builds them, for capture and
+// the journal's replay); snapshot/store keeps snapshots and the journal in
+// a gocloud.dev/blob bucket (docs/format.md, docs/journal.md).
 //
 // Guarantees:
 //   - Source offset keys and values are kept as the exact bytes read from the
@@ -202,15 +203,15 @@ type Snapshot struct {
 	// field).
 	Unread []UnreadGroup `json:"unread_groups,omitempty"`
 
-	// Stream, when set, holds the source offsets of a streamed snapshot
-	// (Capturer.CaptureStreamed) instead of SourceOffsets, which is nil:
-	// they are encoded from what the capture read.
-	Stream OffsetStream `json:"-"`
-	// Table, when set without SourceOffsets, holds the source offsets of
-	// a snapshot read for a restore (store.RestoreSink) as a
-	// compact SourceTable instead (compact.go): such a snapshot does not
-	// encode.
-	Table *SourceTable `json:"-"`
+	// stream, when set (SetStream), holds the source offsets of a streamed
+	// snapshot (Capturer.CaptureStreamed) instead of SourceOffsets, which
+	// is nil: they are encoded from what the capture read.
+	stream OffsetStream
+	// table, when set without SourceOffsets, holds the source offsets of
+	// a snapshot read for a restore (store.RestoreSink) as a compact
+	// SourceTable instead (compact.go): such a snapshot does not encode.
+	// Readers see either form, and SourceOffsets, through SourceTable.
+	table *SourceTable
 }
 
 // Topic is one topic read for the snapshot.
@@ -517,11 +518,11 @@ func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
 
 // Unparsed counts the source keys that are not [name, {map}].
 func (s *Snapshot) Unparsed() int {
-	if s.Stream != nil {
-		return s.Stream.Unparsed()
+	if s.stream != nil {
+		return s.stream.Unparsed()
 	}
 	if s.CompactOffsets() {
-		return s.Table.unparsed
+		return s.table.unparsed
 	}
 	n := 0
 	for _, o := range s.SourceOffsets {
@@ -884,10 +885,10 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 		keep[c] = true
 	}
 	out := *s
-	out.Stream = nil // a filtered copy holds its source offsets
+	out.stream = nil // a filtered copy holds its source offsets
 	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
 	if s.CompactOffsets() {
-		out.SourceOffsets, out.Table = nil, s.Table.filter(keep)
+		out.SourceOffsets, out.table = nil, s.table.filter(keep)
 	}
 	for _, c := range s.Connectors {
 		if keep[c.Name] {

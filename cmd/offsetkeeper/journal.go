@@ -15,7 +15,7 @@ import (
 // journalTailer is the daemon's journal reader over cl.
 func journalTailer(cl *kgo.Client, opts capture.Options) *daemon.Tailer {
 	return &daemon.Tailer{
-		New: func(state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail {
+		New: func(state *snapshot.Snapshot, seed *capture.TailSeed, positions []journal.EpochTopic, observed time.Time) *capture.Tail {
 			return capture.NewTail(cl, opts, state, seed, positions, observed)
 		},
 		Topics: func(ctx context.Context, snap *snapshot.Snapshot) ([]journal.EpochTopic, error) {

@@ -1,5 +1,7 @@
 package connectjson
 
+import "encoding/json"
+
 // PlainKey is a fast path of [ParseKey] for the keys nearly every connector
 // writes: ["name",{...}] with a plain name (printable ASCII, no escapes)
 // and a flat plain partition object (see [PlainObjectEnd]), and nothing
@@ -113,4 +115,15 @@ func literal(b []byte, i int, word string) int {
 		return -1
 	}
 	return i + len(word)
+}
+
+// Valid is json.Valid with a fast path for flat objects of plain ASCII
+// strings, integers, booleans and nulls (what connectors write as offset
+// values: see PlainObjectEnd); what the fast path accepts json.Valid
+// accepts too.
+func Valid(b []byte) bool {
+	if PlainObjectEnd(b, 0) == len(b) {
+		return true
+	}
+	return json.Valid(b)
 }

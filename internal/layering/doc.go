@@ -18,10 +18,11 @@
 // views of a compacted topic (snapshot/internal/keyview) and the zstd
 // frames (snapshot/internal/frames) under the reader
 // (snapshot/internal/kread), under the format (snapshot), under the
+// building of a snapshot's entries (snapshot/internal/build), under the
 // journal's entries, segments and replay (snapshot/journal), under capture
 // (reading a cluster) and store (keeping snapshots and the journal in a
 // bucket), which never import each other: the daemon and the commands join
 // them. snapshot's internal packages are its own. The pure packages
-// (snapshot, snapshot/journal, keyview, frames, internal/connectjson,
+// (snapshot, snapshot/internal/build, snapshot/journal, keyview, frames, internal/connectjson,
 // internal/english, internal/retry) import no Kafka client and no bucket.
 package layering

@@ -50,6 +50,7 @@ var pure = map[string]bool{
 	module + "snapshot/internal/frames":  true,
 	module + "snapshot":                  true,
 	module + "snapshot/journal":          true,
+	module + "snapshot/internal/build":   true,
 	module + "internal/connectjson":      true,
 	module + "internal/english":          true,
 	module + "internal/retry":            true,
@@ -63,11 +64,12 @@ var snapshotRooms = map[string]int{
 	"snapshot/internal/frames":  0, // zstd frames, the store's and an early capture's
 	"snapshot/internal/kread":   1, // reading compacted topics through Fetch
 	"snapshot":                  2, // the format: documents, Info, retention
-	"snapshot/journal":          3, // entries, segments, replay, merge and events, over the format
-	"snapshot/capture":          4, // reading a cluster into snapshots and the journal's entries
+	"snapshot/internal/build":   3, // building a snapshot's entries, for capture and the journal's replay
+	"snapshot/journal":          4, // entries, segments, replay, merge and events, over the format
+	"snapshot/capture":          5, // reading a cluster into snapshots and the journal's entries
 	"snapshot/store/backend":    3, // the registry of the store's backends (internal/storedrivers fills it)
-	"snapshot/store":            4, // snapshots and the journal in a bucket; never imports capture, nor capture it
-	"snapshot/storetest":        5, // the store conformance kit
+	"snapshot/store":            5, // snapshots and the journal in a bucket; never imports capture, nor capture it
+	"snapshot/storetest":        6, // the store conformance kit
 }
 
 // client says whether imp is a Kafka client or bucket package.
@@ -114,7 +116,7 @@ func wrongWay(pkg, imp string) string {
 		case !aok || !bok:
 			return "a package of the snapshot layer must be ranked in snapshotRooms"
 		case b >= a:
-			return "in the snapshot layer, imports flow storetest → store, capture (never each other) → journal → snapshot → internal/kread → internal/keyview, internal/frames"
+			return "in the snapshot layer, imports flow storetest → store, capture (never each other) → journal → internal/build → snapshot → internal/kread → internal/keyview, internal/frames"
 		}
 		return ""
 	case ri >= rp:
@@ -224,6 +226,13 @@ func TestWrongWay(t *testing.T) {
 		{"snapshot/internal/keyview", "../gocloud.dev/blob", true},
 		{"internal/retry", "../gocloud.dev", true},
 		{"snapshot/internal/kread", "../github.com/twmb/franz-go/pkg/kgo", false},
+		{"snapshot/journal", "snapshot/internal/build", false},
+		{"snapshot/capture", "snapshot/internal/build", false},
+		{"snapshot/internal/build", "snapshot", false},
+		{"snapshot", "snapshot/internal/build", true},
+		{"snapshot/internal/build", "snapshot/journal", true},
+		{"snapshot/internal/build", "../github.com/twmb/franz-go/pkg/kgo", true},
+		{"restore", "snapshot/internal/build", true},
 	} {
 		imp := module + tc.imp
 		if strings.HasPrefix(tc.imp, "../") {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/retry"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
@@ -167,7 +168,7 @@ type Capturer struct {
 	adm   *kadm.Client
 	opts  Options
 	views map[string]*keyview.TopicView
-	conf  *snapshot.ConfigState
+	conf  *build.ConfigState
 	// confTopics are the config topics conf was read from, sorted;
 	// confFrom the topics each connector has a config in (several are
 	// warned of).
@@ -522,7 +523,7 @@ func (r *captureRun) buildSource() {
 			n += pv.Len()
 		}
 	}
-	b := snapshot.OffsetBuilder{Scoped: len(r.scope) > 0, InScope: r.inScope, Connectors: r.connectors, Names: make(map[string]string)}
+	b := build.OffsetBuilder{Scoped: len(r.scope) > 0, InScope: r.inScope, Connectors: r.connectors, Names: make(map[string]string)}
 	var unparsed, nulls int
 	var lazy *lazySource
 	if r.streamed {
@@ -531,8 +532,7 @@ func (r *captureRun) buildSource() {
 		if r.keep {
 			lazy.capt, lazy.gen = c, r.gen
 		}
-		snap.SourceOffsets = nil
-		snap.Stream = lazy
+		snap.SetStream(lazy)
 	} else {
 		snap.SourceOffsets = make([]snapshot.SourceOffset, 0, n)
 	}
@@ -542,7 +542,7 @@ func (r *captureRun) buildSource() {
 	if lazy != nil {
 		var jobs []indexJob
 		for _, v := range r.views {
-			for _, p := range snapshot.SortedPartitions(v.Parts) {
+			for _, p := range build.SortedPartitions(v.Parts) {
 				if r.early.indexed(v.Parts[p]) == nil {
 					jobs = append(jobs, indexJob{topic: v.Name, part: p, nparts: int32(len(r.offBounds[v.Name])), pv: v.Parts[p]})
 				}
@@ -555,7 +555,7 @@ func (r *captureRun) buildSource() {
 		// Keys off their murmur2 partition: the only ones that can be
 		// live in two partitions.
 		var suspects []string
-		for _, p := range snapshot.SortedPartitions(v.Parts) {
+		for _, p := range build.SortedPartitions(v.Parts) {
 			pv := v.Parts[p]
 			nulls += pv.Nulls
 			if lazy != nil {
@@ -572,7 +572,7 @@ func (r *captureRun) buildSource() {
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
-		r.warnings = append(r.warnings, snapshot.DuplicateWarningsIn(v, suspects, r.early.liveIn)...)
+		r.warnings = append(r.warnings, build.DuplicateWarningsIn(v, suspects, r.early.liveIn)...)
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
@@ -587,7 +587,7 @@ func (r *captureRun) buildSource() {
 
 // add takes one partition's index into the streamed source and returns
 // its suspects.
-func (lazy *lazySource) add(ix *indexed, b *snapshot.OffsetBuilder) []string {
+func (lazy *lazySource) add(ix *indexed, b *build.OffsetBuilder) []string {
 	lazy.parts = append(lazy.parts, ix.part)
 	lazy.keys += ix.part.keys()
 	lazy.unparsed += ix.unparsed
@@ -602,17 +602,17 @@ func (lazy *lazySource) add(ix *indexed, b *snapshot.OffsetBuilder) []string {
 // buildPart appends the source offsets of one partition to offs (updated
 // from what the Capturer kept, or built), and returns them with the
 // partition's suspects and how many keys did not parse.
-func (r *captureRun) buildPart(b *snapshot.OffsetBuilder, offs []snapshot.SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) (_ []snapshot.SourceOffset, suspects []string, unparsed int) {
+func (r *captureRun) buildPart(b *build.OffsetBuilder, offs []snapshot.SourceOffset, topic string, p, nparts int32, pv *keyview.PartView) (_ []snapshot.SourceOffset, suspects []string, unparsed int) {
 	pv.Index = nil // built state, not an index, is kept below
 	from := len(offs)
 	if pv.Built != nil {
 		offs = b.Update(offs, topic, p, nparts, pv)
-		suspects = pv.Built.(*snapshot.BuiltPart).Suspects
+		suspects = pv.Built.(*build.BuiltPart).Suspects
 	} else {
 		offs, suspects = b.Build(offs, topic, p, nparts, pv)
 		if r.keep {
 			// The Capturer's own copy: callers may change theirs.
-			pv.Built = &snapshot.BuiltPart{Offsets: slices.Clone(offs[from:]), Suspects: suspects}
+			pv.Built = &build.BuiltPart{Offsets: slices.Clone(offs[from:]), Suspects: suspects}
 			pv.Dirty = make(map[string]struct{})
 		}
 	}
@@ -668,7 +668,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.B
 		for _, t := range c.confTopics {
 			delete(c.views, t)
 		}
-		c.conf, c.confFrom = snapshot.NewConfigState(), map[string][]string{}
+		c.conf, c.confFrom = build.NewConfigState(), map[string][]string{}
 	}
 	c.confTopics = present
 	if len(present) == 0 {
@@ -682,7 +682,7 @@ func (c *Capturer) readConfig(ctx context.Context) (map[string]map[int32]kread.B
 	}
 	if len(resets) > 0 {
 		// The config log moved under us: replay it whole.
-		c.conf, c.confFrom, before = snapshot.NewConfigState(), map[string][]string{}, 0
+		c.conf, c.confFrom, before = build.NewConfigState(), map[string][]string{}, 0
 		for _, t := range present {
 			delete(c.views, t)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
@@ -34,7 +35,7 @@ import (
 // last poll.
 type oldTail struct {
 	capt     *Capturer
-	conf     *snapshot.ConfigState
+	conf     *build.ConfigState
 	groups   map[string]snapshot.SinkGroup
 	lastPoll time.Time
 }
@@ -378,8 +379,8 @@ func TestSinkGroupReadMatchesOld(t *testing.T) {
 	}
 	w.join("connect-sink03")
 	start := time.Now()
-	newT := &Tail{capt: NewCapturer(w.cl, Options{}), conf: snapshot.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, LastPoll: start}
-	oldT := &oldTail{capt: NewCapturer(w.cl, Options{}), conf: snapshot.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, lastPoll: start}
+	newT := &Tail{capt: NewCapturer(w.cl, Options{}), conf: build.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, LastPoll: start}
+	oldT := &oldTail{capt: NewCapturer(w.cl, Options{}), conf: build.NewConfigState(), groups: map[string]snapshot.SinkGroup{}, lastPoll: start}
 	reused := 0
 	events := map[string]int{}
 	for round := range 14 {

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/frames"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
@@ -87,7 +88,7 @@ type overlap struct {
 type earlyPart struct {
 	ix *indexed
 	// freed: the view's keys and values are gone, ix.part holds frames,
-	// and hashes are the maphash of every kept key, for snapshot.DuplicateWarnings
+	// and hashes are the maphash of every kept key, for build.DuplicateWarnings
 	// (sorted on first use).
 	freed  bool
 	hashes []uint64
@@ -114,7 +115,7 @@ func newOverlap(scoped bool, inScope func(string) bool, nparts map[string]int32,
 // zstd encoder (its tables are a few MiB; frames.Encoder's sync.Pool loses
 // them to the collections between jobs).
 type jobScratch struct {
-	es  []snapshot.KeyEntry
+	es  []build.KeyEntry
 	buf []byte
 	zw  *zstd.Encoder
 }

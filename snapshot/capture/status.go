@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 )
@@ -92,7 +92,7 @@ func ReadStatuses(ctx context.Context, cl *kgo.Client, topic string, more ...str
 	}
 	st := &Statuses{Connectors: map[string]*ConnectorStatus{}}
 	for _, v := range views {
-		for _, p := range snapshot.SortedPartitions(v.Parts) {
+		for _, p := range build.SortedPartitions(v.Parts) {
 			pv := v.Parts[p]
 			for key, i := range pv.All() {
 				st.add(strings.Clone(key), pv.Record(i).Value)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -29,7 +30,7 @@ type lazySource struct {
 	// Capture, tell whether they are still those this snapshot saw.
 	capt *Capturer
 	gen  uint64
-	// scoped and inScope are the capture's scope, as snapshot.OffsetBuilder has it.
+	// scoped and inScope are the capture's scope, as build.OffsetBuilder has it.
 	scoped  bool
 	inScope func(string) bool
 	parts   []lazyPart
@@ -191,7 +192,7 @@ func (r *lazyRun) Frames() ([][]byte, error) {
 // AppendTo encodes the source offsets of r from the partition's view.
 func (r *lazyRun) AppendTo(dst []byte, comma bool, names map[string]string) ([]byte, error) {
 	lp := r.lp
-	b := snapshot.OffsetBuilder{Scoped: r.src.scoped, InScope: r.src.inScope, Names: names}
+	b := build.OffsetBuilder{Scoped: r.src.scoped, InScope: r.src.inScope, Names: names}
 	var err error
 	for i, en := range lp.entries[r.from:r.to] {
 		if i > 0 || comma {
@@ -311,13 +312,13 @@ type keyScope struct {
 // The sort works on a scratch of 32 bytes a key of this partition, es
 // (reused when large enough; the grown scratch is returned); what is kept
 // is 4 bytes a key.
-func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope, es []snapshot.KeyEntry) (*indexed, []snapshot.KeyEntry) {
+func indexPart(topic string, p, nparts int32, pv *keyview.PartView, sc keyScope, es []build.KeyEntry) (*indexed, []build.KeyEntry) {
 	scoped, inScope := sc.scoped, sc.inScope
 	es = es[:0]
 	for k, i := range pv.All() {
-		es = append(es, snapshot.KeyEntry{Key: k, Rec: i})
+		es = append(es, build.KeyEntry{Key: k, Rec: i})
 	}
-	snapshot.SortKeyEntries(es, 0)
+	build.SortKeyEntries(es, 0)
 	ix := &indexed{nparts: nparts, byConnector: make(map[string]int)}
 	names := make(map[string]string)
 	var (
@@ -442,7 +443,7 @@ func indexParts(jobs []indexJob, scoped bool, inScope func(string) bool, keep bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var scratch []snapshot.KeyEntry
+			var scratch []build.KeyEntry
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {

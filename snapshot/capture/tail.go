@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/kread"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
@@ -52,9 +53,9 @@ type Tail struct {
 	// views are the offsets topics read, for their positions: they keep
 	// no keys (onRecord); last keeps what event detection needs of them.
 	views   map[string]*keyview.TopicView
-	last    map[string]map[int32]*snapshot.LastValues
+	last    map[string]map[int32]*lastValues
 	nparts  map[string]int
-	conf    *snapshot.ConfigState
+	conf    *build.ConfigState
 	confVs  []*keyview.TopicView
 	pending []journal.Entry
 	// rewound counts, per connector, source keys rewritten backwards and
@@ -79,21 +80,21 @@ type resetCount struct {
 // reads from the positions given (for a new epoch, the state is the base
 // snapshot and the positions its end offsets). The config state is read
 // from the config topic up to its position by Start. The last value of
-// every key of state is kept for event detection (snapshot.LastValues): seed, as
-// a store read with a snapshot.SeedSink decoded it beside state, or, when
+// every key of state is kept for event detection (lastValues): seed, as
+// a store read with a SeedSink decoded it beside state, or, when
 // seed is nil, made from state's SourceOffsets. A seed seeds one Tail: NewTail panics when given
 // one a Tail took already.
-func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snapshot.TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
+func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *TailSeed, positions []journal.EpochTopic, observed time.Time) *Tail {
 	opts.Defaults()
 	switch {
 	case seed == nil:
-		seed = snapshot.SeedOf(state)
+		seed = SeedOf(state)
 	case seed.Taken:
-		panic("snapshot: a TailSeed seeds one Tail only")
+		panic("capture: a TailSeed seeds one Tail only")
 	}
 	seed.Taken = true
 	t := &Tail{
-		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*snapshot.LastValues{},
+		capt: NewCapturer(cl, opts), topics: slices.Clone(positions), views: map[string]*keyview.TopicView{}, last: map[string]map[int32]*lastValues{},
 		nparts: map[string]int{}, resets: map[string]*resetCount{}, names: map[string]string{}, groups: map[string]snapshot.SinkGroup{}, LastPoll: observed,
 	}
 	for _, et := range positions {
@@ -103,12 +104,12 @@ func NewTail(cl *kgo.Client, opts Options, state *snapshot.Snapshot, seed *snaps
 		}
 		v := keyview.NewTopicView(et.Name)
 		v.ID = topicIDOf(et.TopicID)
-		last := map[int32]*snapshot.LastValues{}
+		last := map[int32]*lastValues{}
 		for _, p := range et.Start {
 			v.Parts[p.Partition] = keyview.NewPartView(p.Next)
 			lv := seed.Last[et.Name][p.Partition] // the state's keys; of partitions not tailed, dropped
 			if lv == nil {
-				lv = snapshot.NewLastValues(seed.Seed)
+				lv = newLastValues(seed.Seed)
 			}
 			last[p.Partition] = lv
 		}
@@ -167,7 +168,7 @@ func EpochTopicsOf(ctx context.Context, cl *kgo.Client, opts Options, snap *snap
 // Start reads the config topics (one, or a layout's several) up to their
 // positions, as the worker would have them there, without journaling them.
 func (t *Tail) Start(ctx context.Context) error {
-	t.conf = snapshot.NewConfigState()
+	t.conf = build.NewConfigState()
 	var cts []*journal.EpochTopic
 	var names []string
 	for i := range t.topics {
@@ -227,7 +228,7 @@ func (t *Tail) Start(ctx context.Context) error {
 }
 
 // source journals one offsets topic record and keeps the key's value.
-func (t *Tail) source(topic string, lv *snapshot.LastValues, r *keyview.LogRecord) {
+func (t *Tail) source(topic string, lv *lastValues, r *keyview.LogRecord) {
 	if r.Key == nil || lv == nil {
 		return
 	}
@@ -383,7 +384,7 @@ func (t *Tail) Positions() []journal.Entry {
 	views = append(views, t.confVs...)
 	sort.Slice(views, func(i, j int) bool { return views[i].Name < views[j].Name })
 	for _, v := range views {
-		for _, p := range snapshot.SortedPartitions(v.Parts) {
+		for _, p := range build.SortedPartitions(v.Parts) {
 			out = append(out, journal.Entry{Kind: journal.EntryPosition, Topic: v.Name, Partition: p, Offset: v.Parts[p].Next})
 		}
 	}

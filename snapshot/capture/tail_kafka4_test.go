@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 )
 
 // TestTailConsumerGroupUnread: the journal's tail reads a consumer-protocol
@@ -28,7 +29,7 @@ func TestTailConsumerGroupUnread(t *testing.T) {
 	}
 	testkit.Produce(t, cl, &kgo.Record{Topic: "orders", Value: []byte("a")}, &kgo.Record{Topic: "orders", Value: []byte("b")})
 	testkit.JoinConsumerGroup(t, c, "connect-orders-sink", "orders")
-	tail := &Tail{capt: NewCapturer(cl, Options{}), conf: snapshot.NewConfigState(), groups: map[string]snapshot.SinkGroup{}}
+	tail := &Tail{capt: NewCapturer(cl, Options{}), conf: build.NewConfigState(), groups: map[string]snapshot.SinkGroup{}}
 	gs, err := tail.readGroups(ctx)
 	if err != nil {
 		t.Fatal(err)

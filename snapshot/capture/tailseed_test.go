@@ -30,7 +30,7 @@ func epochTopicsFor(snap *snapshot.Snapshot) []journal.EpochTopic {
 }
 
 // TestGetWithSeedSink checks the store's path: a Tail over the snapshot
-// GetWith reads with a snapshot.SeedSink keeps the same last values as
+// GetWith reads with a SeedSink keeps the same last values as
 // one over a plain GetWith's, for the partitions it tails only, and the
 // same sink groups; the snapshot seeds one Tail only.
 func TestGetWithSeedSink(t *testing.T) {
@@ -58,7 +58,7 @@ func TestGetWithSeedSink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &snapshot.SeedSink{S: snapshot.NewTailSeed()}
+	sink := &SeedSink{S: NewTailSeed()}
 	got, _, err := st.Snapshots().GetWith(ctx, info.ID, sink)
 	if err != nil {
 		t.Fatal(err)

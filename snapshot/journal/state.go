@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -280,7 +281,7 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 		}
 		snap.Topics = append(snap.Topics, t2)
 	}
-	b := snapshot.OffsetBuilder{InScope: func(string) bool { return true }, Connectors: conns, Names: map[string]string{}}
+	b := build.OffsetBuilder{InScope: func(string) bool { return true }, Connectors: conns, Names: map[string]string{}}
 	var names []string
 	for n := range st.views {
 		names = append(names, n)
@@ -294,7 +295,7 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 		}
 		v := st.views[name]
 		var suspects []string
-		for _, p := range snapshot.SortedPartitions(v.Parts) {
+		for _, p := range build.SortedPartitions(v.Parts) {
 			from := len(snap.SourceOffsets)
 			var sus []string
 			snap.SourceOffsets, sus = b.Build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
@@ -307,7 +308,7 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 				}
 			}
 		}
-		warnings = append(warnings, snapshot.DuplicateWarnings(v, suspects)...)
+		warnings = append(warnings, build.DuplicateWarnings(v, suspects)...)
 	}
 	if unparsed > 0 {
 		warnings = append(warnings, snapshot.CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
@@ -363,7 +364,7 @@ func configOf(e *Entry, prev map[string]string) map[string]string {
 		return e.Conn.Config // made by a Tail, not decoded from a segment
 	}
 	if string(e.Key) == "connector-"+e.Connector && e.Value != nil {
-		if props, ok := snapshot.ConnectorProperties(e.Value); ok {
+		if props, ok := build.ConnectorProperties(e.Value); ok {
 			return props
 		}
 	}

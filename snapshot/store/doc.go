@@ -11,7 +11,7 @@
 //
 //   - [Snapshots] (st.Snapshots()): Put, GetWith (one read: the sink
 //     says what to keep of the source offsets; nil keeps them all,
-//     [RestoreSink] what a restore reads, snapshot.SeedSink what a
+//     [RestoreSink] what a restore reads, capture.SeedSink what a
 //     journal tail reads), Verify, List, Resolve, Delete, and For (a
 //     command limited to some connectors);
 //   - [Journal] (st.Journal()): epochs and segments, StateAt, Events

@@ -23,7 +23,6 @@ package store
 // that was altered and given a new checksum.
 
 import (
-	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -379,15 +378,15 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 // splitObject parses the header line of a stored object and returns it
 // and the body.
 func splitObject(data []byte) (objectHeader, []byte, error) {
-	var h objectHeader
-	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
-	if nl < 0 {
-		return h, nil, fmt.Errorf("%w: no header line in the first %d bytes", snapshot.ErrCorrupt, maxHeaderSize)
+	line, body, ok := cutHeader(data)
+	if !ok {
+		return objectHeader{}, nil, fmt.Errorf("%w: no header line in the first %d bytes", snapshot.ErrCorrupt, maxHeaderSize)
 	}
-	if err := json.Unmarshal(data[:nl], &h); err != nil {
+	h, err := parseHeader(line)
+	if err != nil {
 		return h, nil, fmt.Errorf("%w: decode header: %v", snapshot.ErrCorrupt, err)
 	}
-	return h, data[nl+1:], nil
+	return h, body, nil
 }
 
 // checkSealed makes the checks of decodeObject that need no key on an

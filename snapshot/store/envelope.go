@@ -6,9 +6,10 @@ package store
 //	{"format":...,"version":N,...,"compression":"zstd","encryption":...,"key_id":...,"sha256":"<hex>","body_size":N}\n
 //	body
 //
-// The header names the format and its version, then what the kind of
-// object adds (a segment's epoch, sequence numbers and digests), then the
-// fields every object shares: compression, encryption and key_id when the
+// The header, one type for both kinds (objectHeader, read by cutHeader and
+// parseHeader), names the format and its version, then what the kind of
+// object adds (a segment's epoch, sequence numbers and digests,
+// segmentFields), then the fields every object shares: compression, encryption and key_id when the
 // body is encrypted, and the SHA-256 and size of the body as stored, so
 // that a store can be checked for damage without the key. An encrypted
 // body is sealed by sealBody and opened by Keeper.open, the one encryption
@@ -16,21 +17,114 @@ package store
 // object, so that a body moved under another name fails to authenticate:
 // snapshotAAD for a snapshot, segmentAAD for a segment.
 //
-// Objects written before this file keep their bytes: the snapshot
+// Objects written before this file keep their bytes (the header lines of
+// both kinds are those their two header types of before wrote, checked by
+// TestOneEnvelopeWrites): the snapshot
 // envelopes of the first release (encryptionSecrets, with the constant
 // sealAAD) still read, and testdata holds a fixture of every envelope ever
 // written (v1.snap, v1-encrypted.snap, v1-encrypted-bound.snap,
 // journal-v1, journal-v1-encrypted).
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strconv"
 )
+
+// objectHeader is the header line of every object the store writes, a
+// snapshot's (Format objectFormat) or a journal segment's (segmentFormat).
+// Readers ignore fields they do not know, but refuse values they do not
+// know in the fields that say how to read the body (format, version,
+// compression, encryption). Its JSON is, field for field and byte for
+// byte, the header each kind was first written with: a snapshot's
+// {"format","version","compression",...,"body_size"}, a segment's with
+// its own fields after "version" and "interval_ms" last.
+type objectHeader struct {
+	// Format names the kind of object: objectFormat or segmentFormat.
+	Format string `json:"format"`
+	// Version is the format version of the kind: a snapshot's
+	// snapshot.MinVersion..Version, a segment's journal.MinJournalVersion..
+	// JournalVersion.
+	Version *int `json:"version"`
+	// segmentFields are what a segment's header adds; nil for a snapshot
+	// (parseHeader sets them for a segmentFormat header only).
+	*segmentFields
+	// Compression is how the body is compressed: compressionZstd.
+	Compression string `json:"compression"`
+	// Encryption is how the body is encrypted: empty (or "none") for not
+	// at all, or encryptionBound (encryptionSecrets for the first snapshot
+	// envelopes; see encrypt.go).
+	Encryption string `json:"encryption,omitempty"`
+	// KeyID is the ID of the key of an encrypted body (Keeper.ID).
+	KeyID string `json:"key_id,omitempty"`
+	// SHA256 is the lowercase hex SHA-256 of the body as stored.
+	SHA256 string `json:"sha256"`
+	// BodySize is the length of the body as stored, in bytes.
+	BodySize *int64 `json:"body_size"`
+	// IntervalMs is the interval a segment's journal flushes at, in
+	// milliseconds (0, left out: not recorded); never set for a snapshot.
+	IntervalMs int64 `json:"interval_ms,omitempty"`
+}
+
+// segmentFields are what a journal segment's header says of it (see
+// journal.Segment), between "version" and "compression".
+type segmentFields struct {
+	Epoch       string `json:"epoch"`
+	Level       int    `json:"level"`
+	FirstSeq    uint64 `json:"first_seq"`
+	LastSeq     uint64 `json:"last_seq"`
+	FirstTimeMs int64  `json:"first_time_ms"`
+	LastTimeMs  int64  `json:"last_time_ms"`
+	PrevDigest  string `json:"prev_digest"`
+	LastDigest  string `json:"last_digest"`
+	Entries     int    `json:"entries"`
+}
+
+// cutHeader splits a stored object into its header line (without the
+// '\n') and its body; false when no line ends in the first maxHeaderSize
+// bytes.
+func cutHeader(data []byte) (line, body []byte, ok bool) {
+	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
+	if nl < 0 {
+		return nil, nil, false
+	}
+	return data[:nl], data[nl+1:], true
+}
+
+// parseHeader decodes a header line, a snapshot's or a segment's. The
+// caller checks Format, and says in its own words what is wrong.
+func parseHeader(line []byte) (objectHeader, error) {
+	h := objectHeader{segmentFields: new(segmentFields)}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return objectHeader{}, err
+	}
+	if h.Format != segmentFormat {
+		h.segmentFields = nil
+	}
+	return h, nil
+}
+
+// version is the header's version, 0 when it has none.
+func (h objectHeader) version() int {
+	if h.Version == nil {
+		return 0
+	}
+	return *h.Version
+}
+
+// bodySize is the header's body_size, 0 when it has none.
+func (h objectHeader) bodySize() int64 {
+	if h.BodySize == nil {
+		return 0
+	}
+	return *h.BodySize
+}
 
 // sealedBody is a body as the envelope stores it.
 type sealedBody struct {

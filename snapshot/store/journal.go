@@ -70,27 +70,6 @@ func parseClaimKey(key string) (string, bool) {
 	return parts[0], true
 }
 
-// segmentHeader is the first line of a segment object.
-type segmentHeader struct {
-	Format      string `json:"format"`
-	Version     int    `json:"version"`
-	Epoch       string `json:"epoch"`
-	Level       int    `json:"level"`
-	FirstSeq    uint64 `json:"first_seq"`
-	LastSeq     uint64 `json:"last_seq"`
-	FirstTimeMs int64  `json:"first_time_ms"`
-	LastTimeMs  int64  `json:"last_time_ms"`
-	PrevDigest  string `json:"prev_digest"`
-	LastDigest  string `json:"last_digest"`
-	Entries     int    `json:"entries"`
-	Compression string `json:"compression"`
-	Encryption  string `json:"encryption,omitempty"`
-	KeyID       string `json:"key_id,omitempty"`
-	SHA256      string `json:"sha256"`
-	BodySize    int64  `json:"body_size"`
-	IntervalMs  int64  `json:"interval_ms,omitempty"`
-}
-
 // List lists the journal with one LIST of journal/. Objects that
 // are not epoch files or segment names are ignored.
 func (h Journal) List(ctx context.Context) (*journal.JournalListing, error) {
@@ -267,18 +246,20 @@ func (s *Store) encodeSegment(ctx context.Context, seg *journal.Segment) error {
 	}
 	body := zw.EncodeAll(plain, nil)
 	frames.Release(zw)
-	h := segmentHeader{
-		Format: segmentFormat, Version: journal.JournalVersion, Epoch: seg.Epoch, Level: seg.Level,
-		FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: journal.Ms(seg.FirstTime), LastTimeMs: journal.Ms(seg.LastTime),
-		PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries), Compression: compressionZstd,
-		IntervalMs: seg.Interval.Milliseconds(),
+	version := journal.JournalVersion
+	h := objectHeader{
+		Format: segmentFormat, Version: &version, segmentFields: &segmentFields{Epoch: seg.Epoch, Level: seg.Level,
+			FirstSeq: seg.FirstSeq, LastSeq: seg.LastSeq, FirstTimeMs: journal.Ms(seg.FirstTime), LastTimeMs: journal.Ms(seg.LastTime),
+			PrevDigest: seg.PrevDigest, LastDigest: seg.LastDigest, Entries: len(seg.Entries)},
+		Compression: compressionZstd, IntervalMs: seg.Interval.Milliseconds(),
 	}
 	sb, err := sealBody(ctx, s.keeper, "segment", body, segmentAAD(key))
 	if err != nil {
 		return fmt.Errorf("put journal segment %s: %w", key, err)
 	}
 	body = sb.data
-	h.Encryption, h.KeyID, h.SHA256, h.BodySize = sb.encryption, sb.keyID, sb.sha256, int64(len(body))
+	size := int64(len(body))
+	h.Encryption, h.KeyID, h.SHA256, h.BodySize = sb.encryption, sb.keyID, sb.sha256, &size
 	head, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("put journal segment %s: %w", key, err)
@@ -351,8 +332,7 @@ func (s *Store) journalFlushed(ctx context.Context, e *journal.EpochInfo, c snap
 	}
 	defer r.Close()
 	line, _ := bufio.NewReader(io.LimitReader(r, maxHeaderSize)).ReadSlice('\n')
-	var h segmentHeader
-	if json.Unmarshal(line, &h) == nil {
+	if h, err := parseHeader(bytes.TrimSuffix(line, []byte("\n"))); err == nil {
 		interval = time.Duration(h.IntervalMs) * time.Millisecond
 	}
 	return last, interval, nil
@@ -404,23 +384,22 @@ func (s *Store) readSegment(ctx context.Context, si journal.SegmentInfo, skipEve
 	if err != nil {
 		return nil, fmt.Errorf("read journal segment %s: %w", si.Key, err)
 	}
-	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
-	if nl < 0 {
+	line, body, ok := cutHeader(data)
+	if !ok {
 		return nil, bad("no header line")
 	}
-	var h segmentHeader
-	if err := json.Unmarshal(data[:nl], &h); err != nil || h.Format != segmentFormat {
+	h, err := parseHeader(line)
+	if err != nil || h.Format != segmentFormat {
 		return nil, bad("not a journal segment header")
 	}
-	if h.Version < journal.MinJournalVersion || h.Version > journal.JournalVersion {
-		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, journal.ErrUnsupportedVersion, h.Version, journal.MinJournalVersion, journal.JournalVersion)
+	if v := h.version(); v < journal.MinJournalVersion || v > journal.JournalVersion {
+		return nil, fmt.Errorf("read journal segment %s: %w %d: this build reads journal versions %d to %d; upgrade offsetkeeper", si.Key, journal.ErrUnsupportedVersion, v, journal.MinJournalVersion, journal.JournalVersion)
 	}
 	if h.Epoch != si.Epoch || h.Level != si.Level || h.FirstSeq != si.FirstSeq || h.LastSeq != si.LastSeq || h.LastTimeMs != journal.Ms(si.LastTime) {
 		return nil, bad("its header says epoch %s level %d seq %d-%d, not what its name says", h.Epoch, h.Level, h.FirstSeq, h.LastSeq)
 	}
-	body := data[nl+1:]
-	if int64(len(body)) != h.BodySize {
-		return nil, bad("the header says the body is %d bytes, found %d", h.BodySize, len(body))
+	if int64(len(body)) != h.bodySize() {
+		return nil, bad("the header says the body is %d bytes, found %d", h.bodySize(), len(body))
 	}
 	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != h.SHA256 {
 		return nil, bad("body SHA-256 does not match the header: the object was altered or damaged")

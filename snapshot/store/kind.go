@@ -62,8 +62,8 @@ func (s *Store) headScope(ctx context.Context, id string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %s: %w: no header line", id, snapshot.ErrCorrupt)
 	}
-	var h objectHeader
-	if err := json.Unmarshal(line, &h); err != nil {
+	h, err := parseHeader(line)
+	if err != nil {
 		return nil, fmt.Errorf("read snapshot %s: %w: decode header: %v", id, snapshot.ErrCorrupt, err)
 	}
 	if h.Encryption != "" && h.Encryption != "none" {

@@ -313,7 +313,7 @@ func (h Snapshots) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.I
 // snapshot.OffsetSink); nil puts them in SourceOffsets. A sink that also
 // has a method Decoded(*snapshot.Snapshot) is given every snapshot read
 // with it, streamed or decoded whole, to finish it: RestoreSink leaves out
-// what a restore does not read, snapshot.SeedSink keeps what a journal
+// what a restore does not read, capture.SeedSink keeps what a journal
 // tail needs. A document the streamed decoder does not take is decoded
 // whole, its source offsets in SourceOffsets.
 func (h Snapshots) GetWith(ctx context.Context, ref string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
@@ -623,28 +623,6 @@ func (s *Store) nextCreatedAt() time.Time {
 	return t
 }
 
-// objectHeader is the first line of every snapshot object. Readers ignore
-// fields they do not know, but refuse values they do not know in the
-// fields that say how to read the body (format, version, compression,
-// encryption).
-type objectHeader struct {
-	// Format is always objectFormat.
-	Format string `json:"format"`
-	// Version is the object format version, MinVersion..Version.
-	Version *int `json:"version"`
-	// Compression is how the body is compressed: compressionZstd.
-	Compression string `json:"compression"`
-	// Encryption is how the body is encrypted: empty (or "none") for not
-	// at all, or encryptionBound (encryptionSecrets for the first envelopes; see encrypt.go).
-	Encryption string `json:"encryption,omitempty"`
-	// KeyID is the ID of the key of an encrypted body (Keeper.ID).
-	KeyID string `json:"key_id,omitempty"`
-	// SHA256 is the lowercase hex SHA-256 of the body as stored.
-	SHA256 string `json:"sha256"`
-	// BodySize is the length of the body as stored, in bytes.
-	BodySize *int64 `json:"body_size"`
-}
-
 // compressPieces encodes and compresses the pieces of snap into frames
 // and returns them in order. Consecutive pieces share a frame up to about
 // z.keys source offsets' worth (a small document, or a partition of a few
@@ -679,7 +657,7 @@ func compressPieces(snap *snapshot.Snapshot, z snapshot.PieceSizes) ([][]byte, e
 	}
 	framed := make([][][]byte, len(jobs))
 	// A one-shot stream lets each run go once it is encoded.
-	spent := snap.Stream != nil && snap.Stream.Spend()
+	spent := snap.SpendStream()
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
@@ -833,13 +811,12 @@ func decodeObject(id string, data []byte) (*snapshot.Snapshot, snapshot.Info, er
 // decodeObjectAs is decodeObject, the source offsets of a streamed
 // document decoded into sink (SourceOffsets when nil).
 func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
-	nl := bytes.IndexByte(data[:min(len(data), maxHeaderSize)], '\n')
-	if nl < 0 {
+	line, body, ok := cutHeader(data)
+	if !ok {
 		return nil, snapshot.Info{}, fmt.Errorf("%w: no header line in the first %d bytes (object is %d bytes)", snapshot.ErrCorrupt, maxHeaderSize, len(data))
 	}
-	line, body := data[:nl], data[nl+1:]
-	var h objectHeader
-	if err := json.Unmarshal(line, &h); err != nil {
+	h, err := parseHeader(line)
+	if err != nil {
 		return nil, snapshot.Info{}, fmt.Errorf("%w: decode header: %v", snapshot.ErrCorrupt, err)
 	}
 	if h.Format != objectFormat {
@@ -896,12 +873,9 @@ func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot
 // decodeBody decompresses and decodes a document: streamed (decodeStreamed)
 // when it can be, whole otherwise; the source offsets of a streamed one go
 // into what to says (a SourceTable for RestoreSink, a tail's seed for
-// snapshot.SeedSink).
+// capture.SeedSink).
 func decodeBody(dec *zstd.Decoder, body []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, error) {
 	if err := dec.Reset(bytes.NewReader(body)); err == nil {
-		if sink == nil {
-			sink = new(snapshot.OffsetsCollector)
-		}
 		if snap, ok := snapshot.DecodeStreamedAhead(dec, snapshot.WindowAhead, sink); ok {
 			return snap, nil
 		}

@@ -115,7 +115,7 @@ type PartView struct {
 	// Built is what the last Capture of an incremental Capturer made of
 	// this partition, and dirty the keys set or removed since; nil when
 	// the next Capture must build the partition from scratch.
-	Built any // a *snapshot.BuiltPart of the capture
+	Built any // a *build.BuiltPart of the capture (snapshot/internal/build)
 	Dirty map[string]struct{}
 	// Index is, instead of built, what the last streamed capture of an
 	// incremental Capturer indexed of this partition (see updateIndex).

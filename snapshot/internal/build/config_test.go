@@ -1,4 +1,4 @@
-package snapshot
+package build
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package snapshot_test
+package build_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -25,7 +26,7 @@ import (
 // in every position of a word. The seed corpus is in
 // testdata/fuzz/FuzzCaptureKeys; run it longer with
 //
-//	go test -run '^$' -fuzz=FuzzCaptureKeys -fuzztime=60s ./snapshot/
+//	go test -run '^$' -fuzz=FuzzCaptureKeys -fuzztime=60s ./snapshot/internal/build/
 func FuzzCaptureKeys(f *testing.F) {
 	f.Add([]byte("\x19[\"c1\",{\"file\":\"/data/\xff\"}]"), uint16(300))
 	f.Add([]byte("\x0e\x00\x01\xfe\xffbinary-key\x04\xff\xff\xff\xff"), uint16(70))
@@ -90,7 +91,7 @@ func fuzzCaptureKeys(t *testing.T, data []byte, copies uint16) {
 		}
 	}
 
-	b := &snapshot.OffsetBuilder{
+	b := &build.OffsetBuilder{
 		InScope:    func(string) bool { return true },
 		Connectors: map[string]*snapshot.Connector{},
 		Names:      map[string]string{},

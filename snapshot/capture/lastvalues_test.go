@@ -1,23 +1,80 @@
-package snapshot
+package capture
 
 import (
 	"bytes"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
+
+// fixtureSnapshot is the format's fixture, as the snapshot package's
+// golden file holds it.
+func fixtureSnapshot() *snapshot.Snapshot {
+	doc, err := os.ReadFile("../testdata/v1.json")
+	if err != nil {
+		panic(err)
+	}
+	s, err := snapshot.Decode(doc)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// streamedDocs are documents Encode writes, of the shapes a streamed read
+// must decode as Decode does (the snapshot package's test of the streamed
+// decoder uses the same): the fixture (escapes, base64 keys, empty
+// values, parse errors), no source offsets, one key of 1 MiB, and random
+// keys and values in several partitions.
+func streamedDocs(t testing.TB) map[string][]byte {
+	docs := map[string][]byte{}
+	enc := func(name string, s *snapshot.Snapshot) {
+		var b bytes.Buffer
+		if err := s.Encode(&b); err != nil {
+			t.Fatal(err)
+		}
+		docs[name] = b.Bytes()
+	}
+	enc("fixture", fixtureSnapshot())
+	empty := fixtureSnapshot()
+	empty.SourceOffsets = []snapshot.SourceOffset{}
+	enc("no source offsets", empty)
+	big := fixtureSnapshot()
+	big.SourceOffsets = append(big.SourceOffsets[:1:1], snapshot.SourceOffset{Topic: "connect-offsets", Partition: 1, Offset: 5,
+		Key:   snapshot.Bytes(`["big",{"k":"` + strings.Repeat("x", 1<<20) + `"}]`),
+		Value: snapshot.Bytes(`{"position":1}`), Connector: "big"})
+	big.Normalize()
+	enc("one key of 1 MiB", big)
+	r := rand.New(rand.NewPCG(1, 2))
+	random := fixtureSnapshot()
+	random.SourceOffsets = nil
+	for i := range 300 {
+		k := fmt.Sprintf(`["c%d",{"file":"/data/%x\"\\é"}]`, r.IntN(20), r.Uint64())
+		if i%17 == 0 {
+			k = string([]byte{0xff, byte(i)}) // base64
+		}
+		random.SourceOffsets = append(random.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(r.IntN(5)),
+			Offset: int64(i), Key: snapshot.Bytes(k), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, r.Int64())), Connector: fmt.Sprintf("c%d", r.IntN(20))})
+	}
+	random.Normalize()
+	enc("random", random)
+	return docs
+}
 
 // The tail's last values: set, get, overwrite and remove by key, the
 // values intact across compactions, and the arena bounded under steady
 // rewrites (about twice the live values, or keyview.CompactAbove).
 func TestLastValues(t *testing.T) {
-	lv := NewLastValues(maphash.MakeSeed())
+	lv := newLastValues(maphash.MakeSeed())
 	key := func(i int) []byte { return fmt.Appendf(nil, `["conn-%d",{"file":"/data/%d"}]`, i%7, i) }
 	const keys = 5000
 	// Half the values held inline, half in the arena.
@@ -99,11 +156,11 @@ func TestLastValuesInline(t *testing.T) {
 		{``, false},
 		{`{"position":1234567890123456}`, false},
 	}
-	lv := NewLastValues(maphash.MakeSeed())
+	lv := newLastValues(maphash.MakeSeed())
 	for i, c := range cases {
 		key := fmt.Appendf(nil, "k%d", i)
 		lv.Set(key, []byte(c.v))
-		if w, _ := lv.Index.Get(maphash.Bytes(lv.Seed, key)); (w&InlineBit != 0) != c.inline {
+		if w, _ := lv.Index.Get(maphash.Bytes(lv.Seed, key)); (w&inlineBit != 0) != c.inline {
 			t.Errorf("%q: inline %v, want %v", c.v, !c.inline, c.inline)
 		}
 	}
@@ -118,7 +175,7 @@ func TestLastValuesInline(t *testing.T) {
 		t.Errorf("get of a nil value: %q %v, want empty", got, ok)
 	}
 	// Random values round-trip, through compactions.
-	lv = NewLastValues(maphash.MakeSeed())
+	lv = newLastValues(maphash.MakeSeed())
 	r := rand.New(rand.NewPCG(3, 4))
 	want := map[string]string{}
 	for i := range 20000 {
@@ -154,17 +211,17 @@ func TestLastValuesInline(t *testing.T) {
 }
 
 // oldSeed is how NewTail seeded its last values before GetForTail: every
-// SourceOffset of the state, in order, set in its partition's LastValues.
-func oldSeed(state *Snapshot) map[string]map[int32]*LastValues {
+// snapshot.SourceOffset of the state, in order, set in its partition's lastValues.
+func oldSeed(state *snapshot.Snapshot) map[string]map[int32]*lastValues {
 	seed := maphash.MakeSeed()
-	out := map[string]map[int32]*LastValues{}
+	out := map[string]map[int32]*lastValues{}
 	for _, o := range state.SourceOffsets {
 		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]*LastValues{}
+			out[o.Topic] = map[int32]*lastValues{}
 		}
 		lv := out[o.Topic][o.Partition]
 		if lv == nil {
-			lv = NewLastValues(seed)
+			lv = newLastValues(seed)
 			out[o.Topic][o.Partition] = lv
 		}
 		lv.Set(o.Key, o.Value)
@@ -175,7 +232,7 @@ func oldSeed(state *Snapshot) map[string]map[int32]*LastValues {
 // sameSeed reports how got differs from want (seeds of their own, so
 // compared by the keys of state): "" when they hold the same keys and
 // values, partition by partition.
-func sameSeed(state *Snapshot, got, want map[string]map[int32]*LastValues) string {
+func sameSeed(state *snapshot.Snapshot, got, want map[string]map[int32]*lastValues) string {
 	for topic, parts := range want {
 		for p, w := range parts {
 			g := got[topic][p]
@@ -213,7 +270,7 @@ func sameSeed(state *Snapshot, got, want map[string]map[int32]*LastValues) strin
 // encoded.
 func TestTailSeedDecode(t *testing.T) {
 	docs := streamedDocs(t)
-	enc := func(s *Snapshot) []byte {
+	enc := func(s *snapshot.Snapshot) []byte {
 		var b bytes.Buffer
 		if err := s.Encode(&b); err != nil {
 			t.Fatal(err)
@@ -221,23 +278,23 @@ func TestTailSeedDecode(t *testing.T) {
 		return b.Bytes()
 	}
 	s := fixtureSnapshot()
-	s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
-		SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 2, Key: Bytes{}, Value: Bytes{}})
+	s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
+		snapshot.SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 2, Key: snapshot.Bytes{}, Value: snapshot.Bytes{}})
 	docs["null key and value"] = enc(s)
 	twice := fixtureSnapshot()
 	for i := range 50 {
-		twice.SourceOffsets = append(twice.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
-			Key: Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%10)), Value: Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
+		twice.SourceOffsets = append(twice.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
+			Key: snapshot.Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%10)), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
 	}
 	docs["keys twice"] = enc(twice)
 	for name, doc := range docs {
-		want, err := Decode(doc)
+		want, err := snapshot.Decode(doc)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, ahead := range []int{1, 64, WindowAhead} {
+		for _, ahead := range []int{1, 64, snapshot.WindowAhead} {
 			sink := &SeedSink{S: NewTailSeed()}
-			got, ok := DecodeStreamedAhead(bytes.NewReader(doc), ahead, sink)
+			got, ok := snapshot.DecodeStreamedAhead(bytes.NewReader(doc), ahead, sink)
 			if !ok {
 				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
 			}
@@ -267,7 +324,7 @@ func TestTailSeedDecode(t *testing.T) {
 func TestWordIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, keys := range []int{10, 3000, 40000} {
-		var x WordIndex
+		var x wordIndex
 		want := map[uint64]uint64{}
 		hash := func() uint64 {
 			switch k := uint64(r.IntN(keys)); k {
@@ -319,13 +376,13 @@ func TestWordIndex(t *testing.T) {
 func TestTailSeedFootprint(t *testing.T) {
 	const keys = 100000
 	for _, order := range []string{"partition by partition", "interleaved"} {
-		s := &Snapshot{}
+		s := &snapshot.Snapshot{}
 		for i := range keys {
 			p := int32(i / (keys / 5))
 			if order == "interleaved" {
 				p = int32(i % 5)
 			}
-			s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: p,
+			s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: p,
 				Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
 		}
 		seed := SeedOf(s)
@@ -351,7 +408,7 @@ func TestTailSeedFootprint(t *testing.T) {
 // partition (16 bytes a key once merged), and every key tombstoned (the
 // arrays and the arena shrink with the keys).
 func TestLastValuesHostile(t *testing.T) {
-	lv := NewLastValues(maphash.MakeSeed())
+	lv := newLastValues(maphash.MakeSeed())
 	big := bytes.Repeat([]byte("x"), 1<<20)
 	lv.Set([]byte("big"), big)
 	if got, ok := lv.Get([]byte("big")); !ok || !bytes.Equal(got, big) || cap(lv.Scratch) > 4<<10 {
@@ -362,7 +419,7 @@ func TestLastValuesHostile(t *testing.T) {
 		t.Fatalf("a value of 1 MiB overwritten: arena of %d bytes, %d live", lv.Arena.Size, lv.Live)
 	}
 
-	lv = NewLastValues(maphash.MakeSeed())
+	lv = newLastValues(maphash.MakeSeed())
 	const tiny = 1000000
 	for i := range tiny {
 		lv.Set(strconv.AppendInt(nil, int64(i), 36), strconv.AppendInt(nil, int64(i), 10)) // not inline: in the arena
@@ -374,7 +431,35 @@ func TestLastValuesHostile(t *testing.T) {
 	for i := range tiny {
 		lv.Remove(strconv.AppendInt(nil, int64(i), 36))
 	}
-	if lv.Len() != 0 || cap(lv.Index.Hs) > 2*MergeAbove || lv.Arena.Size > keyview.CompactAbove || lv.Live != 0 {
+	if lv.Len() != 0 || cap(lv.Index.Hs) > 2*mergeAbove || lv.Arena.Size > keyview.CompactAbove || lv.Live != 0 {
 		t.Fatalf("every key tombstoned: %d held, arrays of %d, arena of %d bytes, %d live", lv.Len(), cap(lv.Index.Hs), lv.Arena.Size, lv.Live)
+	}
+}
+
+// TestSeedSinkDecoded: a document the streamed decoder did not take was
+// decoded whole; Decoded (which the store's GetWith calls) then puts its
+// source offsets into the seed and drops them from the snapshot, as the
+// store's GetForTail did before it became GetWith with a SeedSink. After a
+// streamed decode it changes nothing.
+func TestSeedSinkDecoded(t *testing.T) {
+	want := fixtureSnapshot()
+	for i := range 20 {
+		want.SourceOffsets = append(want.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
+			Key: snapshot.Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%7)), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
+	}
+	whole := *want
+	whole.SourceOffsets = append([]snapshot.SourceOffset(nil), want.SourceOffsets...)
+	sink := &SeedSink{S: NewTailSeed()}
+	sink.Decoded(&whole)
+	if whole.SourceOffsets != nil || !sink.Done {
+		t.Fatalf("after Decoded: SourceOffsets %v, done %v", whole.SourceOffsets != nil, sink.Done)
+	}
+	if d := sameSeed(want, sink.S.Last, oldSeed(want)); d != "" {
+		t.Fatal(d)
+	}
+	seed := sink.S
+	sink.Decoded(&whole)
+	if sink.S != seed {
+		t.Error("a second Decoded replaced the seed")
 	}
 }
