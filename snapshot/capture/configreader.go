@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/build"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/internal/keyview"
 )
 
@@ -29,7 +30,7 @@ type ConfigReader struct {
 	done    uint64 // the last read that succeeded
 	out     map[string]snapshot.ConnectorConfig
 	version uint64
-	conf    *snapshot.ConfigState // the state out was made of, at records
+	conf    *build.ConfigState // the state out was made of, at records
 	records int64
 
 	// noted are the connectors whose records the views read since out was
@@ -120,7 +121,7 @@ func (r *ConfigReader) remake() {
 	}
 }
 
-func connectorConfig(conf *snapshot.ConfigState, name string) snapshot.ConnectorConfig {
+func connectorConfig(conf *build.ConfigState, name string) snapshot.ConnectorConfig {
 	c := conf.Connector(name)
 	return snapshot.ConnectorConfig{Name: name, Config: conf.Connectors[name].Props, TargetState: c.TargetState, Tasks: c.Tasks}
 }
