@@ -46,6 +46,9 @@ type standbyState struct {
 	last    *standby.Report
 	err     string
 	fenced  *standby.Fence
+	// follow keeps the state read from the store between syncs (only the
+	// journal segments written since are read); the standby loop's own.
+	follow standby.Follower
 }
 
 // standbyMetrics are the standby's series.
@@ -132,6 +135,10 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 		d.sb.mu.Lock()
 		d.sb.applied, d.sb.since = time.Time{}, time.Time{}
 		d.sb.mu.Unlock()
+		// Another daemon may write the standby now: leading again starts
+		// from what the store and the standby hold, read whole.
+		d.sb.follow.Reset()
+		d.Standby.Syncer.Forget()
 		return
 	}
 	defer done()
@@ -161,17 +168,31 @@ func (d *Daemon) standbySync(ctx context.Context) (*standby.Report, error) {
 	}
 	// This daemon's primary's state: a store shared with the daemon of
 	// another cluster (after a failover, the new primary's) holds its too.
-	state, at, err := standby.LatestState(ctx, d.Store, func(c string) bool { return primary == "" || c == primary })
+	began := time.Now()
+	state, at, read, err := d.sb.follow.Latest(ctx, d.Store, func(c string) bool { return primary == "" || c == primary })
 	if errors.Is(err, snapshot.ErrNotFound) {
 		return nil, nil // nothing stored yet: the first snapshot comes
 	}
 	if err != nil {
 		return nil, err
 	}
+	stateRead := time.Since(began)
 	if err := standby.CheckFence(ctx, d.Store, state.ClusterID); err != nil {
 		return nil, err
 	}
-	return d.Standby.Syncer.Sync(ctx, state, at)
+	rep, err := d.Standby.Syncer.Sync(ctx, state, at)
+	if rep != nil {
+		rep.StateRead = read
+	}
+	log := d.standbyLog().Debug
+	if read == standby.ReadFull || rep.LiveRead == standby.ReadFull {
+		// The first sync after a start, a new journal epoch, an error:
+		// rare, and each reads the store's state or the standby whole.
+		log = d.standbyLog().Info
+	}
+	log("standby sync", "state_read", read, "state_read_duration", stateRead,
+		"live_read", rep.LiveRead, "duration", time.Since(began), "error", err)
+	return rep, err
 }
 
 // standbyObserve records a sync in the metrics, the page's state and the log.

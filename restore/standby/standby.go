@@ -15,7 +15,10 @@
 //     its offsets topics to their end and its sink groups, and writes only
 //     the difference: a Sync after a restart, a crash or a failed write
 //     resumes from the standby itself, never from memory, and a Sync that
-//     finds the standby in step writes nothing.
+//     finds the standby in step writes nothing. A Syncer reads only what
+//     was written to the standby since its last Sync (by it or anyone
+//     else), through the last plan's capture; its first Sync, and one
+//     after an error or Forget, read the standby whole.
 //   - The standby is passive: while a connector in scope runs (or is
 //     paused, or its sink group has members) on the standby, Sync writes
 //     nothing at all and returns an error matching [ErrRunning].
@@ -124,6 +127,13 @@ type Report struct {
 	Configs []ConfigAction `json:"configs,omitempty"`
 	// Warnings are the plan's warnings.
 	Warnings []string `json:"warnings,omitempty"`
+	// LiveRead says how the standby was read: ReadFull (the first sync of
+	// a Syncer, after Forget or an error) or ReadIncremental (only what
+	// was written to it since the last sync, by it or anyone else).
+	// StateRead is how the caller read the state (Follower.Latest), ""
+	// when it does not say.
+	LiveRead  string `json:"live_read,omitempty"`
+	StateRead string `json:"state_read,omitempty"`
 	// Verified is the read back (Config.Verify), nil when nothing was
 	// written.
 	Verified *restore.Verification `json:"-"`
@@ -149,11 +159,16 @@ func (e *RunningError) Error() string {
 // (a refusal: nothing written, exit 3).
 func (e *RunningError) Unwrap() []error { return []error{ErrRunning, restore.ErrRefused} }
 
-// Syncer applies states to one standby; it keeps nothing between Syncs
-// but what Connect configs it wrote (see configs.go). Not safe for
-// concurrent use.
+// Syncer applies states to one standby; between Syncs it keeps what
+// Connect configs it wrote (see configs.go) and the live capture of its
+// last plan, through which the next Sync reads only what was written to
+// the standby since (restore.NewPlanAfter: the same as a full read). Not
+// safe for concurrent use.
 type Syncer struct {
 	cfg Config
+	// prev is the last Sync's plan, nil when the next must read the
+	// standby whole.
+	prev *restore.Plan
 	// wrote holds the config last written to (or found equal on) the
 	// standby per connector: a config that differs from it was changed
 	// by an operator there.
@@ -204,11 +219,22 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 		// topic to the plan as a worker would read it.
 		rep.Configs = s.syncConfigs(ctx, snap)
 	}
-	plan, err := restore.NewPlan(ctx, s.cfg.Client, snap, s.options(snap))
+	prev := s.prev
+	s.prev = nil // kept again only when this Sync ends without an error
+	plan, err := restore.NewPlanAfter(ctx, s.cfg.Client, snap, s.options(snap), prev)
 	if err != nil {
 		return rep, fmt.Errorf("plan the standby: %w", err)
 	}
 	rep.Counts, rep.Warnings, rep.Plan = plan.Counts(), plan.Warnings, plan
+	rep.LiveRead = ReadFull
+	if plan.LiveReadIncremental() {
+		rep.LiveRead = ReadIncremental
+	}
+	defer func() {
+		if err == nil || errors.Is(err, ErrRunning) {
+			s.prev = plan
+		}
+	}()
 	if err := s.checkPassive(ctx, plan, rep); err != nil {
 		s.outOfStep(plan, rep, "the standby runs connectors in scope: nothing written")
 		return rep, err
@@ -244,6 +270,10 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 		"sink_commits", res.SinkCommits, "duration", res.Duration)
 	return rep, nil
 }
+
+// Forget drops what the Syncer read of the standby: the next Sync reads
+// it whole (a daemon that leads again after another did).
+func (s *Syncer) Forget() { s.prev = nil }
 
 // options are the restore options of a sync of snap: the standby's worker
 // offsets topics, and every connector's own offsets topic the primary's
