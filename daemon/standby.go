@@ -58,6 +58,7 @@ type standbyMetrics struct {
 	misses     prometheus.Gauge
 	fenced     prometheus.Gauge
 	syncs      *prometheus.CounterVec
+	duration   prometheus.Histogram
 }
 
 func newStandbyMetrics(reg *prometheus.Registry, lag func() float64) *standbyMetrics {
@@ -82,8 +83,13 @@ func newStandbyMetrics(reg *prometheus.Registry, lag func() float64) *standbyMet
 			Name: "offsetkeeper_standby_syncs_total",
 			Help: "Standby syncs by result: success, refused (a connector runs on the standby, or a safety check), failure, fenced.",
 		}, []string{"result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "offsetkeeper_standby_sync_duration_seconds",
+			Help:    "How long a standby sync took: the state read from the store, the standby read and written.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64},
+		}),
 	}
-	reg.MustRegister(m.applied, m.connectors, m.misses, m.fenced, m.syncs,
+	reg.MustRegister(m.applied, m.connectors, m.misses, m.fenced, m.syncs, m.duration,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "offsetkeeper_standby_lag_seconds",
 			Help: "How far the standby is behind now: the age of the primary's state it last took; 0 while this daemon does not lead.",
@@ -151,7 +157,11 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
+	began := time.Now()
 	rep, err := d.standbySync(ctx)
+	if rep != nil {
+		d.sbm.duration.Observe(time.Since(began).Seconds())
+	}
 	d.standbyObserve(rep, err)
 }
 
@@ -191,7 +201,7 @@ func (d *Daemon) standbySync(ctx context.Context) (*standby.Report, error) {
 		log = d.standbyLog().Info
 	}
 	log("standby sync", "state_read", read, "state_read_duration", stateRead,
-		"live_read", rep.LiveRead, "duration", time.Since(began), "error", err)
+		"live_read", rep.LiveRead, "duration", time.Since(began), "phase_seconds", rep.Phases, "error", err)
 	return rep, err
 }
 

@@ -44,6 +44,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Errors returned by this package. Callers compare with errors.Is.
@@ -90,6 +91,18 @@ type Config struct {
 	DryRun bool
 	// Verify reads the standby back after writing (restore.Verify).
 	Verify bool
+	// CreateTopics creates the standby's Connect internal topics that are
+	// missing (offsets, config, status: cleanup.policy=compact, the
+	// primary's partition counts), with ReplicationFactor (0: the
+	// broker's default); without it they are named (ErrTopicsMissing)
+	// and nothing is written. See topics.go.
+	CreateTopics      bool
+	ReplicationFactor int
+	// Store, when set, keeps the record of the configs written to the
+	// standby's Connect (see configrecord.go): a restarted daemon still
+	// tells its own configs from an operator's. Without it the record is
+	// the Syncer's memory.
+	Store *store.Store
 	// Failover lets a connector that runs on the standby pass when Sync
 	// writes nothing for it (a failover run again after it resumed some):
 	// one it would write still refuses.
@@ -134,6 +147,13 @@ type Report struct {
 	// when it does not say.
 	LiveRead  string `json:"live_read,omitempty"`
 	StateRead string `json:"state_read,omitempty"`
+	// Phases are the seconds each step of the Sync took: translate,
+	// configs (with the topics' check), plan (the standby read), passive
+	// (the running check), check, apply.
+	Phases map[string]float64 `json:"phase_seconds,omitempty"`
+	// CreatedTopics are the standby's Connect topics this Sync created
+	// (Config.CreateTopics; a dry run: would create).
+	CreatedTopics []string `json:"created_topics,omitempty"`
 	// Verified is the read back (Config.Verify), nil when nothing was
 	// written.
 	Verified *restore.Verification `json:"-"`
@@ -169,10 +189,17 @@ type Syncer struct {
 	// prev is the last Sync's plan, nil when the next must read the
 	// standby whole.
 	prev *restore.Plan
-	// wrote holds the config last written to (or found equal on) the
-	// standby per connector: a config that differs from it was changed
-	// by an operator there.
-	wrote map[string]map[string]string
+	// wrote holds the hash of the config last written to (or found
+	// equal on) the standby per connector: a config that differs from it
+	// was changed by an operator there (see configrecord.go). loaded is
+	// the primary whose record wrote holds ("" before it was read from
+	// Config.Store), dirty says it changed since stored, standbyID is the
+	// standby's cluster id.
+	wrote     map[string]string
+	configs   configsSeen
+	loaded    string
+	dirty     bool
+	standbyID string
 }
 
 // New returns a Syncer of cfg.
@@ -197,7 +224,7 @@ func New(cfg Config) (*Syncer, error) {
 	}
 	cfg.Options.AllowOtherCluster = true
 	cfg.Options.Options.Defaults()
-	return &Syncer{cfg: cfg, wrote: map[string]map[string]string{}}, nil
+	return &Syncer{cfg: cfg, wrote: map[string]string{}}, nil
 }
 
 // Sync applies state, the primary's state at moment at, to the standby.
@@ -207,21 +234,27 @@ func New(cfg Config) (*Syncer, error) {
 // (restore.Apply) and, with Config.Connect, keeps the configs in step.
 // The Report holds what was found and done, also on an error.
 func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Time) (rep *Report, err error) {
-	rep = &Report{At: at}
+	rep, lap := &Report{At: at}, time.Now()
 	defer func() { rep.Done = time.Now() }()
 	snap, err := s.translate(ctx, state, rep)
 	if err != nil {
 		return rep, err
 	}
 	rep.State = snap
+	rep.lap("translate", &lap)
+	opts := s.options(snap)
+	if err := s.ensureTopics(ctx, snap, opts, rep); err != nil {
+		return rep, err
+	}
 	if s.cfg.Connect != nil {
 		// First, so that a connector created now names its own offsets
 		// topic to the plan as a worker would read it.
 		rep.Configs = s.syncConfigs(ctx, snap)
 	}
+	rep.lap("configs", &lap)
 	prev := s.prev
 	s.prev = nil // kept again only when this Sync ends without an error
-	plan, err := restore.NewPlanAfter(ctx, s.cfg.Client, snap, s.options(snap), prev)
+	plan, err := restore.NewPlanAfter(ctx, s.cfg.Client, snap, opts, prev)
 	if err != nil {
 		return rep, fmt.Errorf("plan the standby: %w", err)
 	}
@@ -235,10 +268,12 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 			s.prev = plan
 		}
 	}()
+	rep.lap("plan", &lap)
 	if err := s.checkPassive(ctx, plan, rep); err != nil {
 		s.outOfStep(plan, rep, "the standby runs connectors in scope: nothing written")
 		return rep, err
 	}
+	rep.lap("passive", &lap)
 	if plan.Empty() {
 		s.inStep(plan, rep)
 		return rep, nil
@@ -251,8 +286,10 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 		s.outOfStep(plan, rep, "dry run: nothing written")
 		return rep, nil
 	}
+	rep.lap("check", &lap)
 	res, err := restore.Apply(ctx, s.cfg.Client, plan)
 	rep.Applied = res
+	rep.lap("apply", &lap)
 	if err != nil {
 		s.outOfStep(plan, rep, "the write failed: the next sync writes it again")
 		return rep, fmt.Errorf("write the standby: %w", err)
@@ -267,13 +304,24 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 	}
 	s.inStep(plan, rep)
 	s.cfg.Log.Debug("standby written", "source_writes", res.SourceWrites, "tombstones", res.Tombstones,
-		"sink_commits", res.SinkCommits, "duration", res.Duration)
+		"sink_commits", res.SinkCommits, "duration", res.Duration, "phase_seconds", rep.Phases)
 	return rep, nil
+}
+
+// lap records in rep.Phases the time since *from as phase name's, and
+// moves *from to now.
+func (r *Report) lap(name string, from *time.Time) {
+	now := time.Now()
+	if r.Phases == nil {
+		r.Phases = map[string]float64{}
+	}
+	r.Phases[name] = now.Sub(*from).Seconds()
+	*from = now
 }
 
 // Forget drops what the Syncer read of the standby: the next Sync reads
 // it whole (a daemon that leads again after another did).
-func (s *Syncer) Forget() { s.prev = nil }
+func (s *Syncer) Forget() { s.prev, s.loaded, s.configs = nil, "", configsSeen{} }
 
 // options are the restore options of a sync of snap: the standby's worker
 // offsets topics, and every connector's own offsets topic the primary's
