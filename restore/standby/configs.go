@@ -50,7 +50,9 @@ func (s *Syncer) syncConfigs(ctx context.Context, snap *snapshot.Snapshot) []Con
 	}
 	out := s.compareConfigs(ctx, snap)
 	s.configs.key, s.configs.actions = "", nil
-	if ok && !s.cfg.DryRun && !slices.ContainsFunc(out, func(a ConfigAction) bool { return a.Action != ConfigInStep && a.Action != ConfigDiffers && a.Action != ConfigNoConfig }) {
+	if ok && !s.cfg.DryRun && !slices.ContainsFunc(out, func(a ConfigAction) bool {
+		return a.Action != ConfigInStep && a.Action != ConfigDiffers && a.Action != ConfigNoConfig
+	}) {
 		s.configs.key, s.configs.actions = key, out
 	}
 	return out
