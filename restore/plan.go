@@ -217,10 +217,6 @@ type SourcePlan struct {
 	// froms are the From strings, one per snapshot partition (shared by
 	// the plan's connectors).
 	froms map[topicPart]string
-	// after marks the stand-in prev of NewPlanAfter; incremental is set
-	// when the live state was read through its capture; verified once a
-	// Verify read through (and ended) the plan's capture.
-	after, incremental, verified bool
 }
 
 // SourceChange is one source offset key compared.

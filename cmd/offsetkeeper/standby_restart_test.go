@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,28 @@ func TestStandbyDaemonRestart(t *testing.T) {
 		return r != nil && r.StateRead == standby.ReadIncremental && r.LiveRead == standby.ReadIncremental
 	})
 	d.stop()
+}
+
+// TestStandbyCreateTopicsFlags: --standby-create-topics and
+// --standby-replication-factor are standby settings: usage errors without
+// --standby-brokers, and the factor without the flag or below 1.
+func TestStandbyCreateTopicsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		f    standbyFlags
+		want string
+	}{
+		{standbyFlags{createTopics: true, translate: standby.TranslateNone}, "need --standby-brokers"},
+		{standbyFlags{brokers: "b:9092", translate: standby.TranslateNone, replicationFactor: 3}, "goes with --standby-create-topics"},
+		{standbyFlags{brokers: "b:9092", translate: standby.TranslateNone, createTopics: true, replicationFactor: -1}, "wants 1 or more"},
+		{standbyFlags{brokers: "b:9092", translate: standby.TranslateNone, createTopics: true, replicationFactor: 3}, ""},
+	} {
+		err := tc.f.check()
+		var ue usageError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.f, err)
+		case tc.want != "" && (err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want a usage error saying %q", tc.f, err, tc.want)
+		}
+	}
 }
