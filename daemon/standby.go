@@ -49,6 +49,9 @@ type standbyState struct {
 	// follow keeps the state read from the store between syncs (only the
 	// journal segments written since are read); the standby loop's own.
 	follow standby.Follower
+	// wasFull: the last sync read the state or the standby whole (the
+	// standby loop's own).
+	wasFull bool
 }
 
 // standbyMetrics are the standby's series.
@@ -145,6 +148,7 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 		// from what the store and the standby hold, read whole.
 		d.sb.follow.Reset()
 		d.Standby.Syncer.Forget()
+		d.sb.wasFull = false
 		return
 	}
 	defer done()
@@ -194,12 +198,14 @@ func (d *Daemon) standbySync(ctx context.Context) (*standby.Report, error) {
 	if rep != nil {
 		rep.StateRead = read
 	}
-	log := d.standbyLog().Debug
-	if read == standby.ReadFull || rep.LiveRead == standby.ReadFull {
+	log, full := d.standbyLog().Debug, read == standby.ReadFull || rep.LiveRead == standby.ReadFull
+	if full && !d.sb.wasFull {
 		// The first sync after a start, a new journal epoch, an error:
-		// rare, and each reads the store's state or the standby whole.
+		// rare, and each reads the store's state or the standby whole
+		// (every sync does without a journal: said once).
 		log = d.standbyLog().Info
 	}
+	d.sb.wasFull = full
 	log("standby sync", "state_read", read, "state_read_duration", stateRead,
 		"live_read", rep.LiveRead, "duration", time.Since(began), "phase_seconds", rep.Phases, "error", err)
 	return rep, err
