@@ -46,6 +46,12 @@ type standbyState struct {
 	last    *standby.Report
 	err     string
 	fenced  *standby.Fence
+	// follow keeps the state read from the store between syncs (only the
+	// journal segments written since are read); the standby loop's own.
+	follow standby.Follower
+	// wasFull: the last sync read the state or the standby whole (the
+	// standby loop's own).
+	wasFull bool
 }
 
 // standbyMetrics are the standby's series.
@@ -55,6 +61,7 @@ type standbyMetrics struct {
 	misses     prometheus.Gauge
 	fenced     prometheus.Gauge
 	syncs      *prometheus.CounterVec
+	duration   prometheus.Histogram
 }
 
 func newStandbyMetrics(reg *prometheus.Registry, lag func() float64) *standbyMetrics {
@@ -79,8 +86,13 @@ func newStandbyMetrics(reg *prometheus.Registry, lag func() float64) *standbyMet
 			Name: "offsetkeeper_standby_syncs_total",
 			Help: "Standby syncs by result: success, refused (a connector runs on the standby, or a safety check), failure, fenced.",
 		}, []string{"result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "offsetkeeper_standby_sync_duration_seconds",
+			Help:    "How long a standby sync took: the state read from the store, the standby read and written.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64},
+		}),
 	}
-	reg.MustRegister(m.applied, m.connectors, m.misses, m.fenced, m.syncs,
+	reg.MustRegister(m.applied, m.connectors, m.misses, m.fenced, m.syncs, m.duration,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "offsetkeeper_standby_lag_seconds",
 			Help: "How far the standby is behind now: the age of the primary's state it last took; 0 while this daemon does not lead.",
@@ -132,6 +144,11 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 		d.sb.mu.Lock()
 		d.sb.applied, d.sb.since = time.Time{}, time.Time{}
 		d.sb.mu.Unlock()
+		// Another daemon may write the standby now: leading again starts
+		// from what the store and the standby hold, read whole.
+		d.sb.follow.Reset()
+		d.Standby.Syncer.Forget()
+		d.sb.wasFull = false
 		return
 	}
 	defer done()
@@ -144,7 +161,11 @@ func (d *Daemon) standbyTick(ctx context.Context) {
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
+	began := time.Now()
 	rep, err := d.standbySync(ctx)
+	if rep != nil {
+		d.sbm.duration.Observe(time.Since(began).Seconds())
+	}
 	d.standbyObserve(rep, err)
 }
 
@@ -161,17 +182,33 @@ func (d *Daemon) standbySync(ctx context.Context) (*standby.Report, error) {
 	}
 	// This daemon's primary's state: a store shared with the daemon of
 	// another cluster (after a failover, the new primary's) holds its too.
-	state, at, err := standby.LatestState(ctx, d.Store, func(c string) bool { return primary == "" || c == primary })
+	began := time.Now()
+	state, at, read, err := d.sb.follow.Latest(ctx, d.Store, func(c string) bool { return primary == "" || c == primary })
 	if errors.Is(err, snapshot.ErrNotFound) {
 		return nil, nil // nothing stored yet: the first snapshot comes
 	}
 	if err != nil {
 		return nil, err
 	}
+	stateRead := time.Since(began)
 	if err := standby.CheckFence(ctx, d.Store, state.ClusterID); err != nil {
 		return nil, err
 	}
-	return d.Standby.Syncer.Sync(ctx, state, at)
+	rep, err := d.Standby.Syncer.Sync(ctx, state, at)
+	if rep != nil {
+		rep.StateRead = read
+	}
+	log, full := d.standbyLog().Debug, read == standby.ReadFull || rep.LiveRead == standby.ReadFull
+	if full && !d.sb.wasFull {
+		// The first sync after a start, a new journal epoch, an error:
+		// rare, and each reads the store's state or the standby whole
+		// (every sync does without a journal: said once).
+		log = d.standbyLog().Info
+	}
+	d.sb.wasFull = full
+	log("standby sync", "state_read", read, "state_read_duration", stateRead,
+		"live_read", rep.LiveRead, "duration", time.Since(began), "phase_seconds", rep.Phases, "error", err)
+	return rep, err
 }
 
 // standbyObserve records a sync in the metrics, the page's state and the log.

@@ -24,48 +24,54 @@ const (
 	connectStatusPartitions  = 5
 )
 
-// internalTopic is a Connect internal topic --create-topics makes.
-type internalTopic struct {
-	name  string
-	role  string // "offsets", "config", "status"
-	parts int32
-	// from says where the partition count comes from.
-	from string
+// ConnectTopic is a Connect internal topic --create-topics makes.
+type ConnectTopic struct {
+	Name string
+	// Role is "offsets", "config" or "status".
+	Role       string
+	Partitions int32
+	// From says where the partition count comes from.
+	From string
 }
 
-// internalTopics are the Connect internal topics of the restore: the
-// offsets and config topics the snapshot recorded (their partition
-// counts as they were), those the options name that it did not, and the
-// status topic, which a snapshot does not record (Connect's default
-// count).
-func (r *run) internalTopics() []internalTopic {
-	snap := r.req.Snapshot
-	var out []internalTopic
+// internalTopics are the Connect internal topics of the restore (see
+// ConnectTopics).
+func (r *run) internalTopics() []ConnectTopic {
+	return ConnectTopics(r.req.Snapshot, r.req.Options)
+}
+
+// ConnectTopics are the Connect internal topics of a restore of snap with
+// opts: the offsets and config topics the snapshot recorded (their
+// partition counts as they were), those the options name that it did not,
+// and the status topic, which a snapshot does not record (Connect's
+// default count).
+func ConnectTopics(snap *snapshot.Snapshot, opts Options) []ConnectTopic {
+	var out []ConnectTopic
 	add := func(name, role string, parts int32, from string) {
-		if name == "" || slices.ContainsFunc(out, func(t internalTopic) bool { return t.name == name }) {
+		if name == "" || slices.ContainsFunc(out, func(t ConnectTopic) bool { return t.Name == name }) {
 			return
 		}
 		if n := snap.PartitionCount(name); n > 0 {
 			parts, from = n, "as in the snapshot"
 		}
-		out = append(out, internalTopic{name: name, role: role, parts: parts, from: from})
+		out = append(out, ConnectTopic{Name: name, Role: role, Partitions: parts, From: from})
 	}
 	for _, t := range snap.Topics {
 		add(t.Name, t.Role, int32(len(t.Partitions)), "as in the snapshot")
 	}
-	offsets := r.req.Options.OffsetsTopics
+	offsets := opts.OffsetsTopics
 	if len(offsets) == 0 {
 		offsets = []string{snapshot.DefaultOffsetsTopic}
 	}
 	for _, t := range offsets {
 		add(t, snapshot.RoleOffsets, connectOffsetsPartitions, "Connect's default")
 	}
-	config := r.req.Options.ConfigTopic
+	config := opts.ConfigTopic
 	if config == "" {
 		config = snapshot.DefaultConfigTopic
 	}
 	add(config, snapshot.RoleConfig, 1, "Connect's")
-	status := r.req.Options.StatusTopic
+	status := opts.StatusTopic
 	if status == "" {
 		status = capture.DefaultStatusTopic
 	}
@@ -93,48 +99,74 @@ func (r *run) createTopics(ctx context.Context) error {
 	if snap.ClusterID != "" && md.Cluster != snap.ClusterID && !r.req.AllowOtherCluster {
 		return nil
 	}
-	want := r.internalTopics()
-	names := make([]string, len(want))
-	for i, t := range want {
-		names[i] = t.name
+	names, err := CreateConnectTopics(ctx, r.Client, r.internalTopics(), r.req.ReplicationFactor, r.req.DryRun, func(t ConnectTopic, what string) {
+		if r.req.DryRun {
+			fmt.Fprintln(r.Out, english.Wrap("dry run: --create-topics would create "+what, 120, "  "))
+			return
+		}
+		fmt.Fprintln(r.Out, english.Wrap("created "+what, 120, "  "))
+		r.Log.Info("topic created", "topic", t.Name, "partitions", t.Partitions)
+	})
+	if r.req.DryRun {
+		r.wouldCreate = append(r.wouldCreate, names...)
+	} else {
+		r.createdTopics = append(r.createdTopics, names...)
+	}
+	if err != nil {
+		return fmt.Errorf("--create-topics: %w", err)
+	}
+	return nil
+}
+
+// CreateConnectTopics creates those of topics that do not exist on cl's
+// cluster, each cleanup.policy=compact with its partition count and
+// replication factor rf (0: the broker's default.replication.factor), in
+// order; with dryRun it creates none. each is told of every topic created
+// (with dryRun: that would be) and its description. It returns their
+// names; on an error, those created before it.
+func CreateConnectTopics(ctx context.Context, cl *kgo.Client, topics []ConnectTopic, rf int, dryRun bool, each func(t ConnectTopic, what string)) ([]string, error) {
+	adm := kadm.NewClient(cl)
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = t.Name
 	}
 	have, err := adm.ListTopics(ctx, names...)
 	if err != nil {
-		return fmt.Errorf("--create-topics: list topics: %w; nothing was written", err)
+		return nil, fmt.Errorf("list topics: %w; nothing was written", err)
 	}
-	rf := int16(r.req.ReplicationFactor)
-	rfText := fmt.Sprint(rf)
-	if rf <= 0 {
-		rf, rfText = -1, "the broker's default"
+	rf16 := int16(rf)
+	rfText := fmt.Sprint(rf16)
+	if rf16 <= 0 {
+		rf16, rfText = -1, "the broker's default"
 	}
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
 	var created []string
 	// kadm's requests read metadata cached for a few seconds: the plan
 	// would find the topics created still missing.
-	defer func() { r.Client.PurgeTopicsFromClient(created...) }()
-	for _, t := range want {
-		if d, ok := have[t.name]; ok && d.Err == nil {
+	defer func() { cl.PurgeTopicsFromClient(created...) }()
+	var out []string
+	for _, t := range topics {
+		if d, ok := have[t.Name]; ok && d.Err == nil {
 			continue
 		}
-		what := fmt.Sprintf("topic %s (Connect %s topic, %s %s, cleanup.policy=compact, replication factor %s)", t.name, t.role, plural(int(t.parts), "partition", "partitions"), t.from, rfText)
-		if r.req.DryRun {
-			fmt.Fprintln(r.Out, english.Wrap("dry run: --create-topics would create "+what, 120, "  "))
-			r.wouldCreate = append(r.wouldCreate, t.name)
+		what := fmt.Sprintf("topic %s (Connect %s topic, %s %s, cleanup.policy=compact, replication factor %s)", t.Name, t.Role, plural(int(t.Partitions), "partition", "partitions"), t.From, rfText)
+		if dryRun {
+			each(t, what)
+			out = append(out, t.Name)
 			continue
 		}
-		resp, err := adm.CreateTopic(ctx, t.parts, rf, compact, t.name)
+		resp, err := adm.CreateTopic(ctx, t.Partitions, rf16, compact, t.Name)
 		if err == nil {
 			err = resp.Err
 		}
 		if err != nil {
-			return fmt.Errorf("--create-topics: create %s: %w; the topics listed before it were created, no offset was written", what, err)
+			return out, fmt.Errorf("create %s: %w; the topics listed before it were created, no offset was written", what, err)
 		}
-		created = append(created, t.name)
-		r.createdTopics = append(r.createdTopics, t.name)
-		fmt.Fprintln(r.Out, english.Wrap("created "+what, 120, "  "))
-		r.Log.Info("topic created", "topic", t.name, "partitions", t.parts)
+		created = append(created, t.Name)
+		out = append(out, t.Name)
+		each(t, what)
 	}
-	return nil
+	return out, nil
 }
 
 // createTopicsAdvice adds to the error of a plan that found offsets

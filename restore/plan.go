@@ -106,6 +106,10 @@ type Plan struct {
 	// froms holds the SourceChange.From strings, one per snapshot
 	// partition, for the SourcePlans to make their changes with.
 	froms map[topicPart]string
+	// after marks the stand-in prev of NewPlanAfter; incremental is set
+	// when the live state was read through its capture; verified once a
+	// Verify read through (and ended) the plan's capture.
+	after, incremental, verified bool
 }
 
 // ConnectorPlan is the comparison for one connector.
@@ -476,13 +480,37 @@ func NewPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	return newPlan(ctx, cl, snap, opts, nil)
 }
 
+// NewPlanAfter is NewPlan of a later state snap against the same cluster
+// (a standby kept in step): it reads the live state through the live
+// capture of prev, an earlier plan with the same client and options, so
+// that only what was written to the cluster since prev's read (by prev's
+// Apply or anyone else) is read; the capture equals a full one (see
+// capture.Options.Incremental). Without prev, or when prev's capture
+// cannot be read through (other options, a Verify ended it), it is
+// NewPlan. LiveReadIncremental tells which.
+func NewPlanAfter(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, error) {
+	if prev == nil || prev.capturer == nil || prev.verified {
+		return NewPlan(ctx, cl, snap, opts)
+	}
+	return newPlan(ctx, cl, snap, opts, &Plan{capturer: prev.capturer, after: true})
+}
+
+// LiveReadIncremental reports whether the plan's live state was read
+// through an earlier plan's capture (NewPlanAfter): only what was
+// written since.
+func (p *Plan) LiveReadIncremental() bool { return p.incremental }
+
 // newPlan is NewPlan. With prev, an earlier plan of the same snapshot
 // (Verify's), it reuses prev's index of the snapshot and, when the scope
 // is the same, its filtered snapshot and its live Capturer: the live
 // capture then reads only the records written since prev's (an
 // incremental capture equals a full one).
 func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts Options, prev *Plan) (*Plan, error) {
-	if prev != nil && prev.source != snap {
+	var after *liveCapturer
+	switch {
+	case prev != nil && prev.after:
+		after, prev = prev.capturer, nil
+	case prev != nil && prev.source != snap:
 		prev = nil
 	}
 	p, scope, err := startPlan(snap, opts, prev)
@@ -502,7 +530,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 
 	copts := opts
 	copts.Connectors = p.Scope
-	var reuse *liveCapturer
+	reuse := after
 	if prev != nil && slices.Equal(prev.Scope, p.Scope) {
 		reuse = prev.capturer
 		p.Snapshot = prev.Snapshot
@@ -515,7 +543,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if err != nil {
 		return nil, err
 	}
-	p.capturer = lc
+	p.capturer, p.incremental = lc, after != nil && lc == after
 	if err := p.compare(ctx, adm, scope, live); err != nil {
 		return nil, err
 	}

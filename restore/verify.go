@@ -45,6 +45,7 @@ func Verify(ctx context.Context, cl *kgo.Client, p *Plan) (*Verification, error)
 	opts := p.opts
 	opts.Connectors = p.Scope
 	opts.AllowOtherCluster = opts.AllowOtherCluster || p.OtherCluster
+	p.verified = true // its last capture: the Capturer keeps nothing after
 	again, err := newPlan(ctx, cl, p.source, opts, p)
 	if err != nil {
 		return nil, fmt.Errorf("verify restore: %w", err)

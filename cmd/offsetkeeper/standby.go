@@ -45,6 +45,8 @@ type standbyFlags struct {
 	translate, alias, aliasCLI   string
 	margin                       time.Duration
 	interval                     time.Duration
+	createTopics                 bool
+	replicationFactor            int
 }
 
 func (f *standbyFlags) register(fs *flag.FlagSet, daemonFlags bool) {
@@ -76,6 +78,8 @@ func (f *standbyFlags) register(fs *flag.FlagSet, daemonFlags bool) {
 		// OFFSETKEEPER_STANDBY_MM2_SOURCE_ALIAS).
 		fs.StringVar(&f.aliasCLI, "mm2-source-alias", "", "with --standby-translate mm2: the same as --standby-mm2-source-alias")
 		fs.DurationVar(&f.interval, "standby-interval", 0, "how often the daemon brings the standby in step (default 5s)")
+		fs.BoolVar(&f.createTopics, "standby-create-topics", false, "create the standby's Connect internal topics (offsets, config, status) that are missing, cleanup.policy=compact, with the primary's partition counts (status: Connect's default 5); without it they are named and nothing is written")
+		fs.IntVar(&f.replicationFactor, "standby-replication-factor", 0, "with --standby-create-topics: the replication factor of the topics created (default the broker's default.replication.factor)")
 	}
 }
 
@@ -91,7 +95,7 @@ func (f *standbyFlags) check() error {
 		f.alias = f.aliasCLI
 	}
 	if !f.given() {
-		if len(f.connectURLs) > 0 || f.alias != "" || f.translate != standby.TranslateNone {
+		if len(f.connectURLs) > 0 || f.alias != "" || f.translate != standby.TranslateNone || f.createTopics {
 			return usagef("the --standby-* settings need --standby-brokers")
 		}
 		return nil
@@ -105,6 +109,8 @@ func (f *standbyFlags) check() error {
 		return usagef("--mm2-source-alias goes with --standby-translate mm2")
 	case f.margin < 0 || f.interval < 0:
 		return usagef("--standby-translate-margin and --standby-interval: want a duration of 0 or more")
+	case f.replicationFactor < 0 || f.replicationFactor > 0 && !f.createTopics:
+		return usagef("--standby-replication-factor goes with --standby-create-topics, and wants 1 or more")
 	}
 	return nil
 }
@@ -167,12 +173,12 @@ func (f *standbyFlags) open(ctx context.Context, g *globals, primary restore.Opt
 	if f.groupPrefix != "" {
 		opts.GroupPrefix = f.groupPrefix
 	}
-	opts.ProgramVersion = primary.ProgramVersion
+	opts.ProgramVersion, opts.StatusTopic = primary.ProgramVersion, primary.StatusTopic
 	if opts.ConfigTopic == "" {
 		opts.ConfigTopic = snapshot.DefaultConfigTopic
 	}
 	scfg := standby.Config{Client: cl, Options: opts, Translate: f.translate, MM2SourceAlias: f.alias,
-		Margin: f.margin, Connect: rc, Log: log}
+		Margin: f.margin, Connect: rc, Log: log, CreateTopics: f.createTopics, ReplicationFactor: f.replicationFactor}
 	if set != nil {
 		set(&scfg)
 	}
@@ -193,7 +199,9 @@ func (c *daemonCmd) attachStandby(ctx context.Context, d *daemon.Daemon, opts re
 	if !c.standby.given() {
 		return func() {}, nil
 	}
-	cl, s, err := c.standby.open(ctx, c.g, opts, c.log.With("component", "standby"), nil)
+	// The record of the configs written to the standby is kept in the
+	// store: a restarted daemon still tells its own from an operator's.
+	cl, s, err := c.standby.open(ctx, c.g, opts, c.log.With("component", "standby"), func(cfg *standby.Config) { cfg.Store = d.Store })
 	if err != nil {
 		return nil, err
 	}

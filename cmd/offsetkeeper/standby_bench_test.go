@@ -67,6 +67,7 @@ func benchStandby(b *testing.B, n int) {
 	if v, err := strconv.Atoi(envOr("OFFSETKEEPER_BENCH_SECONDS", "60")); err == nil && v > 0 {
 		secs = v
 	}
+	atStart := standbyMetrics(addr)
 	var lags []float64
 	end := time.Now().Add(time.Duration(secs) * time.Second)
 	for time.Now().Before(end) {
@@ -81,6 +82,14 @@ func benchStandby(b *testing.B, n int) {
 	syncs := standbyMetrics(addr)
 	b.Logf("lag over %ds with %d connectors changing every second: p50 %.2fs p99 %.2fs max %.2fs; syncs %v",
 		secs, n, pct(0.5), pct(0.99), lags[len(lags)-1], syncs)
+	// Syncs in the sampled span and their mean time (a sync reads the
+	// state and the standby incrementally after the first).
+	k := "offsetkeeper_standby_sync_duration_seconds_"
+	if dn := syncs[k+"count"] - atStart[k+"count"]; dn > 0 {
+		b.ReportMetric(dn*60/float64(secs), "syncs/min")
+		b.ReportMetric((syncs[k+"sum"]-atStart[k+"sum"])/dn, "s/sync")
+		b.Logf("%.0f syncs in %ds, %.2fs each on average", dn, secs, (syncs[k+"sum"]-atStart[k+"sum"])/dn)
+	}
 
 	stopChurn()
 	<-churned

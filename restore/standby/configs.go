@@ -44,11 +44,34 @@ type ConfigAction struct {
 // safe. A request that fails is a ConfigFailed action, not an error: the
 // offsets are kept in step regardless.
 func (s *Syncer) syncConfigs(ctx context.Context, snap *snapshot.Snapshot) []ConfigAction {
+	key, ok := s.configsKey(ctx, snap)
+	if ok && key == s.configs.key {
+		return slices.Clone(s.configs.actions)
+	}
+	out := s.compareConfigs(ctx, snap)
+	s.configs.key, s.configs.actions = "", nil
+	if ok && !s.cfg.DryRun && !slices.ContainsFunc(out, func(a ConfigAction) bool {
+		return a.Action != ConfigInStep && a.Action != ConfigDiffers && a.Action != ConfigNoConfig
+	}) {
+		s.configs.key, s.configs.actions = key, out
+	}
+	return out
+}
+
+// compareConfigs is syncConfigs, with the standby's Connect read.
+func (s *Syncer) compareConfigs(ctx context.Context, snap *snapshot.Snapshot) (out []ConfigAction) {
+	if err := s.loadWrote(ctx, snap.ClusterID); err != nil {
+		return []ConfigAction{{Action: ConfigFailed, Error: err.Error()}}
+	}
+	defer func() {
+		if err := s.saveWrote(ctx); err != nil {
+			out = append(out, ConfigAction{Action: ConfigFailed, Error: err.Error()})
+		}
+	}()
 	all, err := s.cfg.Connect.Connectors(ctx)
 	if err != nil {
 		return []ConfigAction{{Action: ConfigFailed, Error: "read the standby's connectors: " + err.Error()}}
 	}
-	var out []ConfigAction
 	checked := false
 	for _, c := range snap.Connectors {
 		if len(s.cfg.Options.Connectors) > 0 && !slices.Contains(s.cfg.Options.Connectors, c.Name) {
@@ -80,7 +103,7 @@ func (s *Syncer) syncConfigs(ctx context.Context, snap *snapshot.Snapshot) []Con
 				break
 			}
 			a.Action = ConfigCreated
-			s.wrote[c.Name] = want
+			s.record(c.Name, want)
 		case e.Info == nil || e.Info.Config == nil:
 			a.Action, a.Error = ConfigFailed, "the standby's Connect shows no config for it"
 		default:
@@ -101,12 +124,12 @@ func (s *Syncer) compareConfig(ctx context.Context, name string, want map[string
 		a.Action = ConfigRunning
 		return a
 	case len(a.Differs) == 0:
-		s.wrote[name] = want
+		s.record(name, want)
 		a.Action = ConfigInStep
 		return a
 	}
 	last, ours := s.wrote[name]
-	if !ours || len(differingKeys(last, have)) > 0 {
+	if !ours || last != configHash(have) {
 		// Not what this syncer last wrote (or it wrote nothing since it
 		// started): an operator's, never overwritten.
 		a.Action = ConfigDiffers
@@ -120,7 +143,7 @@ func (s *Syncer) compareConfig(ctx context.Context, name string, want map[string
 		a.Action, a.Error = ConfigFailed, "update its config: "+err.Error()
 		return a
 	}
-	s.wrote[name] = want
+	s.record(name, want)
 	a.Action = ConfigUpdated
 	return a
 }

@@ -15,7 +15,10 @@
 //     its offsets topics to their end and its sink groups, and writes only
 //     the difference: a Sync after a restart, a crash or a failed write
 //     resumes from the standby itself, never from memory, and a Sync that
-//     finds the standby in step writes nothing.
+//     finds the standby in step writes nothing. A Syncer reads only what
+//     was written to the standby since its last Sync (by it or anyone
+//     else), through the last plan's capture; its first Sync, and one
+//     after an error or Forget, read the standby whole.
 //   - The standby is passive: while a connector in scope runs (or is
 //     paused, or its sink group has members) on the standby, Sync writes
 //     nothing at all and returns an error matching [ErrRunning].
@@ -41,6 +44,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/translate"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
 // Errors returned by this package. Callers compare with errors.Is.
@@ -87,6 +91,18 @@ type Config struct {
 	DryRun bool
 	// Verify reads the standby back after writing (restore.Verify).
 	Verify bool
+	// CreateTopics creates the standby's Connect internal topics that are
+	// missing (offsets, config, status: cleanup.policy=compact, the
+	// primary's partition counts), with ReplicationFactor (0: the
+	// broker's default); without it they are named (ErrTopicsMissing)
+	// and nothing is written. See topics.go.
+	CreateTopics      bool
+	ReplicationFactor int
+	// Store, when set, keeps the record of the configs written to the
+	// standby's Connect (see configrecord.go): a restarted daemon still
+	// tells its own configs from an operator's. Without it the record is
+	// the Syncer's memory.
+	Store *store.Store
 	// Failover lets a connector that runs on the standby pass when Sync
 	// writes nothing for it (a failover run again after it resumed some):
 	// one it would write still refuses.
@@ -124,6 +140,20 @@ type Report struct {
 	Configs []ConfigAction `json:"configs,omitempty"`
 	// Warnings are the plan's warnings.
 	Warnings []string `json:"warnings,omitempty"`
+	// LiveRead says how the standby was read: ReadFull (the first sync of
+	// a Syncer, after Forget or an error) or ReadIncremental (only what
+	// was written to it since the last sync, by it or anyone else).
+	// StateRead is how the caller read the state (Follower.Latest), ""
+	// when it does not say.
+	LiveRead  string `json:"live_read,omitempty"`
+	StateRead string `json:"state_read,omitempty"`
+	// Phases are the seconds each step of the Sync took: translate,
+	// configs (with the topics' check), plan (the standby read), passive
+	// (the running check), check, apply.
+	Phases map[string]float64 `json:"phase_seconds,omitempty"`
+	// CreatedTopics are the standby's Connect topics this Sync created
+	// (Config.CreateTopics; a dry run: would create).
+	CreatedTopics []string `json:"created_topics,omitempty"`
 	// Verified is the read back (Config.Verify), nil when nothing was
 	// written.
 	Verified *restore.Verification `json:"-"`
@@ -149,15 +179,27 @@ func (e *RunningError) Error() string {
 // (a refusal: nothing written, exit 3).
 func (e *RunningError) Unwrap() []error { return []error{ErrRunning, restore.ErrRefused} }
 
-// Syncer applies states to one standby; it keeps nothing between Syncs
-// but what Connect configs it wrote (see configs.go). Not safe for
-// concurrent use.
+// Syncer applies states to one standby; between Syncs it keeps what
+// Connect configs it wrote (see configs.go) and the live capture of its
+// last plan, through which the next Sync reads only what was written to
+// the standby since (restore.NewPlanAfter: the same as a full read). Not
+// safe for concurrent use.
 type Syncer struct {
 	cfg Config
-	// wrote holds the config last written to (or found equal on) the
-	// standby per connector: a config that differs from it was changed
-	// by an operator there.
-	wrote map[string]map[string]string
+	// prev is the last Sync's plan, nil when the next must read the
+	// standby whole.
+	prev *restore.Plan
+	// wrote holds the hash of the config last written to (or found
+	// equal on) the standby per connector: a config that differs from it
+	// was changed by an operator there (see configrecord.go). loaded is
+	// the primary whose record wrote holds ("" before it was read from
+	// Config.Store), dirty says it changed since stored, standbyID is the
+	// standby's cluster id.
+	wrote     map[string]string
+	configs   configsSeen
+	loaded    string
+	dirty     bool
+	standbyID string
 }
 
 // New returns a Syncer of cfg.
@@ -182,7 +224,7 @@ func New(cfg Config) (*Syncer, error) {
 	}
 	cfg.Options.AllowOtherCluster = true
 	cfg.Options.Options.Defaults()
-	return &Syncer{cfg: cfg, wrote: map[string]map[string]string{}}, nil
+	return &Syncer{cfg: cfg, wrote: map[string]string{}}, nil
 }
 
 // Sync applies state, the primary's state at moment at, to the standby.
@@ -192,27 +234,46 @@ func New(cfg Config) (*Syncer, error) {
 // (restore.Apply) and, with Config.Connect, keeps the configs in step.
 // The Report holds what was found and done, also on an error.
 func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Time) (rep *Report, err error) {
-	rep = &Report{At: at}
+	rep, lap := &Report{At: at}, time.Now()
 	defer func() { rep.Done = time.Now() }()
 	snap, err := s.translate(ctx, state, rep)
 	if err != nil {
 		return rep, err
 	}
 	rep.State = snap
+	rep.lap("translate", &lap)
+	opts := s.options(snap)
+	if err := s.ensureTopics(ctx, snap, opts, rep); err != nil {
+		return rep, err
+	}
 	if s.cfg.Connect != nil {
 		// First, so that a connector created now names its own offsets
 		// topic to the plan as a worker would read it.
 		rep.Configs = s.syncConfigs(ctx, snap)
 	}
-	plan, err := restore.NewPlan(ctx, s.cfg.Client, snap, s.options(snap))
+	rep.lap("configs", &lap)
+	prev := s.prev
+	s.prev = nil // kept again only when this Sync ends without an error
+	plan, err := restore.NewPlanAfter(ctx, s.cfg.Client, snap, opts, prev)
 	if err != nil {
 		return rep, fmt.Errorf("plan the standby: %w", err)
 	}
 	rep.Counts, rep.Warnings, rep.Plan = plan.Counts(), plan.Warnings, plan
+	rep.LiveRead = ReadFull
+	if plan.LiveReadIncremental() {
+		rep.LiveRead = ReadIncremental
+	}
+	defer func() {
+		if err == nil || errors.Is(err, ErrRunning) {
+			s.prev = plan
+		}
+	}()
+	rep.lap("plan", &lap)
 	if err := s.checkPassive(ctx, plan, rep); err != nil {
 		s.outOfStep(plan, rep, "the standby runs connectors in scope: nothing written")
 		return rep, err
 	}
+	rep.lap("passive", &lap)
 	if plan.Empty() {
 		s.inStep(plan, rep)
 		return rep, nil
@@ -225,8 +286,10 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 		s.outOfStep(plan, rep, "dry run: nothing written")
 		return rep, nil
 	}
+	rep.lap("check", &lap)
 	res, err := restore.Apply(ctx, s.cfg.Client, plan)
 	rep.Applied = res
+	rep.lap("apply", &lap)
 	if err != nil {
 		s.outOfStep(plan, rep, "the write failed: the next sync writes it again")
 		return rep, fmt.Errorf("write the standby: %w", err)
@@ -241,9 +304,24 @@ func (s *Syncer) Sync(ctx context.Context, state *snapshot.Snapshot, at time.Tim
 	}
 	s.inStep(plan, rep)
 	s.cfg.Log.Debug("standby written", "source_writes", res.SourceWrites, "tombstones", res.Tombstones,
-		"sink_commits", res.SinkCommits, "duration", res.Duration)
+		"sink_commits", res.SinkCommits, "duration", res.Duration, "phase_seconds", rep.Phases)
 	return rep, nil
 }
+
+// lap records in rep.Phases the time since *from as phase name's, and
+// moves *from to now.
+func (r *Report) lap(name string, from *time.Time) {
+	now := time.Now()
+	if r.Phases == nil {
+		r.Phases = map[string]float64{}
+	}
+	r.Phases[name] = now.Sub(*from).Seconds()
+	*from = now
+}
+
+// Forget drops what the Syncer read of the standby: the next Sync reads
+// it whole (a daemon that leads again after another did).
+func (s *Syncer) Forget() { s.prev, s.loaded, s.configs = nil, "", configsSeen{} }
 
 // options are the restore options of a sync of snap: the standby's worker
 // offsets topics, and every connector's own offsets topic the primary's

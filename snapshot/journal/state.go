@@ -290,10 +290,16 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 	var warnings []string
 	unparsed := 0
 	for _, name := range names {
+		v := st.views[name]
+		for _, pv := range v.Parts {
+			// The snapshot aliases the values: a later Apply (a state kept
+			// and moved on, restore/standby's Follower) must not overwrite
+			// them in place.
+			pv.From = pv.Next
+		}
 		if !st.readable(name) {
 			continue
 		}
-		v := st.views[name]
 		var suspects []string
 		for _, p := range build.SortedPartitions(v.Parts) {
 			from := len(snap.SourceOffsets)

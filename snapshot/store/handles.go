@@ -69,10 +69,12 @@ type Restores struct{ s *Store }
 
 // Fences are the standby fences, standby/fence-CLUSTER.json: a failover
 // stores one so that the daemon of the cluster it failed over from never
-// writes to the standby again.
+// writes to the standby again. Beside them, standby/configs-CLUSTER.json
+// records which connector configs that cluster's daemon wrote to its
+// standby (PutConfigs, GetConfigs).
 //
-// Not found: Get of a missing fence is snapshot.ErrNotFound; Delete of
-// one is not an error.
+// Not found: Get of a missing fence, and GetConfigs of a missing record,
+// are snapshot.ErrNotFound; Delete of one is not an error.
 type Fences struct{ s *Store }
 
 // Snapshots returns the handle of the Store's snapshots.

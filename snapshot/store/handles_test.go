@@ -104,6 +104,8 @@ func TestHandlesNotFound(t *testing.T) {
 			_, err = st.Fences().Get(ctx, "cluster")
 			is("Fences.Get", err, snapshot.ErrNotFound)
 			is("Fences.Delete", st.Fences().Delete(ctx, "cluster"), nil)
+			_, err = st.Fences().GetConfigs(ctx, "cluster")
+			is("Fences.GetConfigs", err, snapshot.ErrNotFound)
 		})
 	}
 }
