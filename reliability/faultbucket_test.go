@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
@@ -49,6 +50,10 @@ type faultBucket struct {
 	// denyReadPrefix refuses reads of the objects under it, as a
 	// credential that may write them but not read them ("" none).
 	denyReadPrefix string
+
+	// closeFaults counts the commits failClose or lostAck answered with an
+	// error, for tests that wait until a fault has acted.
+	closeFaults atomic.Int64
 }
 
 func newFaultBucket(real *blob.Bucket) *faultBucket {
@@ -218,7 +223,7 @@ func (b *faultBucket) NewTypedWriter(ctx context.Context, key, contentType strin
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return &faultWriter{ctx: ctx, cancel: cancel, w: w, failAt: b.failWriteAt, hangAt: b.hangWriteAt, hookAt: b.writeHookAt, hook: b.onWriteAt,
-		failClose: b.failClose, lostAck: b.lostAck, hangClose: b.hangClose}, nil
+		failClose: b.failClose, lostAck: b.lostAck, hangClose: b.hangClose, faults: &b.closeFaults}, nil
 }
 
 // faultWriter writes to the real writer with the write faults applied.
@@ -231,6 +236,7 @@ type faultWriter struct {
 	hook                   func()
 	failClose, lostAck     bool
 	hangClose              bool
+	faults                 *atomic.Int64
 }
 
 func (w *faultWriter) Write(p []byte) (int, error) {
@@ -273,6 +279,7 @@ func (w *faultWriter) Close() error {
 	case w.failClose:
 		w.cancel() // aborts the real write
 		_ = w.w.Close()
+		w.faults.Add(1)
 		return fmt.Errorf("%w: complete upload: 503 Slow Down", errInjected)
 	case w.hangClose:
 		// Regression: this closed the real writer after cancelling it
@@ -287,6 +294,7 @@ func (w *faultWriter) Close() error {
 	}
 	err := w.w.Close()
 	if err == nil && w.lostAck {
+		w.faults.Add(1)
 		err = fmt.Errorf("%w: complete upload: read: connection reset by peer", errInjected)
 	}
 	return err

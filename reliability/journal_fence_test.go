@@ -108,7 +108,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 			t.Fatalf("neither daemon was fenced:\nA:\n%s\nB:\n%s", logA.String(), logB.String())
 		}
 		c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: fmt.Appendf(nil, `{"incrementing":%d}`, i)})
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // kept: paces the changes both daemons journal until one is fenced
 	}
 	l, err := sto.Journal().List(context.Background())
 	if err != nil {

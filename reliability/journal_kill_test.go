@@ -100,9 +100,11 @@ func TestKillDaemonJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
-	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":4242}`)})
-	time.Sleep(5 * time.Millisecond)
-	committed := time.Now()
+	change := &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":4242}`)}
+	c.produce(change)
+	// The moment the producer stamped the change (Kafka keeps its
+	// millisecond, at or before it): the state at it holds the change.
+	committed := change.Timestamp
 	_ = signal(syscall.SIGKILL)
 	killed := segments(t, st)
 	if cov, err := st.Journal().Coverage(context.Background()); err != nil || len(cov) == 0 || !cov[len(cov)-1].To.Before(committed) {
@@ -159,9 +161,9 @@ func TestTermDaemonFlushesJournal(t *testing.T) {
 	before := segments(t, st)
 
 	jdbc := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.orders"}`)
-	c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":5151}`)})
-	time.Sleep(5 * time.Millisecond)
-	committed := time.Now()
+	change := &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: []byte(`{"incrementing":5151}`)}
+	c.produce(change)
+	committed := change.Timestamp // as in TestKillDaemonJournal
 	if err := signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, logs.String())
 	}

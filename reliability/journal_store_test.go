@@ -70,10 +70,15 @@ func TestJournalStoreFaults(t *testing.T) {
 	} {
 		fb.set(fault)
 		value := []byte(`{"incrementing":` + string(rune('5'+i)) + `00}`)
-		c.produce(&kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: value})
-		time.Sleep(5 * time.Millisecond)
-		at := time.Now()
-		time.Sleep(time.Second) // flushes fail meanwhile
+		change := &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: jdbc, Value: value}
+		c.produce(change)
+		// The moment the producer stamped the change (Kafka keeps its
+		// millisecond, at or before it): the state at it holds the change.
+		at := change.Timestamp
+		// Three commits refused after the change was written: the flushes
+		// after the first of them polled the change, and failed.
+		failed := fb.closeFaults.Load()
+		eventually(t, 30*time.Second, "three failed commits", func() bool { return fb.closeFaults.Load() >= failed+3 })
 		if i == 0 && covered(at)() {
 			t.Fatal("segments were stored while every write failed")
 		}

@@ -234,7 +234,7 @@ func TestSoak(t *testing.T) {
 	began := time.Now()
 	samples := []usage{sample(began)}
 	for next := 1; next <= 4; {
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // kept: the soak's pace, the daemon runs meanwhile
 		verifyNew()
 		if time.Since(began) >= time.Duration(next)*dur/4 {
 			samples = append(samples, sample(began))

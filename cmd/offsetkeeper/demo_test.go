@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
@@ -177,8 +178,12 @@ func TestDemo(t *testing.T) {
 		if _, after := rest("GET", "/connectors/inventory-connector/offsets"); offsetSet(t, after) != want {
 			t.Errorf("restore --via %s: offsets\n got %s\nwant %s", via, offsetSet(t, after), want)
 		}
-		// The demo leaves a connector reset through the REST API alone.
-		time.Sleep(500 * time.Millisecond)
+		// The demo leaves a connector reset through the REST API alone:
+		// once its churn has ticked twice more (a running connector it
+		// churns moved twice), the offsets are still the restored ones.
+		for range 2 {
+			demoChurned(t, rest, connectdemo.ConnJDBC)
+		}
 		if _, later := rest("GET", "/connectors/inventory-connector/offsets"); offsetSet(t, later) != want {
 			t.Errorf("after restore --via %s the demo moved the offsets again:\n%s", via, later)
 		}
@@ -260,5 +265,21 @@ func TestDemoProgram(t *testing.T) {
 		if got := demoProgram(arg0); got != want {
 			t.Errorf("demoProgram(%q) = %q, want %q", arg0, got, want)
 		}
+	}
+}
+
+// demoChurned waits until the demo's churn moves conn's offsets, as read
+// through the demo's Connect REST API (rest).
+func demoChurned(t *testing.T, rest func(method, path string) (int, string), conn string) {
+	t.Helper()
+	_, was := rest("GET", "/connectors/"+conn+"/offsets")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, now := rest("GET", "/connectors/"+conn+"/offsets"); offsetSet(t, now) != offsetSet(t, was) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo's churn did not move %s's offsets in 30s", conn)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

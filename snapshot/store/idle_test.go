@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +11,13 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
-// passed waits until the clock has moved past t.
+// passed waits until the clock has moved past t (by more than a
+// millisecond, Kafka's unit). It sleeps rather than spins, so that in a
+// synctest bubble, whose clock moves only while every goroutine waits, it
+// is fake time.
 func passed(t time.Time) time.Time {
-	for !time.Now().After(t.Add(time.Millisecond)) {
-		runtime.Gosched()
+	for d := time.Until(t.Add(time.Millisecond)); d >= 0; d = time.Until(t.Add(time.Millisecond)) {
+		time.Sleep(d + time.Nanosecond)
 	}
 	return time.Now()
 }

@@ -41,6 +41,19 @@ type journalWorld struct {
 func newJournalWorld(t *testing.T, keeper *store.Keeper) *journalWorld {
 	t.Helper()
 	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
+	return newJournalWorldOn(t, keeper, cl)
+}
+
+// newVirtualJournalWorld is newJournalWorld on kfake's virtual network,
+// for a test inside a testing/synctest bubble (testkit.VirtualSeeded).
+func newVirtualJournalWorld(t *testing.T) *journalWorld {
+	t.Helper()
+	_, cl, _ := testkit.VirtualSeeded(t, connectdemo.DefaultSpec())
+	return newJournalWorldOn(t, nil, cl)
+}
+
+func newJournalWorldOn(t *testing.T, keeper *store.Keeper, cl *kgo.Client) *journalWorld {
+	t.Helper()
 	dir := t.TempDir()
 	b, err := fileblob.OpenBucket(dir, nil)
 	if err != nil {
@@ -492,7 +505,6 @@ func TestJournalBreaks(t *testing.T) {
 		if _, err := w.adm.DeleteTopics(ctx, snapshot.DefaultOffsetsTopic); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
 		if _, err := w.adm.CreateTopic(ctx, 25, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, snapshot.DefaultOffsetsTopic); err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,9 @@ func TestListWhileDeleting(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			// Kept: it paces the deletes so that listings run between
+			// them (the race is a delete inside a listing); it waits for
+			// nothing.
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
