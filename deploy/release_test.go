@@ -1,82 +1,88 @@
 package deploy
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/offsetkeeper/offsetkeeper/deploy/internal/release"
 )
 
-// The release configurations (.goreleaser.yaml for the binaries, .ko.yaml
-// for the image, both run by deploy/release) build what the Dockerfile
-// builds: static, without the gRPC transport, version and commit stamped,
-// on the same base image. CI builds with these flags (deploy/release
-// --check) but does not run goreleaser or ko, which would compile for
-// many minutes; this test keeps the configurations from drifting.
-func TestReleaseConfigsMatchDockerfile(t *testing.T) {
+// The release build (deploy/release, with deploy/internal/release for the
+// archives and the image) builds what deploy/Dockerfile builds: the same
+// go build flags (static, without the gRPC transport, version and commit
+// stamped, no VCS stamping), and an image that runs the same way (entrypoint,
+// cmd, port, the nonroot user, the labels). CI runs the release build
+// (deploy/release --check), whose checks read these flags back from every
+// binary; this test keeps the two builds from drifting apart.
+func TestReleaseBuildMatchesDockerfile(t *testing.T) {
 	docker, err := os.ReadFile("Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := regexp.MustCompile(`(?m)^FROM (\S+)\s*$`).FindStringSubmatch(string(docker))
-	if base == nil {
-		t.Fatal("no final FROM in the Dockerfile")
+	script, err := os.ReadFile("release")
+	if err != nil {
+		t.Fatal(err)
 	}
-	type build struct {
-		ID      string   `yaml:"id"`
-		Main    string   `yaml:"main"`
-		Binary  string   `yaml:"binary"`
-		Env     []string `yaml:"env"`
-		Flags   []string `yaml:"flags"`
-		Tags    []string `yaml:"tags"`
-		Ldflags []string `yaml:"ldflags"`
-		Goos    []string `yaml:"goos"`
-		Goarch  []string `yaml:"goarch"`
+	d, s := string(docker), string(script)
+	dockerBuild := regexp.MustCompile(`go build (.*) -o /out/offsetkeeper (\S+)`).FindStringSubmatch(d)
+	releaseBuild := regexp.MustCompile(`(?m)^\s*go build (.*) -o "\$1/offsetkeeper_\$\{os\}_\$\{arch\}/offsetkeeper" (\S+)$`).FindStringSubmatch(s)
+	tags := regexp.MustCompile(`(?m)^TAGS=(\S+)$`).FindStringSubmatch(s)
+	ldflags := regexp.MustCompile(`(?m)^LDFLAGS="(.*)"$`).FindStringSubmatch(s)
+	if dockerBuild == nil || releaseBuild == nil || tags == nil || ldflags == nil {
+		t.Fatalf("go build lines: Dockerfile %q, deploy/release %q (TAGS %q, LDFLAGS %q)", dockerBuild, releaseBuild, tags, ldflags)
 	}
-	var gr struct {
-		Version int     `yaml:"version"`
-		Builds  []build `yaml:"builds"`
+	flags := strings.NewReplacer(`"$TAGS"`, tags[1], `"$LDFLAGS"`, `"`+ldflags[1]+`"`).Replace(releaseBuild[1])
+	if flags != dockerBuild[1] || releaseBuild[2] != dockerBuild[2] {
+		t.Errorf("deploy/release builds %s %s, deploy/Dockerfile %s %s", flags, releaseBuild[2], dockerBuild[1], dockerBuild[2])
 	}
-	var ko struct {
-		DefaultBaseImage string   `yaml:"defaultBaseImage"`
-		DefaultPlatforms []string `yaml:"defaultPlatforms"`
-		Builds           []build  `yaml:"builds"`
-	}
-	for path, v := range map[string]any{"../.goreleaser.yaml": &gr, "../.ko.yaml": &ko} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(v); err != nil && path == "../.ko.yaml" {
-			t.Fatalf("%s: %v", path, err)
-		} else if err != nil {
-			// goreleaser has more sections than this test reads.
-			if err := yaml.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
+	for _, env := range []string{"CGO_ENABLED=0", "GOFLAGS=-buildvcs=false"} {
+		if !strings.Contains(d, env) || !strings.Contains(s, env) {
+			t.Errorf("%s is not set by both deploy/Dockerfile and deploy/release", env)
 		}
 	}
-	if gr.Version != 2 || len(gr.Builds) != 1 || len(ko.Builds) != 1 {
-		t.Fatalf(".goreleaser.yaml version %d with %d builds, .ko.yaml %d builds", gr.Version, len(gr.Builds), len(ko.Builds))
+	if !strings.Contains(s, `PLATFORMS="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"`) {
+		t.Error("deploy/release does not build linux and darwin, amd64 and arm64")
 	}
-	g, k := gr.Builds[0], ko.Builds[0]
-	for name, b := range map[string]build{".goreleaser.yaml": g, ".ko.yaml": k} {
-		flags := strings.Join(append(slices.Clone(b.Flags), "-tags="+strings.Join(b.Tags, ",")), " ")
-		ld := strings.Join(b.Ldflags, " ")
-		if b.Main != "./cmd/offsetkeeper" || !slices.Contains(b.Env, "CGO_ENABLED=0") || !strings.Contains(flags, "-trimpath") ||
-			!strings.Contains(flags, "disable_grpc_modules") || !strings.Contains(ld, "-s -w -X main.version=") || !strings.Contains(ld, "-X main.commit=") {
-			t.Errorf("%s builds otherwise than the Dockerfile: %+v", name, b)
+
+	// The image: from scratch rather than distroless, run the same way.
+	var entrypoint, cmd []string
+	for directive, v := range map[string]*[]string{"ENTRYPOINT": &entrypoint, "CMD": &cmd} {
+		m := regexp.MustCompile(`(?m)^` + directive + ` (\[.*\])$`).FindStringSubmatch(d)
+		if m == nil || json.Unmarshal([]byte(m[1]), v) != nil {
+			t.Fatalf("Dockerfile: no JSON %s", directive)
 		}
 	}
-	if !slices.Equal(g.Goos, []string{"linux", "darwin"}) || !slices.Equal(g.Goarch, []string{"amd64", "arm64"}) {
-		t.Errorf(".goreleaser.yaml targets %v × %v, want linux and darwin, amd64 and arm64", g.Goos, g.Goarch)
+	if !slices.Equal(entrypoint, release.Entrypoint) || !slices.Equal(cmd, release.Cmd) {
+		t.Errorf("the release image runs %v %v, the Dockerfile's %v %v", release.Entrypoint, release.Cmd, entrypoint, cmd)
 	}
-	if ko.DefaultBaseImage != base[1] || !slices.Equal(ko.DefaultPlatforms, []string{"linux/amd64", "linux/arm64"}) {
-		t.Errorf(".ko.yaml: base %s on %v, want the Dockerfile's %s on linux/amd64 and linux/arm64", ko.DefaultBaseImage, ko.DefaultPlatforms, base[1])
+	if !strings.Contains(d, "\nEXPOSE "+strings.TrimSuffix(release.ExposedPort, "/tcp")+"\n") {
+		t.Errorf("the release image exposes %s, the Dockerfile otherwise", release.ExposedPort)
+	}
+	// distroless's nonroot is 65532:65532.
+	if !strings.Contains(d, "\nUSER nonroot:nonroot\n") || release.User != "65532:65532" {
+		t.Errorf("the release image runs as %s, the Dockerfile not as nonroot:nonroot", release.User)
+	}
+	labels := map[string]string{}
+	for _, m := range regexp.MustCompile(`(org\.opencontainers\.image\.[a-z]+)="([^"]*)"`).FindAllStringSubmatch(d, -1) {
+		labels[m[1]] = m[2]
+	}
+	ours := release.ImageSpec{}.Labels()
+	if !slices.Equal(slices.Sorted(maps.Keys(labels)), slices.Sorted(maps.Keys(ours))) {
+		t.Errorf("labels: the Dockerfile's %v, the release image's %v", slices.Sorted(maps.Keys(labels)), slices.Sorted(maps.Keys(ours)))
+	}
+	for k, v := range labels {
+		if !strings.Contains(v, "$") && ours[k] != v {
+			t.Errorf("label %s: the Dockerfile's %q, the release image's %q", k, v, ours[k])
+		}
+	}
+	for _, gone := range []string{"../.goreleaser.yaml", "../.ko.yaml"} {
+		if _, err := os.Stat(gone); err == nil {
+			t.Errorf("%s is back, but deploy/release does not use it", gone)
+		}
 	}
 }
