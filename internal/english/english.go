@@ -48,7 +48,7 @@ func Fit(s string, width int) string {
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if utf8.RuneCountInString(l) > width {
+		if len(l) > width && utf8.RuneCountInString(l) > width {
 			lead := len(l) - len(strings.TrimLeft(l, " "))
 			lines[i] = FitLine(l, width, strings.Repeat(" ", min(lead, width/4)+4))
 		}
@@ -74,6 +74,71 @@ func wider(s string, width int) bool {
 // at the width. Nothing but the breaks and the indent is added or
 // removed: the whole value is still in --output json.
 func FitLine(line string, width int, indent string) string {
+	if len(line) <= width {
+		return line // bytes ≥ runes
+	}
+	if ascii(line) && ascii(indent) {
+		return fitLineASCII(line, width, indent)
+	}
+	return fitLineRunes(line, width, indent)
+}
+
+// ascii reports whether s is all ASCII: a byte is then a column, and a
+// plan of many keys is fitted without converting each line to runes.
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// fitLineASCII is fitLineRunes over bytes, for a line and indent of ASCII.
+func fitLineASCII(line string, width int, indent string) string {
+	if len(indent) >= width/2 {
+		indent = indent[:width/4]
+	}
+	lead := len(line) - len(strings.TrimLeft(line, " "))
+	var b strings.Builder
+	b.Grow(len(line) + (len(line)/max(width-len(indent), 1)+1)*(len(indent)+1))
+	first := true
+	for {
+		room := width
+		if !first {
+			room -= len(indent)
+			b.WriteString("\n")
+			b.WriteString(indent)
+		}
+		if len(line) <= room {
+			b.WriteString(line)
+			return b.String()
+		}
+		cut, next := breakAtBytes(line, room, lead)
+		b.WriteString(strings.TrimRight(line[:cut], " "))
+		line = strings.TrimLeft(line[next:], " ")
+		first, lead = false, 0
+	}
+}
+
+// breakAtBytes is breakAt over the bytes of an ASCII line.
+func breakAtBytes(s string, room, lead int) (cut, next int) {
+	for i := room; i > lead; i-- {
+		if s[i] == ' ' {
+			return i, i + 1
+		}
+	}
+	for i := room - 1; i > lead; i-- {
+		switch s[i] {
+		case ',', '/', ';', ':':
+			return i + 1, i + 1
+		}
+	}
+	return room, room
+}
+
+// fitLineRunes is FitLine for a line with runes beyond ASCII.
+func fitLineRunes(line string, width int, indent string) string {
 	r := []rune(line)
 	if len(r) <= width {
 		return line

@@ -1,6 +1,7 @@
 package english
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -49,4 +50,37 @@ func TestFitLine(t *testing.T) {
 			t.Errorf("Fit(%q) changed more than the breaks: %q", tc.line, got)
 		}
 	}
+}
+
+// The bytes path for ASCII lines fits every line exactly as the runes path
+// does: spaces, punctuation, words wider than a line, leading indentation.
+func TestFitLineASCIIAsRunes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "abcdefghij   ,/;:{}\"0123456789"
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(400))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		line := strings.Repeat(" ", rng.IntN(8)) + string(b)
+		width := 10 + rng.IntN(130)
+		indent := strings.Repeat(" ", rng.IntN(width))
+		if got, want := fitLineASCII(line, width, indent), fitLineRunes(line, width, indent); got != want && len(line) > width {
+			t.Fatalf("width %d, indent %d, line %q:\nbytes %q\nrunes %q", width, len(indent), line, got, want)
+		}
+	}
+}
+
+func BenchmarkFitLine(b *testing.B) {
+	line := `  source  connect-offsets/7  ["jdbc-orders",{"protocol":"1","table":"shop.orders"}]  update  {"timestamp_nanos":0,"incrementing":207,"timestamp":1733560000000}`
+	b.Run("ascii", func(b *testing.B) {
+		for b.Loop() {
+			FitLine(line, 120, "      ")
+		}
+	})
+	b.Run("runes", func(b *testing.B) {
+		for b.Loop() {
+			fitLineRunes(line, 120, "      ")
+		}
+	})
 }
