@@ -99,7 +99,10 @@ func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot,
 	s.extendIdle(ctx, l, cov, at)
 	pick, gone := -1, -1
 	for i, c := range cov {
-		if !c.BaseExists && !c.From.After(at) && !at.After(c.To) {
+		// A moment after the newest epoch's last segment belongs to that
+		// epoch too (its journal is behind the moment, or stopped): with
+		// its base gone it is refused as inside it, not called a gap.
+		if !c.BaseExists && !c.From.After(at) && (!at.After(c.To) || i == len(cov)-1) {
 			gone = i
 		}
 		if !c.BaseExists || c.From.After(at) {
