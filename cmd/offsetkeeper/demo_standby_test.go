@@ -66,7 +66,7 @@ func TestDemoStandby(t *testing.T) {
 	cancel()
 	<-exit
 	code, fout, ferr := runCLI(t, guideCommand(t, guide, "failover")...)
-	if code != 0 || !strings.Contains(fout, "failover done: RPO") {
+	if code != 0 || !strings.Contains(fout, "failover done: RPO") || !strings.Contains(fout, "RTO ") {
 		t.Fatalf("failover as printed: %d\n%s\n%s", code, fout, ferr)
 	}
 	st, err := rc.States(context.Background())

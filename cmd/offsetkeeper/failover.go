@@ -471,8 +471,14 @@ func (c *failoverCmd) finish(doc *failoverDocument, began time.Time, out io.Writ
 			return err
 		}
 	} else {
+		took := time.Duration(doc.Seconds * float64(time.Second)).Round(time.Millisecond)
 		fmt.Fprintf(out, "%s done: RPO %s (age of the last change applied), took %s\n", c.by,
-			time.Duration(doc.RPOSeconds*float64(time.Second)).Round(time.Millisecond), time.Duration(doc.Seconds*float64(time.Second)).Round(time.Millisecond))
+			time.Duration(doc.RPOSeconds*float64(time.Second)).Round(time.Millisecond), took)
+		if !c.dryRun && len(doc.Resumed) > 0 {
+			// What the failover controls ends at the resumes; the workers
+			// then start the tasks themselves (minutes for a thousand).
+			fmt.Fprintf(out, "RTO %s: from the start of %s until every connector was resumed; the standby's workers start their tasks now\n", took, c.by)
+		}
 	}
 	if len(doc.Errors) > 0 {
 		return errors.New("some connectors were not resumed (see above); resume them on the standby's Connect")
