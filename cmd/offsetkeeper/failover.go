@@ -101,6 +101,10 @@ type failoverDocument struct {
 	// ResumedBefore are the connectors an earlier run of this failover
 	// resumed or paused, left as they run (failover_rerun.go).
 	ResumedBefore []string `json:"resumed_before,omitempty"`
+	// AlreadyRunning are the connectors that ran on the standby before
+	// this failover (started there, not by a failover) while the standby
+	// held their state: nothing written for them, left as they run.
+	AlreadyRunning []string `json:"already_running,omitempty"`
 	// DiffCommand shows what the failover moved on the standby (diff
 	// --at state_at --live); empty in a dry run, or when the standby needs
 	// security settings.
@@ -176,6 +180,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
 		noteResumedBefore(before, doc, out)
+		noteAlreadyRunning(rep, doc, out)
 		c.resume(ctx, state, rep, doc, out)
 		return c.finish(doc, began, out)
 	}
@@ -204,6 +209,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	c.duplicates(ctx, cl, rep, doc, out)
 	noteResumedBefore(before, doc, out)
+	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
 	if words := c.failoverDiffCommand(at); words != nil {

@@ -206,3 +206,22 @@ func noteResumedBefore(before map[string]string, doc *failoverDocument, out io.W
 	fmt.Fprintf(out, "note: an earlier run of this failover resumed %s on the standby: left as they run\n",
 		plural(len(before), "connector", "connectors"))
 }
+
+// noteAlreadyRunning names the connectors the check found running on the
+// standby before this failover (someone started them there) while it
+// holds their state: failover writes nothing for them and leaves them
+// running; they ran on both clusters until the primary went.
+func noteAlreadyRunning(rep *standby.Report, doc *failoverDocument, out io.Writer) {
+	if len(rep.AlreadyRunning) == 0 {
+		return
+	}
+	var names []string
+	for _, f := range rep.AlreadyRunning {
+		names = append(names, f.Connector)
+	}
+	slices.Sort(names)
+	doc.AlreadyRunning = names
+	fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: already running on the standby before this failover (started there, "+
+		"not by a failover): %s; the standby holds their state, so nothing is written for them and they are left running",
+		strings.Join(names, ", "))))
+}

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
+	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -72,5 +77,54 @@ func TestFailoverFirstRunWithTransactionOpen(t *testing.T) {
 		if s, err := w.rc.Status(ctx, c.Name); err != nil || s.Connector.State != "RUNNING" {
 			t.Errorf("%s on the standby after failover: %+v %v, want RUNNING", c.Name, s, err)
 		}
+	}
+}
+
+// TestFailoverNamesConnectorsAlreadyRunning: a connector someone resumed on
+// the standby while the daemon kept it in step (the standby holds its
+// state) is let through by failover, which writes nothing for it and
+// leaves it running, and says so in text and JSON: never in silence.
+func TestFailoverNamesConnectorsAlreadyRunning(t *testing.T) {
+	w := newStandbyWorld(t, 0)
+	st := "file://" + t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	dctx, cancel := context.WithCancel(ctx)
+	var stderr testkit.SyncBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(dctx, append([]string{"daemon", "--brokers", w.primary, "--store", st, "--schedule", "@every 1h",
+			"--journal-interval", "200ms", "--standby-interval", "200ms", "--listen", addr, "--log-format", "json"}, w.flags()...), &bytes.Buffer{}, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for m := standbyMetrics(addr); m[`offsetkeeper_standby_connectors{state="out_of_step"}`] > 0 || m[`offsetkeeper_standby_connectors{state="in_step"}`] == 0; m = standbyMetrics(addr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby never got in step\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-exit
+
+	var started string
+	for _, c := range w.spec.Connectors {
+		if c.HasConfig && c.TargetState == "STARTED" {
+			started = c.Name
+			break
+		}
+	}
+	if err := w.rc.Resume(ctx, started); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, append([]string{"failover", "--store", st, "--output", "json"}, w.flags()...)...)
+	var doc failoverDocument
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("failover with %s running on the standby: exit %d\n%s\n%s", started, code, out, errs)
+	}
+	if !slices.Equal(doc.AlreadyRunning, []string{started}) {
+		t.Errorf("already_running %v, want [%s]", doc.AlreadyRunning, started)
+	}
+	if s, err := w.rc.Status(ctx, started); err != nil || s.Connector.State != "RUNNING" {
+		t.Errorf("%s after failover: %+v %v, want left RUNNING", started, s, err)
 	}
 }

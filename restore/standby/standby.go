@@ -129,6 +129,10 @@ type Report struct {
 	// Running are the connectors in scope the standby runs: Sync wrote
 	// nothing because of them.
 	Running []Finding `json:"running"`
+	// AlreadyRunning are, under Config.Failover, the connectors in scope
+	// that run on the standby although Sync writes nothing for them (the
+	// standby holds their state): let pass, never silently.
+	AlreadyRunning []Finding `json:"already_running,omitempty"`
 	// Misses are the sink partitions that could not be translated.
 	Misses []translate.TranslatedOffset `json:"translation_misses"`
 	// Counts are the plan's (what differed before writing); Applied what
@@ -372,16 +376,17 @@ func (s *Syncer) checkPassive(ctx context.Context, plan *restore.Plan, rep *Repo
 	}
 	for _, cp := range plan.Connectors {
 		lc := cp.Live
+		found := &rep.Running
 		if s.cfg.Failover && !cp.Writes() {
-			continue
+			found = &rep.AlreadyRunning
 		}
 		switch st, ok := rest[cp.Name]; {
 		case lc.HasConfig && !lc.Stopped():
-			rep.Running = append(rep.Running, Finding{cp.Name, "target state " + cp.State() + " in the standby's config topic"})
+			*found = append(*found, Finding{cp.Name, "target state " + cp.State() + " in the standby's config topic"})
 		case ok && st.Connector.State != connectrest.StateStopped:
-			rep.Running = append(rep.Running, Finding{cp.Name, "the standby's Connect reports it " + st.String()})
+			*found = append(*found, Finding{cp.Name, "the standby's Connect reports it " + st.String()})
 		case cp.Sink != nil && cp.Sink.Members > 0:
-			rep.Running = append(rep.Running, Finding{cp.Name, fmt.Sprintf("sink group %s has members on the standby", cp.Sink.Group)})
+			*found = append(*found, Finding{cp.Name, fmt.Sprintf("sink group %s has members on the standby", cp.Sink.Group)})
 		}
 	}
 	if len(rep.Running) == 0 {
