@@ -41,29 +41,75 @@ func Wrap(s string, width int, indent string) string {
 // Fit breaks every line of s wider than width columns (runes) with
 // FitLine, each continuation indented by its line's own indentation plus
 // four spaces; lines that fit are left as they are, so Fit of text that
-// fits is the text itself.
+// fits is the text itself. A restore prints a line per key through it, so
+// each line is read once and text that fits is not copied.
 func Fit(s string, width int) string {
-	if !wider(s, width) {
+	if len(s) <= width {
+		return s // bytes ≥ runes
+	}
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for start := 0; start < len(s); {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		l := s[start:end]
+		if over, isASCII := measure(l, width); over {
+			if b.Len() == 0 {
+				b.Grow(len(s) + len(s)/width*(width/4+5))
+			}
+			b.WriteString(s[done:start])
+			lead := len(l) - len(strings.TrimLeft(l, " "))
+			indent := spaces(min(lead, width/4) + 4)
+			if isASCII {
+				writeFitASCII(&b, l, width, indent)
+			} else {
+				b.WriteString(fitLineRunes(l, width, indent))
+			}
+			done = end
+		}
+		start = end + 1
+	}
+	if done == 0 {
 		return s
 	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if len(l) > width && utf8.RuneCountInString(l) > width {
-			lead := len(l) - len(strings.TrimLeft(l, " "))
-			lines[i] = FitLine(l, width, strings.Repeat(" ", min(lead, width/4)+4))
-		}
-	}
-	return strings.Join(lines, "\n")
+	b.WriteString(s[done:])
+	return b.String()
 }
 
-// wider reports whether some line of s is wider than width columns.
-func wider(s string, width int) bool {
-	for l := range strings.SplitSeq(s, "\n") {
-		if len(l) > width && utf8.RuneCountInString(l) > width {
-			return true
-		}
+// measure reports whether line is wider than width runes, and whether it
+// is all ASCII (a byte is then a column), in one pass.
+func measure(line string, width int) (over, isASCII bool) {
+	if len(line) <= width {
+		return false, true // ASCII or not, it fits: the caller needs no more
 	}
-	return false
+	isASCII = true
+	n := 0
+	for i := 0; i < len(line); {
+		if line[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, size := utf8.DecodeRuneInString(line[i:])
+			i += size
+			isASCII = false
+		}
+		n++
+	}
+	return n > width, isASCII
+}
+
+// blanks is where spaces takes its indents from.
+const blanks = "                                                                "
+
+// spaces is n spaces.
+func spaces(n int) string {
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // FitLine breaks line (one line, no newline) into lines of at most width
@@ -77,8 +123,11 @@ func FitLine(line string, width int, indent string) string {
 	if len(line) <= width {
 		return line // bytes ≥ runes
 	}
+	var b strings.Builder
 	if ascii(line) && ascii(indent) {
-		return fitLineASCII(line, width, indent)
+		b.Grow(len(line) + (len(line)/max(width/2, 1)+1)*(len(indent)+1))
+		writeFitASCII(&b, line, width, indent)
+		return b.String()
 	}
 	return fitLineRunes(line, width, indent)
 }
@@ -94,25 +143,24 @@ func ascii(s string) bool {
 	return true
 }
 
-// fitLineASCII is fitLineRunes over bytes, for a line and indent of ASCII.
-func fitLineASCII(line string, width int, indent string) string {
+// writeFitASCII writes to b what fitLineRunes returns, over bytes, for a
+// line and indent of ASCII.
+func writeFitASCII(b *strings.Builder, line string, width int, indent string) {
 	if len(indent) >= width/2 {
 		indent = indent[:width/4]
 	}
 	lead := len(line) - len(strings.TrimLeft(line, " "))
-	var b strings.Builder
-	b.Grow(len(line) + (len(line)/max(width-len(indent), 1)+1)*(len(indent)+1))
 	first := true
 	for {
 		room := width
 		if !first {
 			room -= len(indent)
-			b.WriteString("\n")
+			b.WriteByte('\n')
 			b.WriteString(indent)
 		}
 		if len(line) <= room {
 			b.WriteString(line)
-			return b.String()
+			return
 		}
 		cut, next := breakAtBytes(line, room, lead)
 		b.WriteString(strings.TrimRight(line[:cut], " "))

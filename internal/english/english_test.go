@@ -65,7 +65,7 @@ func TestFitLineASCIIAsRunes(t *testing.T) {
 		line := strings.Repeat(" ", rng.IntN(8)) + string(b)
 		width := 10 + rng.IntN(130)
 		indent := strings.Repeat(" ", rng.IntN(width))
-		if got, want := fitLineASCII(line, width, indent), fitLineRunes(line, width, indent); got != want && len(line) > width {
+		if got, want := fitASCIIString(line, width, indent), fitLineRunes(line, width, indent); got != want && len(line) > width {
 			t.Fatalf("width %d, indent %d, line %q:\nbytes %q\nrunes %q", width, len(indent), line, got, want)
 		}
 	}
@@ -83,4 +83,56 @@ func BenchmarkFitLine(b *testing.B) {
 			fitLineRunes(line, 120, "      ")
 		}
 	})
+}
+
+// fitReference is Fit as it was first written: split, fit each line wider
+// than width runes, join.
+func fitReference(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if utf8.RuneCountInString(l) > width {
+			lead := len(l) - len(strings.TrimLeft(l, " "))
+			lines[i] = FitLine(l, width, strings.Repeat(" ", min(lead, width/4)+4))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Fit, which reads each line once and copies only when a line is wider,
+// gives what fitting each line of the split text gives, for ASCII and
+// other text.
+func TestFitAsReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabets := []string{"abc  ,/;:{}\"012\n", "aé😀 ,/\n"}
+	for n := 0; n < 20000; n++ {
+		alphabet := []rune(alphabets[n%2])
+		var b strings.Builder
+		for i := rng.IntN(600); i > 0; i-- {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		s, width := b.String(), 10+rng.IntN(130)
+		if got, want := Fit(s, width), fitReference(s, width); got != want {
+			t.Fatalf("width %d, text %q:\nFit       %q\nreference %q", width, s, got, want)
+		}
+	}
+}
+
+func BenchmarkFit(b *testing.B) {
+	line := `  source  connect-offsets/7  ["jdbc-orders",{"protocol":"1","table":"shop.orders"}]  update  {"timestamp_nanos":0,"incrementing":207,"timestamp":1733560000000}` + "\n"
+	for b.Loop() {
+		Fit(line, 120)
+	}
+}
+
+func BenchmarkFitReference(b *testing.B) {
+	line := `  source  connect-offsets/7  ["jdbc-orders",{"protocol":"1","table":"shop.orders"}]  update  {"timestamp_nanos":0,"incrementing":207,"timestamp":1733560000000}` + "\n"
+	for b.Loop() {
+		fitReference(line, 120)
+	}
+}
+
+func fitASCIIString(line string, width int, indent string) string {
+	var b strings.Builder
+	writeFitASCII(&b, line, width, indent)
+	return b.String()
 }
