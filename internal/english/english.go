@@ -81,24 +81,15 @@ func Fit(s string, width int) string {
 }
 
 // measure reports whether line is wider than width runes, and whether it
-// is all ASCII (a byte is then a column), in one pass.
+// is all ASCII (a byte is then a column).
 func measure(line string, width int) (over, isASCII bool) {
 	if len(line) <= width {
 		return false, true // ASCII or not, it fits: the caller needs no more
 	}
-	isASCII = true
-	n := 0
-	for i := 0; i < len(line); {
-		if line[i] < utf8.RuneSelf {
-			i++
-		} else {
-			_, size := utf8.DecodeRuneInString(line[i:])
-			i += size
-			isASCII = false
-		}
-		n++
+	if ascii(line) {
+		return true, true
 	}
-	return n > width, isASCII
+	return utf8.RuneCountInString(line) > width, false
 }
 
 // blanks is where spaces takes its indents from.
@@ -133,9 +124,18 @@ func FitLine(line string, width int, indent string) string {
 }
 
 // ascii reports whether s is all ASCII: a byte is then a column, and a
-// plan of many keys is fitted without converting each line to runes.
+// plan of many keys is fitted without converting each line to runes. It
+// tests eight bytes at a time (the loads combine into one).
 func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}

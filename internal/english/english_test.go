@@ -136,3 +136,20 @@ func fitASCIIString(line string, width int, indent string) string {
 	writeFitASCII(&b, line, width, indent)
 	return b.String()
 }
+
+// ascii finds a byte beyond ASCII wherever it is in the string.
+func TestASCII(t *testing.T) {
+	for n := 0; n < 40; n++ {
+		s := strings.Repeat("a", n)
+		if !ascii(s) {
+			t.Fatalf("ascii(%q) = false", s)
+		}
+		for i := 0; i < n; i++ {
+			b := []byte(s)
+			b[i] = 0x80 | byte(i)
+			if ascii(string(b)) {
+				t.Fatalf("ascii(%q) = true", b)
+			}
+		}
+	}
+}
