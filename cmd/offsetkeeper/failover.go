@@ -187,7 +187,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
 	}
-	_, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) {
+	acl, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) {
 		sc.Verify, sc.Failover = true, true
 		if len(before) > 0 {
 			sc.Options.Connectors = ropts.Connectors // the scope of a run again
@@ -196,6 +196,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer acl.Close()
 	rep, err = apply.Sync(ctx, state, at)
 	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 	if err != nil {
