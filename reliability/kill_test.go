@@ -332,7 +332,12 @@ func killDuringProduce(t *testing.T, c *cluster, txnID string, args ...string) (
 		c.kc.SleepControl(func() { <-release })
 		return nil, nil, false
 	})
-	defer close(release)
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = cleanEnv(c.env()...)
 	var out, errb bytes.Buffer
@@ -349,12 +354,23 @@ func killDuringProduce(t *testing.T, c *cluster, txnID string, args ...string) (
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-done
-	lt, err := c.adm.ListTransactions(context.Background(), nil, []string{"Ongoing"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range lt.Sorted() {
-		open = open || x.TxnID == txnID
+	// The held Produce goes on once its sender is dead. With transactions
+	// of version 2 (KIP-890) a Produce adds its partitions to the
+	// transaction itself, so the transaction may be Ongoing only once that
+	// Produce is handled: wait for it (bounded) rather than look once.
+	released = true
+	close(release)
+	for deadline := time.Now().Add(15 * time.Second); !open && time.Now().Before(deadline); {
+		lt, err := c.adm.ListTransactions(context.Background(), nil, []string{"Ongoing"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range lt.Sorted() {
+			open = open || x.TxnID == txnID
+		}
+		if !open {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	return result{code: -1, stdout: out.String(), stderr: errb.String()}, open
 }
