@@ -23,6 +23,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -187,6 +188,18 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
 	}
+	if err := c.apply(ctx, cl, ropts, before, state, at, doc, mark, out); err != nil {
+		return err
+	}
+	return c.finish(doc, began, out)
+}
+
+// apply writes the state to the standby once the fence is stored,
+// verifies it, says what it did and resumes the connectors; marks the
+// phases "apply" and "resume". before are the connectors an earlier run
+// resumed (ropts is then the scope of a run again).
+func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.Options, before map[string]string,
+	state *snapshot.Snapshot, at time.Time, doc *failoverDocument, mark func(string), out io.Writer) error {
 	acl, apply, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) {
 		sc.Verify, sc.Failover = true, true
 		if len(before) > 0 {
@@ -197,7 +210,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer acl.Close()
-	rep, err = apply.Sync(ctx, state, at)
+	rep, err := apply.Sync(ctx, state, at)
 	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 	if err != nil {
 		return fmt.Errorf("%s: %w; the fence is stored: run %s again to finish", c.by, err, c.by)
@@ -217,7 +230,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		doc.DiffCommand = strings.Join(words, " ")
 		fmt.Fprintf(out, "what it moved on the standby (the translation's differences are named as such):\n%s\n", wrapCommand(words))
 	}
-	return c.finish(doc, began, out)
+	return nil
 }
 
 // primaryStopped refuses a failover while the primary's Connect, when

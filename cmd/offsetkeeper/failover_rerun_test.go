@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -28,25 +26,8 @@ import (
 // resumes the one left and exits 0.
 func TestFailoverRunAgainAfterPartialResume(t *testing.T) {
 	w := newStandbyWorld(t, 0)
-	st := "file://" + t.TempDir()
-	addr := freeAddr(t)
+	st := syncedStandby(t, w)
 	ctx := context.Background()
-	dctx, cancel := context.WithCancel(ctx)
-	var stderr testkit.SyncBuffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(dctx, append([]string{"daemon", "--brokers", w.primary, "--store", st, "--schedule", "@every 1h",
-			"--journal-interval", "200ms", "--standby-interval", "200ms", "--listen", addr, "--log-format", "json"}, w.flags()...), &bytes.Buffer{}, &stderr)
-	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for m := standbyMetrics(addr); m[`offsetkeeper_standby_connectors{state="out_of_step"}`] > 0 || m[`offsetkeeper_standby_connectors{state="in_step"}`] == 0; m = standbyMetrics(addr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the standby never got in step\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	<-exit
 
 	w.connect.InjectTimeouts(1)
 	code, out, errs := runCLI(t, append([]string{"failover", "--store", st, "--output", "json"}, w.flags()...)...)

@@ -86,25 +86,8 @@ func TestFailoverFirstRunWithTransactionOpen(t *testing.T) {
 // leaves it running, and says so in text and JSON: never in silence.
 func TestFailoverNamesConnectorsAlreadyRunning(t *testing.T) {
 	w := newStandbyWorld(t, 0)
-	st := "file://" + t.TempDir()
-	addr := freeAddr(t)
+	st := syncedStandby(t, w)
 	ctx := context.Background()
-	dctx, cancel := context.WithCancel(ctx)
-	var stderr testkit.SyncBuffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(dctx, append([]string{"daemon", "--brokers", w.primary, "--store", st, "--schedule", "@every 1h",
-			"--journal-interval", "200ms", "--standby-interval", "200ms", "--listen", addr, "--log-format", "json"}, w.flags()...), &bytes.Buffer{}, &stderr)
-	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for m := standbyMetrics(addr); m[`offsetkeeper_standby_connectors{state="out_of_step"}`] > 0 || m[`offsetkeeper_standby_connectors{state="in_step"}`] == 0; m = standbyMetrics(addr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the standby never got in step\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	<-exit
 
 	var started string
 	for _, c := range w.spec.Connectors {
@@ -127,4 +110,30 @@ func TestFailoverNamesConnectorsAlreadyRunning(t *testing.T) {
 	if s, err := w.rc.Status(ctx, started); err != nil || s.Connector.State != "RUNNING" {
 		t.Errorf("%s after failover: %+v %v, want left RUNNING", started, s, err)
 	}
+}
+
+// syncedStandby runs the daemon with w's standby until the standby is in
+// step, stops it, and returns the store it used.
+func syncedStandby(t *testing.T, w *standbyWorld) string {
+	t.Helper()
+	st := "file://" + t.TempDir()
+	addr := freeAddr(t)
+	ctx := context.Background()
+	dctx, cancel := context.WithCancel(ctx)
+	var stderr testkit.SyncBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(dctx, append([]string{"daemon", "--brokers", w.primary, "--store", st, "--schedule", "@every 1h",
+			"--journal-interval", "200ms", "--standby-interval", "200ms", "--listen", addr, "--log-format", "json"}, w.flags()...), &bytes.Buffer{}, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for m := standbyMetrics(addr); m[`offsetkeeper_standby_connectors{state="out_of_step"}`] > 0 || m[`offsetkeeper_standby_connectors{state="in_step"}`] == 0; m = standbyMetrics(addr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby never got in step\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-exit
+	return st
 }
