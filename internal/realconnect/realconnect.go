@@ -234,7 +234,7 @@ func Start(t testing.TB, c *Cluster, opts Options) *Worker {
 	t.Cleanup(func() {
 		w.stop()
 		if t.Failed() {
-			t.Logf("connect worker log (%s), last lines:\n%s", w.Log, tail(w.Log, 60))
+			t.Logf("connect worker log (%s), its errors:\n%s\nlast lines:\n%s", w.Log, errorBlocks(w.Log, 5, 30), tail(w.Log, 60))
 		}
 	})
 	w.await(t, ready, joined)
@@ -424,6 +424,35 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// errorBlocks returns the first n ERROR entries of a worker log, each with
+// up to lines lines of what follows it (the stack trace): the last lines of
+// a failed test's log are the worker shutting down, and the cause of an
+// error answer (a 500 from the REST API) is logged where it happened.
+func errorBlocks(path string, n, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	all := strings.Split(string(b), "\n")
+	for i := 0; i < len(all) && n > 0; i++ {
+		if !strings.Contains(all[i], "] ERROR ") {
+			continue
+		}
+		n--
+		end := i + 1
+		for end < len(all) && end < i+lines && !strings.HasPrefix(all[end], "[") {
+			end++
+		}
+		out = append(out, all[i:end]...)
+		i = end - 1
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	return strings.Join(out, "\n")
 }
 
 // Consumer runs the shared build's plain Java consumer (bin/consumer) with

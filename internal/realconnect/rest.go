@@ -151,10 +151,31 @@ func (c *REST) Resume(name string) {
 	c.Must(http.StatusAccepted, http.MethodPut, connPath(name, "resume"), nil)
 }
 
-// Offsets is the body of GET /connectors/{name}/offsets (200).
+// Offsets is the body of GET /connectors/{name}/offsets (200). A 500 is
+// asked again until WaitTimeout, like a 409: the worker answers 500 when
+// its read of the offsets topic to the end fails (Worker.connectorOffsets
+// reports any error of that read), which says nothing about the offsets,
+// and the GET changes nothing. A 500 that lasts fails the test, with the
+// worker's errors in its log.
 func (c *REST) Offsets(name string) []byte {
 	c.t.Helper()
-	return c.Must(http.StatusOK, http.MethodGet, connPath(name, "offsets"), nil).Body
+	path := connPath(name, "offsets")
+	deadline := time.Now().Add(WaitTimeout)
+	logged := false
+	for {
+		r := c.Do(http.MethodGet, path, nil)
+		switch {
+		case r.Code == http.StatusOK:
+			return r.Body
+		case r.Code != http.StatusInternalServerError && r.Code != http.StatusConflict,
+			time.Now().After(deadline):
+			c.t.Fatalf("GET %s: want 200, got %s", path, r)
+		case !logged:
+			c.t.Logf("GET %s: %s; asking again", path, r)
+			logged = true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // PatchOffsets sends PATCH /connectors/{name}/offsets with body.
