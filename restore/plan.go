@@ -63,6 +63,8 @@ type Plan struct {
 	// Notes are harmless conditions worth a line (keys no connector owns,
 	// which a restore leaves alone), not warnings.
 	Notes []string
+	// expiring are the expiry notes among Notes (sinkexpiry.go).
+	expiring []expiryAt
 	// OpenRestores are the other restores' open transactions Check found,
 	// on topics written to or not; Print warns of those left alone.
 	OpenRestores []OpenRestore

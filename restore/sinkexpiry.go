@@ -33,14 +33,33 @@ func (s *stopper) startStopped(plan *Plan, todo []ConnectorPlan) {
 // Empty (emptySince, nil when unknown), and a commit does not reset that
 // clock (KIP-211). It is "" for a group with members.
 func ExpiryNote(group string, state string, emptySince *time.Time, retention time.Duration, now time.Time) string {
+	return expiryNote(group, state, emptySince, retention, now, resumeHintStart)
+}
+
+// The hints an expiry note ends with: what resumes the connector in time.
+const (
+	// resumeHintStart: the connector was stopped before the restore.
+	resumeHintStart = "restore --start resumes it"
+	// resumeHintStartFlags: the same, for a restore run without
+	// --stop-connectors (and a Connect URL), which --start goes with.
+	resumeHintStartFlags = "resume it, or restore with --connect-url, --stop-connectors, --resume and --start"
+	// resumeHintResume: this restore stops the connector, without
+	// --resume.
+	resumeHintResume = "restore --resume resumes it"
+	// resumeHintResumeStart: stopped before, and the restore stops
+	// connectors without --resume.
+	resumeHintResumeStart = "restore --resume --start resumes it"
+)
+
+func expiryNote(group string, state string, emptySince *time.Time, retention time.Duration, now time.Time, hint string) string {
 	if state != snapshot.GroupStateEmpty || retention <= 0 {
 		return ""
 	}
 	if emptySince == nil {
-		return fmt.Sprintf("group %q has no members: Kafka deletes the offsets restored into it offsets.retention.minutes=%d after it became Empty (committing does not reset that clock), at the latest %s, unless the connector is resumed before (restore --start resumes it)", group, int64(retention/time.Minute), FormatMoment(now.Add(retention).Truncate(time.Millisecond)))
+		return fmt.Sprintf("group %q has no members: Kafka deletes the offsets restored into it offsets.retention.minutes=%d after it became Empty (committing does not reset that clock), at the latest %s, unless the connector is resumed before (%s)", group, int64(retention/time.Minute), FormatMoment(now.Add(retention).Truncate(time.Millisecond)), hint)
 	}
 	at := emptySince.Add(retention)
-	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes=%d; committing does not reset that clock), unless the connector is resumed before (restore --start resumes it)", group, FormatMoment(*emptySince), FormatMoment(at), int64(retention/time.Minute))
+	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes=%d; committing does not reset that clock), unless the connector is resumed before (%s)", group, FormatMoment(*emptySince), FormatMoment(at), int64(retention/time.Minute), hint)
 }
 
 // noteExpiry notes, for each sink group the plan commits into that has
@@ -64,11 +83,98 @@ func (p *Plan) noteExpiry(ctx context.Context, adm *kadm.Client) {
 	}
 	now := time.Now()
 	for _, sp := range groups {
+		name := p.connectorOf(sp)
 		var since *time.Time
-		if g, ok := p.Live.SinkGroupOf(p.connectorOf(sp)); ok && g.Group == sp.Group {
+		if g, ok := p.Live.SinkGroupOf(name); ok && g.Group == sp.Group {
 			since = g.EmptySince
 		}
-		p.Notes = append(p.Notes, ExpiryNote(sp.Group, snapshot.GroupStateEmpty, since, retention, now))
+		e := expiryAt{connector: name, group: sp.Group, since: since, retention: retention, at: now}
+		p.expiring = append(p.expiring, e)
+		p.Notes = append(p.Notes, e.note(resumeHintStart))
+	}
+}
+
+// expiryAt is one expiry note of the plan, kept so that the run, which
+// knows what it resumes, can settle it (settleExpiry).
+type expiryAt struct {
+	connector, group string
+	since            *time.Time
+	retention        time.Duration
+	at               time.Time
+}
+
+func (e expiryAt) note(hint string) string {
+	return expiryNote(e.group, snapshot.GroupStateEmpty, e.since, e.retention, e.at, hint)
+}
+
+// settleExpiry fits the plan's expiry notes to what the run does: a
+// connector the run resumes (or pauses again) at its end has members in
+// its group again, and its offsets do not expire, so its note goes; the
+// others name what would resume it (hint). A note for a connector the
+// run resumes would tell the operator to do what the run does already.
+func (p *Plan) settleExpiry(resumed map[string]bool, hint func(connector string) string) {
+	for _, e := range p.expiring {
+		i := slices.Index(p.Notes, e.note(resumeHintStart))
+		if i < 0 {
+			continue
+		}
+		if resumed[e.connector] {
+			p.Notes = slices.Delete(p.Notes, i, i+1)
+			continue
+		}
+		p.Notes[i] = e.note(hint(e.connector))
+	}
+	p.expiring = nil
+}
+
+// resumes names the connectors of the plan the run leaves RUNNING or
+// PAUSED at its end (what Resume puts back, with Start also what was
+// stopped before); in a dry run, what the real run would. It is nil
+// without StopConnectors and Resume.
+func (r *run) resumes(plan *Plan) map[string]bool {
+	if r.stop == nil || !r.req.Resume {
+		return nil
+	}
+	out := map[string]bool{}
+	if !r.req.DryRun {
+		for _, sc := range r.stop.stopped {
+			if !sc.created || sc.target != snapshot.StateStopped {
+				out[sc.name] = true
+			}
+		}
+		return out
+	}
+	for _, cp := range plan.Connectors {
+		if !cp.Live.HasConfig || !cp.Writes() {
+			continue
+		}
+		if !cp.Live.Stopped() || r.req.Start {
+			out[cp.Name] = true
+			continue
+		}
+		// resumeAsRestored: stopped here, running in the state restored.
+		if c, ok := r.req.Snapshot.Connector(cp.Name); ok && c.HasConfig && (c.TargetState == snapshot.StateStarted || c.TargetState == snapshot.StatePaused) {
+			out[cp.Name] = true
+		}
+	}
+	return out
+}
+
+// resumeHint is what would resume a connector in time, for one the run
+// does not resume: --resume for one this run stops, --start for one that
+// was stopped before (with the flags --start goes with).
+func (r *run) resumeHint(plan *Plan) func(string) string {
+	return func(name string) string {
+		switch {
+		case r.stop == nil:
+			return resumeHintStartFlags
+		case r.req.Resume:
+			return resumeHintStart
+		case slices.ContainsFunc(r.stop.stopped, func(sc stoppedConnector) bool { return sc.name == name }),
+			slices.ContainsFunc(plan.Connectors, func(cp ConnectorPlan) bool { return cp.Name == name && !cp.Live.Stopped() }):
+			return resumeHintResume
+		}
+		return resumeHintResumeStart
 	}
 }
 

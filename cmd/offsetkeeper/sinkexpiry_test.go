@@ -139,6 +139,11 @@ func TestSinkOffsetsExpire(t *testing.T) {
 	if code := run(ctx, strings.Fields(strings.TrimPrefix(expired.Undo, "offsetkeeper ")), &rout, &rerr); code != 0 {
 		t.Fatalf("%s: exit %d\n%s\n%s", expired.Undo, code, rout.String(), rerr.String())
 	}
+	// The restore resumes the connector: its plan must not say that the
+	// offsets it writes will expire unless the connector is resumed.
+	if strings.Contains(rout.String(), "Kafka deletes the offsets restored") {
+		t.Errorf("the restore resumes the connector, yet its plan says the offsets expire:\n%s", rout.String())
+	}
 	got := c.committed(group)
 	want.Each(func(o kadm.OffsetResponse) {
 		if g, ok := got.Lookup(o.Topic, o.Partition); !ok || g.At != o.At {

@@ -141,6 +141,10 @@ func TestRestoreBelowLogStart(t *testing.T) {
 	if !strings.Contains(flat, `note: group "archive-loader" has no members: Kafka deletes the offsets restored into it offsets.retention.minutes=10080 after it became Empty`) {
 		t.Errorf("no expiry note in the plan:\n%s", out)
 	}
+	// Run without a Connect URL, it names what would resume the connector.
+	if !strings.Contains(flat, "(resume it, or restore with --connect-url, --stop-connectors, --resume and --start)") {
+		t.Errorf("the expiry note does not say what resumes the connector:\n%s", out)
+	}
 	out, _ = c.mustRun(0, "restore", id, "--connector", connectdemo.ConnSinkS3, "--dry-run", "--output", "json")
 	var doc planDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
