@@ -64,13 +64,13 @@ func (g *globals) workerReadsCommitted() (known, committed bool) {
 // viewNotes compares, for each offsets topic, what workers with and
 // without exactly-once source support read, and returns a note per topic
 // where they differ: the live state depends on the worker then.
-func viewNotes(ctx context.Context, cl *kgo.Client, topics []string) []string {
+func viewNotes(ctx context.Context, cl *kgo.Client, topics, scope []string) []string {
 	var notes []string
 	for _, t := range topics {
 		if t == "" {
 			t = snapshot.DefaultOffsetsTopic
 		}
-		diffs, err := restore.CompareViews(ctx, cl, t, nil)
+		diffs, err := restore.CompareViews(ctx, cl, t, inScope(scope))
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("could not compare how workers with and without exactly-once source support read topic %s: %v", t, err))
 			continue
@@ -119,7 +119,7 @@ func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) 
 		defer cl.Close()
 		left := recoverInterrupted(ctx, cl, st, w, c.log)
 		// As the workers read the topics those restores wrote (workerview.go).
-		for _, n := range workerViewNotes(ctx, cl, c.g.workerRead(ctx, nil), intentTopics(intents)) {
+		for _, n := range workerViewNotes(ctx, cl, c.g.workerRead(ctx, nil), intentTopics(intents), nil) {
 			fmt.Fprintln(w, wrapNote("note: "+n))
 		}
 		return len(left), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // A Connect worker reads its offsets topic read_committed only with
@@ -75,13 +76,13 @@ func readAsWorkers(ctx context.Context, w io.Writer, cl *kgo.Client, wr workerRe
 		return
 	}
 	if !wr.known {
-		for _, n := range workerViewNotes(ctx, cl, wr, offsetsTopicsOf(b)) {
+		for _, n := range workerViewNotes(ctx, cl, wr, offsetsTopicsOf(b), scope) {
 			fmt.Fprintln(w, wrapNote("note: "+n))
 		}
 		return
 	}
 	for _, t := range offsetsTopicsOf(b) {
-		diffs, err := restore.CompareViews(ctx, cl, t, nil)
+		diffs, err := restore.CompareViews(ctx, cl, t, inScope(scope))
 		if err != nil {
 			fmt.Fprintln(w, wrapNote(fmt.Sprintf("warning: could not read topic %s as the workers do (read_uncommitted): %v; "+
 				"the live side is as read_committed readers see it", t, err)))
@@ -159,12 +160,12 @@ func jsonObject(v []byte) []byte {
 // support): nothing when they read read_committed; known to read
 // read_uncommitted, the keys they read from an aborted transaction;
 // unknown, where the two views differ.
-func workerViewNotes(ctx context.Context, cl *kgo.Client, wr workerRead, topics []string) []string {
+func workerViewNotes(ctx context.Context, cl *kgo.Client, wr workerRead, topics, scope []string) []string {
 	if wr.known && wr.committed {
 		return nil
 	}
 	if !wr.known {
-		notes := viewNotes(ctx, cl, topics)
+		notes := viewNotes(ctx, cl, topics, scope)
 		for i := range notes {
 			notes[i] += "; " + wr.String()
 		}
@@ -172,7 +173,7 @@ func workerViewNotes(ctx context.Context, cl *kgo.Client, wr workerRead, topics 
 	}
 	var notes []string
 	for _, t := range topics {
-		diffs, err := restore.CompareViews(ctx, cl, t, nil)
+		diffs, err := restore.CompareViews(ctx, cl, t, inScope(scope))
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("could not read topic %s as the workers do (read_uncommitted): %v", t, err))
 			continue
@@ -183,4 +184,16 @@ func workerViewNotes(ctx context.Context, cl *kgo.Client, wr workerRead, topics 
 		}
 	}
 	return notes
+}
+
+// inScope keeps the offsets topic keys of the connectors of scope (nil:
+// every key): a command scoped to some connectors notes only theirs.
+func inScope(scope []string) func(key []byte) bool {
+	if len(scope) == 0 {
+		return nil
+	}
+	return func(key []byte) bool {
+		name, ok := capture.KeyConnector(key)
+		return ok && slices.Contains(scope, string(name))
+	}
 }
