@@ -318,11 +318,18 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		}
 	}
 	keys := map[string]int{}
+	placed := placedCopies(out, opts.Rename)
 	renamed := make([]snapshot.SourceOffset, 0, len(out.SourceOffsets))
 	for _, o := range out.SourceOffsets {
 		n, ok := opts.Rename[o.Connector]
 		if !ok {
 			renamed = append(renamed, o)
+			continue
+		}
+		if ps, dup := placed[placedKey{o.Topic, string(o.Key)}]; dup && o.Partition != ps[0] {
+			// A stray copy of a key whose worker-written copy is here too:
+			// renamed, both would land on one partition and the planner
+			// could no longer tell which copy the worker wrote.
 			continue
 		}
 		key, err := connectjson.RenameKey(o.Key, n)
@@ -337,6 +344,16 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		renamed = append(renamed, o)
 	}
 	out.SourceOffsets = renamed
+	dups := make([]placedKey, 0, len(placed))
+	for pk := range placed {
+		dups = append(dups, pk)
+	}
+	slices.SortFunc(dups, func(a, b placedKey) int { return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.key, b.key)) })
+	for _, pk := range dups {
+		ps := placed[pk]
+		tr.Notes = append(tr.Notes, fmt.Sprintf("key %s is in partitions %s of %q in the snapshot (one written by hand, or partitions were added): renamed, it takes the value of partition %d, the key's murmur2 partition, where the worker writes it",
+			restore.DisplayKey([]byte(pk.key)), joinPartitions(ps), pk.topic, ps[0]))
+	}
 	for i := range out.SinkGroups {
 		g := &out.SinkGroups[i]
 		if n, ok := opts.Rename[g.Connector]; ok {
@@ -355,6 +372,49 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		tr.Renamed = append(tr.Renamed, what+" (the offsets of "+old+" on the target are left alone)")
 	}
 	return nil
+}
+
+// placedKey is a source key in an offsets topic.
+type placedKey struct{ topic, key string }
+
+// placedCopies finds the keys of the connectors renamed that the snapshot
+// holds in more than one partition of a topic, one of them the key's
+// murmur2 partition: for each, that partition first, then the others.
+// Keys with no copy on their murmur2 partition are not listed (the
+// planner picks among them and warns).
+func placedCopies(out *snapshot.Snapshot, rename map[string]string) map[placedKey][]int32 {
+	where := map[placedKey][]int32{}
+	for _, o := range out.SourceOffsets {
+		if _, ok := rename[o.Connector]; ok {
+			pk := placedKey{o.Topic, string(o.Key)}
+			where[pk] = append(where[pk], o.Partition)
+		}
+	}
+	for pk, ps := range where {
+		parts := out.PartitionCount(pk.topic)
+		if len(ps) < 2 || parts <= 0 {
+			delete(where, pk)
+			continue
+		}
+		right := snapshot.PartitionFor([]byte(pk.key), parts)
+		i := slices.Index(ps, right)
+		if i < 0 {
+			delete(where, pk)
+			continue
+		}
+		ps[0], ps[i] = ps[i], ps[0]
+		slices.Sort(ps[1:])
+	}
+	return where
+}
+
+// joinPartitions is "8, 11".
+func joinPartitions(ps []int32) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
 }
 
 // groupOf is the sink group connector name reads on the target: the

@@ -3,6 +3,7 @@ package translate_test
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +366,45 @@ func TestTranslateRename(t *testing.T) {
 	}
 	if len(live.SourceOffsetsOf("file <new>")) == 0 || len(live.SourceOffsetsOf(connectdemo.ConnFile)) != 0 {
 		t.Errorf("after the restore: %d keys of the new name, %d of the old", len(live.SourceOffsetsOf("file <new>")), len(live.SourceOffsetsOf(connectdemo.ConnFile)))
+	}
+}
+
+// TestTranslateRenameStrayCopy: a key the snapshot holds twice in one
+// offsets topic, on its murmur2 partition (the copy the worker writes) and
+// on another, lower one (written by hand, or left when partitions were
+// added), is renamed with the value of its murmur2 partition: renamed,
+// both copies land on one partition, and the stray one, ordered first,
+// took the key over.
+func TestTranslateRenameStrayCopy(t *testing.T) {
+	_, b := testkit.Cluster(t, kfake.ClusterID("cluster-b"))
+	const parts = 25
+	var key []byte
+	var right int32
+	for i := 0; right == 0; i++ {
+		key = []byte(`["src",{"file":"/f` + strconv.Itoa(i) + `"}]`)
+		right = snapshot.PartitionFor(key, parts)
+	}
+	tp := make([]snapshot.TopicPartition, parts)
+	for i := range tp {
+		tp[i].Partition = int32(i)
+	}
+	snap := &snapshot.Snapshot{ID: "20260101T000000.000000Z-000001", ClusterID: "cluster-a",
+		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: tp}},
+		Connectors: []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource}},
+		SourceOffsets: []snapshot.SourceOffset{
+			{Topic: snapshot.DefaultOffsetsTopic, Partition: 0, Key: key, Value: []byte(`{"position":1}`), Connector: "src"},
+			{Topic: snapshot.DefaultOffsetsTopic, Partition: right, Key: key, Value: []byte(`{"position":99}`), Connector: "src"},
+		}}
+	out, tr, err := translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: map[string]string{"src": "dst"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.SourceOffsetsOf("dst")
+	if len(got) != 1 || string(got[0].Value) != `{"position":99}` || got[0].Partition != snapshot.PartitionFor(got[0].Key, parts) {
+		t.Fatalf("renamed: %+v, want one key with the value of partition %d on its murmur2 partition", got, right)
+	}
+	said := strings.Join(tr.Notes, "\n")
+	if !strings.Contains(said, "is in partitions "+strconv.Itoa(int(right))+`, 0 of "`+snapshot.DefaultOffsetsTopic+`"`) || !strings.Contains(said, "the value of partition "+strconv.Itoa(int(right))) {
+		t.Errorf("notes: %q", tr.Notes)
 	}
 }
