@@ -459,7 +459,48 @@ func (r *run) finish(ctx context.Context, plan *Plan, notRestored error) error {
 	if err := r.stop.finish(ctx); err != nil {
 		return err
 	}
+	r.nameStillStopped(plan)
 	return notRestored
+}
+
+// nameStillStopped ends a restore that wrote offsets by naming each
+// connector it wrote that is STOPPED or PAUSED and that nothing above
+// named (what the run stopped and resumed, or left STOPPED, is named by
+// the stopper; what restores that did not finish stopped, by settle):
+// why it is not running, and the command that starts it. Offsets written
+// into a connector that stays stopped do nothing until it starts, and a
+// sink's may expire.
+func (r *run) nameStillStopped(plan *Plan) {
+	if r.req.DryRun || plan == nil {
+		return
+	}
+	for _, cp := range plan.Connectors {
+		state := cp.Live.TargetState
+		if !cp.Live.HasConfig || !cp.Writes() || (state != snapshot.StateStopped && state != snapshot.StatePaused) {
+			continue
+		}
+		if r.stop != nil && slices.ContainsFunc(r.stop.stopped, func(sc stoppedConnector) bool { return sc.name == cp.Name }) {
+			continue
+		}
+		if slices.ContainsFunc(r.inherited, func(in store.RestoreIntent) bool {
+			return slices.ContainsFunc(in.Stopped, func(st store.IntentStopped) bool { return st.Name == cp.Name })
+		}) {
+			continue
+		}
+		why := state + " before the restore"
+		target := snapshot.StateStarted
+		if c, ok := r.req.Snapshot.Connector(cp.Name); ok && c.HasConfig {
+			why += ", " + c.TargetState + " in the state restored"
+			if c.TargetState == snapshot.StatePaused {
+				target = snapshot.StatePaused
+			}
+		}
+		if target == state {
+			continue // paused, as in the state restored: its offsets are read once resumed, as before
+		}
+		start := startCommand(r.Connect, cp.Name, target)
+		fmt.Fprintln(r.Out, wrapLines(fmt.Sprintf("left %s: connector %s (%s); start it with: %s", state, cp.Name, why, start), start))
+	}
 }
 
 func (r *run) since() time.Duration { return time.Since(r.began).Round(time.Millisecond) }

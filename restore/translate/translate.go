@@ -285,6 +285,8 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		known[g.Connector] = true
 	}
 	news := map[string]bool{}
+	scoped := func(name string) bool { return len(opts.Connectors) == 0 || slices.Contains(opts.Connectors, name) }
+	var shadowed []string
 	for _, old := range olds {
 		n := opts.Rename[old]
 		switch {
@@ -292,11 +294,19 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 			return fmt.Errorf("rename connector %q: %w %s; 'offsetkeeper show %s' lists its connectors", old, restore.ErrNotInSnapshot, out.ID, out.ID)
 		case n == "" || n != strings.TrimSpace(n) || strings.ContainsFunc(n, unicode.IsControl):
 			return fmt.Errorf("rename connector %q to %q: Connect names are non-empty, without surrounding white space or control characters", old, n)
-		case news[n] || (known[n] && opts.Rename[n] == ""):
-			return fmt.Errorf("rename connector %q to %q: the snapshot (or another rename) already has a connector %q", old, n, n)
+		case news[n]:
+			return fmt.Errorf("rename connector %q to %q: another rename already has a connector %q", old, n, n)
+		case known[n] && opts.Rename[n] == "" && scoped(n):
+			return fmt.Errorf("rename connector %q to %q: the snapshot already has a connector %q, and the restore would write both; restore only %q (--connector %s)", old, n, n, old, old)
+		case known[n] && opts.Rename[n] == "":
+			// Out of scope (created here since, say, as the runbook
+			// has it, and captured by a later snapshot): its own
+			// offsets are not restored, old's become its.
+			shadowed = append(shadowed, n)
 		}
 		news[n] = true
 	}
+	dropConnectors(out, shadowed)
 	configs, err := capture.ReadConfigs(ctx, target, opts.ConfigTopic)
 	if err != nil && !errors.Is(err, capture.ErrTopicMissing) {
 		return fmt.Errorf("read connector configs on the target: %w", err)
@@ -372,6 +382,25 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		tr.Renamed = append(tr.Renamed, what+" (the offsets of "+old+" on the target are left alone)")
 	}
 	return nil
+}
+
+// dropConnectors removes from out the connectors named, out of the
+// translation's scope, and their source offsets (their sink groups, out
+// of scope, are not in out). Connectors and Scope are out's own copies;
+// the source offsets are the snapshot's, so they are filtered anew.
+func dropConnectors(out *snapshot.Snapshot, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	out.Connectors = slices.DeleteFunc(out.Connectors, func(c snapshot.Connector) bool { return slices.Contains(names, c.Name) })
+	out.Scope = slices.DeleteFunc(out.Scope, func(s string) bool { return slices.Contains(names, s) })
+	kept := make([]snapshot.SourceOffset, 0, len(out.SourceOffsets))
+	for _, o := range out.SourceOffsets {
+		if !slices.Contains(names, o.Connector) {
+			kept = append(kept, o)
+		}
+	}
+	out.SourceOffsets = kept
 }
 
 // placedKey is a source key in an offsets topic.

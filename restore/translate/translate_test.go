@@ -408,3 +408,45 @@ func TestTranslateRenameStrayCopy(t *testing.T) {
 		t.Errorf("notes: %q", tr.Notes)
 	}
 }
+
+// TestTranslateRenameOntoNewConnector: the new connector was created on
+// the cluster before the restore (STOPPED, as the runbook has it), so a
+// later snapshot holds it too, without offsets. Restoring only the old
+// connector renames its offsets onto the new one; the snapshot's own
+// entry of the new name is out of scope and left out. Restoring the whole
+// snapshot would write both, and is refused with the scoped command.
+func TestTranslateRenameOntoNewConnector(t *testing.T) {
+	_, b := testkit.Cluster(t, kfake.ClusterID("cluster-b"))
+	tp := make([]snapshot.TopicPartition, 25)
+	for i := range tp {
+		tp[i].Partition = int32(i)
+	}
+	key := []byte(`["src",{"file":"/f"}]`)
+	snap := &snapshot.Snapshot{ID: "20260101T000000.000000Z-000002", ClusterID: "cluster-a",
+		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: tp}},
+		Connectors: []snapshot.Connector{{Name: "dst", Type: snapshot.TypeSource, TargetState: snapshot.StateStopped}, {Name: "src", Type: snapshot.TypeSource}},
+		SourceOffsets: []snapshot.SourceOffset{
+			{Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 25), Key: key, Value: []byte(`{"position":7}`), Connector: "src"},
+		}}
+	rename := map[string]string{"src": "dst"}
+	out, _, err := translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: rename, Connectors: []string{"src"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range out.Connectors {
+		if c.Name == "dst" {
+			n++
+		}
+	}
+	if got := out.SourceOffsetsOf("dst"); n != 1 || len(got) != 1 || string(got[0].Value) != `{"position":7}` {
+		t.Fatalf("renamed onto dst: %d connectors named dst, offsets %+v", n, got)
+	}
+	if len(snap.SourceOffsets) != 1 || snap.SourceOffsets[0].Connector != "src" {
+		t.Fatalf("the snapshot translated was changed: %+v", snap.SourceOffsets)
+	}
+	_, _, err = translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: rename})
+	if err == nil || !strings.Contains(err.Error(), "--connector src") {
+		t.Fatalf("the whole snapshot renamed onto a connector it holds: %v, want a refusal naming --connector src", err)
+	}
+}
