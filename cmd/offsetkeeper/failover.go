@@ -67,6 +67,8 @@ type failoverCmd struct {
 	dryRun  bool
 	force   bool
 	output  string
+	// again: an earlier run of this failover was killed part way (rerun).
+	again bool
 }
 
 func (c *failoverCmd) Flags(fs *flag.FlagSet) {
@@ -109,9 +111,13 @@ type failoverDocument struct {
 	// DiffCommand shows what the failover moved on the standby (diff
 	// --at state_at --live); empty in a dry run, or when the standby needs
 	// security settings.
-	DiffCommand string   `json:"diff_command,omitempty"`
-	Errors      []string `json:"errors,omitempty"`
-	Seconds     float64  `json:"duration_seconds"`
+	DiffCommand string `json:"diff_command,omitempty"`
+	// OpenTransactions are, in a dry run, offsetkeeper's transactions open
+	// on the standby's offsets topics, which the real run refuses for or
+	// ends (failover_dryrun.go).
+	OpenTransactions []failoverOpenTxn `json:"open_transactions,omitempty"`
+	Errors           []string          `json:"errors,omitempty"`
+	Seconds          float64           `json:"duration_seconds"`
 	// Phases are the seconds each step took: state (reading the store),
 	// check, apply (configs, offsets, verify), resume.
 	Phases map[string]float64 `json:"phase_seconds"`
@@ -172,7 +178,9 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		check = scoped
 	}
 	rep, err := check.Sync(ctx, state, at)
-	if err != nil {
+	// A dry run writes nothing: transactions left open do not stop it.
+	open := c.dryRunOpenTxns(ctx, cl, err, rep)
+	if err != nil && open == nil {
 		return c.openTransactionRefusal(fmt.Errorf("%s: %w", c.by, err))
 	}
 	mark("check")
@@ -180,10 +188,14 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
+		c.noteOpenTxns(open, doc, out)
 		noteResumedBefore(before, doc, out)
 		noteAlreadyRunning(rep, doc, out)
 		c.resume(ctx, state, rep, doc, out)
-		return c.finish(doc, began, out)
+		if err := c.finish(doc, began, out); err != nil {
+			return err
+		}
+		return c.openTxnsBlocker(open)
 	}
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
