@@ -67,6 +67,9 @@ type failoverCmd struct {
 	dryRun  bool
 	force   bool
 	output  string
+	// connectors is the scope (--connector); empty: every connector of
+	// the state.
+	connectors listFlag
 	// again: an earlier run of this failover was killed part way (rerun).
 	again bool
 }
@@ -75,6 +78,7 @@ func (c *failoverCmd) Flags(fs *flag.FlagSet) {
 	c.standby.register(fs, true)
 	fs.BoolVar(&c.dryRun, "dry-run", false, "check and print what failover would do; write nothing, store no fence, resume nothing")
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+	fs.Var(&c.connectors, "connector", "fail over only this connector of the state (its offsets, config and resume); repeatable (default every connector). The fence still keeps the primary's daemon from writing to the standby")
 	fs.BoolVar(&c.force, "force", false, "fail over although the primary's Connect (--connect-url) runs connectors in scope (both clusters then run them), and end the offsets transactions left open on the standby (the primary's daemon caught mid-sync) instead of refusing")
 	c.g.connect.register(fs)
 }
@@ -137,6 +141,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ropts.Connectors = []string(c.connectors)
 	// First a check that writes nothing: a refusal leaves no fence.
 	cl, check, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.DryRun, sc.Failover = true, true })
 	if err != nil {
@@ -152,6 +157,9 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	state, at, err := standby.LatestState(ctx, st, func(cl string) bool { return cl != md.Cluster })
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was written", c.by, err)
+	}
+	if err := c.checkScope(state); err != nil {
+		return err
 	}
 	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, Standby: md.Cluster, StateAt: at, Phases: map[string]float64{}}
 	phase := began
@@ -267,6 +275,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	}
 	var running []string
 	for _, sc := range state.Connectors {
+		if len(c.connectors) > 0 && !slices.Contains(c.connectors, sc.Name) {
+			continue
+		}
 		if e, ok := live[sc.Name]; ok && e.Status != nil && e.Status.Connector.State == "RUNNING" {
 			running = append(running, sc.Name)
 		}
@@ -316,6 +327,18 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 		"--force fails over anyway",
 		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then))
 	return &restore.AdvisedError{Err: refusal, Commands: append(cmds, resumes...)}
+}
+
+// checkScope checks that each connector of --connector is one of the
+// state's: a name mistyped fails over nothing.
+func (c *failoverCmd) checkScope(state *snapshot.Snapshot) error {
+	for _, name := range c.connectors {
+		if _, ok := state.Connector(name); !ok {
+			return fmt.Errorf("%s --connector %q: no such connector in the primary's last state (cluster %s); nothing was written",
+				c.by, name, state.ClusterID)
+		}
+	}
+	return nil
 }
 
 // refusedError is a refusal of a command other than restore: exit 3,
