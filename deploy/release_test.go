@@ -15,8 +15,9 @@ import (
 // The release build (deploy/release, with deploy/internal/release for the
 // archives and the image) builds what deploy/Dockerfile builds: the same
 // go build flags (static, without the gRPC transport, version and commit
-// stamped, no VCS stamping), and an image that runs the same way (entrypoint,
-// cmd, port, the nonroot user, the labels). CI runs the release build
+// stamped, no VCS stamping), and an image of the same shape that runs the
+// same way (from scratch with the CA bundle, the nonroot user by number, its
+// home, entrypoint, cmd, port, the labels). CI runs the release build
 // (deploy/release --check), whose checks read these flags back from every
 // binary; this test keeps the two builds from drifting apart.
 func TestReleaseBuildMatchesDockerfile(t *testing.T) {
@@ -49,7 +50,7 @@ func TestReleaseBuildMatchesDockerfile(t *testing.T) {
 		t.Error("deploy/release does not build linux and darwin, amd64 and arm64")
 	}
 
-	// The image: from scratch rather than distroless, run the same way.
+	// The image: run the same way.
 	var entrypoint, cmd []string
 	for directive, v := range map[string]*[]string{"ENTRYPOINT": &entrypoint, "CMD": &cmd} {
 		m := regexp.MustCompile(`(?m)^` + directive + ` (\[.*\])$`).FindStringSubmatch(d)
@@ -63,9 +64,25 @@ func TestReleaseBuildMatchesDockerfile(t *testing.T) {
 	if !strings.Contains(d, "\nEXPOSE "+strings.TrimSuffix(release.ExposedPort, "/tcp")+"\n") {
 		t.Errorf("the release image exposes %s, the Dockerfile otherwise", release.ExposedPort)
 	}
-	// distroless's nonroot is 65532:65532.
-	if !strings.Contains(d, "\nUSER nonroot:nonroot\n") || release.User != "65532:65532" {
-		t.Errorf("the release image runs as %s, the Dockerfile not as nonroot:nonroot", release.User)
+	// The same shape: from scratch, the user by number (Kubernetes'
+	// runAsNonRoot checks it), its home the working directory, the CA
+	// bundle where Go looks first, and the environment. Regression: the
+	// Dockerfile built on distroless while the release image shipped
+	// from scratch.
+	for _, want := range []string{
+		"\nFROM scratch\n",
+		"\nUSER " + release.User + "\n",
+		"\nWORKDIR " + release.WorkingDir + "\n",
+		"\nENV PATH=/ SSL_CERT_FILE=/" + release.CACertsPath + "\n",
+		"/" + release.CACertsPath,
+		"nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the Dockerfile lacks %q, which the release image has", strings.TrimSpace(want))
+		}
+	}
+	if strings.Contains(d, "distroless") {
+		t.Error("the Dockerfile builds on distroless; the release image is from scratch")
 	}
 	labels := map[string]string{}
 	for _, m := range regexp.MustCompile(`(org\.opencontainers\.image\.[a-z]+)="([^"]*)"`).FindAllStringSubmatch(d, -1) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/translate"
@@ -28,7 +29,7 @@ import (
 // sink topic orders, and a Connect REST stand-in over it.
 type connectCluster struct {
 	cl  *kgo.Client
-	srv *connectsim.Server
+	srv *connectsimtest.Server
 	rc  *connectrest.Client
 }
 
@@ -54,7 +55,7 @@ func newConnectClusterWith(t *testing.T, id string, opts connectsim.Options) *co
 			t.Fatal(err)
 		}
 	}
-	srv, err := connectsim.Start(cl, opts)
+	srv, err := connectsimtest.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

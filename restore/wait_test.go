@@ -10,6 +10,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
@@ -23,7 +24,7 @@ func TestWaitStoppedAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connectsim.Start(cl, connectsim.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
+	srv, err := connectsimtest.Start(cl, connectsim.Options{StopLag: 3, SinkMembers: true, MemberLeaveDelay: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestWaitStatesResumedMeansTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Stop()
-	srv, err := connectsim.Start(cl, connectsim.Options{ResumeLag: 1 << 20})
+	srv, err := connectsimtest.Start(cl, connectsim.Options{ResumeLag: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestWaitStatesResumedMeansTasks(t *testing.T) {
 	if err := rc.Stop(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	srv2, err := connectsim.Start(cl, connectsim.Options{})
+	srv2, err := connectsimtest.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,15 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
 // startConnect starts a fake Connect REST API over the cluster.
-func (c *cluster) startConnect(opts connectsim.Options) *connectsim.Server {
+func (c *cluster) startConnect(opts connectsim.Options) *connectsimtest.Server {
 	c.t.Helper()
-	srv, err := connectsim.Start(c.cl, opts)
+	srv, err := connectsimtest.Start(c.cl, opts)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func (c *cluster) configStates() map[string]snapshot.ConnectorConfig {
 	return configs
 }
 
-func restClient(t *testing.T, srv *connectsim.Server) *connectrest.Client {
+func restClient(t *testing.T, srv *connectsimtest.Server) *connectrest.Client {
 	t.Helper()
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, PollInterval: 20 * time.Millisecond})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 )
 
@@ -45,7 +46,7 @@ func writeKeys(t *testing.T) (keyFile, pubFile string) {
 // does not answer cannot run (exit 2).
 func TestDrillCommand(t *testing.T) {
 	brokers, cl, _ := demoCluster(t, connectdemo.DefaultSpec())
-	srv, err := connectsim.Start(cl, connectsim.Options{})
+	srv, err := connectsimtest.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

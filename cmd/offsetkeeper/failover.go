@@ -67,12 +67,18 @@ type failoverCmd struct {
 	dryRun  bool
 	force   bool
 	output  string
+	// connectors is the scope (--connector); empty: every connector of
+	// the state.
+	connectors listFlag
+	// again: an earlier run of this failover was killed part way (rerun).
+	again bool
 }
 
 func (c *failoverCmd) Flags(fs *flag.FlagSet) {
 	c.standby.register(fs, true)
 	fs.BoolVar(&c.dryRun, "dry-run", false, "check and print what failover would do; write nothing, store no fence, resume nothing")
 	fs.StringVar(&c.output, "output", "text", "output format: text or json")
+	fs.Var(&c.connectors, "connector", "fail over only this connector of the state (its offsets, config and resume); repeatable (default every connector). The fence still keeps the primary's daemon from writing to the standby")
 	fs.BoolVar(&c.force, "force", false, "fail over although the primary's Connect (--connect-url) runs connectors in scope (both clusters then run them), and end the offsets transactions left open on the standby (the primary's daemon caught mid-sync) instead of refusing")
 	c.g.connect.register(fs)
 }
@@ -109,9 +115,13 @@ type failoverDocument struct {
 	// DiffCommand shows what the failover moved on the standby (diff
 	// --at state_at --live); empty in a dry run, or when the standby needs
 	// security settings.
-	DiffCommand string   `json:"diff_command,omitempty"`
-	Errors      []string `json:"errors,omitempty"`
-	Seconds     float64  `json:"duration_seconds"`
+	DiffCommand string `json:"diff_command,omitempty"`
+	// OpenTransactions are, in a dry run, offsetkeeper's transactions open
+	// on the standby's offsets topics, which the real run refuses for or
+	// ends (failover_dryrun.go).
+	OpenTransactions []failoverOpenTxn `json:"open_transactions,omitempty"`
+	Errors           []string          `json:"errors,omitempty"`
+	Seconds          float64           `json:"duration_seconds"`
 	// Phases are the seconds each step took: state (reading the store),
 	// check, apply (configs, offsets, verify), resume.
 	Phases map[string]float64 `json:"phase_seconds"`
@@ -131,6 +141,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ropts.Connectors = []string(c.connectors)
 	// First a check that writes nothing: a refusal leaves no fence.
 	cl, check, err := c.standby.open(ctx, c.g, restore.Options{Options: ropts}, c.log, func(sc *standby.Config) { sc.DryRun, sc.Failover = true, true })
 	if err != nil {
@@ -146,6 +157,9 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	state, at, err := standby.LatestState(ctx, st, func(cl string) bool { return cl != md.Cluster })
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was written", c.by, err)
+	}
+	if err := c.checkScope(state); err != nil {
+		return err
 	}
 	doc := &failoverDocument{Command: c.by, DryRun: c.dryRun, Primary: state.ClusterID, Standby: md.Cluster, StateAt: at, Phases: map[string]float64{}}
 	phase := began
@@ -172,7 +186,9 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		check = scoped
 	}
 	rep, err := check.Sync(ctx, state, at)
-	if err != nil {
+	// A dry run writes nothing: transactions left open do not stop it.
+	open := c.dryRunOpenTxns(ctx, cl, err, rep)
+	if err != nil && open == nil {
 		return c.openTransactionRefusal(fmt.Errorf("%s: %w", c.by, err))
 	}
 	mark("check")
@@ -180,10 +196,14 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
+		c.noteOpenTxns(open, doc, out)
 		noteResumedBefore(before, doc, out)
 		noteAlreadyRunning(rep, doc, out)
 		c.resume(ctx, state, rep, doc, out)
-		return c.finish(doc, began, out)
+		if err := c.finish(doc, began, out); err != nil {
+			return err
+		}
+		return c.openTxnsBlocker(open)
 	}
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
@@ -255,6 +275,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	}
 	var running []string
 	for _, sc := range state.Connectors {
+		if len(c.connectors) > 0 && !slices.Contains(c.connectors, sc.Name) {
+			continue
+		}
 		if e, ok := live[sc.Name]; ok && e.Status != nil && e.Status.Connector.State == "RUNNING" {
 			running = append(running, sc.Name)
 		}
@@ -304,6 +327,18 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 		"--force fails over anyway",
 		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then))
 	return &restore.AdvisedError{Err: refusal, Commands: append(cmds, resumes...)}
+}
+
+// checkScope checks that each connector of --connector is one of the
+// state's: a name mistyped fails over nothing.
+func (c *failoverCmd) checkScope(state *snapshot.Snapshot) error {
+	for _, name := range c.connectors {
+		if _, ok := state.Connector(name); !ok {
+			return fmt.Errorf("%s --connector %q: no such connector in the primary's last state (cluster %s); nothing was written",
+				c.by, name, state.ClusterID)
+		}
+	}
+	return nil
 }
 
 // refusedError is a refusal of a command other than restore: exit 3,

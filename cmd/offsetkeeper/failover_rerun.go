@@ -42,6 +42,7 @@ func (c *failoverCmd) rerun(ctx context.Context, st *store.Store, cl *kgo.Client
 	if err != nil {
 		return nil, nil, err
 	}
+	c.again = again
 	if !c.dryRun && (again || c.force) {
 		if err := c.endLeftOpen(ctx, cl, again, out); err != nil {
 			return nil, nil, err

@@ -29,21 +29,7 @@ func TestFailoverFirstRunWithTransactionOpen(t *testing.T) {
 	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
 		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
 	}
-	// The daemon's sync writes with restore's transactional id.
-	txn, err := kgo.NewClient(append(w.bcl.Opts(), kgo.TransactionalID(restore.TransactionalIDPrefix+connectdemo.DefaultOffsetsTopic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer txn.Close()
-	if err := txn.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	key := []byte(`["` + connectdemo.ConnFile + `",{"filename":"/var/log/app.log"}]`)
-	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key, Value: []byte(`{"mid-sync":1}`),
-		Partition: connectdemo.Murmur2Partition(key, connectdemo.DefaultTopics().OffsetsPartitions)}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	_, key := openStandbyTransaction(t, w)
 
 	code, out, errs := runCLI(t, append([]string{"failover", "--store", st}, w.flags()...)...)
 	if code != exitRefused {
@@ -136,4 +122,28 @@ func syncedStandby(t *testing.T, w *standbyWorld) string {
 	cancel()
 	<-exit
 	return st
+}
+
+// openStandbyTransaction leaves a transaction open on w's standby offsets
+// topic, as the primary's daemon killed mid-sync (or a killed failover)
+// leaves it: restore's transactional id, one record of key written and
+// not committed. The client is closed with the test.
+func openStandbyTransaction(t *testing.T, w *standbyWorld) (txn *kgo.Client, key []byte) {
+	t.Helper()
+	// The daemon's sync writes with restore's transactional id.
+	txn, err := kgo.NewClient(append(w.bcl.Opts(), kgo.TransactionalID(restore.TransactionalIDPrefix+connectdemo.DefaultOffsetsTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(txn.Close)
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	key = []byte(`["` + connectdemo.ConnFile + `",{"filename":"/var/log/app.log"}]`)
+	if err := txn.ProduceSync(context.Background(), &kgo.Record{Topic: connectdemo.DefaultOffsetsTopic, Key: key, Value: []byte(`{"mid-sync":1}`),
+		Partition: connectdemo.Murmur2Partition(key, connectdemo.DefaultTopics().OffsetsPartitions)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return txn, key
 }

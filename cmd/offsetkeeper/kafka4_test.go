@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -201,7 +202,7 @@ func TestSnapshotConnectURLPluginsAndUnlisted(t *testing.T) {
 	if _, err := c.adm.CreateTopic(ctx, 1, 1, compact, "other-configs"); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := connectsim.Start(c.cl, connectsim.Options{ConfigTopic: "other-configs", Version: "4.1.0",
+	srv, err := connectsimtest.Start(c.cl, connectsim.Options{ConfigTopic: "other-configs", Version: "4.1.0",
 		Plugins: []connectsim.Plugin{{Class: "io.confluent.connect.s3.S3SinkConnector", Type: "sink", Version: "10.5.0"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestCreateConnectorsPreflightExit3(t *testing.T) {
 			if _, err := dst.adm.CreateTopic(context.Background(), 3, 1, nil, "orders"); err != nil {
 				t.Fatal(err)
 			}
-			srv, err := connectsim.Start(dst.cl, tc.opts)
+			srv, err := connectsimtest.Start(dst.cl, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -162,6 +163,8 @@ func (f *standbyFlags) open(ctx context.Context, g *globals, primary restore.Opt
 		return nil, nil, fmt.Errorf("connect to the standby cluster (--standby-brokers %s): %w", f.brokers, kafkaconf.DescribeError(err))
 	}
 	opts := restore.Options{}
+	// The caller's scope (failover --connector) is the standby's too.
+	opts.Connectors = slices.Clone(primary.Connectors)
 	opts.OffsetsTopics = primary.OffsetsTopics
 	if len(f.offsetsTopics) > 0 {
 		opts.OffsetsTopics = []string(f.offsetsTopics)

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -29,7 +30,7 @@ import (
 type standbyWorld struct {
 	primary, standby string
 	acl, bcl         *kgo.Client
-	connect          *connectsim.Server
+	connect          *connectsimtest.Server
 	rc               *connectrest.Client
 	spec             connectdemo.Spec
 }
@@ -62,7 +63,7 @@ func newStandbyWorld(t testing.TB, extra int) *standbyWorld {
 		SyncEvery: 10, Checkpointed: []string{connectdemo.GroupSinkES}}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := connectsim.Start(bcl, connectsim.Options{})
+	srv, err := connectsimtest.Start(bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestFailoverDryRunAndRefused(t *testing.T) {
 func TestFailoverRefusedWhilePrimaryRuns(t *testing.T) {
 	w := newStandbyWorld(t, 0)
 	ctx := context.Background()
-	prim, err := connectsim.Start(w.acl, connectsim.Options{})
+	prim, err := connectsimtest.Start(w.acl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

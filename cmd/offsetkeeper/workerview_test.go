@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -57,7 +58,7 @@ func TestDiffLiveAsTheWorkerSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, eos := range []string{"", "enabled"} {
-		srv, err := connectsim.Start(cl, connectsim.Options{Version: "3.8.0", ExactlyOnceSource: eos})
+		srv, err := connectsimtest.Start(cl, connectsim.Options{Version: "3.8.0", ExactlyOnceSource: eos})
 		if err != nil {
 			t.Fatal(err)
 		}

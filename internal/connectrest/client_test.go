@@ -18,6 +18,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
@@ -163,7 +164,7 @@ func TestAuthAndTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	basic, err := connectsim.Start(cl, connectsim.Options{Username: "ops", Password: "s3cret"})
+	basic, err := connectsimtest.Start(cl, connectsim.Options{Username: "ops", Password: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestAuthAndTLS(t *testing.T) {
 		t.Errorf("wrong password: %v", err)
 	}
 
-	bearer, err := connectsim.Start(cl, connectsim.Options{Token: "tok-123"})
+	bearer, err := connectsimtest.Start(cl, connectsim.Options{Token: "tok-123"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestAuthAndTLS(t *testing.T) {
 	clientCert, clientKey := ca.issueFiles(t, dir, "client")
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Cert)
-	tlsSrv, err := connectsim.Start(cl, connectsim.Options{TLS: &tls.Config{
+	tlsSrv, err := connectsimtest.Start(cl, connectsim.Options{TLS: &tls.Config{
 		Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 	}})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 )
 
@@ -37,7 +38,7 @@ func TestWorkerExactlyOnceSource(t *testing.T) {
 		{"no source plugin", connectsim.Options{Version: "3.8.0", Plugins: sinkOnly}, false, false, "no source connector plugin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := connectsim.Start(cl, tc.opts)
+			srv, err := connectsimtest.Start(cl, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

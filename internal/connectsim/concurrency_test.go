@@ -24,16 +24,16 @@ func TestRequestsAsAHerder(t *testing.T) {
 	release := connectsim.HoldHerder(srv)
 	stopped := make(chan int, 1)
 	go func() {
-		code, _ := call(t, http.MethodPut, connURL(srv, connectdemo.ConnJDBC, "/stop"), "")
+		code, _ := call(t, http.MethodPut, connURL(srv.URL, connectdemo.ConnJDBC, "/stop"), "")
 		stopped <- code
 	}()
-	if code, resp := call(t, http.MethodPut, connURL(srv, connectdemo.ConnJDBC, "/pause"), ""); code != 202 {
+	if code, resp := call(t, http.MethodPut, connURL(srv.URL, connectdemo.ConnJDBC, "/pause"), ""); code != 202 {
 		t.Fatalf("pause while the herder is busy: %d %s", code, resp)
 	}
-	if code, resp := call(t, http.MethodPut, connURL(srv, connectdemo.ConnJDBC, "/resume"), ""); code != 202 {
+	if code, resp := call(t, http.MethodPut, connURL(srv.URL, connectdemo.ConnJDBC, "/resume"), ""); code != 202 {
 		t.Fatalf("resume while the herder is busy: %d %s", code, resp)
 	}
-	if code, resp := call(t, http.MethodGet, connURL(srv, connectdemo.ConnJDBC, "/status"), ""); code != 200 {
+	if code, resp := call(t, http.MethodGet, connURL(srv.URL, connectdemo.ConnJDBC, "/status"), ""); code != 200 {
 		t.Fatalf("status while the herder is busy: %d %s", code, resp)
 	}
 	select {
@@ -83,7 +83,7 @@ func TestConcurrentResumes(t *testing.T) {
 	codes := make([]int, n)
 	for i := range n {
 		wg.Go(func() {
-			codes[i], _ = call(t, http.MethodPut, connURL(srv, fmt.Sprintf("bulk-%02d", i), "/resume"), "")
+			codes[i], _ = call(t, http.MethodPut, connURL(srv.URL, fmt.Sprintf("bulk-%02d", i), "/resume"), "")
 		})
 	}
 	wg.Wait()

@@ -29,15 +29,6 @@ const (
 	PolicyAllowlist = "Allowlist"
 )
 
-// SetHealth sets what GET /health answers (KIP-1017, served when Version
-// is 3.9 or later): "healthy" (200, the default), "starting" (503) or
-// "unhealthy" (500).
-func (s *Server) SetHealth(status string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.health = status
-}
-
 // DefaultPlugins are the connector plugins of a stock Connect worker
 // (Kafka's own FileStream and MirrorMaker 2 connectors), at version: what
 // the server lists when Options.Plugins is nil.
@@ -166,20 +157,12 @@ func (s *Server) overrideRefused(key string) string {
 	return ""
 }
 
-// healthAnswer answers GET /health on 3.9+ (KIP-1017); older workers have
-// no such endpoint (404).
+// healthAnswer answers GET /health on 3.9+ (KIP-1017): healthy (a worker
+// starting or unhealthy is connectsimtest's); older workers have no such
+// endpoint (404).
 func (s *Server) healthAnswer(_ context.Context, _ *http.Request) (int, any, error) {
 	if !versionAtLeast(s.version(), 3, 9) {
 		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
-	}
-	s.mu.Lock()
-	health := s.health
-	s.mu.Unlock()
-	switch health {
-	case "starting":
-		return http.StatusServiceUnavailable, map[string]string{"status": "starting", "message": "Worker is still starting up."}, nil
-	case "unhealthy":
-		return http.StatusInternalServerError, map[string]string{"status": "unhealthy", "message": "Worker was unable to handle this request and may be unable to handle other requests."}, nil
 	}
 	return http.StatusOK, map[string]string{"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}, nil
 }

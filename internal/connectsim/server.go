@@ -38,15 +38,16 @@
 // answered 500 as Connect answers a connector's exception) and elects no
 // leader. TestRESTTable holds it to a real worker, exchange by exchange.
 //
-// Knobs for failure paths: InjectConflicts (409 during a rebalance),
-// InjectTimeouts (500 "Request timed out"), SetVersion, Options.StopLag
-// (the status topic lags behind a stop), Options.SinkMembers (a running
-// sink keeps a consumer in its group, which leaves some time after a stop),
+// Options model the workers: their version, Options.StopLag (the status
+// topic lags behind a stop), Options.SinkMembers (a running sink keeps a
+// consumer in its group, which leaves some time after a stop),
 // Options.FrameworkOnly (a connector whose alterOffsets hook does not
 // confirm), Options.ResumeLag (a resumed connector RUNNING before its
-// tasks), FailTasks (tasks that FAILED, with a trace) and HideStatus (a
-// connector just created, with no status yet). Requests lists what was
-// asked.
+// tasks). The faults tests inject (409 during a rebalance, 500 "Request
+// timed out", FAILED tasks, a status not there yet, an unhealthy worker, a
+// worker upgraded) and the record of the requests asked are not here: they
+// wrap a Server's handler in internal/connectsim/connectsimtest, which
+// only tests import, so that none of it ships in the binary.
 package connectsim
 
 import (
@@ -57,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -151,6 +153,7 @@ type Server struct {
 	URL string
 
 	opts    Options
+	mux     *http.ServeMux
 	cl      *kgo.Client // reads
 	prod    *kgo.Client // writes, murmur2 partitioner
 	adm     *kadm.Client
@@ -160,16 +163,11 @@ type Server struct {
 	// herder serializes the requests a herder's tick thread handles.
 	herder sync.Mutex
 
-	// mu guards the fields below (and opts.Version); it is never held
-	// across a request to Kafka.
-	mu        sync.Mutex
-	conflicts int
-	timeouts  int
-	lag       map[string]*lagged
-	failed    map[string]string
-	hidden    map[string]bool
-	health    string
-	requests  []string
+	// mu guards lag and changed; it is never held across a request to
+	// Kafka.
+	mu      sync.Mutex
+	lag     map[string]*lagged
+	changed map[string]bool
 
 	// memMu guards members: sink members join while it is held.
 	memMu   sync.Mutex
@@ -182,9 +180,12 @@ type lagged struct {
 	status statusJSON
 }
 
-// Start starts a Server over the cluster cl talks to. cl must not be
-// configured to consume; the server makes its own clients from cl.Opts().
-func Start(cl *kgo.Client, opts Options) (*Server, error) {
+// New makes a Server over the cluster cl talks to, not listening: serve
+// it as an http.Handler (its URL, for the Location of a created
+// connector, is the caller's to set) or use Start. Options.Addr and
+// Options.TLS are Start's. cl must not be configured to consume; the
+// server makes its own clients from cl.Opts().
+func New(cl *kgo.Client, opts Options) (*Server, error) {
 	if opts.ConfigTopic == "" {
 		opts.ConfigTopic = snapshot.DefaultConfigTopic
 	}
@@ -211,8 +212,9 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("connectsim: create producer: %w", err)
 	}
 	s := &Server{opts: opts, cl: cl, prod: prod, adm: kadm.NewClient(cl), configs: capture.NewConfigReader(cl, opts.ConfigTopic),
-		lag: map[string]*lagged{}, failed: map[string]string{}, hidden: map[string]bool{}, members: map[string]func(){}}
+		lag: map[string]*lagged{}, changed: map[string]bool{}, members: map[string]func(){}}
 	mux := http.NewServeMux()
+	s.mux = mux
 	mux.HandleFunc("GET /{$}", s.handle(s.root))
 	mux.HandleFunc("GET /connectors", s.handle(s.list))
 	mux.HandleFunc("GET /connectors/{name}", s.handle(s.info))
@@ -232,29 +234,6 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	mux.HandleFunc("/", s.handle(func(ctx context.Context, r *http.Request) (int, any, error) {
 		return 0, nil, apiError(http.StatusNotFound, "HTTP 404 Not Found")
 	}))
-	addr := opts.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		prod.Close()
-		return nil, fmt.Errorf("connectsim: listen on %s: %w", addr, err)
-	}
-	// Refused TLS handshakes are expected (a client that does not trust
-	// the server's certificate): not worth a log line.
-	s.srv = &http.Server{Handler: mux, ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: 30 * time.Second}
-	scheme := "http"
-	if opts.TLS != nil {
-		cfg := opts.TLS.Clone()
-		if len(cfg.NextProtos) == 0 {
-			cfg.NextProtos = []string{"http/1.1"}
-		}
-		s.srv.TLSConfig = cfg
-		ln, scheme = tls.NewListener(ln, cfg), "https"
-	}
-	go func() { _ = s.srv.Serve(ln) }()
-	s.URL = scheme + "://" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err = s.reconcile(ctx); err != nil {
@@ -264,14 +243,54 @@ func Start(cl *kgo.Client, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// ServeHTTP answers a request of the Connect REST API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Start starts a Server over the cluster cl talks to, listening on
+// Options.Addr (with Options.TLS, HTTPS). cl must not be configured to
+// consume; the server makes its own clients from cl.Opts().
+func Start(cl *kgo.Client, opts Options) (*Server, error) {
+	s, err := New(cl, opts)
+	if err != nil {
+		return nil, err
+	}
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("connectsim: listen on %s: %w", addr, err)
+	}
+	// Refused TLS handshakes are expected (a client that does not trust
+	// the server's certificate): not worth a log line.
+	srv := &http.Server{Handler: s.mux, ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: 30 * time.Second}
+	scheme := "http"
+	if opts.TLS != nil {
+		cfg := opts.TLS.Clone()
+		if len(cfg.NextProtos) == 0 {
+			cfg.NextProtos = []string{"http/1.1"}
+		}
+		srv.TLSConfig = cfg
+		ln, scheme = tls.NewListener(ln, cfg), "https"
+	}
+	s.URL = scheme + "://" + ln.Addr().String()
+	s.srv = srv
+	go func() { _ = srv.Serve(ln) }()
+	return s, nil
+}
+
 // Close stops the server and its sink members.
 func (s *Server) Close() {
-	// As a worker shutting down: the requests under way finish first.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	if s.srv.Shutdown(ctx) != nil {
-		s.srv.Close()
+	if s.srv != nil {
+		// As a worker shutting down: the requests under way finish first.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if s.srv.Shutdown(ctx) != nil {
+			s.srv.Close()
+		}
+		cancel()
 	}
-	cancel()
 	s.memMu.Lock()
 	for name, stop := range s.members {
 		stop()
@@ -284,62 +303,29 @@ func (s *Server) Close() {
 
 // Changed returns the connectors a request has stopped, paused, resumed
 // or whose offsets it has altered or reset: any request but a GET that
-// names a connector.
+// names a connector (the demo's churner leaves them alone).
 func (s *Server) Changed() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]bool{}
-	for _, r := range s.requests {
-		method, path, _ := strings.Cut(r, " ")
-		rest, ok := strings.CutPrefix(path, "/connectors/")
-		if method == http.MethodGet || !ok {
-			continue
-		}
-		if i := strings.LastIndex(rest, "/"); i > 0 {
-			rest = rest[:i]
-		}
-		out[rest] = true
+	return maps.Clone(s.changed)
+}
+
+// noteChange records the connector r changes, if any (Changed).
+func (s *Server) noteChange(r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/connectors/")
+	if r.Method == http.MethodGet || !ok {
+		return
 	}
-	return out
-}
-
-// InjectConflicts makes the next n requests (other than GET / and status
-// reads) fail with 409 and Connect's rebalance message.
-func (s *Server) InjectConflicts(n int) {
+	if i := strings.LastIndex(rest, "/"); i > 0 {
+		rest = rest[:i]
+	}
 	s.mu.Lock()
-	s.conflicts = n
-	s.mu.Unlock()
-}
-
-// InjectTimeouts makes the next n PUT, PATCH and DELETE requests fail with
-// 500 "Request timed out", without doing anything.
-func (s *Server) InjectTimeouts(n int) {
-	s.mu.Lock()
-	s.timeouts = n
-	s.mu.Unlock()
-}
-
-// SetVersion changes the version GET / reports.
-func (s *Server) SetVersion(v string) {
-	s.mu.Lock()
-	s.opts.Version = v
+	s.changed[rest] = true
 	s.mu.Unlock()
 }
 
 // version is the version GET / reports.
-func (s *Server) version() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.opts.Version
-}
-
-// Requests returns every request so far as "METHOD /path" (unescaped),
-// the ones refused included.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
-}
+func (s *Server) version() string { return s.opts.Version }
 
 // httpError is an answer with an error status.
 type httpError struct {
@@ -359,9 +345,7 @@ type handler func(ctx context.Context, r *http.Request) (int, any, error)
 
 func (s *Server) handle(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
-		s.mu.Unlock()
+		s.noteChange(r)
 		status, v, err := s.serve(r, h)
 		if err != nil {
 			var he *httpError
@@ -391,27 +375,7 @@ func (s *Server) serve(r *http.Request, h handler) (int, any, error) {
 	if err := s.authorize(r); err != nil {
 		return 0, nil, err
 	}
-	if err := s.injected(r); err != nil {
-		return 0, nil, err
-	}
 	return h(r.Context(), r)
-}
-
-// injected is the failure InjectConflicts or InjectTimeouts asked for, if
-// any is left for r.
-func (s *Server) injected(r *http.Request) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	write := r.Method != http.MethodGet
-	if s.conflicts > 0 && r.URL.Path != "/" && !strings.HasSuffix(r.URL.Path, "/status") {
-		s.conflicts--
-		return apiError(http.StatusConflict, MsgRebalance)
-	}
-	if s.timeouts > 0 && write {
-		s.timeouts--
-		return apiError(http.StatusInternalServerError, MsgTimedOut)
-	}
-	return nil
 }
 
 // serial runs h as a herder runs a request it queues for its tick thread:
@@ -691,37 +655,10 @@ func (s *Server) statusLocked(c connector) statusJSON {
 		st.Connector.State, taskState = connectrest.StateStopped, connectrest.StateUnassigned
 	}
 	st.Connector.WorkerID = s.opts.WorkerID
-	trace, failed := s.failed[c.Name]
 	for i := 0; i < c.Tasks; i++ {
-		ts := taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID}
-		if failed && taskState == connectrest.StateRunning {
-			ts.State, ts.Trace = connectrest.StateFailed, trace
-		}
-		st.Tasks = append(st.Tasks, ts)
+		st.Tasks = append(st.Tasks, taskStateJSON{ID: i, State: taskState, WorkerID: s.opts.WorkerID})
 	}
 	return st
-}
-
-// HideStatus makes a connector's status unknown (404, and left out of GET
-// /connectors?expand=status, as Connect leaves it) while GET
-// /connectors/{name} still answers, as a worker does for a connector
-// created a moment ago; false undoes it.
-func (s *Server) HideStatus(connector string, hide bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hidden[connector] = hide
-}
-
-// FailTasks makes the tasks of connector report FAILED with trace while
-// its target state is STARTED; "" undoes it.
-func (s *Server) FailTasks(connector, trace string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if trace == "" {
-		delete(s.failed, connector)
-		return
-	}
-	s.failed[connector] = trace
 }
 
 func (s *Server) infoOf(c connector) infoJSON {
@@ -761,9 +698,6 @@ func (s *Server) list(ctx context.Context, r *http.Request) (int, any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range names {
-		if withStatus && s.hidden[n] {
-			continue // Connect leaves out a connector it has no status for
-		}
 		e := map[string]any{}
 		if withStatus {
 			e["status"] = s.statusLocked(all.at(n))
@@ -866,7 +800,7 @@ func (s *Server) status(ctx context.Context, r *http.Request) (int, any, error) 
 	c, ok := all.get(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !ok || s.hidden[name] {
+	if !ok {
 		return 0, nil, apiError(http.StatusNotFound, "No status found for connector %s", name)
 	}
 	return http.StatusOK, s.statusLocked(c), nil

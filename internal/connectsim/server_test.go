@@ -20,6 +20,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectjson"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
@@ -27,18 +28,37 @@ import (
 // seeded starts a kfake cluster seeded with DefaultSpec and a Server over it.
 func seeded(t *testing.T, opts connectsim.Options) (*kgo.Client, *connectdemo.Expected, *connectsim.Server) {
 	t.Helper()
-	_, cl := testkit.Cluster(t)
-	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Stop)
+	cl, exp := seedCluster(t)
 	srv, err := connectsim.Start(cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	return cl, exp, srv
+}
+
+// seededFaults is seeded with the Server behind connectsimtest's faults.
+func seededFaults(t *testing.T, opts connectsim.Options) (*kgo.Client, *connectdemo.Expected, *connectsimtest.Server) {
+	t.Helper()
+	cl, exp := seedCluster(t)
+	srv, err := connectsimtest.Start(cl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return cl, exp, srv
+}
+
+// seedCluster starts a kfake cluster seeded with DefaultSpec.
+func seedCluster(t *testing.T) (*kgo.Client, *connectdemo.Expected) {
+	t.Helper()
+	_, cl := testkit.Cluster(t)
+	exp, err := connectdemo.Seed(t.Context(), cl, connectdemo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	return cl, exp
 }
 
 // call sends one request and returns the status and body.
@@ -61,8 +81,8 @@ func call(t *testing.T, method, u string, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func connURL(srv *connectsim.Server, name, tail string) string {
-	return srv.URL + "/connectors/" + url.PathEscape(name) + tail
+func connURL(base, name, tail string) string {
+	return base + "/connectors/" + url.PathEscape(name) + tail
 }
 
 // TestConfigTopicView: both views agree on every connector of DefaultSpec,
@@ -130,18 +150,18 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	name := connectdemo.ConnJDBC
 	body := `{"offsets":[{"partition":{"table":"shop.orders","protocol":"1"},"offset":{"incrementing":7}}]}`
 
-	code, resp := call(t, http.MethodPatch, connURL(srv, name, "/offsets"), body)
+	code, resp := call(t, http.MethodPatch, connURL(srv.URL, name, "/offsets"), body)
 	if code != 400 || !strings.Contains(resp, "Connectors must be in the STOPPED state") {
 		t.Fatalf("PATCH of a running connector: %d %s", code, resp)
 	}
-	if code, resp := call(t, http.MethodPatch, connURL(srv, name, "/offsets"), `{"offsets":[]}`); code != 400 || !strings.Contains(resp, connectsim.MsgNoOffsets) {
+	if code, resp := call(t, http.MethodPatch, connURL(srv.URL, name, "/offsets"), `{"offsets":[]}`); code != 400 || !strings.Contains(resp, connectsim.MsgNoOffsets) {
 		t.Fatalf("PATCH with no offsets: %d %s", code, resp)
 	}
-	if code, resp := call(t, http.MethodPut, connURL(srv, "nope", "/stop"), ""); code != 404 || !strings.Contains(resp, `"error_code":404`) {
+	if code, resp := call(t, http.MethodPut, connURL(srv.URL, "nope", "/stop"), ""); code != 404 || !strings.Contains(resp, `"error_code":404`) {
 		t.Fatalf("stop of an unknown connector: %d %s", code, resp)
 	}
 
-	if code, resp := call(t, http.MethodPut, connURL(srv, name, "/stop"), ""); code != 204 {
+	if code, resp := call(t, http.MethodPut, connURL(srv.URL, name, "/stop"), ""); code != 204 {
 		t.Fatalf("stop: %d %s", code, resp)
 	}
 	configs, err := capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
@@ -153,7 +173,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	}
 	// The status lags two reads behind.
 	for i, want := range []string{"RUNNING", "RUNNING", "STOPPED"} {
-		_, resp := call(t, http.MethodGet, connURL(srv, name, "/status"), "")
+		_, resp := call(t, http.MethodGet, connURL(srv.URL, name, "/status"), "")
 		var st connectrest.Status
 		if err := json.Unmarshal([]byte(resp), &st); err != nil || st.Connector.State != want {
 			t.Fatalf("status read %d: %s, want %s", i, resp, want)
@@ -164,7 +184,7 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	}
 
 	ends := endOffsets(t, cl, connectdemo.DefaultOffsetsTopic)
-	code, resp = call(t, http.MethodPatch, connURL(srv, name, "/offsets"), body)
+	code, resp = call(t, http.MethodPatch, connURL(srv.URL, name, "/offsets"), body)
 	if code != 200 || resp != `{"message":"`+connectsim.MsgAltered+`"}` {
 		t.Fatalf("PATCH: %d %s", code, resp)
 	}
@@ -174,12 +194,12 @@ func TestStopResumeAndOffsets(t *testing.T) {
 	if len(recs) != 1 || !bytes.Equal(recs[0].Key, key) || string(recs[0].Value) != `{"incrementing":7}` || recs[0].Partition != connectdemo.Murmur2Partition(key, 25) {
 		t.Fatalf("PATCH wrote %v", recs)
 	}
-	_, resp = call(t, http.MethodGet, connURL(srv, name, "/offsets"), "")
+	_, resp = call(t, http.MethodGet, connURL(srv.URL, name, "/offsets"), "")
 	if !strings.Contains(resp, `{"partition":{"protocol":"1","table":"shop.orders"},"offset":{"incrementing":7}}`) {
 		t.Errorf("GET offsets after PATCH: %s", resp)
 	}
 
-	if code, _ := call(t, http.MethodPut, connURL(srv, name, "/resume"), ""); code != 202 {
+	if code, _ := call(t, http.MethodPut, connURL(srv.URL, name, "/resume"), ""); code != 202 {
 		t.Fatalf("resume: %d", code)
 	}
 	configs, _ = capture.ReadConfigs(ctx, cl, connectdemo.DefaultConfigsTopic)
@@ -290,7 +310,7 @@ func TestExportIsAcceptedAsIs(t *testing.T) {
 // TestConflictsAndTimeouts: injected 409s are retried by the client; the
 // rest reach it as errors that say what happened.
 func TestConflictsAndTimeouts(t *testing.T) {
-	_, _, srv := seeded(t, connectsim.Options{})
+	_, _, srv := seededFaults(t, connectsim.Options{})
 	ctx := context.Background()
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, Backoff: time.Millisecond, Retries: 3})
 	if err != nil {

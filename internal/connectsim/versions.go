@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// The REST API of the Kafka version Options.Version (or SetVersion)
-// reports, where it differs from the newest: Kafka 3.5 added GET
-// /connectors/{name}/offsets and PUT .../stop (KIP-875's first part), 3.6
-// PATCH and DELETE of the offsets, 3.7 POST /connectors' "initial_state"
+// The REST API of the Kafka version Options.Version reports
+// (connectsimtest's SetVersion restarts the worker at another), where it
+// differs from the newest: Kafka 3.5 added GET /connectors/{name}/offsets
+// and PUT .../stop (KIP-875's first part), 3.6 PATCH and DELETE of the
+// offsets, 3.7 POST /connectors' "initial_state"
 // (KIP-980; an older worker ignores the field and starts the connector).
 // A version that is not Kafka 3.x or later (Confluent's "7.6.0-ccs") is
 // served as the newest.

@@ -17,7 +17,7 @@ import (
 // RequireInitialState) is then all that stands between an old worker and
 // a wrong write, so those checks are tested against these answers.
 func TestOlderKafkaVersions(t *testing.T) {
-	_, _, srv := seeded(t, connectsim.Options{})
+	_, _, srv := seededFaults(t, connectsim.Options{})
 	name := connectdemo.ConnJDBC
 	client := func() *connectrest.Client { // a new one: nothing cached of the version
 		rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}})
@@ -35,16 +35,16 @@ func TestOlderKafkaVersions(t *testing.T) {
 		{"3.5.2", 200, 204, 405, 405},
 	} {
 		srv.SetVersion(tt.version)
-		if code, body := call(t, "GET", connURL(srv, name, "/offsets"), ""); code != tt.get {
+		if code, body := call(t, "GET", connURL(srv.URL, name, "/offsets"), ""); code != tt.get {
 			t.Errorf("%s: GET offsets = %d %s", tt.version, code, body)
 		}
-		if code, body := call(t, "PUT", connURL(srv, name, "/stop"), ""); code != tt.stop {
+		if code, body := call(t, "PUT", connURL(srv.URL, name, "/stop"), ""); code != tt.stop {
 			t.Errorf("%s: PUT stop = %d %s", tt.version, code, body)
 		}
-		if code, body := call(t, "PATCH", connURL(srv, name, "/offsets"), patch); code != tt.patch || !strings.Contains(body, "Method Not Allowed") {
+		if code, body := call(t, "PATCH", connURL(srv.URL, name, "/offsets"), patch); code != tt.patch || !strings.Contains(body, "Method Not Allowed") {
 			t.Errorf("%s: PATCH offsets = %d %s", tt.version, code, body)
 		}
-		if code, body := call(t, "DELETE", connURL(srv, name, "/offsets"), ""); code != tt.deleted {
+		if code, body := call(t, "DELETE", connURL(srv.URL, name, "/offsets"), ""); code != tt.deleted {
 			t.Errorf("%s: DELETE offsets = %d %s", tt.version, code, body)
 		}
 		if _, err := client().RequireOffsetsAPI(t.Context()); err == nil || !strings.Contains(err.Error(), "3.6") {
@@ -63,7 +63,7 @@ func TestOlderKafkaVersions(t *testing.T) {
 	if code, resp := call(t, "POST", srv.URL+"/connectors", body); code != http.StatusCreated {
 		t.Fatalf("3.6.1: POST /connectors = %d %s", code, resp)
 	}
-	if code, resp := call(t, "GET", connURL(srv, "new-on-36", "/status"), ""); code != 200 || !strings.Contains(resp, `"state":"RUNNING"`) {
+	if code, resp := call(t, "GET", connURL(srv.URL, "new-on-36", "/status"), ""); code != 200 || !strings.Contains(resp, `"state":"RUNNING"`) {
 		t.Errorf("3.6.1: a connector created with initial_state STOPPED is not RUNNING: %d %s", code, resp)
 	}
 	srv.SetVersion("3.7.0")

@@ -9,7 +9,7 @@
 //
 // A package imports only packages of layers below its own (internal/...
 // packages may import each other). Nothing under internal/ imports
-// snapshot, restore or daemon, except the test helpers internal/connectsim
+// snapshot, restore or daemon, except the demo's stand-ins internal/connectsim
 // and internal/connectdemo, which may import snapshot and snapshot/capture
 // and say so in their package doc. Packages outside these layers (bench/..., deploy,
 // reliability) may import any of them; nothing imports cmd/....

@@ -15,6 +15,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -31,7 +32,7 @@ type demoWorld struct {
 func newDemoWorld(t *testing.T) demoWorld {
 	t.Helper()
 	_, cl, _ := testkit.Seeded(t, connectdemo.DefaultSpec())
-	srv, err := connectsim.Start(cl, connectsim.Options{})
+	srv, err := connectsimtest.Start(cl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectrest"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
+	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/restore/standby"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -24,7 +25,7 @@ import (
 func TestSyncConfigs(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t)
-	srv, err := connectsim.Start(p.bcl, connectsim.Options{})
+	srv, err := connectsimtest.Start(p.bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSyncConfigs(t *testing.T) {
 func TestSyncConfigsRecordKept(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t)
-	srv, err := connectsim.Start(p.bcl, connectsim.Options{})
+	srv, err := connectsimtest.Start(p.bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestSyncConfigsRecordKept(t *testing.T) {
 func TestSyncConfigsSkipsUnchanged(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t)
-	srv, err := connectsim.Start(p.bcl, connectsim.Options{})
+	srv, err := connectsimtest.Start(p.bcl, connectsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ const (
 )
 
 // The image's run settings: those of deploy/Dockerfile (deploy's tests hold
-// the two to the same), with the distroless nonroot user by number, so that
+// the two to the same), with the nonroot user by number, so that
 // Kubernetes' runAsNonRoot can check it.
 const (
 	User        = "65532:65532"
