@@ -68,6 +68,10 @@ type Document struct {
 	// OffsetsTopic is what --to-offsets-topic did (or, in a dry run,
 	// would do) to its topic; absent without it.
 	OffsetsTopic *OffsetsTopicReport `json:"offsets_topic,omitempty"`
+	// LeftStopped are the connectors the restore wrote that it leaves
+	// STOPPED or PAUSED, not stopped by it: why, and the command that
+	// starts each; absent when none.
+	LeftStopped []LeftStopped `json:"left_stopped,omitempty"`
 }
 
 // PlanDocument is a Plan in a Document.
@@ -195,7 +199,7 @@ func (r *Report) Document(err error) *Document {
 	d := &Document{
 		Snapshot: r.Snapshot, DryRun: r.DryRun, Forced: r.Forced, Outcome: r.Outcome,
 		Refusals: nonNil(r.Refusals), Stopped: nonNil(r.Stopped), Fenced: nonNil(r.Fenced),
-		UndoSnapshot: r.Undo, OffsetsTopic: r.OffsetsTopic, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned), AfterResets: nonNil(r.AfterResets),
+		UndoSnapshot: r.Undo, OffsetsTopic: r.OffsetsTopic, Created: nonNil(r.Created), Unowned: nonNil(r.Unowned), AfterResets: nonNil(r.AfterResets), LeftStopped: r.LeftStopped,
 	}
 	if err != nil {
 		d.Error = err.Error()

@@ -156,6 +156,19 @@ type Report struct {
 	AfterResets []AfterReset
 	// OffsetsTopic is what Request.ToOffsetsTopic did to its topic.
 	OffsetsTopic *OffsetsTopicReport
+	// LeftStopped are the connectors the restore wrote that it leaves
+	// STOPPED or PAUSED without having stopped them (nameStillStopped).
+	LeftStopped []LeftStopped
+}
+
+// LeftStopped is a connector a restore wrote and leaves not running.
+type LeftStopped struct {
+	Connector string `json:"connector"`
+	// State is STOPPED or PAUSED; Why says what it was before the restore
+	// and in the state restored; Start is the command that starts it.
+	State string `json:"state"`
+	Why   string `json:"why"`
+	Start string `json:"start"`
 }
 
 // refusal marks err as a refusal: it matches ErrRefused and err.
@@ -499,6 +512,7 @@ func (r *run) nameStillStopped(plan *Plan) {
 			continue // paused, as in the state restored: its offsets are read once resumed, as before
 		}
 		start := startCommand(r.Connect, cp.Name, target)
+		r.report.LeftStopped = append(r.report.LeftStopped, LeftStopped{Connector: cp.Name, State: state, Why: why, Start: start})
 		fmt.Fprintln(r.Out, wrapLines(fmt.Sprintf("left %s: connector %s (%s); start it with: %s", state, cp.Name, why, start), start))
 	}
 }
