@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -552,4 +553,29 @@ func TestRestoreConnectorWithoutStatusYet(t *testing.T) {
 	wantLines(t, "stderr (words)", flat(stderr), `connector "jdbc-orders-source": Connect has its config but no status for it yet (just created, or being assigned to a worker): try again in a moment`)
 	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL, "--connect-url", srv.URL)
 	wantLines(t, "stdout", out, "connector inventory-connector (source, STOPPED; REST no status yet)", "verified: 1 connector matches the snapshot")
+}
+
+// TestRestoreNamesConnectorLeftStopped: a restore that writes a connector
+// it finds STOPPED (and that was STOPPED in the snapshot too) leaves it so,
+// and says so in --output json, with the command that starts it.
+func TestRestoreNamesConnectorLeftStopped(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	id := c.snapshot()
+	c.badReset() // tombstones mongodb-connector's keys
+	srv := c.startConnect(connectsim.Options{})
+	out, stderr := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMongo, "--connect-url", srv.URL, "--output", "json")
+	var doc struct {
+		LeftStopped []struct{ Connector, State, Why, Start string } `json:"left_stopped"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("restore --output json: %v\n%s", err, out)
+	}
+	want := "curl -X PUT " + srv.URL + "/connectors/" + connectdemo.ConnMongo + "/resume"
+	if len(doc.LeftStopped) != 1 || doc.LeftStopped[0].Connector != connectdemo.ConnMongo || doc.LeftStopped[0].State != snapshot.StateStopped || doc.LeftStopped[0].Start != want {
+		t.Fatalf("left_stopped: %+v, want %s with %q\n%s", doc.LeftStopped, connectdemo.ConnMongo, want, out)
+	}
+	if !strings.Contains(stderr, "left STOPPED: connector "+connectdemo.ConnMongo) {
+		t.Errorf("the text on stderr does not name it:\n%s", stderr)
+	}
 }
