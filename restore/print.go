@@ -212,6 +212,7 @@ func displayValue(b []byte) string {
 type errWriter struct {
 	w   io.Writer
 	err error
+	fit []byte // a wide line broken, reused: a plan can have a wide line per key
 }
 
 func (e *errWriter) printf(format string, args ...any) {
@@ -225,7 +226,8 @@ func (e *errWriter) write(b []byte) {
 		return
 	}
 	if len(b) > lineWidth+1 {
-		b = []byte(english.Fit(string(b), lineWidth))
+		e.fit = english.AppendFit(e.fit[:0], b, lineWidth)
+		b = e.fit
 	}
 	_, e.err = e.w.Write(b)
 }
