@@ -177,10 +177,8 @@ func appendKey(dst, key []byte) []byte {
 
 // appendValue appends displayValue(b) to dst.
 func appendValue(dst, b []byte) []byte {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
-			return append(dst, displayValue(b)...)
-		}
+	if !connectjson.PrintableASCII(b) {
+		return append(dst, displayValue(b)...)
 	}
 	if b == nil {
 		return append(dst, "null"...)
