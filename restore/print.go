@@ -177,10 +177,8 @@ func appendKey(dst, key []byte) []byte {
 
 // appendValue appends displayValue(b) to dst.
 func appendValue(dst, b []byte) []byte {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
-			return append(dst, displayValue(b)...)
-		}
+	if !connectjson.PrintableASCII(b) {
+		return append(dst, displayValue(b)...)
 	}
 	if b == nil {
 		return append(dst, "null"...)
@@ -212,6 +210,7 @@ func displayValue(b []byte) string {
 type errWriter struct {
 	w   io.Writer
 	err error
+	fit []byte // a wide line broken, reused: a plan can have a wide line per key
 }
 
 func (e *errWriter) printf(format string, args ...any) {
@@ -225,7 +224,8 @@ func (e *errWriter) write(b []byte) {
 		return
 	}
 	if len(b) > lineWidth+1 {
-		b = []byte(english.Fit(string(b), lineWidth))
+		e.fit = english.AppendFit(e.fit[:0], b, lineWidth)
+		b = e.fit
 	}
 	_, e.err = e.w.Write(b)
 }

@@ -1,6 +1,9 @@
 package connectjson
 
-import "encoding/json"
+import (
+	"encoding/binary"
+	"encoding/json"
+)
 
 // PlainKey is a fast path of [ParseKey] for the keys nearly every connector
 // writes: ["name",{...}] with a plain name (printable ASCII, no escapes)
@@ -83,7 +86,16 @@ func plainString(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
-	for j := i + 1; j < len(b); j++ {
+	j := i + 1
+	// Eight bytes at a time up to the first that is not plain: the closing
+	// quote, or what makes the string not plain. Keys and offsets are read
+	// by the million, and their strings (names, paths, topics) are long.
+	for ; len(b)-j >= 8; j += 8 {
+		if !plainWord(binary.LittleEndian.Uint64(b[j:])) {
+			break
+		}
+	}
+	for ; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
 			return j + 1
@@ -92,6 +104,40 @@ func plainString(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// ones and highs are 1 and 0x80 in each byte of a word.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// plainWord reports whether none of the eight bytes of x ends or spoils a
+// plain string: none is '"' or '\\', below 0x20 or from 0x7f up.
+func plainWord(x uint64) bool {
+	zero := func(v uint64) uint64 { return (v - ones) &^ v } // a byte of v is 0, in its high bit
+	return (unprintable(x)|zero(x^('"'*ones))|zero(x^('\\'*ones)))&highs == 0
+}
+
+// unprintable has a high bit set where x has a byte below 0x20 or from
+// 0x7f up, though maybe not only there: each test is exact for "any
+// byte", which is all it is asked.
+func unprintable(x uint64) uint64 {
+	// From 0x7f up: adding one carries into the next byte only from 0xff,
+	// itself from 0x7f up.
+	return x | (x + ones) | (x-0x20*ones)&^x
+}
+
+// PrintableASCII reports whether every byte of b is printable ASCII (0x20
+// to 0x7e), eight bytes at a time.
+func PrintableASCII(b []byte) bool {
+	var bad uint64
+	for ; len(b) >= 8; b = b[8:] {
+		bad |= unprintable(binary.LittleEndian.Uint64(b))
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return bad&highs == 0
 }
 
 // plainInt returns the index just past the integer at b[i]: an optional

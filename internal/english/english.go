@@ -3,6 +3,8 @@
 package english
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -41,66 +43,125 @@ func Wrap(s string, width int, indent string) string {
 // Fit breaks every line of s wider than width columns (runes) with
 // FitLine, each continuation indented by its line's own indentation plus
 // four spaces; lines that fit are left as they are, so Fit of text that
-// fits is the text itself. A restore prints a line per key through it, so
-// each line is read once and text that fits is not copied.
+// fits is the text itself (not a copy).
 func Fit(s string, width int) string {
 	if len(s) <= width {
 		return s // bytes ≥ runes
 	}
-	var b strings.Builder
-	done := 0 // s[:done] is in b
+	if b, broke := appendFit(nil, s, width); broke {
+		return string(b)
+	}
+	return s
+}
+
+// AppendFit appends s to dst with its lines broken as Fit breaks them and
+// returns the extended buffer. A restore prints a line per key through it
+// into one buffer it reuses: no line is copied to a string and back.
+func AppendFit(dst, s []byte, width int) []byte {
+	if b, broke := appendFit(dst, s, width); broke {
+		return b
+	}
+	return append(dst, s...)
+}
+
+// text is what fitting reads: a string, or the bytes a line was built in.
+type text interface{ string | []byte }
+
+// appendFit appends s to dst as Fit returns it and reports true, or, when
+// no line of s is wider than width, returns dst as it was and false. Each
+// line is read once, and text before the first wide line is copied only
+// once one is found.
+func appendFit[T text](dst []byte, s T, width int) (_ []byte, broke bool) {
+	done := 0 // s[:done] is in dst
 	for start := 0; start < len(s); {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
+		end := len(s)
+		if i := indexByte(s[start:], '\n'); i >= 0 {
+			end = start + i
 		}
-		l := s[start:end]
-		if over, isASCII := measure(l, width); over {
-			if b.Len() == 0 {
-				b.Grow(len(s) + len(s)/width*(width/4+5))
+		// A line of no more bytes than width fits (bytes ≥ runes); a wider
+		// one of ASCII does not (a byte is then a column).
+		if l := s[start:end]; len(l) > width {
+			if isASCII := ascii(l); isASCII || runeCount(l) > width {
+				if !broke {
+					dst = slices.Grow(dst, len(s)+len(s)/width*(width/4+5))
+					broke = true
+				}
+				dst = append(dst, s[done:start]...)
+				dst = appendFitLine(dst, l, width, isASCII)
+				done = end
 			}
-			b.WriteString(s[done:start])
-			lead := len(l) - len(strings.TrimLeft(l, " "))
-			indent := spaces(min(lead, width/4) + 4)
-			if isASCII {
-				writeFitASCII(&b, l, width, indent)
-			} else {
-				b.WriteString(fitLineRunes(l, width, indent))
-			}
-			done = end
 		}
 		start = end + 1
 	}
-	if done == 0 {
-		return s
+	if !broke {
+		return dst, false
 	}
-	b.WriteString(s[done:])
-	return b.String()
+	return append(dst, s[done:]...), true
 }
 
-// measure reports whether line is wider than width runes, and whether it
-// is all ASCII (a byte is then a column).
-func measure(line string, width int) (over, isASCII bool) {
-	if len(line) <= width {
-		return false, true // ASCII or not, it fits: the caller needs no more
+// appendFitLine appends line, wider than width, broken as FitLine breaks
+// it with its continuations indented by the line's own indentation plus
+// four spaces.
+func appendFitLine[T text](dst []byte, line T, width int, isASCII bool) []byte {
+	lead := leadingSpaces(line)
+	n := min(lead, width/4) + 4
+	if !isASCII {
+		return append(dst, fitLineRunes(string(line), width, spaces(n))...)
 	}
-	if ascii(line) {
-		return true, true
+	if n >= width/2 {
+		n = width / 4 // as appendFitASCII cuts a wide indent
 	}
-	return utf8.RuneCountInString(line) > width, false
+	return appendFitASCII(dst, line, width, newlineSpaces(n), lead)
 }
 
-// blanks is where spaces takes its indents from.
-const blanks = "                                                                "
+// indexByte is strings.IndexByte or bytes.IndexByte.
+func indexByte[T text](s T, c byte) int {
+	switch s := any(s).(type) {
+	case string:
+		return strings.IndexByte(s, c)
+	case []byte:
+		return bytes.IndexByte(s, c)
+	}
+	panic("english: text is a string or bytes")
+}
+
+// runeCount is utf8.RuneCountInString or utf8.RuneCount.
+func runeCount[T text](s T) int {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.RuneCountInString(s)
+	case []byte:
+		return utf8.RuneCount(s)
+	}
+	panic("english: text is a string or bytes")
+}
+
+// leadingSpaces is the number of spaces s starts with.
+func leadingSpaces[T text](s T) int {
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+// blanks is where spaces and newlineSpaces take their indents from.
+const blanks = "\n                                                                "
 
 // spaces is n spaces.
 func spaces(n int) string {
-	if n <= len(blanks) {
-		return blanks[:n]
+	if n < len(blanks) {
+		return blanks[1 : 1+n]
 	}
 	return strings.Repeat(" ", n)
+}
+
+// newlineSpaces is a newline and n spaces: where a broken line goes on.
+func newlineSpaces(n int) string {
+	if n < len(blanks) {
+		return blanks[:1+n]
+	}
+	return "\n" + strings.Repeat(" ", n)
 }
 
 // FitLine breaks line (one line, no newline) into lines of at most width
@@ -114,70 +175,76 @@ func FitLine(line string, width int, indent string) string {
 	if len(line) <= width {
 		return line // bytes ≥ runes
 	}
-	var b strings.Builder
-	if ascii(line) && ascii(indent) {
-		b.Grow(len(line) + (len(line)/max(width/2, 1)+1)*(len(indent)+1))
-		writeFitASCII(&b, line, width, indent)
-		return b.String()
+	if !ascii(line) || !ascii(indent) {
+		return fitLineRunes(line, width, indent)
 	}
-	return fitLineRunes(line, width, indent)
+	if len(indent) >= width/2 {
+		indent = indent[:width/4]
+	}
+	b := make([]byte, 0, len(line)+(len(line)/max(width/2, 1)+1)*(len(indent)+1))
+	return string(appendFitASCII(b, line, width, "\n"+indent, leadingSpaces(line)))
 }
 
 // ascii reports whether s is all ASCII: a byte is then a column, and a
 // plan of many keys is fitted without converting each line to runes. It
-// tests eight bytes at a time (the loads combine into one).
-func ascii(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if w&0x8080808080808080 != 0 {
-			return false
-		}
+// ORs the bytes together sixteen at a time and tests their high bits once
+// (the text a restore prints is ASCII, so it reads it all anyway).
+func ascii[T text](s T) bool {
+	var high uint64
+	for len(s) >= 16 {
+		w := s[:16]
+		high |= word(w[:8]) | word(w[8:])
+		s = s[16:]
 	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
+	if len(s) >= 8 {
+		high |= word(s)
+		s = s[8:]
 	}
-	return true
+	for i := 0; i < len(s); i++ {
+		high |= uint64(s[i])
+	}
+	return high&0x8080808080808080 == 0
 }
 
-// writeFitASCII writes to b what fitLineRunes returns, over bytes, for a
-// line and indent of ASCII.
-func writeFitASCII(b *strings.Builder, line string, width int, indent string) {
-	if len(indent) >= width/2 {
-		indent = indent[:width/4]
-	}
-	lead := len(line) - len(strings.TrimLeft(line, " "))
-	first := true
-	for {
-		room := width
-		if !first {
-			room -= len(indent)
-			b.WriteByte('\n')
-			b.WriteString(indent)
-		}
-		if len(line) <= room {
-			b.WriteString(line)
-			return
-		}
+// word is the first eight bytes of w as one little-endian word: its loads
+// combine into one.
+func word[T text](w T) uint64 {
+	_ = w[7] // one bounds check
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// appendFitASCII appends to dst what fitLineRunes returns, over bytes, for
+// a line of ASCII that starts with lead spaces; newlineIndent is a newline
+// and the indent of the lines after the first, cut as fitLineRunes cuts
+// it (to width/4 when it is width/2 or more).
+func appendFitASCII[T text](dst []byte, line T, width int, newlineIndent string, lead int) []byte {
+	room := width
+	for len(line) > room {
 		cut, next := breakAtBytes(line, room, lead)
-		b.WriteString(strings.TrimRight(line[:cut], " "))
-		line = strings.TrimLeft(line[next:], " ")
-		first, lead = false, 0
+		for cut > 0 && line[cut-1] == ' ' {
+			cut-- // the spaces at a break are dropped
+		}
+		dst = append(dst, line[:cut]...)
+		dst = append(dst, newlineIndent...)
+		line = line[next:]
+		line = line[leadingSpaces(line):]
+		room, lead = width-(len(newlineIndent)-1), 0
 	}
+	return append(dst, line...)
 }
 
-// breakAtBytes is breakAt over the bytes of an ASCII line.
-func breakAtBytes(s string, room, lead int) (cut, next int) {
+// breakAtBytes is breakAt over the bytes of an ASCII line longer than
+// room.
+func breakAtBytes[T text](s T, room, lead int) (cut, next int) {
+	w := s[:room+1] // what the loops read: no bounds checks in them
 	for i := room; i > lead; i-- {
-		if s[i] == ' ' {
+		if w[i] == ' ' {
 			return i, i + 1
 		}
 	}
 	for i := room - 1; i > lead; i-- {
-		switch s[i] {
+		switch w[i] {
 		case ',', '/', ';', ':':
 			return i + 1, i + 1
 		}

@@ -65,7 +65,7 @@ func TestFitLineASCIIAsRunes(t *testing.T) {
 		line := strings.Repeat(" ", rng.IntN(8)) + string(b)
 		width := 10 + rng.IntN(130)
 		indent := strings.Repeat(" ", rng.IntN(width))
-		if got, want := fitASCIIString(line, width, indent), fitLineRunes(line, width, indent); got != want && len(line) > width {
+		if got, want := FitLine(line, width, indent), fitLineRunes(line, width, indent); got != want && len(line) > width {
 			t.Fatalf("width %d, indent %d, line %q:\nbytes %q\nrunes %q", width, len(indent), line, got, want)
 		}
 	}
@@ -100,7 +100,7 @@ func fitReference(s string, width int) string {
 
 // Fit, which reads each line once and copies only when a line is wider,
 // gives what fitting each line of the split text gives, for ASCII and
-// other text.
+// other text; so does AppendFit of the text's bytes.
 func TestFitAsReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabets := []string{"abc  ,/;:{}\"012\n", "aé😀 ,/\n"}
@@ -111,8 +111,14 @@ func TestFitAsReference(t *testing.T) {
 			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
 		}
 		s, width := b.String(), 10+rng.IntN(130)
-		if got, want := Fit(s, width), fitReference(s, width); got != want {
+		want := fitReference(s, width)
+		if got := Fit(s, width); got != want {
 			t.Fatalf("width %d, text %q:\nFit       %q\nreference %q", width, s, got, want)
+		}
+		// AppendFit appends the same after what dst holds, over bytes.
+		dst := append(make([]byte, 0, rng.IntN(40)), "kept\n"...)
+		if got := AppendFit(dst, []byte(s), width); string(got) != "kept\n"+want {
+			t.Fatalf("width %d, text %q:\nAppendFit %q\nreference %q", width, s, got[min(len(got), 5):], want)
 		}
 	}
 }
@@ -124,17 +130,24 @@ func BenchmarkFit(b *testing.B) {
 	}
 }
 
+func BenchmarkAppendFit(b *testing.B) {
+	line := []byte(`  source  t1/0  {"filename":"/data/bulk/file-bulk-0000/part-000015.log"}  added  {"position":903603774}  (from connect-offsets/0 in the snapshot)` + "\n")
+	var dst []byte
+	for b.Loop() {
+		dst = appendFitOnce(dst[:0], line)
+	}
+}
+
+// appendFitOnce is one call of AppendFit, to be counted by a profiler.
+//
+//go:noinline
+func appendFitOnce(dst, line []byte) []byte { return AppendFit(dst, line, 120) }
+
 func BenchmarkFitReference(b *testing.B) {
 	line := `  source  connect-offsets/7  ["jdbc-orders",{"protocol":"1","table":"shop.orders"}]  update  {"timestamp_nanos":0,"incrementing":207,"timestamp":1733560000000}` + "\n"
 	for b.Loop() {
 		fitReference(line, 120)
 	}
-}
-
-func fitASCIIString(line string, width int, indent string) string {
-	var b strings.Builder
-	writeFitASCII(&b, line, width, indent)
-	return b.String()
 }
 
 // ascii finds a byte beyond ASCII wherever it is in the string.
@@ -144,10 +157,13 @@ func TestASCII(t *testing.T) {
 		if !ascii(s) {
 			t.Fatalf("ascii(%q) = false", s)
 		}
+		if !ascii([]byte(s)) {
+			t.Fatalf("ascii(%q as bytes) = false", s)
+		}
 		for i := 0; i < n; i++ {
 			b := []byte(s)
 			b[i] = 0x80 | byte(i)
-			if ascii(string(b)) {
+			if ascii(string(b)) || ascii(b) {
 				t.Fatalf("ascii(%q) = true", b)
 			}
 		}
