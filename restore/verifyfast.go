@@ -187,7 +187,7 @@ func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
 		}
 	}
 	n := 0
-	for _, ch := range sp.Changes {
+	for _, ch := range sp.Changes() {
 		l, ok := live[topicPart{ch.Topic, ch.Partition}]
 		if ch.Action == Skipped {
 			// Not written: still as the plan found it.
