@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -23,9 +22,9 @@ const ScratchClusterID = "offsetkeeper-drill-scratch"
 
 // scratchCompression is how a drill's restore compresses the batches it
 // writes into the embedded scratch cluster (restore.Options.Compression).
-// The fastest level: its encoder's tables are a fraction of the default
-// level's, and the producer keeps one encoder per batch in flight.
-var scratchCompression = kgo.ZstdCompression().WithLevel(int(zstd.SpeedFastest))
+// Its default level: the fastest one's smaller encoders do not make up
+// for the larger copy kfake keeps.
+var scratchCompression = kgo.ZstdCompression()
 
 // scratchClientOpts are the options of the drill's clients of the scratch
 // cluster, besides its brokers. Client telemetry (KIP-714) is off: the
