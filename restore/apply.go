@@ -156,7 +156,7 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 		}
 		commits, deletes := kadm.Offsets{}, kadm.TopicsSet{}
 		nc, nd := 0, 0
-		for _, ch := range sp.Changes {
+		for _, ch := range sp.Changes() {
 			switch ch.Action {
 			case Changed, Added:
 				commits.Add(kadm.Offset{Topic: ch.Topic, Partition: ch.Partition, At: ch.New, LeaderEpoch: ch.LeaderEpoch, Metadata: ch.Metadata})

@@ -180,7 +180,7 @@ func sourceEntries(name string, sp *SourcePlan, cp *ConnectPlan) []ConnectEntry 
 
 func sinkEntries(sp *SinkPlan) []ConnectEntry {
 	var out []ConnectEntry
-	for _, ch := range sp.Changes {
+	for _, ch := range sp.Changes() {
 		e := ConnectEntry{Partition: connectjson.SinkPartition(ch.Topic, ch.Partition)}
 		switch ch.Action {
 		case Changed, Added:

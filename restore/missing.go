@@ -150,7 +150,7 @@ func (p *Plan) NotRestored() []MissingTopic {
 		if cp.Sink == nil {
 			continue
 		}
-		for _, ch := range cp.Sink.Changes {
+		for _, ch := range cp.Sink.Changes() {
 			if ch.Action != Skipped {
 				continue
 			}

@@ -153,7 +153,7 @@ func (c ConnectorPlan) Writes() bool {
 		return true
 	}
 	if c.Sink != nil {
-		for _, ch := range c.Sink.Changes {
+		for _, ch := range c.Sink.Changes() {
 			if ch.Action.writes() {
 				return true
 			}
@@ -252,9 +252,12 @@ type SinkPlan struct {
 	Exists  bool
 	State   string
 	Members int
-	// Changes hold every partition compared, unchanged ones included,
-	// sorted by topic and partition.
-	Changes []SinkChange
+	// changes hold every partition compared, unchanged ones included,
+	// sorted by topic and partition (see Changes), with their strings in
+	// names (sinkchanges.go); index finds a name when there are many.
+	changes []sinkChange
+	names   []string
+	index   map[string]uint32
 }
 
 // SinkChange is one committed group offset compared.
@@ -308,7 +311,7 @@ func (p *Plan) Counts() Counts {
 			}
 		}
 		if cp.Sink != nil {
-			for _, ch := range cp.Sink.Changes {
+			for _, ch := range cp.Sink.Changes() {
 				switch ch.Action {
 				case Changed, Added:
 					c.SinkCommits++
@@ -348,7 +351,7 @@ func (p *Plan) Differences() []string {
 			}
 		}
 		if cp.Sink != nil {
-			for _, ch := range cp.Sink.Changes {
+			for _, ch := range cp.Sink.Changes() {
 				switch ch.Action {
 				case Changed:
 					out = append(out, fmt.Sprintf("connector %q: group %q %s/%d: offset %d here, %d in the snapshot", cp.Name, cp.Sink.Group, ch.Topic, ch.Partition, ch.Old, ch.New))
@@ -825,7 +828,7 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 	}
 	want := map[topicPart]bool{}
 	if hasSnapGroup {
-		plan.Changes = make([]SinkChange, 0, len(sg.Offsets)) // exact for a restore into the same partitions
+		plan.changes = make([]sinkChange, 0, len(sg.Offsets)) // exact for a restore into the same partitions
 		for _, o := range sg.Offsets {
 			tp := topicPart{o.Topic, o.Partition}
 			want[tp] = true
@@ -837,21 +840,15 @@ func (p *Plan) planSink(ctx context.Context, adm *kadm.Client, name string) (*Si
 					ch.Action = Unchanged
 				}
 			}
-			plan.Changes = append(plan.Changes, ch)
+			plan.add(ch)
 		}
 	}
 	for tp, l := range have {
 		if !want[tp] {
-			plan.Changes = append(plan.Changes, SinkChange{Action: Removed, Topic: tp.topic, Partition: tp.part, Old: l.Offset, New: -1, LeaderEpoch: -1})
+			plan.add(SinkChange{Action: Removed, Topic: tp.topic, Partition: tp.part, Old: l.Offset, New: -1, LeaderEpoch: -1})
 		}
 	}
-	sort.Slice(plan.Changes, func(i, j int) bool {
-		a, b := plan.Changes[i], plan.Changes[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		return a.Partition < b.Partition
-	})
+	plan.sortChanges()
 	return plan, nil
 }
 
@@ -868,7 +865,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		if cp.Sink == nil {
 			continue
 		}
-		for _, ch := range cp.Sink.Changes {
+		for _, ch := range cp.Sink.Changes() {
 			if ch.Action.writes() && ch.Action != Removed && !slices.Contains(topics, ch.Topic) {
 				topics = append(topics, ch.Topic)
 			}
@@ -904,13 +901,12 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 		if sp == nil {
 			continue
 		}
-		for i := range sp.Changes {
-			ch := &sp.Changes[i]
+		for i, ch := range sp.Changes() {
 			if ch.Action != Changed && ch.Action != Added {
 				continue
 			}
 			if missingTopic(ch.Topic) {
-				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q does not exist here", ch.Topic)
+				sp.skip(i, fmt.Sprintf("topic %q does not exist here", ch.Topic))
 				if !warned[ch.Topic] {
 					warned[ch.Topic] = true
 					p.warnf("sink topic %q does not exist here: its committed offsets are not restored here; create it, then run the same restore again", ch.Topic)
@@ -919,7 +915,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			}
 			end, ok := ends[ch.Topic][ch.Partition]
 			if !ok || errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
-				ch.Action, ch.Reason = Skipped, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition)
+				sp.skip(i, fmt.Sprintf("topic %q has no partition %d here", ch.Topic, ch.Partition))
 				missing = append(missing, fmt.Sprintf("group %q: sink topic %q has no partition %d here: offset %d", sp.Group, ch.Topic, ch.Partition, ch.New))
 				continue
 			}
@@ -938,7 +934,7 @@ func (p *Plan) checkSinkBounds(ctx context.Context, adm *kadm.Client) error {
 			case ch.New > end.Offset:
 				beyond = append(beyond, fmt.Sprintf("group %q: offset %d for %s/%d is beyond the partition's end offset %d", sp.Group, ch.New, ch.Topic, ch.Partition, end.Offset))
 			case ch.New < start.Offset:
-				p.belowLogStart(p.Connectors[ci].Name, sp.Group, ch, start.Offset, end.Offset)
+				p.belowLogStart(p.Connectors[ci].Name, sp.Group, &ch, start.Offset, end.Offset)
 			}
 		}
 	}

@@ -72,7 +72,7 @@ func (p *Plan) Print(w io.Writer) error {
 		}
 		if sp := cp.Sink; sp != nil {
 			unchanged, writes := 0, 0
-			for _, ch := range sp.Changes {
+			for _, ch := range sp.Changes() {
 				where := fmt.Sprintf("%s/%d", ch.Topic, ch.Partition)
 				switch ch.Action {
 				case Unchanged:
@@ -91,7 +91,7 @@ func (p *Plan) Print(w io.Writer) error {
 				}
 			}
 			switch {
-			case len(sp.Changes) == 0:
+			case sp.Len() == 0:
 				ew.printf("  sink  %s  no offsets, here or in the snapshot\n", sp.Group)
 			case unchanged > 0:
 				ew.printf("  sink  %s  unchanged %s\n", sp.Group, plural(unchanged, "offset", "offsets"))

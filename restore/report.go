@@ -281,7 +281,7 @@ func (p *Plan) document() *PlanDocument {
 		}
 		if sp := cp.Sink; sp != nil {
 			sd := &SinkDocument{Group: sp.Group, Exists: sp.Exists, State: sp.State, Members: sp.Members, Changes: []SinkChangeDocument{}}
-			for _, ch := range sp.Changes {
+			for _, ch := range sp.Changes() {
 				if ch.Action == Unchanged {
 					sd.Unchanged++
 					continue

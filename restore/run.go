@@ -464,7 +464,7 @@ func (r *run) finish(ctx context.Context, plan *Plan, notRestored error) error {
 	if r.stop != nil && notRestored != nil {
 		r.stop.hold = map[string]bool{}
 		for _, cp := range plan.Connectors {
-			if cp.Sink != nil && slices.ContainsFunc(cp.Sink.Changes, func(ch SinkChange) bool { return ch.Action == Skipped }) {
+			if cp.Sink != nil && cp.Sink.has(Skipped) {
 				r.stop.hold[cp.Name] = true
 			}
 		}

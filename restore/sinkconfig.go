@@ -122,7 +122,7 @@ func (r *run) unreadRefusals(plan *Plan, creations []Creation) []Refusal {
 			continue
 		}
 		var unread []string
-		for _, ch := range cp.Sink.Changes {
+		for _, ch := range cp.Sink.Changes() {
 			meant := unmappable != "" || readsTopic(sc.Config, ch.Topic)
 			if (ch.Action == Changed || ch.Action == Added) && meant && !readsTopic(config, ch.Topic) && !slices.Contains(unread, ch.Topic) {
 				unread = append(unread, ch.Topic)

@@ -155,7 +155,7 @@ func (p *Plan) writesSink(connector string) bool {
 		if cp.Name != connector || cp.Sink == nil {
 			continue
 		}
-		for _, ch := range cp.Sink.Changes {
+		for _, ch := range cp.Sink.Changes() {
 			if ch.Action == Changed || ch.Action == Added {
 				return true
 			}

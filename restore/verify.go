@@ -33,7 +33,7 @@ type Verification struct {
 // result is the same as reading the topics whole.
 //
 // The plan is first checked against what it wrote, the offsets topics a
-// few partitions at a time and the groups one by one, after checking that
+// few partitions at a time and the groups a batch at a time, after checking that
 // the configs and partition counts that decide where keys and offsets go
 // are unchanged: when all of it matches, the new plan would write nothing,
 // and none is made (the live keys of the scope are then never held all at

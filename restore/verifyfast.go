@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -42,11 +43,8 @@ func verifyQuick(ctx context.Context, cl *kgo.Client, p *Plan) bool {
 	if !sameSetting(ctx, cl, p) {
 		return false
 	}
-	adm := kadm.NewClient(cl)
-	for _, cp := range p.Connectors {
-		if cp.Sink != nil && !sinkMatches(ctx, adm, cp.Sink) {
-			return false
-		}
+	if !sinksMatch(ctx, cl, p) {
+		return false
 	}
 	// Per topic, the connectors comparing it and its position in their
 	// SourcePlan.Topics.
@@ -172,22 +170,59 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 	return lo, hi
 }
 
-// sinkMatches reports whether the group of sp holds exactly the offsets
-// (and metadata) sp's changes leave, a skipped one as the plan found it: a
-// new plan would find every one unchanged (or skipped again).
-func sinkMatches(ctx context.Context, adm *kadm.Client, sp *SinkPlan) bool {
-	g, found, err := capture.ReadGroup(ctx, adm, sp.Group)
+// verifyGroups is how many groups the quick verify fetches at once.
+const verifyGroups = 100
+
+// sinksMatch reports whether the group of every SinkPlan of p holds
+// exactly what sinkMatches wants. The groups are listed once (each must be
+// of a type a sink connector uses) and their committed offsets fetched
+// verifyGroups at a time, instead of a listing, a describe and a fetch for
+// each group.
+func sinksMatch(ctx context.Context, cl *kgo.Client, p *Plan) bool {
+	var sps []*SinkPlan
+	for _, cp := range p.Connectors {
+		if cp.Sink != nil {
+			sps = append(sps, cp.Sink)
+		}
+	}
+	if len(sps) == 0 {
+		return true
+	}
+	listed, err := capture.ListedTypes(ctx, kadm.NewClient(cl))
 	if err != nil {
 		return false
 	}
-	live := map[topicPart]snapshot.SinkOffset{}
-	if found {
-		for _, o := range g.Offsets {
-			live[topicPart{o.Topic, o.Partition}] = o
+	for from := 0; from < len(sps); from += verifyGroups {
+		batch := sps[from:min(from+verifyGroups, len(sps))]
+		groups := make([]string, 0, len(batch))
+		for _, sp := range batch {
+			if !slices.Contains(groups, sp.Group) {
+				groups = append(groups, sp.Group)
+			}
+		}
+		offsets, err := capture.ReadCommitted(ctx, cl, groups, listed)
+		if err != nil {
+			return false
+		}
+		for _, sp := range batch {
+			if !sinkMatches(sp, offsets[sp.Group]) {
+				return false
+			}
 		}
 	}
+	return true
+}
+
+// sinkMatches reports whether a group holding offsets holds exactly the
+// offsets (and metadata) sp's changes leave, a skipped one as the plan
+// found it: a new plan would find every one unchanged (or skipped again).
+func sinkMatches(sp *SinkPlan, offsets []snapshot.SinkOffset) bool {
+	live := make(map[topicPart]snapshot.SinkOffset, len(offsets))
+	for _, o := range offsets {
+		live[topicPart{o.Topic, o.Partition}] = o
+	}
 	n := 0
-	for _, ch := range sp.Changes {
+	for _, ch := range sp.Changes() {
 		l, ok := live[topicPart{ch.Topic, ch.Partition}]
 		if ch.Action == Skipped {
 			// Not written: still as the plan found it.

@@ -1068,6 +1068,10 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 	}
 	out := []SinkGroup{}
 	var ok bool
+	// Each group's offsets are read into buf, then copied into arena, a
+	// chunk shared by many groups and capped to each: appended one at a
+	// time, a group of 50 held 64 (and the garbage of the ones before).
+	var buf, arena []SinkOffset
 	for n := 0; !d.lit("]"); n++ {
 		if n > 0 && !d.lit(",") {
 			return nil, 0, false
@@ -1104,7 +1108,7 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 			if !d.lit("[") {
 				return nil, 0, false
 			}
-			g.Offsets = []SinkOffset{}
+			buf = buf[:0]
 			for m := 0; !d.lit("]"); m++ {
 				if m > 0 && !d.lit(",") {
 					return nil, 0, false
@@ -1131,8 +1135,9 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 				if !d.lit("}") {
 					return nil, 0, false
 				}
-				g.Offsets = append(g.Offsets, o)
+				buf = append(buf, o)
 			}
+			g.Offsets, arena = carve(arena, buf)
 		}
 		if !d.sinkGroupGuard(&g) || !d.lit("}") {
 			return nil, 0, false
@@ -1140,6 +1145,25 @@ func decodeSinkGroups(b []byte, i int) ([]SinkGroup, int, bool) {
 		out = append(out, g)
 	}
 	return out, d.i, true
+}
+
+// sinkArenaChunk is how many sink offsets decodeSinkGroups allocates at a
+// time.
+const sinkArenaChunk = 4096
+
+// carve copies offs into the front of arena (a new chunk when it does not
+// fit) and returns the copy, capped to its length, and the rest of arena.
+// An empty offs is an empty, non-nil slice.
+func carve(arena, offs []SinkOffset) (_, rest []SinkOffset) {
+	if len(offs) == 0 {
+		return []SinkOffset{}, arena
+	}
+	if len(offs) > cap(arena) {
+		arena = make([]SinkOffset, 0, max(len(offs), sinkArenaChunk))
+	}
+	arena = append(arena, offs...)
+	n := len(offs)
+	return arena[:n:n], arena[n:n]
 }
 
 // decodeSourceOffsets reads the source_offsets array at b[i] as Encode

@@ -177,7 +177,7 @@ func planDiff(plan *restore.Plan, from, to Moment, name string) *Diff {
 			}
 		}
 		if cp.Sink != nil {
-			for _, ch := range cp.Sink.Changes {
+			for _, ch := range cp.Sink.Changes() {
 				if ch.Action == restore.Unchanged {
 					d.Unchanged++
 					continue

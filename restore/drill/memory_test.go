@@ -2,9 +2,11 @@ package drill
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -53,11 +55,15 @@ func peakHeap() (stop func() (live, inuse uint64)) {
 		wg          sync.WaitGroup
 	)
 	wg.Add(1)
+	profile := os.Getenv("OFFSETKEEPER_PEAK_HEAP_PROFILE")
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	go func() {
 		defer wg.Done()
 		for {
 			metrics.Read(s)
+			if l := s[0].Value.Uint64(); l > live+1<<20 && profile != "" {
+				writeHeapProfile(profile)
+			}
 			live, inuse = max(live, s[0].Value.Uint64()), max(inuse, s[1].Value.Uint64())
 			select {
 			case <-done:
@@ -71,6 +77,17 @@ func peakHeap() (stop func() (live, inuse uint64)) {
 		wg.Wait()
 		return live, inuse
 	}
+}
+
+// writeHeapProfile writes the heap profile as of the last collection
+// (what it kept) to path.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // BenchmarkDrillPeakHeap drills a stored snapshot of 200,000 source keys

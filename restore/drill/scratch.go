@@ -22,7 +22,16 @@ const ScratchClusterID = "offsetkeeper-drill-scratch"
 
 // scratchCompression is how a drill's restore compresses the batches it
 // writes into the embedded scratch cluster (restore.Options.Compression).
+// Its default level: the fastest one's smaller encoders do not make up
+// for the larger copy kfake keeps.
 var scratchCompression = kgo.ZstdCompression()
+
+// scratchClientOpts are the options of the drill's clients of the scratch
+// cluster, besides its brokers. Client telemetry (KIP-714) is off: the
+// embedded cluster asks for it, and each push compresses the metrics with
+// an lz4 writer whose pooled block buffer is megabytes, for a cluster
+// that only the drill sees.
+var scratchClientOpts = []kgo.Opt{kgo.DisableClientMetrics()}
 
 // scratch is the cluster a drill restores into.
 type scratch struct {
@@ -56,7 +65,7 @@ func startScratch(ctx context.Context, brokers []string, topics []topicSpec) (*s
 	// The topics are made with a client of their own: a client that
 	// asked for them before they existed keeps them missing in its
 	// metadata cache for a while, and the restore needs them at once.
-	setup, err := kgo.NewClient(kgo.SeedBrokers(s.seeds...))
+	setup, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.seeds...)}, scratchClientOpts...)...)
 	if err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("%w: connect to the scratch cluster %v: %v", ErrCannotRun, s.seeds, err)
@@ -67,7 +76,7 @@ func startScratch(ctx context.Context, brokers []string, topics []topicSpec) (*s
 		s.close(ctx)
 		return nil, err
 	}
-	if s.cl, err = kgo.NewClient(kgo.SeedBrokers(s.seeds...)); err != nil {
+	if s.cl, err = kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.seeds...)}, scratchClientOpts...)...); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("%w: connect to the scratch cluster %v: %v", ErrCannotRun, s.seeds, err)
 	}

@@ -168,7 +168,7 @@ func TestFileSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, ch := range plan.Connectors[0].Sink.Changes {
+	for _, ch := range plan.Connectors[0].Sink.Changes() {
 		if ch.Action != restore.Unchanged {
 			lines = append(lines, string(ch.Action)+" "+ch.Topic)
 		}
