@@ -278,7 +278,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	for _, c := range out.Connectors {
 		known[c.Name] = true
 	}
-	for _, o := range out.SourceOffsets {
+	for _, o := range out.SourceTable().All() {
 		known[o.Connector] = true
 	}
 	for _, g := range out.SinkGroups {
@@ -318,8 +318,9 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		}
 	}
 	keys := map[string]int{}
-	renamed := make([]snapshot.SourceOffset, 0, len(out.SourceOffsets))
-	for _, o := range out.SourceOffsets {
+	renamed := make([]snapshot.SourceOffset, 0, out.SourceKeys())
+	for _, at := range out.SourceTable().All() {
+		o := *at // a changed copy: the table is shared
 		n, ok := opts.Rename[o.Connector]
 		if !ok {
 			renamed = append(renamed, o)
@@ -336,7 +337,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		keys[n]++
 		renamed = append(renamed, o)
 	}
-	out.SourceOffsets = renamed
+	out.SetSourceOffsets(renamed)
 	for i := range out.SinkGroups {
 		g := &out.SinkGroups[i]
 		if n, ok := opts.Rename[g.Connector]; ok {

@@ -301,7 +301,7 @@ func TestTranslateRename(t *testing.T) {
 		t.Errorf("renamed: %q", tr.Renamed)
 	}
 	n := 0
-	for _, o := range m.snap.SourceOffsets {
+	for _, o := range m.snap.SourceTable().Collect() {
 		newName, ok := rename[o.Connector]
 		if !ok {
 			continue
@@ -319,7 +319,7 @@ func TestTranslateRename(t *testing.T) {
 			t.Fatalf("key %s: %s differs from the worker's %s", o.Key, want, canon)
 		}
 		found := false
-		for _, r := range out.SourceOffsets {
+		for _, r := range out.SourceTable().Collect() {
 			if bytes.Equal(r.Key, want) && bytes.Equal(r.Value, o.Value) && r.Connector == newName {
 				found = true
 			}
