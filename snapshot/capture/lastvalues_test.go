@@ -307,7 +307,7 @@ func TestTailSeedDecode(t *testing.T) {
 			// A seed made from SourceOffsets (a document decoded whole, a
 			// journal head's state) is the same.
 			if d := sameSeed(want, SeedOf(want).Last, oldSeed(want)); d != "" {
-				t.Fatalf("%s: seed of SourceOffsets: %s", name, d)
+				t.Fatalf("%s: seed of the source offsets: %s", name, d)
 			}
 			rest, wrest := *got, *want
 			wrest.SetSourceOffsets(nil)
