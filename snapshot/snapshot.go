@@ -857,7 +857,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w %d: this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, v, MinVersion, Version)
 	}
 	var s Snapshot
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := s.decodeJSON(data); err != nil {
 		return nil, fmt.Errorf("%w: decode version %d document: %v", ErrCorrupt, *head.Version, err)
 	}
 	return &s, nil
@@ -1014,7 +1014,7 @@ func decodeFastAt(data []byte) (*Snapshot, int, bool) {
 	}
 	rest = append(rest, data[at:]...)
 	var s Snapshot
-	if json.Unmarshal(rest, &s) != nil {
+	if s.decodeJSON(rest) != nil {
 		return nil, 0, false
 	}
 	s.SetSourceOffsets(offsets)

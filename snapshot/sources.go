@@ -166,8 +166,13 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler: encoding/json's reading of the
 // document, its source_offsets into a full table. Decode is the reader to
-// call; it comes here for what its fast path leaves.
-func (s *Snapshot) UnmarshalJSON(data []byte) error {
+// call.
+func (s *Snapshot) UnmarshalJSON(data []byte) error { return s.decodeJSON(data) }
+
+// decodeJSON is UnmarshalJSON, which Decode calls directly: through
+// json.Unmarshal, encoding/json would validate the document once before
+// calling UnmarshalJSON and once more inside it.
+func (s *Snapshot) decodeJSON(data []byte) error {
 	type fields Snapshot
 	// Named Snapshot so that encoding/json's errors name the fields as
 	// they did.
