@@ -4,25 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-
-	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// EncodingJSON is the snapshot document of s as encoding/json writes a
-// struct of Snapshot's exported fields with its source offsets as the
-// field they were, SourceOffsets []SourceOffset `json:"source_offsets"`
-// before SinkGroups (HTML not escaped, a trailing newline): the reference
-// Snapshot.Encode must match byte for byte, independent of the encoder
-// (Snapshot.MarshalJSON is Encode). s holds a full table (a streamed one
-// panics).
-func EncodingJSON(s *snapshot.Snapshot) ([]byte, error) {
-	var offs []snapshot.SourceOffset
-	if !s.SourceTable().Null() {
-		offs = s.SourceTable().Collect()
-	}
-	st := reflect.TypeOf(*s)
+// EncodingJSON is the document of snap, a snapshot.Snapshot value, as
+// encoding/json writes a struct of its exported fields with offs (its
+// source offsets, a []snapshot.SourceOffset, nil for null) as the field
+// they were, SourceOffsets `json:"source_offsets"` before SinkGroups (HTML
+// not escaped, a trailing newline): the reference Snapshot.Encode must
+// match byte for byte, independent of the encoder (Snapshot.MarshalJSON
+// is Encode). It takes them untyped because nothing under internal/
+// imports package snapshot (internal/layering).
+func EncodingJSON(snap, offs any) ([]byte, error) {
+	sv := reflect.ValueOf(snap)
+	st := sv.Type()
 	var fields []reflect.StructField
-	var from []int // the field of Snapshot each one is, -1 for SourceOffsets
+	var from []int // the field of snap each one is, -1 for the offsets
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if !f.IsExported() {
@@ -36,7 +32,6 @@ func EncodingJSON(s *snapshot.Snapshot) ([]byte, error) {
 		from = append(from, i)
 	}
 	doc := reflect.New(reflect.StructOf(fields)).Elem()
-	sv := reflect.ValueOf(*s)
 	for i, j := range from {
 		if j < 0 {
 			doc.Field(i).Set(reflect.ValueOf(offs))

@@ -444,7 +444,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []*snapshot.Snapshot{snap, {}, (&snapshot.Snapshot{Scope: []string{"a"}}).WithSourceOffsets([]snapshot.SourceOffset{})} {
 		// The reference: encoding/json on the Snapshot struct as it was,
 		// its source offsets a field (Snapshot.MarshalJSON is Encode).
-		want, err := testkit.EncodingJSON(s)
+		want, err := testkit.EncodingJSON(*s, s.SourceTable().Collect())
 		if err != nil {
 			t.Fatal(err)
 		}
