@@ -66,18 +66,17 @@ func listIDs(t *testing.T, s *store.Store) []string {
 // fakeSnapshot is a small, valid snapshot of one source and one sink
 // connector; sink maps partitions of topic "orders" to committed offsets.
 func fakeSnapshot(sink map[int32]int64) *snapshot.Snapshot {
-	s := &snapshot.Snapshot{
+	s := (&snapshot.Snapshot{
 		ClusterID: "test-cluster",
 		Connectors: []snapshot.Connector{
 			{Name: "src", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStarted, Tasks: 1},
 			{Name: "sink", Type: snapshot.TypeSink, HasConfig: true, TargetState: snapshot.StateStarted, Tasks: 1, Group: "connect-sink"},
 		},
-		SourceOffsets: []snapshot.SourceOffset{{
-			Topic: "connect-offsets", Partition: 3, Offset: 7,
-			Key: snapshot.Bytes(`["src",{"file":"a"}]`), Value: snapshot.Bytes(`{"pos":1}`), Connector: "src",
-		}},
 		SinkGroups: []snapshot.SinkGroup{{Group: "connect-sink", Connector: "sink", State: "Empty"}},
-	}
+	}).WithSourceOffsets([]snapshot.SourceOffset{{
+		Topic: "connect-offsets", Partition: 3, Offset: 7,
+		Key: snapshot.Bytes(`["src",{"file":"a"}]`), Value: snapshot.Bytes(`{"pos":1}`), Connector: "src",
+	}})
 	for p, o := range sink {
 		s.SinkGroups[0].Offsets = append(s.SinkGroups[0].Offsets, snapshot.SinkOffset{Topic: "orders", Partition: p, Offset: o, LeaderEpoch: -1})
 	}

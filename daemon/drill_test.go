@@ -17,7 +17,9 @@ func drillableSnapshot(context.Context) (*snapshot.Snapshot, error) {
 		parts[i].Partition = int32(i)
 	}
 	s.Topics = []snapshot.Topic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, Partitions: parts}}
-	s.SourceOffsets[0].Partition = snapshot.PartitionFor(s.SourceOffsets[0].Key, 5)
+	offs := s.SourceTable().Collect()
+	offs[0].Partition = snapshot.PartitionFor(offs[0].Key, 5)
+	s.SetSourceOffsets(offs)
 	return s, nil
 }
 

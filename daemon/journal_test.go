@@ -253,8 +253,8 @@ func sameAt(t *testing.T, ctx context.Context, s, raw *store.Store, at, want tim
 	if err != nil {
 		t.Fatalf("raw state at %s: %v", want, err)
 	}
-	a, _ := json.Marshal(got.SourceOffsets)
-	b, _ := json.Marshal(exp.SourceOffsets)
+	a, _ := json.Marshal(got.SourceTable().Collect())
+	b, _ := json.Marshal(exp.SourceTable().Collect())
 	if !bytes.Equal(a, b) {
 		t.Fatalf("state at %s through the levels:\n%s\nwant (raw replay at %s)\n%s", at, a, want, b)
 	}

@@ -79,7 +79,7 @@ func lostCounts(state *snapshot.Snapshot, topic, role string) map[string]int {
 	switch role {
 	case snapshot.RoleOffsets:
 		names := map[string]string{}
-		for _, o := range state.SourceOffsets {
+		for _, o := range state.SourceTable().All() {
 			if o.Topic != topic {
 				continue
 			}

@@ -98,7 +98,7 @@ func TestMalformedOffsetsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	byKey := map[string]snapshot.SourceOffset{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Topic == off {
 			byKey[string(o.Key)] = o
 		}
@@ -139,7 +139,7 @@ func TestMalformedOffsetsRecords(t *testing.T) {
 		t.Errorf("restore did not verify:\n%s", r.stdout)
 	}
 	live := c.capture()
-	for _, o := range live.SourceOffsets {
+	for _, o := range live.SourceTable().Collect() {
 		if o.Topic != off {
 			continue
 		}

@@ -285,7 +285,7 @@ func canonical(t testing.TB, snap *snapshot.Snapshot) string {
 // "partition key" -> value, exact bytes.
 func topicState(snap *snapshot.Snapshot, topic string) map[string]string {
 	m := map[string]string{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Topic == topic {
 			m[fmt.Sprintf("%d %s", o.Partition, o.Key)] = string(o.Value)
 		}

@@ -147,7 +147,7 @@ func TestJournalTwoDaemonsFenced(t *testing.T) {
 	if err != nil {
 		t.Fatalf("state now: %v", err)
 	}
-	for _, o := range st.SourceOffsets {
+	for _, o := range st.SourceTable().Collect() {
 		if string(o.Key) == string(jdbc) && string(o.Value) != `{"incrementing":999999}` {
 			t.Errorf("state now has %s for the JDBC key", o.Value)
 		}

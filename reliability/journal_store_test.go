@@ -89,7 +89,7 @@ func TestJournalStoreFaults(t *testing.T) {
 			t.Fatalf("fault %d: %v", i, err)
 		}
 		got := ""
-		for _, o := range st.SourceOffsets {
+		for _, o := range st.SourceTable().Collect() {
 			if string(o.Key) == string(jdbc) {
 				got = string(o.Value)
 			}

@@ -97,13 +97,12 @@ func smallSnapshot(t *testing.T, cl *kgo.Client) *snapshot.Snapshot {
 		t.Fatal(err)
 	}
 	key := []byte(`["c1",{"file":"a"}]`)
-	return &snapshot.Snapshot{
+	return (&snapshot.Snapshot{
 		Version: snapshot.Version, ID: "20240101T000000.000000Z-000001", ClusterID: connectdemo.DefaultClusterID,
 		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 4)}},
 		Connectors: []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1}},
-		SourceOffsets: []snapshot.SourceOffset{{Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 4),
-			Key: key, Value: []byte(`{"pos":1}`), Connector: "c1"}},
-	}
+	}).WithSourceOffsets([]snapshot.SourceOffset{{Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 4),
+		Key: key, Value: []byte(`{"pos":1}`), Connector: "c1"}})
 }
 
 // TestPartialWriteAdvice: a restore that committed its offsets topic and

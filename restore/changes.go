@@ -105,7 +105,7 @@ func (sp *SourcePlan) change(c *srcChange) SourceChange {
 		}
 	}
 	if c.live >= 0 {
-		o := &sp.live[c.live]
+		o := sp.live.At(c.live)
 		ch.Old = o.Value
 		if c.snap < 0 {
 			ch.Key = o.Key
@@ -127,7 +127,7 @@ func (sp *SourcePlan) key(c *srcChange) []byte {
 	if c.snap >= 0 {
 		return sp.snap.Key(c.snap)
 	}
-	return sp.live[c.live].Key
+	return sp.live.Key(c.live)
 }
 
 // newValue returns what c writes: the snapshot's value, nil (a tombstone)

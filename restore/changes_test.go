@@ -74,8 +74,8 @@ func TestPlanOfSourceTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if compact.SourceOffsets != nil {
-			t.Fatal("GetForRestore kept SourceOffsets")
+		if !compact.CompactOffsets() {
+			t.Fatal("GetForRestore kept full SourceOffsets")
 		}
 		pw, errw := NewPlan(ctx, cl, whole, opts)
 		pc, errc := NewPlan(ctx, cl, compact, opts)
@@ -108,7 +108,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		// What changed since: some keys of every topic rewritten.
-		for i, o := range snap.SourceOffsets {
+		for i, o := range snap.SourceTable().Collect() {
 			if i%3 == 0 {
 				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: o.Topic, Key: o.Key, Value: []byte(`{"changed":1}`)}).FirstErr(); err != nil {
 					t.Fatal(err)
@@ -163,7 +163,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			snap := &snapshot.Snapshot{
+			snap := (&snapshot.Snapshot{
 				Version: snapshot.Version, ClusterID: connectdemo.DefaultClusterID, Reason: snapshot.ReasonManual,
 				Topics: []snapshot.Topic{
 					{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, parts)},
@@ -174,9 +174,8 @@ func TestPlanOfSourceTable(t *testing.T) {
 					{Name: "c1", Type: snapshot.TypeSource, Tasks: -1, OffsetsTopic: "own-offsets"},
 					{Name: "c2", Type: snapshot.TypeSource, Tasks: -1},
 				},
-				SourceOffsets: []snapshot.SourceOffset{},
-				SinkGroups:    []snapshot.SinkGroup{},
-			}
+				SinkGroups: []snapshot.SinkGroup{},
+			}).WithSourceOffsets([]snapshot.SourceOffset{})
 			seen := map[string]bool{}
 			for range 50 {
 				k := key()
@@ -190,7 +189,7 @@ func TestPlanOfSourceTable(t *testing.T) {
 				}
 				seen[fmt.Sprint(topic, p, string(k))] = true
 				conn, _ := capture.KeyConnector(k)
-				snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: topic, Partition: p, Key: k,
+				snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: topic, Partition: p, Key: k,
 					Value: []byte(fmt.Sprintf(`{"snap":%d}`, r.IntN(3))), Connector: string(conn)})
 			}
 			snap.Normalize()

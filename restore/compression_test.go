@@ -35,10 +35,10 @@ func TestRestoreCompression(t *testing.T) {
 			// Enough keys for batches that compress (kgo sends a batch
 			// that does not shrink uncompressed).
 			snap := smallSnapshot(t, cl)
-			snap.SourceOffsets = nil
+			snap.SetSourceOffsets(nil)
 			for i := range keys {
 				key := []byte(fmt.Sprintf(`["c1",{"file":"/data/in/part-%04d.log"}]`, i))
-				snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic,
+				snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic,
 					Partition: snapshot.PartitionFor(key, 4), Key: key, Value: []byte(fmt.Sprintf(`{"position":%d}`, 1000+i)), Connector: "c1"})
 			}
 			td, err := kadm.NewClient(cl).ListTopics(ctx, snapshot.DefaultOffsetsTopic)

@@ -92,7 +92,7 @@ func Compare(a, b *snapshot.Snapshot, scope []string) Comparison {
 			for _, c := range s.Connectors {
 				set[c.Name] = true
 			}
-			for _, o := range s.SourceOffsets {
+			for _, o := range s.SourceTable().All() {
 				if o.Connector != "" {
 					set[o.Connector] = true
 				}

@@ -23,7 +23,7 @@ func offsetsSnap(n int32, values map[string]string, at map[string][]int32) *snap
 			parts = []int32{snapshot.PartitionFor(key, n)}
 		}
 		for _, p := range parts {
-			s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p, Key: key, Value: []byte(v), Connector: "c"})
+			s.AppendSourceOffsets(snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p, Key: key, Value: []byte(v), Connector: "c"})
 		}
 	}
 	s.Normalize()
@@ -43,8 +43,8 @@ func TestDiffByKeyWherever(t *testing.T) {
 	a := offsetsSnap(25, values, nil)
 	b := offsetsSnap(10, values, nil)
 	moved := 0
-	for i := range a.SourceOffsets {
-		if a.SourceOffsets[i].Partition != snapshot.PartitionFor(a.SourceOffsets[i].Key, 10) {
+	for i := range a.SourceTable().Collect() {
+		if a.SourceTable().At(int32(i)).Partition != snapshot.PartitionFor(a.SourceTable().At(int32(i)).Key, 10) {
 			moved++
 		}
 	}

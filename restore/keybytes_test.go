@@ -91,15 +91,15 @@ func keyWithByteFF(t *testing.T, n int) {
 // in key order.
 func checkKeys(t *testing.T, what string, snap *snapshot.Snapshot, want map[string]string) {
 	t.Helper()
-	if len(snap.SourceOffsets) != len(want) {
-		t.Errorf("%s: %d keys, want %d", what, len(snap.SourceOffsets), len(want))
+	if snap.SourceKeys() != len(want) {
+		t.Errorf("%s: %d keys, want %d", what, snap.SourceKeys(), len(want))
 	}
-	for i, o := range snap.SourceOffsets {
+	for i, o := range snap.SourceTable().Collect() {
 		if v, ok := want[string(o.Key)]; !ok || v != string(o.Value) {
 			t.Errorf("%s: key %q value %q, want %q (known %v)", what, o.Key, o.Value, v, ok)
 		}
-		if i > 0 && bytes.Compare(snap.SourceOffsets[i-1].Key, o.Key) >= 0 {
-			t.Errorf("%s: key %q after %q: not in key order", what, o.Key, snap.SourceOffsets[i-1].Key)
+		if i > 0 && bytes.Compare(snap.SourceTable().At(int32(i-1)).Key, o.Key) >= 0 {
+			t.Errorf("%s: key %q after %q: not in key order", what, o.Key, snap.SourceTable().At(int32(i-1)).Key)
 		}
 	}
 }

@@ -193,7 +193,7 @@ func (w *killWorld) worker(t *testing.T) map[string]string {
 
 func offsetsOf(snap *snapshot.Snapshot) map[string]string {
 	out := map[string]string{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		out[string(o.Key)] = string(o.Value)
 	}
 	return out
@@ -216,7 +216,7 @@ func (w *killWorld) judge(t *testing.T, when string) string {
 			restored++
 		}
 	}
-	t.Fatalf("%s: a worker sees neither the state before the restore nor the snapshot: %d of %d keys restored", when, restored, len(w.snap.SourceOffsets))
+	t.Fatalf("%s: a worker sees neither the state before the restore nor the snapshot: %d of %d keys restored", when, restored, w.snap.SourceKeys())
 	return ""
 }
 

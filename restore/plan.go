@@ -215,7 +215,7 @@ type SourcePlan struct {
 	// into snap and live instead of a SourceChange of 136.
 	changes []srcChange
 	snap    *snapshot.SourceTable
-	live    []snapshot.SourceOffset
+	live    *snapshot.SourceTable
 	// froms are the From strings, one per snapshot partition (shared by
 	// the plan's connectors).
 	froms map[topicPart]string
@@ -602,7 +602,7 @@ func planStates(snap, live *snapshot.Snapshot, opts Options, rest bool) (*Plan, 
 				}
 			}
 			// SourceTable: snap may be read with store.RestoreSink, whose
-			// SourceOffsets are nil.
+			// table is compact.
 			t := s.SourceTable()
 			for i := range int32(t.Len()) {
 				p.partitions[t.Topic(i)] = 0
@@ -725,8 +725,9 @@ func (p *Plan) compare(ctx context.Context, adm *kadm.Client, scope []scoped, li
 // source offset of snap (the restore of a whole snapshot) the result shares
 // them with snap instead of copying them (160 bytes a key).
 func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
-	if len(snap.SourceOffsets) == 0 {
-		// Also a snapshot read with store.RestoreSink, whose Filter shares its
+	t := snap.SourceTable()
+	if t.Len() == 0 || t.Compact() || snap.Streamed() {
+		// A snapshot read with store.RestoreSink's Filter shares its
 		// SourceTable when the scope keeps all of it.
 		return snap.Filter(names)
 	}
@@ -735,9 +736,9 @@ func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
 		keep[n] = true
 	}
 	// Source offsets come in runs of one connector's keys.
-	for i := range snap.SourceOffsets {
-		c := snap.SourceOffsets[i].Connector
-		if i > 0 && c == snap.SourceOffsets[i-1].Connector {
+	for i := range int32(t.Len()) {
+		c := t.Connector(i)
+		if i > 0 && c == t.Connector(i-1) {
 			continue
 		}
 		if c == "" || !keep[c] {
@@ -745,9 +746,9 @@ func filterScope(snap *snapshot.Snapshot, names []string) *snapshot.Snapshot {
 		}
 	}
 	rest := *snap
-	rest.SourceOffsets = nil
+	rest.SetSourceTable(nil)
 	out := rest.Filter(names)
-	out.SourceOffsets = snap.SourceOffsets[:len(snap.SourceOffsets):len(snap.SourceOffsets)]
+	out.SetSourceTable(t)
 	return out
 }
 

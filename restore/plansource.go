@@ -28,14 +28,14 @@ func (p *Plan) planSource(snap *snapshot.Snapshot, name string, seenPairs map[[2
 	s := &sourcePlanner{
 		p: p, snap: snap, name: name, seenPairs: seenPairs,
 		workers: p.opts.OffsetsTopics, lc: lc, ownSnap: sc.OffsetsTopic,
-		st: p.snapTable(snap), liveOffs: p.Live.SourceOffsets,
+		st: p.snapTable(snap), liveOffs: p.Live.SourceTable(),
 	}
 	s.sp = &SourcePlan{
 		Target:      s.primaryFor(s.workers[0]),
 		ExactlyOnce: sc.ExactlyOnce != "" || lc.ExactlyOnce != "" || s.ownSnap != "" || lc.OffsetsTopic != "",
 		touched:     kadm.TopicsSet{},
 		snap:        s.st,
-		live:        p.Live.SourceOffsets,
+		live:        p.Live.SourceTable(),
 	}
 	s.wanted()
 	if missing := s.placeTargets(); missing {
@@ -60,7 +60,7 @@ type sourcePlanner struct {
 	ownSnap string
 	// st holds the snapshot's source offsets, liveOffs the live ones.
 	st       *snapshot.SourceTable
-	liveOffs []snapshot.SourceOffset
+	liveOffs *snapshot.SourceTable
 	sp       *SourcePlan
 
 	// positions are the connector's keys in st.
@@ -92,7 +92,7 @@ func (s *sourcePlanner) so(pos int32) snapOff {
 
 // srcWant is one key the snapshot wants in one target topic.
 type srcWant struct {
-	pos     int32 // in snap.SourceOffsets
+	pos     int32 // in the snapshot's SourceTable
 	part    int32 // the key's murmur2 partition of the target here
 	target  int32 // in targets, then in topics
 	primary bool
@@ -100,7 +100,7 @@ type srcWant struct {
 
 // srcHave is one key that lives here on its murmur2 partition.
 type srcHave struct {
-	pos    int32 // in Live.SourceOffsets
+	pos    int32 // in Live's SourceTable
 	target int32 // in topics
 }
 
@@ -365,7 +365,7 @@ func (s *sourcePlanner) lives() {
 	var snapAt map[placedKey]int32
 	lastTopic, lastTarget, lastPart := "", int32(-1), int32(-1)
 	for _, pos := range livePositions {
-		o := &s.liveOffs[pos]
+		o := s.liveOffs.At(pos)
 		if o.Topic != lastTopic || lastTarget < 0 {
 			lastTopic, lastTarget, lastPart = o.Topic, int32(slices.Index(s.topics, o.Topic)), -1
 		}
@@ -406,7 +406,7 @@ func (s *sourcePlanner) lives() {
 		if c := cmp.Compare(a.target, b.target); c != 0 {
 			return c
 		}
-		ao, bo := &s.liveOffs[a.pos], &s.liveOffs[b.pos]
+		ao, bo := s.liveOffs.At(a.pos), s.liveOffs.At(b.pos)
 		if c := cmp.Compare(ao.Partition, bo.Partition); c != 0 {
 			return c
 		}
@@ -445,7 +445,7 @@ func (s *sourcePlanner) merge() []srcPair {
 		default:
 			w, h := &picks[i], &have[j]
 			if c = cmp.Compare(w.target, h.target); c == 0 {
-				ho := &s.liveOffs[h.pos]
+				ho := s.liveOffs.At(h.pos)
 				if c = cmp.Compare(w.part, ho.Partition); c == 0 {
 					c = bytes.Compare(s.st.Key(w.pos), ho.Key)
 				}
@@ -454,7 +454,7 @@ func (s *sourcePlanner) merge() []srcPair {
 		// Two live copies of one key in one partition (not from a
 		// capture): the last one counts.
 		if c >= 0 {
-			for j+1 < len(have) && have[j+1].target == have[j].target && bytes.Equal(s.liveOffs[have[j+1].pos].Key, s.liveOffs[have[j].pos].Key) {
+			for j+1 < len(have) && have[j+1].target == have[j].target && bytes.Equal(s.liveOffs.Key(have[j+1].pos), s.liveOffs.Key(have[j].pos)) {
 				j++
 			}
 		}
@@ -491,7 +491,7 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 		ch := &sp.changes[k]
 		if pr.w < 0 {
 			h := &s.have[pr.h]
-			o := &s.liveOffs[h.pos]
+			o := s.liveOffs.At(h.pos)
 			*ch = srcChange{snap: -1, live: h.pos, part: o.Partition, topic: uint16(h.target), action: actRemoved}
 			continue
 		}
@@ -513,7 +513,7 @@ func (s *sourcePlanner) changes(pairs []srcPair) {
 		if pr.h >= 0 {
 			ch.live = s.have[pr.h].pos
 			ch.action = actChanged
-			if bytes.Equal(s.liveOffs[ch.live].Value, o.Value) {
+			if bytes.Equal(s.liveOffs.Value(ch.live), o.Value) {
 				ch.action = actUnchanged
 			}
 		}

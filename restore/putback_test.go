@@ -128,7 +128,7 @@ func TestRestoreUnwritableStoreStopsNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, o := range live.SourceOffsets {
+			for _, o := range live.SourceTable().Collect() {
 				if string(o.Value) != `{"position":0}` {
 					t.Errorf("offset %s written: %s", o.Key, o.Value)
 				}
@@ -200,7 +200,7 @@ func TestRestoreInterruptedPutsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, o := range live.SourceOffsets {
+			for _, o := range live.SourceTable().Collect() {
 				if string(o.Value) != `{"position":1234}` {
 					t.Errorf("after the restore ran again %s = %s", o.Key, o.Value)
 				}

@@ -47,17 +47,16 @@ func small(t *testing.T, policy string) (*kgo.Client, *snapshot.Snapshot) {
 		t.Fatal(err)
 	}
 	key := []byte(`["c1",{"file":"a->b <&>"}]`)
-	snap := &snapshot.Snapshot{
+	snap := (&snapshot.Snapshot{
 		Version:    snapshot.Version,
 		ID:         "20240101T000000.000000Z-000001",
 		ClusterID:  connectdemo.DefaultClusterID,
 		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 4)}},
 		Connectors: []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1}},
-		SourceOffsets: []snapshot.SourceOffset{{
-			Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 4),
-			Key: key, Value: []byte(`{"pos":1.0E7}`), Connector: "c1",
-		}},
-	}
+	}).WithSourceOffsets([]snapshot.SourceOffset{{
+		Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 4),
+		Key: key, Value: []byte(`{"pos":1.0E7}`), Connector: "c1",
+	}})
 	return cl, snap
 }
 
@@ -197,8 +196,9 @@ func TestNewPlanErrors(t *testing.T) {
 	// command that creates it.
 	own := *snap
 	own.Connectors = []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1, OffsetsTopic: "c1-offsets"}}
-	own.SourceOffsets = []snapshot.SourceOffset{snap.SourceOffsets[0]}
-	own.SourceOffsets[0].Topic = "c1-offsets"
+	first := *snap.SourceTable().At(0)
+	first.Topic = "c1-offsets"
+	own.SetSourceOffsets([]snapshot.SourceOffset{first})
 	own.Topics = append(own.Topics, snapshot.Topic{Name: "c1-offsets", Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 3)})
 	_, err = restore.NewPlan(ctx, cl, &own, restore.Options{})
 	if !errors.Is(err, restore.ErrTopicMissing) || !strings.Contains(err.Error(), "--partitions 3") {
@@ -258,12 +258,13 @@ func TestPlanDefaultSpec(t *testing.T) {
 	// A snapshot that differs for a running, a paused and the live sink
 	// connector: only those three are refused, "paused" said of the paused.
 	changed := *snap
-	changed.SourceOffsets = slices.Clone(snap.SourceOffsets)
-	for i, o := range changed.SourceOffsets {
+	offs := snap.SourceTable().Collect()
+	for i, o := range offs {
 		if o.Connector == connectdemo.ConnMySQL || o.Connector == connectdemo.ConnSQLServer {
-			changed.SourceOffsets[i].Value = []byte(`{"pos":1}`)
+			offs[i].Value = []byte(`{"pos":1}`)
 		}
 	}
+	changed.SetSourceOffsets(offs)
 	changed.SinkGroups = slices.Clone(snap.SinkGroups)
 	for i, g := range changed.SinkGroups {
 		if g.Group == connectdemo.GroupSinkES {
@@ -311,28 +312,26 @@ func TestPlanDefaultSpec(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	k1, k2, k3 := []byte(`["c",{"f":"a"}]`), []byte(`["c",{"f":"b"}]`), []byte(`["c",{"f":"c"}]`)
-	a := &snapshot.Snapshot{
+	a := (&snapshot.Snapshot{
 		Connectors: []snapshot.Connector{{Name: "c", Type: snapshot.TypeSource}, {Name: "s", Type: snapshot.TypeSink}},
-		SourceOffsets: []snapshot.SourceOffset{
-			{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":1}`), Connector: "c"},
-			{Topic: "o", Partition: 2, Key: k2, Value: []byte(`{"p":2}`), Connector: "c"},
-			{Topic: "o", Partition: 0, Key: []byte("junk"), Value: []byte("x")},
-		},
 		SinkGroups: []snapshot.SinkGroup{
 			{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 10}, {Topic: "t", Partition: 1, Offset: 10}, {Topic: "t", Partition: 2, Offset: 10}, {Topic: "t", Partition: 3, Offset: 5}}},
 			{Group: "foreign", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 1}}},
 		},
-	}
-	b := &snapshot.Snapshot{
+	}).WithSourceOffsets([]snapshot.SourceOffset{
+		{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":1}`), Connector: "c"},
+		{Topic: "o", Partition: 2, Key: k2, Value: []byte(`{"p":2}`), Connector: "c"},
+		{Topic: "o", Partition: 0, Key: []byte("junk"), Value: []byte("x")},
+	})
+	b := (&snapshot.Snapshot{
 		Connectors: a.Connectors,
-		SourceOffsets: []snapshot.SourceOffset{
-			{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":9}`), Connector: "c"},
-			{Topic: "o", Partition: 3, Key: k3, Value: []byte(`{"p":3}`), Connector: "c"},
-		},
 		SinkGroups: []snapshot.SinkGroup{
 			{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{{Topic: "t", Partition: 0, Offset: 12}, {Topic: "t", Partition: 1, Offset: 3}, {Topic: "t", Partition: 3, Offset: 5}, {Topic: "t", Partition: 4, Offset: 7}}},
 		},
-	}
+	}).WithSourceOffsets([]snapshot.SourceOffset{
+		{Topic: "o", Partition: 1, Key: k1, Value: []byte(`{"p":9}`), Connector: "c"},
+		{Topic: "o", Partition: 3, Key: k3, Value: []byte(`{"p":3}`), Connector: "c"},
+	})
 	var got []string
 	for _, c := range restore.Diff(a, b, nil) {
 		got = append(got, c.Connector+" "+c.Kind+" "+c.Topic)
@@ -385,7 +384,7 @@ func TestPlanSinkBounds(t *testing.T) {
 		}
 	}
 	snap.Connectors = []snapshot.Connector{{Name: "s", Type: snapshot.TypeSink, Group: "connect-s", Tasks: -1}}
-	snap.SourceOffsets = nil
+	snap.SetSourceOffsets(nil)
 	snap.SinkGroups = []snapshot.SinkGroup{{Group: "connect-s", Connector: "s", Offsets: []snapshot.SinkOffset{
 		{Topic: "nope", Partition: 0, Offset: 3, LeaderEpoch: -1},
 		{Topic: "t", Partition: 0, Offset: 4, LeaderEpoch: -1, Metadata: "m"},

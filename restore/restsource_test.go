@@ -21,14 +21,14 @@ func TestPlanRESTOfSourceTable(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	state := func(value string) *snapshot.Snapshot {
-		return &snapshot.Snapshot{Version: snapshot.Version, CreatedAt: at, ClusterID: "c1", Reason: snapshot.ReasonManual,
+		return (&snapshot.Snapshot{Version: snapshot.Version, CreatedAt: at, ClusterID: "c1", Reason: snapshot.ReasonManual,
 			Captured: snapshot.CapturedConnectREST, ConnectURL: "http://connect:8083",
 			Connectors: []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped}},
-			SourceOffsets: []snapshot.SourceOffset{
-				{Topic: "", Partition: snapshot.NoPartition, Key: snapshot.Bytes(`["src",{"f":"a"}]`), Value: snapshot.Bytes(value), Connector: "src"},
-				// A topic no connector's config names (its offsets.storage.topic since unset).
-				{Topic: "src-own-offsets", Partition: snapshot.NoPartition, Key: snapshot.Bytes(`["src",{"f":"b"}]`), Value: snapshot.Bytes(value), Connector: "src"},
-			}}
+		}).WithSourceOffsets([]snapshot.SourceOffset{
+			{Topic: "", Partition: snapshot.NoPartition, Key: snapshot.Bytes(`["src",{"f":"a"}]`), Value: snapshot.Bytes(value), Connector: "src"},
+			// A topic no connector's config names (its offsets.storage.topic since unset).
+			{Topic: "src-own-offsets", Partition: snapshot.NoPartition, Key: snapshot.Bytes(`["src",{"f":"b"}]`), Value: snapshot.Bytes(value), Connector: "src"},
+		})
 	}
 	st, err := store.OpenStore(ctx, "mem://")
 	if err != nil {
@@ -47,12 +47,12 @@ func TestPlanRESTOfSourceTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if compact.SourceOffsets != nil || compact.SourceTable().Len() != 2 {
-		t.Fatalf("the restore read holds SourceOffsets %v, a table of %d", compact.SourceOffsets != nil, compact.SourceTable().Len())
+	if !compact.CompactOffsets() || compact.SourceTable().Len() != 2 {
+		t.Fatalf("the restore read holds a compact table %v, of %d", compact.CompactOffsets(), compact.SourceTable().Len())
 	}
 	// Live, the key in src-own-offsets is gone: the restore writes it back.
 	live := state(`{"position":2}`)
-	live.SourceOffsets = live.SourceOffsets[:1]
+	live.SetSourceOffsets(live.SourceTable().Collect()[:1])
 	pw, errw := PlanREST(whole, live, Options{})
 	pc, errc := PlanREST(compact, live, Options{})
 	if errw != nil || errc != nil {

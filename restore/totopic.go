@@ -162,7 +162,8 @@ func (c *carry) plan(ctx context.Context, r *run) (*Plan, error) {
 	}
 	snap := r.req.Snapshot
 	live := &snapshot.Snapshot{Version: snap.Version, ClusterID: md.Cluster, Reason: snapshot.ReasonUndo, Scope: r.req.Connectors,
-		Topics: snap.Topics, Connectors: []snapshot.Connector{}, SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}}
+		Topics: snap.Topics, Connectors: []snapshot.Connector{}, SinkGroups: []snapshot.SinkGroup{}}
+	live.SetSourceOffsets([]snapshot.SourceOffset{})
 	plan, err := PlanStates(snap, live, r.req.Options)
 	if err != nil {
 		return nil, fmt.Errorf("plan restore of snapshot %s: %w; nothing was written", snap.ID, err)

@@ -104,10 +104,10 @@ func TestRunToOffsetsTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(moved.SourceOffsets) != 1 {
-		t.Fatalf("topic %s holds %d keys, want 1", topic, len(moved.SourceOffsets))
+	if moved.SourceKeys() != 1 {
+		t.Fatalf("topic %s holds %d keys, want 1", topic, moved.SourceKeys())
 	}
-	o, w := moved.SourceOffsets[0], snap.SourceOffsets[0]
+	o, w := *moved.SourceTable().At(0), *snap.SourceTable().At(0)
 	if string(o.Key) != string(w.Key) || string(o.Value) != string(w.Value) || o.Partition != snapshot.PartitionFor(w.Key, 4) {
 		t.Errorf("carried %s=%s on partition %d, want %s=%s on %d", o.Key, o.Value, o.Partition, w.Key, w.Value, snapshot.PartitionFor(w.Key, 4))
 	}

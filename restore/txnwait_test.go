@@ -38,12 +38,11 @@ func TestRunBlockedByTransaction(t *testing.T) {
 	}
 	key := []byte(`["c1",{"file":"a"}]`)
 	part := snapshot.PartitionFor(key, 4)
-	snap := &snapshot.Snapshot{
+	snap := (&snapshot.Snapshot{
 		Version: snapshot.Version, ID: "20240101T000000.000000Z-000001", ClusterID: connectdemo.DefaultClusterID,
-		Topics:        []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 4)}},
-		Connectors:    []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1}},
-		SourceOffsets: []snapshot.SourceOffset{{Topic: snapshot.DefaultOffsetsTopic, Partition: part, Key: key, Value: []byte(`{"pos":7}`), Connector: "c1"}},
-	}
+		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: make([]snapshot.TopicPartition, 4)}},
+		Connectors: []snapshot.Connector{{Name: "c1", Type: snapshot.TypeSource, Tasks: -1}},
+	}).WithSourceOffsets([]snapshot.SourceOffset{{Topic: snapshot.DefaultOffsetsTopic, Partition: part, Key: key, Value: []byte(`{"pos":7}`), Connector: "c1"}})
 
 	// A zombie worker's transaction, open on the key's partition.
 	holder, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("zombie-worker-c2-0"), kgo.RecordPartitioner(kgo.ManualPartitioner()))

@@ -86,7 +86,7 @@ func (r *run) planUnowned(ctx context.Context, plan *Plan) ([]UnownedChange, err
 		if err != nil {
 			return nil, fmt.Errorf("read the unowned keys of the offsets topics: %w; nothing was written", err)
 		}
-		for _, o := range snap.SourceOffsets {
+		for _, o := range snap.SourceTable().All() {
 			if o.Connector == "" {
 				live[unownedID(o.Topic, o.Partition, o.Key)] = o.Value
 			}

@@ -68,7 +68,7 @@ func TestIncludeUnowned(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		for _, o := range live.SourceOffsets {
+		for _, o := range live.SourceTable().Collect() {
 			if o.Connector != "" {
 				continue
 			}

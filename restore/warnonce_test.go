@@ -22,7 +22,7 @@ func TestPlanWarnsOnceForManyPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap.Connectors = []snapshot.Connector{{Name: "s", Type: snapshot.TypeSink, Group: "connect-s", Tasks: -1}}
-	snap.SourceOffsets = nil
+	snap.SetSourceOffsets(nil)
 	var offs []snapshot.SinkOffset
 	for p := range int32(16) {
 		offs = append(offs, snapshot.SinkOffset{Topic: "orders", Partition: p, Offset: 40, LeaderEpoch: -1})

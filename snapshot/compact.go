@@ -15,16 +15,31 @@ import (
 // value and connector of each, which a TableRec holds in 28 bytes without
 // a pointer, the bytes in one arena.
 
-// SourceTable holds the source offsets of a snapshot by position: the
-// SourceOffsets of a Snapshot, or for one read by store.RestoreSink the
-// compact records it was decoded into. Positions are those of
-// SourceOffsets (the document's order). A table is never modified; its
-// bytes are shared with what reads them: do not modify them.
+// SourceTable is the one form a Snapshot holds its source offsets in, by
+// position in the document's order; every reader and builder of source
+// offsets goes through it (Snapshot.SourceTable, Snapshot.SetSourceOffsets).
+// Inside, it is one of three:
+//   - full: every field of each SourceOffset (a capture, a decoded
+//     document, a snapshot built by hand); NewSourceTable makes one;
+//   - compact: for a snapshot read for a restore (store.RestoreSink), only
+//     the topic, partition, key, value and connector of each, in 28 bytes
+//     and one arena; such a snapshot does not encode (ErrCompact), and its
+//     Offset is -1 and its decoded maps and ParseError are empty;
+//   - streamed: a capture's OffsetStream (Snapshot.SetStream), held to be
+//     encoded, not read: Len, Unparsed and ByConnector answer, reading an
+//     offset by position panics.
+//
+// A table is never modified once a snapshot holds it; its bytes are shared
+// with what reads them: do not modify them.
 type SourceTable struct {
-	// offs, when set, is the table: a Snapshot's SourceOffsets.
+	// offs, when full is set, is the table; nil encodes as null.
 	offs []SourceOffset
-	// recs are the records, tableChunk to a chunk (a slice grown by append
-	// allocated its size about five times over), n of them.
+	full bool
+	// stream, when set, is a streamed table.
+	stream OffsetStream
+	// recs are the records of a compact table, tableChunk to a chunk (a
+	// slice grown by append allocated its size about five times over), n
+	// of them.
 	recs [][]TableRec
 	n    int
 	// arena holds the keys and values of recs.
@@ -34,6 +49,13 @@ type SourceTable struct {
 	// unparsed counts the offsets without a connector.
 	unparsed int
 	scratch  []byte
+}
+
+// NewSourceTable makes a full table of offs, which it keeps (it does not
+// copy them): the caller must not change them afterwards. A nil offs is a
+// document's null.
+func NewSourceTable(offs []SourceOffset) *SourceTable {
+	return &SourceTable{offs: offs, full: true}
 }
 
 // TableRec is one source offset in a SourceTable: its key and value lie
@@ -57,17 +79,20 @@ const (
 // more is decoded whole.
 const MaxTableTopics = 1 << 16
 
-// Len is the number of source offsets.
+// Len is the number of source offsets (those a streamed table encodes).
 func (t *SourceTable) Len() int {
-	if t.offs != nil {
+	switch {
+	case t.full:
 		return len(t.offs)
+	case t.stream != nil:
+		return t.stream.Len()
 	}
 	return t.n
 }
 
 // Topic is the topic of source offset i.
 func (t *SourceTable) Topic(i int32) string {
-	if t.offs != nil {
+	if t.full {
 		return t.offs[i].Topic
 	}
 	return t.TopicNames.names[t.rec(i).topic]
@@ -75,7 +100,7 @@ func (t *SourceTable) Topic(i int32) string {
 
 // Partition is the partition of source offset i.
 func (t *SourceTable) Partition(i int32) int32 {
-	if t.offs != nil {
+	if t.full {
 		return t.offs[i].Partition
 	}
 	return t.rec(i).part
@@ -83,7 +108,7 @@ func (t *SourceTable) Partition(i int32) int32 {
 
 // Key is the key of source offset i.
 func (t *SourceTable) Key(i int32) []byte {
-	if t.offs != nil {
+	if t.full {
 		return t.offs[i].Key
 	}
 	r := t.rec(i)
@@ -95,7 +120,7 @@ func (t *SourceTable) Key(i int32) []byte {
 
 // Value is the value of source offset i.
 func (t *SourceTable) Value(i int32) []byte {
-	if t.offs != nil {
+	if t.full {
 		return t.offs[i].Value
 	}
 	r := t.rec(i)
@@ -108,16 +133,16 @@ func (t *SourceTable) Value(i int32) []byte {
 // Connector is the connector of source offset i, "" for a key that is not
 // [name, {map}].
 func (t *SourceTable) Connector(i int32) string {
-	if t.offs != nil {
+	if t.full {
 		return t.offs[i].Connector
 	}
 	return t.conn.names[t.rec(i).conn]
 }
 
-// Footprint is the memory the table holds of its own: its records and
-// arena (nothing for a table over a Snapshot's SourceOffsets).
+// Footprint is the memory a compact table holds of its own: its records
+// and arena (nothing for a full or streamed one).
 func (t *SourceTable) Footprint() int64 {
-	if t.offs != nil {
+	if t.full {
 		return 0
 	}
 	var n int64
@@ -127,21 +152,21 @@ func (t *SourceTable) Footprint() int64 {
 	return n + t.arena.Held()
 }
 
-// SourceTable returns the snapshot's source offsets as a table, the one
-// form every reader by position sees whatever s holds: the compact table a
-// store.RestoreSink decoded, or one over SourceOffsets. A streamed
-// snapshot (Streamed) holds none to read, only to encode: its table is
-// empty.
+// SourceTable returns the snapshot's source offsets: the table s holds,
+// never nil (an empty full table when s holds none).
 func (s *Snapshot) SourceTable() *SourceTable {
-	if s.table != nil {
-		return s.table
+	if s.src != nil {
+		return s.src
 	}
-	return &SourceTable{offs: s.SourceOffsets}
+	return &SourceTable{full: true}
 }
 
 // CompactOffsets reports whether s holds its source offsets in a compact
-// SourceTable instead of SourceOffsets.
-func (s *Snapshot) CompactOffsets() bool { return s.table != nil && s.table.offs == nil }
+// table (read by store.RestoreSink).
+func (s *Snapshot) CompactOffsets() bool { return s.src != nil && s.src.Compact() }
+
+// Compact reports whether t is a compact table (see SourceTable).
+func (t *SourceTable) Compact() bool { return !t.full && t.stream == nil }
 
 // ErrCompact is the error of encoding a snapshot that holds its source
 // offsets in a compact table: it lacks what they do not keep.
@@ -217,7 +242,7 @@ func (k *TableSink) Add(o *SourceOffset, d *OffsetDecoder) bool {
 func (k *TableSink) Finish(s *Snapshot) {
 	t := k.T
 	t.TopicNames.no, t.conn.no, t.scratch = nil, nil, nil
-	s.SourceOffsets, s.table = nil, t
+	s.src = t
 }
 
 // filter returns the table of the source offsets of connectors keep: t

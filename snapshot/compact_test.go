@@ -37,7 +37,7 @@ func TestSourceTableDecode(t *testing.T) {
 	docs := streamedDocs(t)
 	docs["null key and value"] = func() []byte {
 		s := fixtureSnapshot()
-		s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
+		s.AppendSourceOffsets(SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
 			SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 2, Key: Bytes{}, Value: Bytes{}})
 		var b bytes.Buffer
 		if err := s.Encode(&b); err != nil {
@@ -55,17 +55,18 @@ func TestSourceTableDecode(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
 			}
-			if got.SourceOffsets != nil || !got.CompactOffsets() {
-				t.Fatalf("%s: SourceOffsets %v, compact %v", name, got.SourceOffsets != nil, got.CompactOffsets())
+			if !got.CompactOffsets() {
+				t.Fatalf("%s: not compact", name)
 			}
-			if g, w := tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets); !reflect.DeepEqual(g, w) {
+			if g, w := tableOffsets(got.SourceTable()), restoreView(want.SourceTable().Collect()); !reflect.DeepEqual(g, w) {
 				t.Fatalf("%s (ahead %d): the table holds\n%+v\nDecode has\n%+v", name, ahead, g, w)
 			}
 			if got.SourceKeys() != want.SourceKeys() || got.Unparsed() != want.Unparsed() || !reflect.DeepEqual(got.SourceKeysByConnector(), want.SourceKeysByConnector()) {
 				t.Fatalf("%s: counts differ: %d/%d keys, %d/%d unparsed", name, got.SourceKeys(), want.SourceKeys(), got.Unparsed(), want.Unparsed())
 			}
 			rest, wrest := *got, *want
-			rest.table, wrest.SourceOffsets = nil, nil
+			rest.SetSourceTable(nil)
+			wrest.SetSourceTable(nil)
 			if !reflect.DeepEqual(rest, wrest) {
 				t.Fatalf("%s: the rest of the document differs", name)
 			}
@@ -76,7 +77,7 @@ func TestSourceTableDecode(t *testing.T) {
 				}
 			}
 			// A view of SourceOffsets is the same table.
-			if g, w := tableOffsets(want.SourceTable()), restoreView(want.SourceOffsets); !reflect.DeepEqual(g, w) {
+			if g, w := tableOffsets(want.SourceTable()), restoreView(want.SourceTable().Collect()); !reflect.DeepEqual(g, w) {
 				t.Fatalf("%s: the view of SourceOffsets differs", name)
 			}
 		}
@@ -102,7 +103,7 @@ func TestSourceTableFilterAndEncode(t *testing.T) {
 	}
 	for _, keep := range [][]string{names, {"c3", "c7"}, {"nobody"}} {
 		g, w := got.Filter(keep), want.Filter(keep)
-		if !reflect.DeepEqual(tableOffsets(g.SourceTable()), restoreView(w.SourceOffsets)) {
+		if !reflect.DeepEqual(tableOffsets(g.SourceTable()), restoreView(w.SourceTable().Collect())) {
 			t.Fatalf("Filter(%v) of the table differs", keep)
 		}
 		if len(keep) == len(names) && len(names) > 0 && g.SourceTable() != got.SourceTable() {
@@ -125,13 +126,13 @@ func TestSourceTableFilterAndEncode(t *testing.T) {
 func TestSourceTableFootprint(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	s := fixtureSnapshot()
-	s.SourceOffsets = nil
+	s.SetSourceOffsets(nil)
 	var live int64
 	for i := range 200_000 {
 		k := fmt.Sprintf(`["conn-%d",{"file":"/var/log/app-%d.log"}]`, i%50, r.Uint64())
 		v := fmt.Sprintf(`{"position":%d}`, r.Int64())
 		live += int64(len(k) + len(v))
-		s.SourceOffsets = append(s.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(i % 25), Offset: int64(i), Key: Bytes(k), Value: Bytes(v), Connector: fmt.Sprintf("conn-%d", i%50)})
+		s.AppendSourceOffsets(SourceOffset{Topic: "connect-offsets", Partition: int32(i % 25), Offset: int64(i), Key: Bytes(k), Value: Bytes(v), Connector: fmt.Sprintf("conn-%d", i%50)})
 	}
 	s.Normalize()
 	var b bytes.Buffer
@@ -142,7 +143,7 @@ func TestSourceTableFootprint(t *testing.T) {
 	if !ok {
 		t.Fatal("not decoded")
 	}
-	n := int64(len(s.SourceOffsets))
+	n := int64(s.SourceKeys())
 	held, bound := got.SourceTable().Footprint(), live+40*n+1<<20
 	t.Logf("%d keys, %d bytes of keys and values: the table holds %d bytes (%.1f a key beyond them); as SourceOffsets, %d bytes of structs", n, live, held, float64(held-live)/float64(n), n*int64(unsafe.Sizeof(SourceOffset{})))
 	if held > bound {

@@ -103,11 +103,11 @@ func roundTrip(t *testing.T, snap *snapshot.Snapshot) {
 	if !bytes.Equal(doc1.Bytes(), doc2.Bytes()) {
 		t.Fatalf("no fixed point after one round:\n%s\n%s", doc1.Bytes(), doc2.Bytes())
 	}
-	if len(again.SourceOffsets) != len(snap.SourceOffsets) {
-		t.Fatalf("%d source offsets after a round, %d before", len(again.SourceOffsets), len(snap.SourceOffsets))
+	if again.SourceKeys() != snap.SourceKeys() {
+		t.Fatalf("%d source offsets after a round, %d before", again.SourceKeys(), snap.SourceKeys())
 	}
-	for i, o := range snap.SourceOffsets {
-		a := again.SourceOffsets[i]
+	for i, o := range snap.SourceTable().Collect() {
+		a := *again.SourceTable().At(int32(i))
 		if !bytes.Equal(a.Key, o.Key) || !bytes.Equal(a.Value, o.Value) || (a.Key == nil) != (o.Key == nil) || (a.Value == nil) != (o.Value == nil) {
 			t.Fatalf("source offset %d: key %q value %q became key %q value %q", i, o.Key, o.Value, a.Key, a.Value)
 		}

@@ -85,7 +85,7 @@ func (d *OffsetDecoder) Recycle() {
 	}
 }
 
-// offsetsCollector collects the source offsets into SourceOffsets: the
+// offsetsCollector collects the source offsets into a full table: the
 // sink of DecodeStreamedAhead when none is given.
 type offsetsCollector struct {
 	chunks [][]SourceOffset
@@ -113,12 +113,12 @@ func (c *offsetsCollector) Finish(s *Snapshot) {
 	for _, ch := range c.chunks {
 		all = append(all, ch...)
 	}
-	s.SourceOffsets = append(all, c.out...)
+	s.SetSourceOffsets(append(all, c.out...))
 }
 
 // DecodeStreamedAhead is decodeStreamed keeping ahead bytes in the window
 // (tests make it small, to cut entries at every byte), giving the source
-// offsets to sink (nil: into SourceOffsets).
+// offsets to sink (nil: into a full table).
 func DecodeStreamedAhead(r io.Reader, ahead int, sink OffsetSink) (*Snapshot, bool) {
 	if sink == nil {
 		sink = new(offsetsCollector)

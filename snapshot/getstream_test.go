@@ -26,23 +26,23 @@ func streamedDocs(t testing.TB) map[string][]byte {
 	}
 	enc("fixture", fixtureSnapshot())
 	empty := fixtureSnapshot()
-	empty.SourceOffsets = []SourceOffset{}
+	empty.SetSourceOffsets([]SourceOffset{})
 	enc("no source offsets", empty)
 	big := fixtureSnapshot()
-	big.SourceOffsets = append(big.SourceOffsets[:1:1], SourceOffset{Topic: "connect-offsets", Partition: 1, Offset: 5,
+	big.SetSourceOffsets(append(big.SourceTable().Collect()[:1:1], SourceOffset{Topic: "connect-offsets", Partition: 1, Offset: 5,
 		Key:   Bytes(`["big",{"k":"` + strings.Repeat("x", 1<<20) + `"}]`),
-		Value: Bytes(`{"position":1}`), Connector: "big"})
+		Value: Bytes(`{"position":1}`), Connector: "big"}))
 	big.Normalize()
 	enc("one key of 1 MiB", big)
 	r := rand.New(rand.NewPCG(1, 2))
 	random := fixtureSnapshot()
-	random.SourceOffsets = nil
+	random.SetSourceOffsets(nil)
 	for i := range 300 {
 		k := fmt.Sprintf(`["c%d",{"file":"/data/%x\"\\é"}]`, r.IntN(20), r.Uint64())
 		if i%17 == 0 {
 			k = string([]byte{0xff, byte(i)}) // base64
 		}
-		random.SourceOffsets = append(random.SourceOffsets, SourceOffset{Topic: "connect-offsets", Partition: int32(r.IntN(5)),
+		random.AppendSourceOffsets(SourceOffset{Topic: "connect-offsets", Partition: int32(r.IntN(5)),
 			Offset: int64(i), Key: Bytes(k), Value: Bytes(fmt.Sprintf(`{"position":%d}`, r.Int64())), Connector: fmt.Sprintf("c%d", r.IntN(20))})
 	}
 	random.Normalize()

@@ -11,7 +11,7 @@ import (
 // it was when the Index was made: make a new one after changing it.
 //
 // The source offsets of each connector are positions in the snapshot's
-// SourceOffsets (4 bytes a key, not a copy of the 160-byte SourceOffset),
+// SourceTable (4 bytes a key, not a copy of the 160-byte SourceOffset),
 // found on the first call of Positions or SourceOffsetsOf: an index is
 // often asked about connectors and groups only.
 type Index struct {
@@ -101,9 +101,8 @@ func (x *Index) Connector(name string) (Connector, bool) {
 	return c, ok
 }
 
-// Positions returns the positions in the snapshot's SourceOffsets (its
-// SourceTable) of the source offsets of connector name, in the snapshot's
-// order.
+// Positions returns the positions in the snapshot's SourceTable of the
+// source offsets of connector name, in the snapshot's order.
 func (x *Index) Positions(name string) []int32 {
 	if x.offsets == nil {
 		x.indexOffsets()
@@ -112,14 +111,13 @@ func (x *Index) Positions(name string) []int32 {
 }
 
 // SourceOffsetsOf yields the source offsets of connector name, in the
-// snapshot's order. They point into the snapshot: do not change them.
+// snapshot's order (SourceTable.At: of a compact table, what it keeps).
+// They may point into the snapshot: do not change them.
 func (x *Index) SourceOffsetsOf(name string) iter.Seq[*SourceOffset] {
 	return func(yield func(*SourceOffset) bool) {
-		if x.snap.CompactOffsets() {
-			return // no SourceOffsets (store.RestoreSink)
-		}
+		t := x.snap.SourceTable()
 		for _, i := range x.Positions(name) {
-			if !yield(&x.snap.SourceOffsets[i]) {
+			if !yield(t.At(i)) {
 				return
 			}
 		}

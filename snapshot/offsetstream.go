@@ -63,60 +63,61 @@ var ErrSpent = errors.New("streamed snapshot was stored once (EncodeOnce) and it
 // nothing to any other snapshot: an incremental Capturer keeps its views
 // for the next capture.
 func (s *Snapshot) EncodeOnce() {
-	if s.stream != nil {
-		s.stream.EncodeOnce()
+	if s.Streamed() {
+		s.src.stream.EncodeOnce()
 	}
 }
 
-// SourceKeys is the number of source offsets: len(SourceOffsets), or for a
+// SourceKeys is the number of source offsets: SourceTable().Len(), for a
 // streamed snapshot (CaptureStreamed) the number it will encode.
-func (s *Snapshot) SourceKeys() int {
-	if s.stream != nil {
-		return s.stream.Len()
-	}
-	if s.CompactOffsets() {
-		return s.table.Len()
-	}
-	return len(s.SourceOffsets)
-}
+func (s *Snapshot) SourceKeys() int { return s.SourceTable().Len() }
 
 // SourceKeysByConnector counts the source offsets of every connector
 // (keys that are not [name, {map}] are not counted); it works on streamed
 // snapshots too.
-func (s *Snapshot) SourceKeysByConnector() map[string]int {
-	if s.stream != nil {
-		return s.stream.ByConnector()
-	}
-	out := make(map[string]int)
-	t := s.SourceTable()
-	for i := range int32(t.Len()) {
-		if c := t.Connector(i); c != "" {
-			out[c]++
-		}
-	}
-	return out
-}
+func (s *Snapshot) SourceKeysByConnector() map[string]int { return s.SourceTable().ByConnector() }
 
-// Streamed reports whether s is a streamed snapshot, whose SourceOffsets
+// Streamed reports whether s is a streamed snapshot, whose source offsets
 // are not held in memory (see Capturer.CaptureStreamed).
-func (s *Snapshot) Streamed() bool { return s.stream != nil }
+func (s *Snapshot) Streamed() bool { return s.src != nil && s.src.stream != nil }
 
 // SetStream makes s a streamed snapshot whose source offsets st encodes
-// (Capturer.CaptureStreamed): SourceOffsets and a compact table are
-// dropped.
-func (s *Snapshot) SetStream(st OffsetStream) {
-	s.SourceOffsets, s.table, s.stream = nil, nil, st
-}
+// (Capturer.CaptureStreamed), in place of the table it held.
+func (s *Snapshot) SetStream(st OffsetStream) { s.src = &SourceTable{stream: st} }
 
-// SetSourceOffsets makes offs the source offsets of s, in place of a
-// stream or a compact table it held (a copy of a snapshot given other
-// offsets).
-func (s *Snapshot) SetSourceOffsets(offs []SourceOffset) {
-	s.SourceOffsets, s.table, s.stream = offs, nil, nil
-}
+// SetSourceOffsets makes a full table of offs (NewSourceTable, which keeps
+// them) the source offsets of s, in place of the table it held: how a
+// capture, a decoder or a test builds a snapshot's source offsets. A nil
+// offs encodes as null.
+func (s *Snapshot) SetSourceOffsets(offs []SourceOffset) { s.src = NewSourceTable(offs) }
+
+// SetSourceTable makes t the source offsets of s, in place of the table it
+// held (nil: none, encoded as null).
+func (s *Snapshot) SetSourceTable(t *SourceTable) { s.src = t }
 
 // SpendStream tells the stream of a streamed snapshot that Store.Put
 // encodes it for the last time (OffsetStream.Spend), and reports whether
 // it is a one-shot stream, whose runs are let go of as they are encoded.
 // It is false for any other snapshot.
-func (s *Snapshot) SpendStream() bool { return s.stream != nil && s.stream.Spend() }
+func (s *Snapshot) SpendStream() bool { return s.Streamed() && s.src.stream.Spend() }
+
+// WithSourceOffsets is SetSourceOffsets returning s, to build a snapshot
+// in one expression: (&Snapshot{...}).WithSourceOffsets(offs).
+func (s *Snapshot) WithSourceOffsets(offs []SourceOffset) *Snapshot {
+	s.SetSourceOffsets(offs)
+	return s
+}
+
+// AppendSourceOffsets appends offs to the source offsets of s, as append
+// would to a slice of them: a builder's step, on a snapshot that alone
+// holds its full table (a compact or streamed one is first made full, a
+// copy).
+func (s *Snapshot) AppendSourceOffsets(offs ...SourceOffset) {
+	var held []SourceOffset
+	if t := s.src; t != nil && t.full {
+		held = t.offs
+	} else if t != nil {
+		held = t.Collect()
+	}
+	s.src = NewSourceTable(append(held, offs...))
+}

@@ -66,9 +66,10 @@ func (s *Snapshot) Pieces(z PieceSizes) ([]Piece, error) {
 		return nil, err
 	}
 	raw(e.buf...)
+	t := s.SourceTable()
 	switch {
-	case s.stream != nil:
-		runs, err := s.stream.Runs(z.Keys)
+	case t.stream != nil:
+		runs, err := t.stream.Runs(z.Keys)
 		if err != nil {
 			return nil, err
 		}
@@ -88,13 +89,13 @@ func (s *Snapshot) Pieces(z PieceSizes) ([]Piece, error) {
 			n += r.Len()
 		}
 		raw(']')
-	case s.SourceOffsets == nil:
+	case t.Null():
 		raw([]byte("null")...)
 	default:
 		raw('[')
-		for from := 0; from < len(s.SourceOffsets); from += z.Keys {
-			to := min(from+z.Keys, len(s.SourceOffsets))
-			ps = append(ps, Piece{offs: s.SourceOffsets[from:to], comma: from > 0})
+		for from := 0; from < len(t.offs); from += z.Keys {
+			to := min(from+z.Keys, len(t.offs))
+			ps = append(ps, Piece{offs: t.offs[from:to], comma: from > 0})
 		}
 		raw(']')
 	}

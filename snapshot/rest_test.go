@@ -21,10 +21,10 @@ func TestCapturedConnectRESTRoundTrip(t *testing.T) {
 			{Name: "src", Type: TypeSource, HasConfig: true, TargetState: StateStopped},
 			{Name: "sink", Type: TypeSink, HasConfig: true, TargetState: StateStopped, Group: "connect-sink"},
 		},
-		SourceOffsets: []SourceOffset{
+		src: NewSourceTable([]SourceOffset{
 			{Topic: "", Partition: NoPartition, Offset: -1, Key: Bytes(`["src",{"filename":"a"}]`), Value: Bytes(`{"position":4}`), Connector: "src"},
 			{Topic: "", Partition: NoPartition, Offset: -1, Key: Bytes(`["src",{"filename":"b"}]`), Value: Bytes(`null`), Connector: "src"},
-		},
+		}),
 		SinkGroups: []SinkGroup{{Group: "connect-sink", Connector: "sink", Offsets: []SinkOffset{{Topic: "t", Partition: 0, Offset: 3, LeaderEpoch: -1}}}},
 	}
 	var got bytes.Buffer

@@ -6,9 +6,10 @@
 // every Kafka Connect offset of a cluster at one moment. [Info] is what a
 // store lists of one without reading it, and [ApplyPolicy] the retention
 // policy over a store's Info list, a pure function that the daemon and the
-// prune command both call. [OffsetStream] is the seam through which a
-// capture streams its source offsets into a store without building them,
-// and [SourceTable] the compact form a restore reads them in.
+// prune command both call. [SourceTable] is the one form a Snapshot holds
+// its source offsets in: full (SourceOffset values), compact (what a
+// restore reads), or streamed from a capture through an [OffsetStream]
+// into a store without being built.
 //
 // The rooms around it: snapshot/capture reads a cluster into snapshots and
 // journal entries (snapshot/internal/build builds them, for capture and
@@ -185,8 +186,10 @@ type Snapshot struct {
 	// Topics are the offsets and config topics read, with the offsets read up to.
 	Topics     []Topic     `json:"topics"`
 	Connectors []Connector `json:"connectors"`
-	// SourceOffsets are the live keys of every offsets topic read.
-	SourceOffsets []SourceOffset `json:"source_offsets"`
+	// src holds the source offsets, the live keys of every offsets topic
+	// read, encoded as "source_offsets" (a nil src as null): read them
+	// with SourceTable, set them with SetSourceOffsets.
+	src *SourceTable
 	// SinkGroups are the consumer groups of sink connectors.
 	SinkGroups []SinkGroup `json:"sink_groups"`
 	// SinkTopics are the sink topics the sink groups hold offsets for, as
@@ -202,16 +205,6 @@ type Snapshot struct {
 	// Absent when every group was read (and in snapshots older than the
 	// field).
 	Unread []UnreadGroup `json:"unread_groups,omitempty"`
-
-	// stream, when set (SetStream), holds the source offsets of a streamed
-	// snapshot (Capturer.CaptureStreamed) instead of SourceOffsets, which
-	// is nil: they are encoded from what the capture read.
-	stream OffsetStream
-	// table, when set without SourceOffsets, holds the source offsets of
-	// a snapshot read for a restore (store.RestoreSink) as a compact
-	// SourceTable instead (compact.go): such a snapshot does not encode.
-	// Readers see either form, and SourceOffsets, through SourceTable.
-	table *SourceTable
 }
 
 // Topic is one topic read for the snapshot.
@@ -442,15 +435,9 @@ func (s *Snapshot) Normalize() {
 		sortIfNeeded(t.Partitions, func(a, b TopicPartition) int { return cmp.Compare(a.Partition, b.Partition) })
 	}
 	sortIfNeeded(s.Connectors, func(a, b Connector) int { return strings.Compare(a.Name, b.Name) })
-	sortIfNeeded(s.SourceOffsets, func(a, b SourceOffset) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.Key, b.Key)
-	})
+	if s.src != nil && s.src.full {
+		sortSourceOffsets(s.src.offs)
+	}
 	sortIfNeeded(s.SinkGroups, func(a, b SinkGroup) int { return strings.Compare(a.Group, b.Group) })
 	sortIfNeeded(s.SinkTopics, func(a, b SinkTopic) int { return strings.Compare(a.Name, b.Name) })
 	for _, g := range s.SinkGroups {
@@ -461,6 +448,19 @@ func (s *Snapshot) Normalize() {
 			return cmp.Compare(a.Partition, b.Partition)
 		})
 	}
+}
+
+// sortSourceOffsets sorts offs by topic, partition and key bytes.
+func sortSourceOffsets(offs []SourceOffset) {
+	sortIfNeeded(offs, func(a, b SourceOffset) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Key, b.Key)
+	})
 }
 
 // sortIfNeeded sorts s by cmp unless it is sorted already: a capture
@@ -498,9 +498,9 @@ func (s *Snapshot) Connector(name string) (Connector, bool) {
 // SourceOffsetsOf returns the source offsets whose key names the connector.
 func (s *Snapshot) SourceOffsetsOf(connector string) []SourceOffset {
 	var out []SourceOffset
-	for _, o := range s.SourceOffsets {
+	for _, o := range s.SourceTable().All() {
 		if o.Connector == connector {
-			out = append(out, o)
+			out = append(out, *o)
 		}
 	}
 	return out
@@ -517,21 +517,7 @@ func (s *Snapshot) SinkGroupOf(connector string) (SinkGroup, bool) {
 }
 
 // Unparsed counts the source keys that are not [name, {map}].
-func (s *Snapshot) Unparsed() int {
-	if s.stream != nil {
-		return s.stream.Unparsed()
-	}
-	if s.CompactOffsets() {
-		return s.table.unparsed
-	}
-	n := 0
-	for _, o := range s.SourceOffsets {
-		if o.Connector == "" {
-			n++
-		}
-	}
-	return n
-}
+func (s *Snapshot) Unparsed() int { return s.SourceTable().Unparsed() }
 
 // Encode writes the snapshot as one JSON document. HTML characters are not
 // escaped, so the document reads as the bytes it holds.
@@ -871,7 +857,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w %d: this build reads versions %d to %d; upgrade offsetkeeper", ErrUnsupportedVersion, v, MinVersion, Version)
 	}
 	var s Snapshot
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := s.decodeJSON(data); err != nil {
 		return nil, fmt.Errorf("%w: decode version %d document: %v", ErrCorrupt, *head.Version, err)
 	}
 	return &s, nil
@@ -885,37 +871,17 @@ func (s *Snapshot) Filter(connectors []string) *Snapshot {
 		keep[c] = true
 	}
 	out := *s
-	out.stream = nil // a filtered copy holds its source offsets
-	out.Connectors, out.SourceOffsets, out.SinkGroups = nil, []SourceOffset{}, []SinkGroup{}
+	out.Connectors, out.SinkGroups = nil, []SinkGroup{}
 	if s.CompactOffsets() {
-		out.SourceOffsets, out.table = nil, s.table.filter(keep)
+		out.src = s.src.filter(keep)
+	} else {
+		// A filtered copy holds its source offsets (none of a stream).
+		out.SetSourceOffsets(s.src.filterFull(keep))
 	}
 	for _, c := range s.Connectors {
 		if keep[c.Name] {
 			out.Connectors = append(out.Connectors, c)
 		}
-	}
-	// Source offsets come in runs of one connector's keys: one map lookup
-	// per run, and one allocation of the exact size.
-	kept := func(yield func(i int) bool) {
-		last, in := "", false
-		for i := range s.SourceOffsets {
-			o := &s.SourceOffsets[i]
-			if o.Connector != last || i == 0 {
-				last, in = o.Connector, o.Connector != "" && keep[o.Connector]
-			}
-			if in && !yield(i) {
-				return
-			}
-		}
-	}
-	n := 0
-	for range kept {
-		n++
-	}
-	out.SourceOffsets = make([]SourceOffset, 0, n)
-	for i := range kept {
-		out.SourceOffsets = append(out.SourceOffsets, s.SourceOffsets[i])
 	}
 	for _, g := range s.SinkGroups {
 		if g.Connector != "" && keep[g.Connector] {
@@ -1048,10 +1014,11 @@ func decodeFastAt(data []byte) (*Snapshot, int, bool) {
 	}
 	rest = append(rest, data[at:]...)
 	var s Snapshot
-	if json.Unmarshal(rest, &s) != nil {
+	if s.decodeJSON(rest) != nil {
 		return nil, 0, false
 	}
-	s.SourceOffsets, s.SinkGroups = offsets, groups
+	s.SetSourceOffsets(offsets)
+	s.SinkGroups = groups
 	return &s, soStart, true
 }
 
@@ -1574,4 +1541,36 @@ func skipValue(b []byte, i, depth int) int {
 		return -1
 	}
 	return j
+}
+
+// filterFull returns the source offsets of the connectors keep of a full
+// table, in a new slice (empty, not nil, when none; t may be nil).
+func (t *SourceTable) filterFull(keep map[string]bool) []SourceOffset {
+	var offs []SourceOffset
+	if t != nil && t.full {
+		offs = t.offs
+	}
+	// Source offsets come in runs of one connector's keys: one map lookup
+	// per run, and one allocation of the exact size.
+	kept := func(yield func(i int) bool) {
+		last, in := "", false
+		for i := range offs {
+			o := &offs[i]
+			if o.Connector != last || i == 0 {
+				last, in = o.Connector, o.Connector != "" && keep[o.Connector]
+			}
+			if in && !yield(i) {
+				return
+			}
+		}
+	}
+	n := 0
+	for range kept {
+		n++
+	}
+	out := make([]SourceOffset, 0, n)
+	for i := range kept {
+		out = append(out, offs[i])
+	}
+	return out
 }

@@ -153,7 +153,7 @@ func fixtureSnapshot() *Snapshot {
 				TargetState: StateStarted, Tasks: 4, Group: "connect-s3-sink"},
 			{Name: "gone-source", Type: TypeUnknown, Tasks: -1},
 		},
-		SourceOffsets: []SourceOffset{
+		src: NewSourceTable([]SourceOffset{
 			{Topic: "connect-offsets", Partition: 0, Offset: 1187,
 				Key:             Bytes(`["jdbc-orders",{"protocol":"1","table":"shop.orders"}]`),
 				Value:           Bytes("{\"incrementing\":98765,\"note\":\"<>&\u2028\"}"), // a raw U+2028
@@ -168,7 +168,7 @@ func fixtureSnapshot() *Snapshot {
 				Key:       Bytes(`["gone-source",{"k":"\uD83D\uDE00"}]`),
 				Value:     Bytes{},
 				Connector: "gone-source"},
-		},
+		}),
 		SinkGroups: []SinkGroup{{
 			Group: "connect-s3-sink", Connector: "s3-sink", State: "Empty", Members: 0,
 			Offsets: []SinkOffset{
@@ -228,9 +228,9 @@ func checkFixtureV1(t *testing.T, s *Snapshot) {
 	if want := time.Date(2026, 11, 30, 13, 49, 20, 123456000, time.UTC); !s.CreatedAt.Equal(want) {
 		t.Errorf("CreatedAt = %v, want %v", s.CreatedAt, want)
 	}
-	if len(s.Connectors) != 3 || len(s.SourceOffsets) != 3 || len(s.SinkGroups) != 1 || len(s.Topics) != 2 {
+	if len(s.Connectors) != 3 || s.SourceKeys() != 3 || len(s.SinkGroups) != 1 || len(s.Topics) != 2 {
 		t.Fatalf("%d connectors, %d source offsets, %d sink groups, %d topics",
-			len(s.Connectors), len(s.SourceOffsets), len(s.SinkGroups), len(s.Topics))
+			len(s.Connectors), s.SourceKeys(), len(s.SinkGroups), len(s.Topics))
 	}
 	if c, ok := s.Connector("jdbc-orders"); !ok || !c.Stopped() || c.Type != TypeSource || c.ConfigHash[:8] != "9f86d081" {
 		t.Errorf("connector jdbc-orders = %+v", c)
@@ -249,14 +249,14 @@ func checkFixtureV1(t *testing.T, s *Snapshot) {
 		{1, 840, []byte(`["gone-source",{"k":"\uD83D\uDE00"}]`), []byte{}},
 	}
 	for i, w := range wantOffsets {
-		o := s.SourceOffsets[i]
+		o := *s.SourceTable().At(int32(i))
 		if o.Topic != "connect-offsets" || o.Partition != w.partition || o.Offset != w.offset ||
 			!bytes.Equal(o.Key, w.key) || !bytes.Equal(o.Value, w.value) || o.Value == nil {
 			t.Errorf("source offset %d = %s/%d@%d key %q value %#v", i, o.Topic, o.Partition, o.Offset, o.Key, o.Value)
 		}
 	}
-	if s.Unparsed() != 1 || s.SourceOffsets[1].ParseError != "key is not JSON" {
-		t.Errorf("unparsed = %d, parse error %q", s.Unparsed(), s.SourceOffsets[1].ParseError)
+	if s.Unparsed() != 1 || s.SourceTable().At(1).ParseError != "key is not JSON" {
+		t.Errorf("unparsed = %d, parse error %q", s.Unparsed(), s.SourceTable().At(1).ParseError)
 	}
 	g, ok := s.SinkGroupOf("s3-sink")
 	if !ok || g.Group != "connect-s3-sink" || len(g.Offsets) != 2 ||

@@ -56,7 +56,7 @@ func run(brokers, dir string, rate int, duration, settle time.Duration) error {
 		return err
 	}
 	var keys [][]byte
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().All() {
 		if o.Topic == snapshot.DefaultOffsetsTopic {
 			keys = append(keys, o.Key)
 		}

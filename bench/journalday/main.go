@@ -160,7 +160,7 @@ func run(ctx context.Context, c config) error {
 			d.next[et.Name][p.Partition] = p.Next
 		}
 	}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().All() {
 		if o.Topic == snapshot.DefaultOffsetsTopic && o.Connector != "" {
 			d.keys = append(d.keys, key{topic: o.Topic, partition: o.Partition, connector: o.Connector, key: o.Key, base: o.Value, pos: -1})
 		}

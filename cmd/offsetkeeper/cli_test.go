@@ -92,7 +92,7 @@ func TestSnapshotListShowVerify(t *testing.T) {
 				t.Fatal(err)
 			}
 			live := exp.LiveKeys(snapshot.DefaultOffsetsTopic)
-			for _, o := range snap.SourceOffsets {
+			for _, o := range snap.SourceTable().Collect() {
 				if o.Topic != snapshot.DefaultOffsetsTopic {
 					continue
 				}

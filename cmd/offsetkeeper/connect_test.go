@@ -41,7 +41,7 @@ func (c *cluster) startConnect(opts connectsim.Options) *connectsimtest.Server {
 // would: the restore then has that key to write back.
 func (c *cluster) rewrite(connector, value string) {
 	c.t.Helper()
-	for _, o := range c.capture().SourceOffsets {
+	for _, o := range c.capture().SourceTable().Collect() {
 		if o.Connector == connector {
 			c.produce(&kgo.Record{Topic: o.Topic, Key: o.Key, Value: []byte(value)})
 			return
@@ -302,7 +302,7 @@ func TestRestoreViaConnect(t *testing.T) {
 	// What Connect reads is the snapshot's, as Connect compares offsets.
 	after := c.capture()
 	canonOdd := key(connectdemo.ConnJDBC, `{"protocol":"1","table":"shop.refunds"}`)
-	for _, o := range before.SourceOffsets {
+	for _, o := range before.SourceTable().Collect() {
 		if !slices.Contains(scope, o.Connector) {
 			continue
 		}
@@ -487,7 +487,7 @@ func TestShowAndDiffRESTState(t *testing.T) {
 }
 
 func findKey(s *snapshot.Snapshot, topic string, partition int32, key []byte) (snapshot.SourceOffset, bool) {
-	for _, o := range s.SourceOffsets {
+	for _, o := range s.SourceTable().Collect() {
 		if o.Topic == topic && o.Partition == partition && bytes.Equal(o.Key, key) {
 			return o, true
 		}

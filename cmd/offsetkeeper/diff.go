@@ -266,7 +266,7 @@ func diffScope(a, b *snapshot.Snapshot, only []string) (compare, leftOut []strin
 					set[g.Connector] = true
 				}
 			}
-			for _, o := range s.SourceOffsets {
+			for _, o := range s.SourceTable().All() {
 				if o.Connector != "" {
 					set[o.Connector] = true
 				}

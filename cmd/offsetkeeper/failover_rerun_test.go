@@ -44,7 +44,7 @@ func TestFailoverRunAgainAfterPartialResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	var moved []byte
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if name, _, _, err := connectjson.ParseKey(o.Key); err == nil && slices.Contains(first.Resumed, name) {
 			moved = o.Key
 			break

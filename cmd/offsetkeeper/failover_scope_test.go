@@ -65,7 +65,7 @@ func TestFailoverConnectorScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	var xKeys int
-	for _, o := range standbySnap.SourceOffsets {
+	for _, o := range standbySnap.SourceTable().All() {
 		if o.Connector != x {
 			t.Errorf("failover --connector %s wrote an offset of %s to the standby: %s", x, o.Connector, o.Key)
 			continue

@@ -306,7 +306,7 @@ func TestStandaloneFileCLI(t *testing.T) {
 		}
 	}
 	got := map[string]string{}
-	for _, o := range live.SourceOffsets {
+	for _, o := range live.SourceTable().Collect() {
 		got[string(o.Key)] = string(o.Value)
 	}
 	if len(got) != len(want) {

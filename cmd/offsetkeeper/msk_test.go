@@ -70,7 +70,7 @@ func TestMSKConnectLayout(t *testing.T) {
 		t.Errorf("s3-sink group = %q", conns["s3-sink"].Group)
 	}
 	where := map[string]string{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		where[o.Connector+" "+string(o.Key)] = o.Topic + " " + string(o.Value)
 	}
 	for k, want := range map[string]string{
@@ -174,13 +174,13 @@ func TestMSKConnectLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantMoved := map[string]string{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Connector == "orders-jdbc" {
 			wantMoved[string(o.Key)] = string(o.Value)
 		}
 	}
 	gotMoved := map[string]string{}
-	for _, o := range moved.SourceOffsets {
+	for _, o := range moved.SourceTable().Collect() {
 		gotMoved[string(o.Key)] = string(o.Value)
 		if p := snapshot.PartitionFor(o.Key, 5); o.Partition != p {
 			t.Errorf("key %s on partition %d of %s, want its murmur2 partition %d", o.Key, o.Partition, custom, p)
@@ -195,7 +195,7 @@ func TestMSKConnectLayout(t *testing.T) {
 
 // sourceOffsetValue is the value of the orders-jdbc key of table in snap.
 func sourceOffsetValue(snap *snapshot.Snapshot, table string) []byte {
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if strings.Contains(string(o.Key), `"table":"`+table+`"`) {
 			return o.Value
 		}

@@ -31,7 +31,7 @@ func TestRestoreRepartitionedDiffAgreesWithVerify(t *testing.T) {
 	}
 	moved := 0
 	snap := c.capture()
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Topic == connectdemo.DefaultOffsetsTopic && snapshot.PartitionFor(o.Key, 32) != o.Partition {
 			moved++
 		}
@@ -69,13 +69,13 @@ func TestRestoreRepartitionedDiffAgreesWithVerify(t *testing.T) {
 		key  string
 	}
 	held := map[place]string{}
-	for _, o := range want.SourceOffsets {
+	for _, o := range want.SourceTable().Collect() {
 		if o.Topic == connectdemo.DefaultOffsetsTopic {
 			held[place{o.Partition, string(o.Key)}] = string(o.Value)
 		}
 	}
 	left := 0
-	for _, o := range c.capture().SourceOffsets {
+	for _, o := range c.capture().SourceTable().Collect() {
 		if o.Topic != connectdemo.DefaultOffsetsTopic || o.Connector == "" || snapshot.PartitionFor(o.Key, 32) == o.Partition {
 			continue
 		}

@@ -251,7 +251,7 @@ func (c *cluster) recordsSince(topic string, from map[int32]int64) []*kgo.Record
 // sourceState is every live source key: "topic/partition key" -> value.
 func sourceState(s *snapshot.Snapshot) map[string]string {
 	m := map[string]string{}
-	for _, o := range s.SourceOffsets {
+	for _, o := range s.SourceTable().Collect() {
 		m[fmt.Sprintf("%s/%d %s", o.Topic, o.Partition, o.Key)] = string(o.Value)
 	}
 	return m
@@ -649,7 +649,7 @@ func TestRestoreOtherCluster(t *testing.T) {
 	// new partition count, with the value of its murmur2 copy in the old.
 	after := b.capture(offsetsTopics()...)
 	got := map[string]snapshot.SourceOffset{}
-	for _, o := range after.SourceOffsets {
+	for _, o := range after.SourceTable().Collect() {
 		k := o.Topic + " " + string(o.Key)
 		if _, dup := got[k]; dup {
 			t.Errorf("key %s in two partitions of %s", o.Key, o.Topic)
@@ -660,7 +660,7 @@ func TestRestoreOtherCluster(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, o := range before.SourceOffsets {
+	for _, o := range before.SourceTable().Collect() {
 		if o.Connector == "" || o.Partition != connectdemo.Murmur2Partition(o.Key, a.exp.Partitions[o.Topic]) {
 			continue // unparsed keys are not restored; a hand-made copy yields to the murmur2 one
 		}

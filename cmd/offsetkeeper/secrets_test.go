@@ -82,13 +82,13 @@ func TestShowMasksSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &snapshot.Snapshot{
+	snap := (&snapshot.Snapshot{
 		Version: snapshot.Version, CreatedAt: time.Now(), ClusterID: "c", Reason: snapshot.ReasonManual,
 		Connectors: []snapshot.Connector{{Name: "jdbc", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStarted, Tasks: 1,
 			Config: map[string]string{"name": "jdbc", "connection.password": "hunter2", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
 				"api.key": "k-123", "db.user.password": "${file:/s.properties:pw}"}}},
-		SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{},
-	}
+		SinkGroups: []snapshot.SinkGroup{},
+	}).WithSourceOffsets([]snapshot.SourceOffset{})
 	if _, err := st.Snapshots().Put(ctx, snap); err != nil {
 		t.Fatal(err)
 	}

@@ -233,7 +233,7 @@ func showTable(w io.Writer, s *snapshot.Snapshot, only []string, rest map[string
 		}
 	}
 	if len(only) == 0 {
-		for _, o := range s.SourceOffsets {
+		for _, o := range s.SourceTable().All() {
 			if o.Connector == "" {
 				fmt.Fprintf(tw, "\nunparsed %s/%d@%d\t%q\t%s\n", o.Topic, o.Partition, o.Offset, []byte(o.Key), o.ParseError)
 			}

@@ -88,7 +88,7 @@ func standbyValue(t *testing.T, cl *kgo.Client, key []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if string(o.Key) == string(key) {
 			return string(o.Value)
 		}
@@ -169,7 +169,7 @@ func TestStandbyDaemonFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range snapA.SourceOffsets {
+	for _, o := range snapA.SourceTable().Collect() {
 		if o.Connector == connectdemo.ConnFile {
 			key = o.Key
 		}

@@ -30,7 +30,7 @@ func TestOffsetsTopicRecreated(t *testing.T) {
 	off := connectdemo.DefaultOffsetsTopic
 	before := c.capture()
 	want := map[string]bool{}
-	for _, o := range before.SourceOffsets {
+	for _, o := range before.SourceTable().Collect() {
 		if o.Topic == off && o.Connector != "" {
 			want[o.Connector] = true
 		}
@@ -104,7 +104,7 @@ func TestOffsetsTopicRecreated(t *testing.T) {
 	// one of them.
 	byKey := func(s *snapshot.Snapshot) map[string][]string {
 		m := map[string][]string{}
-		for _, o := range s.SourceOffsets {
+		for _, o := range s.SourceTable().Collect() {
 			if o.Topic == off && o.Connector != "" {
 				m[string(o.Key)] = append(m[string(o.Key)], string(o.Value))
 			}

@@ -105,8 +105,13 @@ func applyWorkerView(b *snapshot.Snapshot, diffs []restore.ViewDifference, scope
 		part  int32
 		key   string
 	}
+	if len(diffs) == 0 {
+		return 0
+	}
+	// A changed copy of b's offsets (a capture's, which may be shared).
+	offs := b.SourceTable().Collect()
 	index := map[at]int{}
-	for i, o := range b.SourceOffsets {
+	for i, o := range offs {
 		index[at{o.Topic, o.Partition, string(o.Key)}] = i
 	}
 	changed, names := 0, map[string]string{}
@@ -123,19 +128,19 @@ func applyWorkerView(b *snapshot.Snapshot, diffs []restore.ViewDifference, scope
 		case d.Uncommitted == nil:
 			continue
 		case ok:
-			b.SourceOffsets[i].Value = snapshot.Bytes(d.Uncommitted)
-			b.SourceOffsets[i].SourceOffset = jsonObject(d.Uncommitted)
+			offs[i].Value = snapshot.Bytes(d.Uncommitted)
+			offs[i].SourceOffset = jsonObject(d.Uncommitted)
 		default:
-			b.SourceOffsets = append(b.SourceOffsets, snapshot.SourceOffset{Topic: d.Topic, Partition: d.Partition, Key: snapshot.Bytes(d.Key),
+			offs = append(offs, snapshot.SourceOffset{Topic: d.Topic, Partition: d.Partition, Key: snapshot.Bytes(d.Key),
 				Value: snapshot.Bytes(d.Uncommitted), Connector: name, SourcePartition: raw, SourceOffset: jsonObject(d.Uncommitted)})
 		}
 		changed++
 	}
 	slices.Sort(drop)
 	for j := len(drop) - 1; j >= 0; j-- {
-		b.SourceOffsets = slices.Delete(b.SourceOffsets, drop[j], drop[j]+1)
+		offs = slices.Delete(offs, drop[j], drop[j]+1)
 	}
-	slices.SortStableFunc(b.SourceOffsets, func(x, y snapshot.SourceOffset) int {
+	slices.SortStableFunc(offs, func(x, y snapshot.SourceOffset) int {
 		if c := strings.Compare(x.Topic, y.Topic); c != 0 {
 			return c
 		}
@@ -144,6 +149,7 @@ func applyWorkerView(b *snapshot.Snapshot, diffs []restore.ViewDifference, scope
 		}
 		return bytes.Compare(x.Key, y.Key)
 	})
+	b.SetSourceOffsets(offs)
 	return changed
 }
 

@@ -23,12 +23,12 @@ func TestDiffIsRestoreCompare(t *testing.T) {
 			key := []byte(fmt.Sprintf(`["c",{"file":"f%d"}]`, i))
 			home := snapshot.PartitionFor(key, n)
 			o := snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: home, Key: key, Value: []byte(fmt.Sprintf(`{"pos":%d}`, i)), Connector: "c", SourcePartition: []byte(fmt.Sprintf(`{"file":"f%d"}`, i))}
-			s.SourceOffsets = append(s.SourceOffsets, o)
+			s.AppendSourceOffsets(o)
 			if i == 0 {
 				for p := range extra {
 					if p != home {
 						o.Partition = p
-						s.SourceOffsets = append(s.SourceOffsets, o)
+						s.AppendSourceOffsets(o)
 					}
 				}
 			}

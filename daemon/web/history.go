@@ -306,8 +306,7 @@ func (h *history) addState(s *snapshot.Snapshot, t time.Time) {
 			h.sink(g.Group, tp{o.Topic, o.Partition}, Point{t, float64(o.Offset)})
 		}
 	}
-	for i := range s.SourceOffsets {
-		so := &s.SourceOffsets[i]
+	for _, so := range s.SourceTable().All() {
 		if so.Value != nil {
 			h.addSourceState(so, t)
 		}

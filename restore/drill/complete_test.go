@@ -14,14 +14,13 @@ func TestCompleteStrayCopy(t *testing.T) {
 	key := snapshot.Bytes(`["src",{"filename":"a"}]`)
 	home := snapshot.PartitionFor(key, 5)
 	parts := make([]snapshot.TopicPartition, 5)
-	state := &snapshot.Snapshot{
+	state := (&snapshot.Snapshot{
 		Topics:     []snapshot.Topic{{Name: "connect-offsets", Role: snapshot.RoleOffsets, Partitions: parts}},
 		Connectors: []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped}},
-		SourceOffsets: []snapshot.SourceOffset{
-			{Topic: "connect-offsets", Partition: home, Key: key, Value: snapshot.Bytes(`{"position":10}`), Connector: "src"},
-			{Topic: "connect-offsets", Partition: (home + 1) % 5, Key: key, Value: snapshot.Bytes(`{"position":3}`), Connector: "src"},
-		},
-	}
+	}).WithSourceOffsets([]snapshot.SourceOffset{
+		{Topic: "connect-offsets", Partition: home, Key: key, Value: snapshot.Bytes(`{"position":10}`), Connector: "src"},
+		{Topic: "connect-offsets", Partition: (home + 1) % 5, Key: key, Value: snapshot.Bytes(`{"position":3}`), Connector: "src"},
+	})
 	for _, tc := range []struct {
 		connect  string
 		failures int
@@ -31,11 +30,10 @@ func TestCompleteStrayCopy(t *testing.T) {
 		{`{"position":3}`, 0, true},
 		{`{"position":7}`, 1, false},
 	} {
-		view := &snapshot.Snapshot{
-			Captured:      snapshot.CapturedConnectREST,
-			Connectors:    []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped}},
-			SourceOffsets: []snapshot.SourceOffset{{Partition: snapshot.NoPartition, Key: key, Value: snapshot.Bytes(tc.connect), Connector: "src"}},
-		}
+		view := (&snapshot.Snapshot{
+			Captured:   snapshot.CapturedConnectREST,
+			Connectors: []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource, HasConfig: true, TargetState: snapshot.StateStopped}},
+		}).WithSourceOffsets([]snapshot.SourceOffset{{Partition: snapshot.NoPartition, Key: key, Value: snapshot.Bytes(tc.connect), Connector: "src"}})
 		var f findings
 		n := compareWithConnect(offsetsIn(state, map[string]int32{"connect-offsets": 5}), offsetsIn(view, nil), &f)
 		note := strings.Contains(strings.Join(f.notes, "\n"), "stray copy")

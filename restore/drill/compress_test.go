@@ -86,7 +86,7 @@ func batchCodecs(t *testing.T, ctx context.Context, cl *kgo.Client, topic string
 func TestDrillScratchCopyIsCompressed(t *testing.T) {
 	state := smallBenchState()
 	var raw int
-	for _, o := range state.SourceOffsets {
+	for _, o := range state.SourceTable().Collect() {
 		raw += len(o.Key) + len(o.Value)
 	}
 	var codecs map[int8]int
@@ -115,7 +115,7 @@ func TestDrillScratchCopyIsCompressed(t *testing.T) {
 // put it on, and a sink group whose offsets were deleted.
 func TestDrillCompressedReadBackFindsPlantedFaults(t *testing.T) {
 	state := smallBenchState()
-	flipped, gone, moved := state.SourceOffsets[10], state.SourceOffsets[20], state.SourceOffsets[30]
+	flipped, gone, moved := *state.SourceTable().At(10), *state.SourceTable().At(20), *state.SourceTable().At(30)
 	wrongPart := (moved.Partition + 1) % 25
 	// Five offsets in the group lost, so that every failure is listed
 	// (a check lists maxFailures).

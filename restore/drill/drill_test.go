@@ -118,7 +118,7 @@ func TestDrillFailsOnKeyOnWrongPartition(t *testing.T) {
 	w := newDemoWorld(t)
 	state := w.state
 	i := -1
-	for j, o := range state.SourceOffsets {
+	for j, o := range state.SourceTable().Collect() {
 		if o.Connector == connectdemo.ConnFile {
 			i = j
 		}
@@ -126,8 +126,10 @@ func TestDrillFailsOnKeyOnWrongPartition(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no offset of %s in the state", connectdemo.ConnFile)
 	}
-	o := &state.SourceOffsets[i]
+	offs := state.SourceTable().Collect()
+	o := &offs[i]
 	o.Partition = (o.Partition + 1) % state.PartitionCount(o.Topic)
+	state.SetSourceOffsets(offs)
 	rep := w.drill(t, state)
 	if rep.Result != Failed {
 		t.Fatalf("result %s", rep.Result)

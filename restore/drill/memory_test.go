@@ -29,7 +29,7 @@ func benchState(keys, groups int) *snapshot.Snapshot {
 		conn := fmt.Sprintf("file-bulk-%04d", i%1000)
 		key := []byte(fmt.Sprintf(`["%s",{"filename":"/data/bulk/%s/part-%06d.log"}]`, conn, conn, i/1000))
 		p := snapshot.PartitionFor(key, parts)
-		s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p, Offset: int64(i),
+		s.AppendSourceOffsets(snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p, Offset: int64(i),
 			Key: key, Value: []byte(fmt.Sprintf(`{"position":%d}`, 100000000+i)), Connector: conn})
 	}
 	for g := range groups {

@@ -710,11 +710,13 @@ func (b *fileSnap) applySink(connector, group string, rows, deletes []FileRow) {
 func (b *fileSnap) restSource(conn snapshot.Connector) {
 	name := conn.Name
 	type form struct {
-		i int // index into b.out.SourceOffsets
+		i int // index into offs
 		m connectjson.Map
 	}
+	// The changed copy of the live offsets the file makes.
+	offs := b.out.SourceTable().Collect()
 	var forms []form
-	for i, o := range b.out.SourceOffsets {
+	for i, o := range offs {
 		if o.Connector != name {
 			continue
 		}
@@ -739,7 +741,7 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 		for _, fm := range forms {
 			if connectjson.Equal(fm.m, e.Partition) {
 				all = append(all, fm.i)
-				if bytes.Equal(b.out.SourceOffsets[fm.i].Key, canon) {
+				if bytes.Equal(offs[fm.i].Key, canon) {
 					canonical = append(canonical, fm.i)
 				}
 			}
@@ -749,7 +751,7 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 				remove[i] = true
 			}
 			if len(canonical) == 0 && len(all) > 0 {
-				b.warnf("connector %q: partition %s (%s) lives only under key %s, a byte form Connect's REST API does not show (not Java HashMap field order): the null leaves it, as Connect's PATCH would; restore a snapshot without it to remove it", name, connectjson.RESTMap(e.Partition), e.where(), restore.DisplayKey(b.out.SourceOffsets[all[0]].Key))
+				b.warnf("connector %q: partition %s (%s) lives only under key %s, a byte form Connect's REST API does not show (not Java HashMap field order): the null leaves it, as Connect's PATCH would; restore a snapshot without it to remove it", name, connectjson.RESTMap(e.Partition), e.where(), restore.DisplayKey(offs[all[0]].Key))
 			}
 			continue
 		}
@@ -759,7 +761,7 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 		}
 		if len(targets) > 0 {
 			for _, i := range targets {
-				o := &b.out.SourceOffsets[i]
+				o := &offs[i]
 				o.Value = snapshot.Bytes(offsetBytes(e.Offset, o.Value))
 				o.SourceOffset = json.RawMessage(o.Value)
 			}
@@ -791,23 +793,24 @@ func (b *fileSnap) restSource(conn snapshot.Connector) {
 		}
 		_, _, raw, _ := connectjson.ParseKey(key)
 		value := offsetBytes(e.Offset, old)
-		b.out.SourceOffsets = append(b.out.SourceOffsets, snapshot.SourceOffset{
+		offs = append(offs, snapshot.SourceOffset{
 			Topic: target, Partition: snapshot.PartitionFor(key, parts), Offset: -1,
 			Key: key, Value: value, Connector: name,
 			SourcePartition: json.RawMessage(raw), SourceOffset: json.RawMessage(value),
 		})
 		// Later entries see this key as a live form.
-		forms = append(forms, form{len(b.out.SourceOffsets) - 1, e.Partition})
+		forms = append(forms, form{len(offs) - 1, e.Partition})
 	}
 	if len(remove) > 0 {
-		kept := b.out.SourceOffsets[:0:0]
-		for i, o := range b.out.SourceOffsets {
+		kept := offs[:0:0]
+		for i, o := range offs {
 			if !remove[i] {
 				kept = append(kept, o)
 			}
 		}
-		b.out.SourceOffsets = kept
+		offs = kept
 	}
+	b.out.SetSourceOffsets(offs)
 }
 
 // offsetBytes returns the bytes to store for offset m replacing old (nil

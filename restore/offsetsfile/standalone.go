@@ -560,13 +560,15 @@ func (b *fileSnap) standalone() {
 			parts[t.Name] = int32(len(t.Partitions))
 		}
 	}
+	// The changed copy of the live offsets the file makes.
+	offs := b.out.SourceTable().Collect()
 	remove := map[int]bool{}
 	for i, e := range b.f.Standalone {
 		name, _, raw, _ := connectjson.ParseKey(e.Key)
 		target := targets[name]
 		found := false
-		for j := range b.out.SourceOffsets {
-			o := &b.out.SourceOffsets[j]
+		for j := range offs {
+			o := &offs[j]
 			if o.Topic != target || !bytes.Equal(o.Key, e.Key) {
 				continue
 			}
@@ -585,21 +587,22 @@ func (b *fileSnap) standalone() {
 			b.p.add("entry %d: offsets topic %q of connector %q does not exist here", i, target, name)
 			continue
 		}
-		b.out.SourceOffsets = append(b.out.SourceOffsets, snapshot.SourceOffset{
+		offs = append(offs, snapshot.SourceOffset{
 			Topic: target, Partition: snapshot.PartitionFor(e.Key, n), Offset: -1,
 			Key: e.Key, Value: e.Value, Connector: name,
 			SourcePartition: json.RawMessage(raw), SourceOffset: jsonOrNil(e.Value),
 		})
 	}
 	if len(remove) > 0 {
-		kept := b.out.SourceOffsets[:0:0]
-		for j, o := range b.out.SourceOffsets {
+		kept := offs[:0:0]
+		for j, o := range offs {
 			if !remove[j] {
 				kept = append(kept, o)
 			}
 		}
-		b.out.SourceOffsets = kept
+		offs = kept
 	}
+	b.out.SetSourceOffsets(offs)
 }
 
 // jsonOrNil is b as informative JSON, nil when it is not valid JSON.
@@ -638,8 +641,9 @@ func StandaloneEntries(snap *snapshot.Snapshot, connectors []string) []Standalon
 		return r
 	}
 	best := map[string]*snapshot.SourceOffset{}
-	for i := range snap.SourceOffsets {
-		o := &snap.SourceOffsets[i]
+	t := snap.SourceTable()
+	for i := range int32(t.Len()) {
+		o := t.At(i)
 		if o.Connector == "" || (len(connectors) > 0 && !slices.Contains(connectors, o.Connector)) {
 			continue
 		}

@@ -327,7 +327,7 @@ func TestStandaloneRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, o := range live.SourceOffsets {
+	for _, o := range live.SourceTable().Collect() {
 		if o.Partition != snapshot.PartitionFor(o.Key, 25) {
 			t.Errorf("key %s on partition %d", o.Key, o.Partition)
 		}

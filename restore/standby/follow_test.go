@@ -49,10 +49,10 @@ func newJournalWriter(t *testing.T, base time.Time) *journalWriter {
 	for i, f := range []string{"x", "y", "z"} {
 		k := sourceKey("a", f)
 		p := snapshot.PartitionFor(k, followParts)
-		snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p,
+		snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: snapshot.DefaultOffsetsTopic, Partition: p,
 			Offset: int64(i), Key: k, Value: []byte(fmt.Sprintf(`{"position":%d}`, i))})
 	}
-	snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "own-offsets", Offset: 0, Key: sourceKey("b", "q"), Value: []byte(`{"position":1}`)})
+	snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: "own-offsets", Offset: 0, Key: sourceKey("b", "q"), Value: []byte(`{"position":1}`)})
 	snap.Connectors = []snapshot.Connector{
 		{Name: "a", Type: snapshot.TypeSource, HasConfig: true, Tasks: 1, Config: map[string]string{"connector.class": "FileStreamSource"}},
 		{Name: "b", Type: snapshot.TypeSource, HasConfig: true, Tasks: 1, OffsetsTopic: "own-offsets",

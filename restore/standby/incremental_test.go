@@ -206,7 +206,7 @@ func TestSyncIncrementalEqualsFull(t *testing.T) {
 	// key, a sink group commits.
 	state := capt(t, acl)
 	var file, other snapshot.SourceOffset
-	for _, o := range state.SourceOffsets {
+	for _, o := range state.SourceTable().Collect() {
 		switch {
 		case o.Connector == connectdemo.ConnFile && file.Key == nil:
 			file = o

@@ -81,7 +81,7 @@ func sourceBytes(snap *snapshot.Snapshot) map[string]string {
 	for _, t := range snap.Topics {
 		parts[t.Name] = int32(len(t.Partitions))
 	}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Connector == "" || o.Partition != snapshot.PartitionFor(o.Key, parts[o.Topic]) {
 			continue
 		}
@@ -167,7 +167,7 @@ func TestSync(t *testing.T) {
 
 	// One key changes on the primary: one record on the standby.
 	var o snapshot.SourceOffset
-	for _, so := range state.SourceOffsets {
+	for _, so := range state.SourceTable().Collect() {
 		if so.Connector == connectdemo.ConnFile {
 			o = so
 		}

@@ -278,7 +278,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	for _, c := range out.Connectors {
 		known[c.Name] = true
 	}
-	for _, o := range out.SourceOffsets {
+	for _, o := range out.SourceTable().All() {
 		known[o.Connector] = true
 	}
 	for _, g := range out.SinkGroups {
@@ -329,8 +329,9 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 	}
 	keys := map[string]int{}
 	placed := placedCopies(out, opts.Rename)
-	renamed := make([]snapshot.SourceOffset, 0, len(out.SourceOffsets))
-	for _, o := range out.SourceOffsets {
+	renamed := make([]snapshot.SourceOffset, 0, out.SourceKeys())
+	for _, at := range out.SourceTable().All() {
+		o := *at // a changed copy: the table is shared
 		n, ok := opts.Rename[o.Connector]
 		if !ok {
 			renamed = append(renamed, o)
@@ -353,7 +354,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		keys[n]++
 		renamed = append(renamed, o)
 	}
-	out.SourceOffsets = renamed
+	out.SetSourceOffsets(renamed)
 	dups := make([]placedKey, 0, len(placed))
 	for pk := range placed {
 		dups = append(dups, pk)
@@ -394,13 +395,13 @@ func dropConnectors(out *snapshot.Snapshot, names []string) {
 	}
 	out.Connectors = slices.DeleteFunc(out.Connectors, func(c snapshot.Connector) bool { return slices.Contains(names, c.Name) })
 	out.Scope = slices.DeleteFunc(out.Scope, func(s string) bool { return slices.Contains(names, s) })
-	kept := make([]snapshot.SourceOffset, 0, len(out.SourceOffsets))
-	for _, o := range out.SourceOffsets {
+	kept := make([]snapshot.SourceOffset, 0, out.SourceKeys())
+	for _, o := range out.SourceTable().All() {
 		if !slices.Contains(names, o.Connector) {
-			kept = append(kept, o)
+			kept = append(kept, *o)
 		}
 	}
-	out.SourceOffsets = kept
+	out.SetSourceOffsets(kept)
 }
 
 // placedKey is a source key in an offsets topic.
@@ -413,7 +414,7 @@ type placedKey struct{ topic, key string }
 // planner picks among them and warns).
 func placedCopies(out *snapshot.Snapshot, rename map[string]string) map[placedKey][]int32 {
 	where := map[placedKey][]int32{}
-	for _, o := range out.SourceOffsets {
+	for _, o := range out.SourceTable().All() {
 		if _, ok := rename[o.Connector]; ok {
 			pk := placedKey{o.Topic, string(o.Key)}
 			where[pk] = append(where[pk], o.Partition)

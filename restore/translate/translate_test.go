@@ -302,7 +302,7 @@ func TestTranslateRename(t *testing.T) {
 		t.Errorf("renamed: %q", tr.Renamed)
 	}
 	n := 0
-	for _, o := range m.snap.SourceOffsets {
+	for _, o := range m.snap.SourceTable().Collect() {
 		newName, ok := rename[o.Connector]
 		if !ok {
 			continue
@@ -320,7 +320,7 @@ func TestTranslateRename(t *testing.T) {
 			t.Fatalf("key %s: %s differs from the worker's %s", o.Key, want, canon)
 		}
 		found := false
-		for _, r := range out.SourceOffsets {
+		for _, r := range out.SourceTable().Collect() {
 			if bytes.Equal(r.Key, want) && bytes.Equal(r.Value, o.Value) && r.Connector == newName {
 				found = true
 			}
@@ -391,10 +391,11 @@ func TestTranslateRenameStrayCopy(t *testing.T) {
 	snap := &snapshot.Snapshot{ID: "20260101T000000.000000Z-000001", ClusterID: "cluster-a",
 		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: tp}},
 		Connectors: []snapshot.Connector{{Name: "src", Type: snapshot.TypeSource}},
-		SourceOffsets: []snapshot.SourceOffset{
-			{Topic: snapshot.DefaultOffsetsTopic, Partition: 0, Key: key, Value: []byte(`{"position":1}`), Connector: "src"},
-			{Topic: snapshot.DefaultOffsetsTopic, Partition: right, Key: key, Value: []byte(`{"position":99}`), Connector: "src"},
-		}}
+	}
+	snap.SetSourceOffsets([]snapshot.SourceOffset{
+		{Topic: snapshot.DefaultOffsetsTopic, Partition: 0, Key: key, Value: []byte(`{"position":1}`), Connector: "src"},
+		{Topic: snapshot.DefaultOffsetsTopic, Partition: right, Key: key, Value: []byte(`{"position":99}`), Connector: "src"},
+	})
 	out, tr, err := translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: map[string]string{"src": "dst"}})
 	if err != nil {
 		t.Fatal(err)
@@ -425,9 +426,10 @@ func TestTranslateRenameOntoNewConnector(t *testing.T) {
 	snap := &snapshot.Snapshot{ID: "20260101T000000.000000Z-000002", ClusterID: "cluster-a",
 		Topics:     []snapshot.Topic{{Name: snapshot.DefaultOffsetsTopic, Role: snapshot.RoleOffsets, Partitions: tp}},
 		Connectors: []snapshot.Connector{{Name: "dst", Type: snapshot.TypeSource, TargetState: snapshot.StateStopped}, {Name: "src", Type: snapshot.TypeSource}},
-		SourceOffsets: []snapshot.SourceOffset{
-			{Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 25), Key: key, Value: []byte(`{"position":7}`), Connector: "src"},
-		}}
+	}
+	snap.SetSourceOffsets([]snapshot.SourceOffset{
+		{Topic: snapshot.DefaultOffsetsTopic, Partition: snapshot.PartitionFor(key, 25), Key: key, Value: []byte(`{"position":7}`), Connector: "src"},
+	})
 	rename := map[string]string{"src": "dst"}
 	out, _, err := translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: rename, Connectors: []string{"src"}})
 	if err != nil {
@@ -442,8 +444,8 @@ func TestTranslateRenameOntoNewConnector(t *testing.T) {
 	if got := out.SourceOffsetsOf("dst"); n != 1 || len(got) != 1 || string(got[0].Value) != `{"position":7}` {
 		t.Fatalf("renamed onto dst: %d connectors named dst, offsets %+v", n, got)
 	}
-	if len(snap.SourceOffsets) != 1 || snap.SourceOffsets[0].Connector != "src" {
-		t.Fatalf("the snapshot translated was changed: %+v", snap.SourceOffsets)
+	if offs := snap.SourceTable().Collect(); len(offs) != 1 || offs[0].Connector != "src" {
+		t.Fatalf("the snapshot translated was changed: %+v", offs)
 	}
 	_, _, err = translate.Translate(t.Context(), b, snap, translate.TranslateOptions{Rename: rename})
 	if err == nil || !strings.Contains(err.Error(), "--connector src") {

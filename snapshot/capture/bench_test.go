@@ -196,10 +196,10 @@ func BenchmarkSnapshotFull(b *testing.B) {
 // a worker writes them (default partitioner: murmur2 of the key).
 func changeKeys(b *testing.B, cl *kgo.Client, snap *snapshot.Snapshot, pct float64, rng *rand.Rand) int {
 	b.Helper()
-	n := int(float64(len(snap.SourceOffsets)) * pct / 100)
+	n := int(float64(snap.SourceKeys()) * pct / 100)
 	rs := make([]*kgo.Record, 0, n)
-	for _, i := range rng.Perm(len(snap.SourceOffsets))[:n] {
-		so := snap.SourceOffsets[i]
+	for _, i := range rng.Perm(snap.SourceKeys())[:n] {
+		so := *snap.SourceTable().At(int32(i))
 		rs = append(rs, &kgo.Record{Topic: so.Topic, Key: so.Key, Value: fmt.Appendf(nil, `{"position":%d}`, rng.Int64N(1<<30))})
 	}
 	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
@@ -423,7 +423,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{Topic: "t\u2028", Key: snapshot.Bytes(`[1]`), Value: snapshot.Bytes(`{"a": 1}`), Connector: "c<&>",
 			SourcePartition: json.RawMessage(`{ "a" : [1, 2] , "b":"x y\u2028" }`), SourceOffset: json.RawMessage(`{"a":"\u00e9"}`)},
 	}
-	snap.SourceOffsets = append(snap.SourceOffsets, edge...)
+	snap.AppendSourceOffsets(edge...)
 	// Random keys and values: every escape at every position of the
 	// 8-byte words the fast path tests at once, valid UTF-8 or not.
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -436,23 +436,24 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		for i := range v {
 			v[i] = alphabet[rng.IntN(len(alphabet))]
 		}
-		snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: string(v), Key: k, Value: v, ParseError: string(k)})
+		snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: string(v), Key: k, Value: v, ParseError: string(k)})
 	}
 	snap.SinkGroups = append(snap.SinkGroups, snapshot.SinkGroup{Group: "g\"", State: "Empty", Offsets: []snapshot.SinkOffset{{Topic: "x", Metadata: "m\n"}}},
 		snapshot.SinkGroup{Group: "nil-offsets"})
 	snap.Warnings = append(snap.Warnings, "w <&> \u2028")
-	for _, s := range []*snapshot.Snapshot{snap, {}, {Scope: []string{"a"}, SourceOffsets: []snapshot.SourceOffset{}}} {
-		var want, got bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
+	for _, s := range []*snapshot.Snapshot{snap, {}, (&snapshot.Snapshot{Scope: []string{"a"}}).WithSourceOffsets([]snapshot.SourceOffset{})} {
+		// The reference: encoding/json on the Snapshot struct as it was,
+		// its source offsets a field (Snapshot.MarshalJSON is Encode).
+		want, err := testkit.EncodingJSON(*s, s.SourceTable().Collect())
+		if err != nil {
 			t.Fatal(err)
 		}
+		var got bytes.Buffer
 		if err := s.Encode(&got); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			g, w := got.Bytes(), want.Bytes()
+		if !bytes.Equal(got.Bytes(), want) {
+			g, w := got.Bytes(), want
 			i := 0
 			for i < len(g) && i < len(w) && g[i] == w[i] {
 				i++
@@ -472,13 +473,13 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap.ID = "20261130T134920.123456Z-3f9a1c"
-	snap.SourceOffsets = append(snap.SourceOffsets,
+	snap.SetSourceOffsets(append(snap.SourceTable().Collect(),
 		snapshot.SourceOffset{Topic: "t", Key: snapshot.Bytes{0xff, 0}, Value: snapshot.Bytes{}, ParseError: "x\x01"},
 		snapshot.SourceOffset{Topic: "t", Partition: -3, Offset: -1 << 62, Key: snapshot.Bytes("\u2028\x7f\"\\é😀"), Value: nil,
-			SourcePartition: json.RawMessage(`{"a" : [ 1 ,{"b":null}], "c":"\u00e9"}`)})
+			SourcePartition: json.RawMessage(`{"a" : [ 1 ,{"b":null}], "c":"\u00e9"}`)}))
 	// More offsets than the decoder collects in one chunk.
 	for i := range 5000 {
-		snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "bulk", Partition: int32(i % 7), Offset: int64(i),
+		snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: "bulk", Partition: int32(i % 7), Offset: int64(i),
 			Key: fmt.Appendf(nil, `["bulk",{"n":%d}]`, i), Value: fmt.Appendf(nil, `{"p":%d}`, i), Connector: "bulk"})
 	}
 	var doc bytes.Buffer
@@ -555,7 +556,7 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 			}
 		}
 		if err == nil && !reflect.DeepEqual(got, &want) {
-			t.Fatalf("Decode differs from encoding/json:\n got %+v\nwant %+v", got.SourceOffsets, want.SourceOffsets)
+			t.Fatalf("Decode differs from encoding/json:\n got %+v\nwant %+v", got.SourceTable().Collect(), want.SourceTable().Collect())
 		}
 	})
 }

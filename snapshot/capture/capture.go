@@ -496,10 +496,10 @@ func (r *captureRun) newSnapshot(cluster string, confBounds map[string]map[int32
 		ClusterID:      cluster,
 		Reason:         opts.Reason,
 		Scope:          slices.Clone(opts.Connectors),
-		SourceOffsets:  []snapshot.SourceOffset{},
 		SinkGroups:     []snapshot.SinkGroup{},
 		Connectors:     []snapshot.Connector{},
 	}
+	snap.SetSourceOffsets([]snapshot.SourceOffset{})
 	sort.Strings(snap.Scope)
 	for _, t := range r.c.confTopics {
 		snap.Topics = append(snap.Topics, topicOf(t, snapshot.RoleConfig, confBounds[t]))
@@ -526,6 +526,7 @@ func (r *captureRun) buildSource() {
 	b := build.OffsetBuilder{Scoped: len(r.scope) > 0, InScope: r.inScope, Connectors: r.connectors, Names: make(map[string]string)}
 	var unparsed, nulls int
 	var lazy *lazySource
+	var offs []snapshot.SourceOffset
 	if r.streamed {
 		// The snapshot keeps the scope, not r.
 		lazy = &lazySource{scoped: b.Scoped, inScope: r.scopeFunc(), byConnector: make(map[string]int), once: r.once}
@@ -534,7 +535,7 @@ func (r *captureRun) buildSource() {
 		}
 		snap.SetStream(lazy)
 	} else {
-		snap.SourceOffsets = make([]snapshot.SourceOffset, 0, n)
+		offs = make([]snapshot.SourceOffset, 0, n)
 	}
 	// A streamed capture indexes every partition at once, on every CPU
 	// (those a once capture did not index as they were read).
@@ -568,7 +569,7 @@ func (r *captureRun) buildSource() {
 			}
 			var sus []string
 			var un int
-			snap.SourceOffsets, sus, un = r.buildPart(&b, snap.SourceOffsets, v.Name, p, nparts, pv)
+			offs, sus, un = r.buildPart(&b, offs, v.Name, p, nparts, pv)
 			suspects = append(suspects, sus...)
 			unparsed += un
 		}
@@ -576,6 +577,8 @@ func (r *captureRun) buildSource() {
 	}
 	if lazy != nil {
 		unparsed = lazy.unparsed
+	} else {
+		snap.SetSourceOffsets(offs)
 	}
 	if unparsed > 0 {
 		r.warnings = append(r.warnings, snapshot.CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))

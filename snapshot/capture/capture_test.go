@@ -21,7 +21,7 @@ func checkAgainst(t *testing.T, snap *snapshot.Snapshot, exp *connectdemo.Expect
 	}
 	// Source offsets: exactly the live keys of every offsets topic, byte for byte.
 	got := map[string]map[int32]map[string][]byte{}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if got[o.Topic] == nil {
 			got[o.Topic] = map[int32]map[string][]byte{}
 		}
@@ -147,7 +147,7 @@ func TestCaptureScoped(t *testing.T) {
 	if len(snap.Connectors) != 2 {
 		t.Fatalf("scoped capture has %d connectors, want 2: %+v", len(snap.Connectors), snap.Connectors)
 	}
-	for _, o := range snap.SourceOffsets {
+	for _, o := range snap.SourceTable().Collect() {
 		if o.Connector != src {
 			t.Errorf("scoped capture holds key of %q", o.Connector)
 		}

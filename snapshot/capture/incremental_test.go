@@ -193,8 +193,8 @@ func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.SourceOffsets) != 1 || string(snap.SourceOffsets[0].Value) != `{"o":1}` {
-		t.Fatalf("after an aborted tail: %+v", snap.SourceOffsets)
+	if snap.SourceKeys() != 1 || string(snap.SourceTable().At(0).Value) != `{"o":1}` {
+		t.Fatalf("after an aborted tail: %+v", snap.SourceTable().Collect())
 	}
 
 	open := txn("opener", false, `["b",{"p":2}]`) // left open
@@ -203,8 +203,8 @@ func TestCaptureAbortedTailAndOpenTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.SourceOffsets) != 1 {
-		t.Fatalf("an open transaction's record was captured: %+v", snap.SourceOffsets)
+	if snap.SourceKeys() != 1 {
+		t.Fatalf("an open transaction's record was captured: %+v", snap.SourceTable().Collect())
 	}
 }
 
@@ -224,13 +224,13 @@ func TestIncrementalKeepsEarlierSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first.SourceOffsets) == 0 {
+	if first.SourceKeys() == 0 {
 		t.Fatal("no source offsets in the seeded cluster")
 	}
 	before, _ := json.Marshal(first)
 	for round := range 3 {
 		var rs []*kgo.Record
-		for _, o := range first.SourceOffsets {
+		for _, o := range first.SourceTable().Collect() {
 			for i := range 2 {
 				rs = append(rs, &kgo.Record{Topic: o.Topic, Partition: o.Partition, Key: o.Key, Value: fmt.Appendf(nil, `{"p":%d}`, round*2+i)})
 			}

@@ -46,23 +46,23 @@ func streamedDocs(t testing.TB) map[string][]byte {
 	}
 	enc("fixture", fixtureSnapshot())
 	empty := fixtureSnapshot()
-	empty.SourceOffsets = []snapshot.SourceOffset{}
+	empty.SetSourceOffsets([]snapshot.SourceOffset{})
 	enc("no source offsets", empty)
 	big := fixtureSnapshot()
-	big.SourceOffsets = append(big.SourceOffsets[:1:1], snapshot.SourceOffset{Topic: "connect-offsets", Partition: 1, Offset: 5,
+	big.SetSourceOffsets(append(big.SourceTable().Collect()[:1:1], snapshot.SourceOffset{Topic: "connect-offsets", Partition: 1, Offset: 5,
 		Key:   snapshot.Bytes(`["big",{"k":"` + strings.Repeat("x", 1<<20) + `"}]`),
-		Value: snapshot.Bytes(`{"position":1}`), Connector: "big"})
+		Value: snapshot.Bytes(`{"position":1}`), Connector: "big"}))
 	big.Normalize()
 	enc("one key of 1 MiB", big)
 	r := rand.New(rand.NewPCG(1, 2))
 	random := fixtureSnapshot()
-	random.SourceOffsets = nil
+	random.SetSourceOffsets(nil)
 	for i := range 300 {
 		k := fmt.Sprintf(`["c%d",{"file":"/data/%x\"\\é"}]`, r.IntN(20), r.Uint64())
 		if i%17 == 0 {
 			k = string([]byte{0xff, byte(i)}) // base64
 		}
-		random.SourceOffsets = append(random.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(r.IntN(5)),
+		random.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(r.IntN(5)),
 			Offset: int64(i), Key: snapshot.Bytes(k), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, r.Int64())), Connector: fmt.Sprintf("c%d", r.IntN(20))})
 	}
 	random.Normalize()
@@ -215,7 +215,7 @@ func TestLastValuesInline(t *testing.T) {
 func oldSeed(state *snapshot.Snapshot) map[string]map[int32]*lastValues {
 	seed := maphash.MakeSeed()
 	out := map[string]map[int32]*lastValues{}
-	for _, o := range state.SourceOffsets {
+	for _, o := range state.SourceTable().Collect() {
 		if out[o.Topic] == nil {
 			out[o.Topic] = map[int32]*lastValues{}
 		}
@@ -251,7 +251,7 @@ func sameSeed(state *snapshot.Snapshot, got, want map[string]map[int32]*lastValu
 			}
 		}
 	}
-	for _, o := range state.SourceOffsets {
+	for _, o := range state.SourceTable().Collect() {
 		gv, gok := got[o.Topic][o.Partition].Get(o.Key)
 		wv, wok := want[o.Topic][o.Partition].Get(o.Key)
 		if gok != wok || !bytes.Equal(gv, wv) || (gv == nil) != (wv == nil) {
@@ -278,12 +278,12 @@ func TestTailSeedDecode(t *testing.T) {
 		return b.Bytes()
 	}
 	s := fixtureSnapshot()
-	s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
+	s.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 1, Key: nil, Value: nil},
 		snapshot.SourceOffset{Topic: "connect-offsets", Partition: 7, Offset: 2, Key: snapshot.Bytes{}, Value: snapshot.Bytes{}})
 	docs["null key and value"] = enc(s)
 	twice := fixtureSnapshot()
 	for i := range 50 {
-		twice.SourceOffsets = append(twice.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
+		twice.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
 			Key: snapshot.Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%10)), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
 	}
 	docs["keys twice"] = enc(twice)
@@ -298,8 +298,8 @@ func TestTailSeedDecode(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s (ahead %d): not decoded", name, ahead)
 			}
-			if got.SourceOffsets != nil || !sink.Done {
-				t.Fatalf("%s: SourceOffsets %v, seed done %v", name, got.SourceOffsets != nil, sink.Done)
+			if got.SourceTable().Collect() != nil || !sink.Done {
+				t.Fatalf("%s: SourceOffsets %v, seed done %v", name, got.SourceTable().Collect() != nil, sink.Done)
 			}
 			if d := sameSeed(want, sink.S.Last, oldSeed(want)); d != "" {
 				t.Fatalf("%s (ahead %d): %s", name, ahead, d)
@@ -307,10 +307,10 @@ func TestTailSeedDecode(t *testing.T) {
 			// A seed made from SourceOffsets (a document decoded whole, a
 			// journal head's state) is the same.
 			if d := sameSeed(want, SeedOf(want).Last, oldSeed(want)); d != "" {
-				t.Fatalf("%s: seed of SourceOffsets: %s", name, d)
+				t.Fatalf("%s: seed of the source offsets: %s", name, d)
 			}
 			rest, wrest := *got, *want
-			wrest.SourceOffsets = nil
+			wrest.SetSourceOffsets(nil)
 			if !reflect.DeepEqual(rest, wrest) {
 				t.Fatalf("%s: the rest of the document differs", name)
 			}
@@ -382,7 +382,7 @@ func TestTailSeedFootprint(t *testing.T) {
 			if order == "interleaved" {
 				p = int32(i % 5)
 			}
-			s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: p,
+			s.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: p,
 				Key: fmt.Appendf(nil, `["c",{"f":%d}]`, i), Value: fmt.Appendf(nil, `{"position":%d}`, i*7919)})
 		}
 		seed := SeedOf(s)
@@ -444,15 +444,15 @@ func TestLastValuesHostile(t *testing.T) {
 func TestSeedSinkDecoded(t *testing.T) {
 	want := fixtureSnapshot()
 	for i := range 20 {
-		want.SourceOffsets = append(want.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
+		want.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: int32(i % 3), Offset: int64(100 + i),
 			Key: snapshot.Bytes(fmt.Sprintf(`["c",{"f":%d}]`, i%7)), Value: snapshot.Bytes(fmt.Sprintf(`{"position":%d}`, i)), Connector: "c"})
 	}
 	whole := *want
-	whole.SourceOffsets = append([]snapshot.SourceOffset(nil), want.SourceOffsets...)
+	whole.SetSourceOffsets(append([]snapshot.SourceOffset(nil), want.SourceTable().Collect()...))
 	sink := &SeedSink{S: NewTailSeed()}
 	sink.Decoded(&whole)
-	if whole.SourceOffsets != nil || !sink.Done {
-		t.Fatalf("after Decoded: SourceOffsets %v, done %v", whole.SourceOffsets != nil, sink.Done)
+	if whole.SourceTable().Collect() != nil || !sink.Done {
+		t.Fatalf("after Decoded: SourceOffsets %v, done %v", whole.SourceTable().Collect() != nil, sink.Done)
 	}
 	if d := sameSeed(want, sink.S.Last, oldSeed(want)); d != "" {
 		t.Fatal(d)

@@ -69,7 +69,6 @@ func CaptureREST(ctx context.Context, rc *connectrest.Client, opts RESTOptions) 
 		ConnectURL:     firstURL(rc),
 		Topics:         []snapshot.Topic{},
 		Connectors:     []snapshot.Connector{},
-		SourceOffsets:  []snapshot.SourceOffset{},
 		SinkGroups:     []snapshot.SinkGroup{},
 	}
 	sort.Strings(snap.Scope)
@@ -85,8 +84,9 @@ func CaptureREST(ctx context.Context, rc *connectrest.Client, opts RESTOptions) 
 			opts.Warn(msg)
 		}
 	}
+	offs := []snapshot.SourceOffset{}
 	for _, name := range names {
-		err := captureConnectorREST(ctx, rc, snap, name, info)
+		err := captureConnectorREST(ctx, rc, snap, &offs, name, info)
 		switch {
 		case errors.Is(err, errVanished) && len(opts.Connectors) == 0:
 			warn(fmt.Sprintf("connector %q was listed by GET /connectors but is gone (404) since: left out of the snapshot", name))
@@ -97,6 +97,7 @@ func CaptureREST(ctx context.Context, rc *connectrest.Client, opts RESTOptions) 
 			return nil, err
 		}
 	}
+	snap.SetSourceOffsets(offs)
 	snap.Normalize()
 	return snap, nil
 }
@@ -104,8 +105,9 @@ func CaptureREST(ctx context.Context, rc *connectrest.Client, opts RESTOptions) 
 // errVanished: a connector's config, status or offsets answered 404.
 var errVanished = errors.New("connector not found")
 
-// captureConnectorREST adds connector name's entry and offsets to snap.
-func captureConnectorREST(ctx context.Context, rc *connectrest.Client, snap *snapshot.Snapshot, name string, info connectrest.ServerInfo) error {
+// captureConnectorREST adds connector name's entry to snap and its source
+// offsets to offs.
+func captureConnectorREST(ctx context.Context, rc *connectrest.Client, snap *snapshot.Snapshot, offs *[]snapshot.SourceOffset, name string, info connectrest.ServerInfo) error {
 	config, err := rc.Config(ctx, name)
 	if errors.Is(err, connectrest.ErrNotFound) {
 		return errVanished
@@ -152,7 +154,7 @@ func captureConnectorREST(ctx context.Context, rc *connectrest.Client, snap *sna
 			o.Value = connectjson.RESTMap(e.Offset)
 			o.SourceOffset = json.RawMessage(o.Value)
 		}
-		snap.SourceOffsets = append(snap.SourceOffsets, o)
+		*offs = append(*offs, o)
 	}
 	return nil
 }

@@ -43,11 +43,11 @@ func sameDocument(t *testing.T, streamed, built *snapshot.Snapshot) {
 	if !streamed.Streamed() || built.Streamed() {
 		t.Fatalf("Streamed() = %v, %v; want true, false", streamed.Streamed(), built.Streamed())
 	}
-	if streamed.SourceOffsets != nil {
-		t.Fatalf("streamed snapshot holds %d SourceOffsets", len(streamed.SourceOffsets))
+	if streamed.SourceTable().Compact() || streamed.CompactOffsets() {
+		t.Fatalf("streamed snapshot holds a compact table")
 	}
-	if got, want := streamed.SourceKeys(), built.SourceKeys(); got != want || want != len(built.SourceOffsets) {
-		t.Errorf("SourceKeys %d, built %d (len %d)", got, want, len(built.SourceOffsets))
+	if got, want := streamed.SourceKeys(), built.SourceKeys(); got != want || want != built.SourceKeys() {
+		t.Errorf("SourceKeys %d, built %d (len %d)", got, want, built.SourceKeys())
 	}
 	if got, want := streamed.Unparsed(), built.Unparsed(); got != want {
 		t.Errorf("Unparsed %d, built %d", got, want)
@@ -487,7 +487,7 @@ func TestCaptureStreamedOnce(t *testing.T) {
 		t.Fatalf("duplicate keys not warned of: %q", built.Warnings)
 	}
 	perPart := map[int32]int{}
-	for _, o := range built.SourceOffsets {
+	for _, o := range built.SourceTable().Collect() {
 		if o.Topic == snapshot.DefaultOffsetsTopic {
 			perPart[o.Partition]++
 		}

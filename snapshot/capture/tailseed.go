@@ -96,7 +96,8 @@ func (k *SeedSink) Add(o *snapshot.SourceOffset, d *snapshot.OffsetDecoder) bool
 
 func (k *SeedSink) Finish(s *snapshot.Snapshot) {
 	k.S.merge()
-	s.SourceOffsets, k.Done = nil, true
+	s.SetSourceOffsets(nil)
+	k.Done = true
 }
 
 // Decoded finishes a read of s with the sink (store's Snapshots.GetWith
@@ -106,6 +107,7 @@ func (k *SeedSink) Finish(s *snapshot.Snapshot) {
 func (k *SeedSink) Decoded(s *snapshot.Snapshot) {
 	if !k.Done {
 		k.S = SeedOf(s)
-		s.SourceOffsets, k.Done = nil, true
+		s.SetSourceOffsets(nil)
+		k.Done = true
 	}
 }

@@ -48,7 +48,7 @@ func TestGetWithSeedSink(t *testing.T) {
 	}
 	snap.ID = ""
 	// A key in a partition the epoch does not tail: dropped by both.
-	snap.SourceOffsets = append(snap.SourceOffsets, snapshot.SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
+	snap.AppendSourceOffsets(snapshot.SourceOffset{Topic: "connect-offsets", Partition: 999, Offset: 1,
 		Key: snapshot.Bytes(`["c",{"f":1}]`), Value: snapshot.Bytes(`{"position":1}`), Connector: "c"})
 	info, err := st.Snapshots().Put(ctx, snap)
 	if err != nil {
@@ -64,7 +64,7 @@ func TestGetWithSeedSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := sink.S
-	if got.SourceOffsets != nil || seed == nil || !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
+	if got.SourceTable().Collect() != nil || seed == nil || !reflect.DeepEqual(got.Topics, want.Topics) || !reflect.DeepEqual(got.SinkGroups, want.SinkGroups) {
 		t.Fatal("GetWith's snapshot with a SeedSink differs from GetWith's but for its source offsets")
 	}
 	topics := epochTopicsFor(want)
@@ -85,10 +85,10 @@ func TestGetWithSeedSink(t *testing.T) {
 			}
 		}
 	}
-	if tailed == 0 || tailed != len(want.SourceOffsets)-1 {
-		t.Fatalf("%d keys tailed, want %d", tailed, len(want.SourceOffsets)-1)
+	if tailed == 0 || tailed != want.SourceKeys()-1 {
+		t.Fatalf("%d keys tailed, want %d", tailed, want.SourceKeys()-1)
 	}
-	for _, o := range want.SourceOffsets {
+	for _, o := range want.SourceTable().Collect() {
 		lv := wt.last[o.Topic][o.Partition]
 		if lv == nil {
 			continue

@@ -159,7 +159,7 @@ func NewReplayState(base *snapshot.Snapshot) *ReplayState {
 			st.ends[t.Name][p.Partition] = p.EndOffset
 		}
 	}
-	for _, o := range base.SourceOffsets {
+	for _, o := range base.SourceTable().All() {
 		if v := st.views[o.Topic]; v != nil && v.Parts[o.Partition] != nil {
 			v.Parts[o.Partition].Set(o.Key, o.Value, o.Offset)
 		}
@@ -260,7 +260,7 @@ func (st *ReplayState) Apply(entries []Entry, atMs int64, si *StateInfo) {
 func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{
 		Version: snapshot.Version, ProgramVersion: base.ProgramVersion, ClusterID: base.ClusterID,
-		SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{},
+		SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{},
 	}
 	conns := map[string]*snapshot.Connector{}
 	for name, c := range st.Conns {
@@ -288,6 +288,7 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 	}
 	sort.Strings(names)
 	var warnings []string
+	offs := []snapshot.SourceOffset{}
 	unparsed := 0
 	for _, name := range names {
 		v := st.views[name]
@@ -302,12 +303,12 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 		}
 		var suspects []string
 		for _, p := range build.SortedPartitions(v.Parts) {
-			from := len(snap.SourceOffsets)
+			from := len(offs)
 			var sus []string
-			snap.SourceOffsets, sus = b.Build(snap.SourceOffsets, name, p, st.nparts[name], v.Parts[p])
+			offs, sus = b.Build(offs, name, p, st.nparts[name], v.Parts[p])
 			suspects = append(suspects, sus...)
-			for i := from; i < len(snap.SourceOffsets); i++ {
-				if o := &snap.SourceOffsets[i]; o.ParseError != "" {
+			for i := from; i < len(offs); i++ {
+				if o := &offs[i]; o.ParseError != "" {
 					unparsed++
 				} else {
 					b.Register(o.Connector)
@@ -316,6 +317,7 @@ func (st *ReplayState) Build(base *snapshot.Snapshot) *snapshot.Snapshot {
 		}
 		warnings = append(warnings, build.DuplicateWarnings(v, suspects)...)
 	}
+	snap.SetSourceOffsets(offs)
 	if unparsed > 0 {
 		warnings = append(warnings, snapshot.CountWarning(unparsed, "offsets topic key is not [connector, {partition}] and was kept raw", "offsets topic keys are not [connector, {partition}] and were kept raw"))
 	}

@@ -106,7 +106,7 @@ func TestObjectFixtures(t *testing.T) {
 			if !reflect.DeepEqual(fromJSON, fromSnap) {
 				t.Errorf("v%d.json and v%d.snap hold different snapshots", v, v)
 			}
-			if info.Size != int64(len(obj)) || info.SourceKeys != len(fromSnap.SourceOffsets) {
+			if info.Size != int64(len(obj)) || info.SourceKeys != fromSnap.SourceKeys() {
 				t.Errorf("Info = %+v", info)
 			}
 		})

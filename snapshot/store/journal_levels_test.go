@@ -161,7 +161,7 @@ func testJournalLevelsEqualRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range st.SourceOffsets {
+		for _, o := range st.SourceTable().Collect() {
 			if bytes.Equal(o.Key, key) {
 				return string(o.Value)
 			}
@@ -304,7 +304,7 @@ func TestJournalStateAcrossRawBlocks(t *testing.T) {
 			t.Fatalf("state after segment %d: %v", i, err)
 		}
 		got := map[string]string{}
-		for _, o := range st.SourceOffsets {
+		for _, o := range st.SourceTable().Collect() {
 			got[string(o.Key)] = string(o.Value)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want(i)) || info.Records != i {

@@ -141,7 +141,7 @@ func (w *journalWorld) churn(rng *rand.Rand) {
 	ctx := context.Background()
 	var rs []*kgo.Record
 	for i := 0; i < 60; i++ {
-		o := w.base.SourceOffsets[rng.Intn(len(w.base.SourceOffsets))]
+		o := *w.base.SourceTable().At(int32(rng.Intn(w.base.SourceKeys())))
 		if o.Connector == "" || o.Topic != snapshot.DefaultOffsetsTopic {
 			continue
 		}
@@ -213,7 +213,7 @@ func TestJournalStateAtEqualsCapture(t *testing.T) {
 	w.flush() // the last moment is covered by a later segment
 	// The rounds changed both sides, or the comparison proves nothing.
 	first, last := w.base, moments[len(moments)-1].snap
-	if fmt.Sprint(first.SinkGroups) == fmt.Sprint(last.SinkGroups) || fmt.Sprint(first.SourceOffsets) == fmt.Sprint(last.SourceOffsets) {
+	if fmt.Sprint(first.SinkGroups) == fmt.Sprint(last.SinkGroups) || fmt.Sprint(first.SourceTable().Collect()) == fmt.Sprint(last.SourceTable().Collect()) {
 		t.Fatal("the churn changed no sink or no source offset")
 	}
 	for i, m := range moments {
@@ -232,11 +232,11 @@ func TestJournalStateAtEqualsCapture(t *testing.T) {
 // sink groups and connectors.
 func sameState(t *testing.T, what string, got, want *snapshot.Snapshot) {
 	t.Helper()
-	if len(got.SourceOffsets) != len(want.SourceOffsets) {
-		t.Fatalf("%s: %d source offsets, want %d", what, len(got.SourceOffsets), len(want.SourceOffsets))
+	if got.SourceKeys() != want.SourceKeys() {
+		t.Fatalf("%s: %d source offsets, want %d", what, got.SourceKeys(), want.SourceKeys())
 	}
-	for i := range want.SourceOffsets {
-		g, e := got.SourceOffsets[i], want.SourceOffsets[i]
+	for i := range want.SourceTable().Collect() {
+		g, e := *got.SourceTable().At(int32(i)), *want.SourceTable().At(int32(i))
 		if g.Topic != e.Topic || g.Partition != e.Partition || g.Offset != e.Offset || !bytes.Equal(g.Key, e.Key) || !bytes.Equal(g.Value, e.Value) || g.Connector != e.Connector {
 			t.Fatalf("%s: source offset %d is %s/%d@%d %s=%s, want %s/%d@%d %s=%s", what, i, g.Topic, g.Partition, g.Offset, g.Key, g.Value, e.Topic, e.Partition, e.Offset, e.Key, e.Value)
 		}
@@ -260,7 +260,7 @@ func TestJournalPrefixCutNonMonotonic(t *testing.T) {
 	w := newJournalWorld(t, nil)
 	ctx := context.Background()
 	var key []byte
-	for _, o := range w.base.SourceOffsets {
+	for _, o := range w.base.SourceTable().Collect() {
 		if o.Topic == snapshot.DefaultOffsetsTopic && o.Connector != "" {
 			key = o.Key
 			break
@@ -281,7 +281,7 @@ func TestJournalPrefixCutNonMonotonic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var val string
-	for _, o := range st.SourceOffsets {
+	for _, o := range st.SourceTable().Collect() {
 		if bytes.Equal(o.Key, key) {
 			val = string(o.Value)
 		}
@@ -296,7 +296,7 @@ func TestJournalTombstone(t *testing.T) {
 	w := newJournalWorld(t, nil)
 	ctx := context.Background()
 	var o snapshot.SourceOffset
-	for _, so := range w.base.SourceOffsets {
+	for _, so := range w.base.SourceTable().Collect() {
 		if so.Topic == snapshot.DefaultOffsetsTopic && so.Connector != "" {
 			o = so
 			break
@@ -315,7 +315,7 @@ func TestJournalTombstone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, so := range st.SourceOffsets {
+		for _, so := range st.SourceTable().Collect() {
 			if bytes.Equal(so.Key, o.Key) {
 				return true
 			}

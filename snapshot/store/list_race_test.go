@@ -23,7 +23,7 @@ func TestListWhileDeleting(t *testing.T) {
 	defer st.Close()
 	var ids []string
 	for i := 0; i < 400; i++ {
-		snap := &snapshot.Snapshot{Reason: snapshot.ReasonScheduled, SourceOffsets: []snapshot.SourceOffset{}, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{}}
+		snap := (&snapshot.Snapshot{Reason: snapshot.ReasonScheduled, SinkGroups: []snapshot.SinkGroup{}, Connectors: []snapshot.Connector{}}).WithSourceOffsets([]snapshot.SourceOffset{})
 		info, err := st.Snapshots().Put(ctx, snap)
 		if err != nil {
 			t.Fatal(err)

@@ -16,12 +16,12 @@ type RestoreRead struct {
 // RestoreSink returns the sink of Snapshots.GetWith for a restore: the
 // snapshot's source offsets are decoded into a compact SourceTable (see
 // Snapshot.SourceTable), which keeps their topics, partitions, keys,
-// values and connectors only, and its SourceOffsets stay nil. Such a
-// snapshot cannot be encoded, and SourceOffsets-based helpers
-// (SourceOffsetsOf, Index.SourceOffsetsOf) see no offsets; Filter,
-// NewIndex, Unparsed and SourceKeys work on it. A document the streamed
-// decoder does not take is decoded whole, and its table is a view of its
-// SourceOffsets. Use a sink for one read.
+// values and connectors only. Such a snapshot cannot be encoded, and the
+// helpers that give SourceOffset values (SourceTable.At and All,
+// SourceOffsetsOf, Index.SourceOffsetsOf) give those fields only (Offset
+// -1); Filter, NewIndex, Unparsed and SourceKeys work on it. A document
+// the streamed decoder does not take is decoded whole, into a full
+// table. Use a sink for one read.
 func RestoreSink(how RestoreRead) snapshot.OffsetSink {
 	return &restoreSink{TableSink: snapshot.TableSink{T: new(snapshot.SourceTable)}, how: how}
 }

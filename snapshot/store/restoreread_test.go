@@ -44,7 +44,7 @@ func TestGetWithRestoreSink(t *testing.T) {
 			t.Fatalf("NoSinkOffsets: group %+v, want %+v", g, w)
 		}
 	}
-	if !got.CompactOffsets() || !reflect.DeepEqual(tableOffsets(got.SourceTable()), restoreView(want.SourceOffsets)) {
+	if !got.CompactOffsets() || !reflect.DeepEqual(tableOffsets(got.SourceTable()), restoreView(want.SourceTable().Collect())) {
 		t.Fatal("GetForRestore's table differs from Get's SourceOffsets")
 	}
 	if !reflect.DeepEqual(ginfo, winfo) {

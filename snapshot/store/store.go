@@ -310,12 +310,12 @@ func (h Snapshots) Put(ctx context.Context, snap *snapshot.Snapshot) (snapshot.I
 // is ErrEncrypted without a Keeper and ErrDecrypt with the wrong one.
 //
 // sink takes the source offsets of a streamed document (see
-// snapshot.OffsetSink); nil puts them in SourceOffsets. A sink that also
+// snapshot.OffsetSink); nil puts them in a full SourceTable. A sink that also
 // has a method Decoded(*snapshot.Snapshot) is given every snapshot read
 // with it, streamed or decoded whole, to finish it: RestoreSink leaves out
 // what a restore does not read, capture.SeedSink keeps what a journal
 // tail needs. A document the streamed decoder does not take is decoded
-// whole, its source offsets in SourceOffsets.
+// whole, its source offsets in a full SourceTable.
 func (h Snapshots) GetWith(ctx context.Context, ref string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	id := ref
 	if _, err := snapshot.ParseID(ref); err != nil {
@@ -346,7 +346,7 @@ func (s *Store) get(ctx context.Context, id string) (*snapshot.Snapshot, snapsho
 }
 
 // getAs is get, decoding the source offsets of a streamed document into
-// sink (into SourceOffsets when sink is nil).
+// sink (into a full SourceTable when sink is nil).
 func (s *Store) getAs(ctx context.Context, id string, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	data, err := s.readAll(ctx, objectKey(id))
 	if notFound(err) {
@@ -809,7 +809,7 @@ func decodeObject(id string, data []byte) (*snapshot.Snapshot, snapshot.Info, er
 }
 
 // decodeObjectAs is decodeObject, the source offsets of a streamed
-// document decoded into sink (SourceOffsets when nil).
+// document decoded into sink (a full SourceTable when nil).
 func decodeObjectAs(id string, data []byte, sink snapshot.OffsetSink) (*snapshot.Snapshot, snapshot.Info, error) {
 	line, body, ok := cutHeader(data)
 	if !ok {

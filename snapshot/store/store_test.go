@@ -122,7 +122,7 @@ func testSnapshot() *snapshot.Snapshot {
 		Warnings: []string{"1 key did not parse"},
 	}
 	for i, k := range trickyKeys {
-		s.SourceOffsets = append(s.SourceOffsets, snapshot.SourceOffset{
+		s.AppendSourceOffsets(snapshot.SourceOffset{
 			Topic: "connect-offsets", Partition: int32(i % 2), Offset: int64(100 + i),
 			Key: snapshot.Bytes(k.key), Value: snapshot.Bytes(k.value), Connector: "src",
 		})
@@ -172,11 +172,11 @@ func testRoundTrip(t *testing.T, st *Store, _ string) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Get returned a different snapshot:\n got %+v\nwant %+v", got, want)
 	}
-	if len(got.SourceOffsets) != len(trickyKeys) {
-		t.Fatalf("got %d source offsets, want %d", len(got.SourceOffsets), len(trickyKeys))
+	if got.SourceKeys() != len(trickyKeys) {
+		t.Fatalf("got %d source offsets, want %d", got.SourceKeys(), len(trickyKeys))
 	}
-	for i, o := range got.SourceOffsets {
-		w := want.SourceOffsets[i]
+	for i, o := range got.SourceTable().Collect() {
+		w := *want.SourceTable().At(int32(i))
 		if !bytes.Equal(o.Key, w.Key) || !bytes.Equal(o.Value, w.Value) || (o.Value == nil) != (w.Value == nil) {
 			t.Errorf("source offset %d: got key %q value %q, want key %q value %q", i, o.Key, o.Value, w.Key, w.Value)
 		}
