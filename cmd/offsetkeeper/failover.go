@@ -193,17 +193,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	}
 	mark("check")
 	if c.dryRun {
-		doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
-		fmt.Fprintln(out, "dry run: nothing written, no fence stored")
-		fmt.Fprintf(out, "would write to standby cluster %s: %s\n", md.Cluster, rep.Counts)
-		c.noteOpenTxns(open, doc, out)
-		noteResumedBefore(before, doc, out)
-		noteAlreadyRunning(rep, doc, out)
-		c.resume(ctx, state, rep, doc, out)
-		if err := c.finish(doc, began, out); err != nil {
-			return err
-		}
-		return c.openTxnsBlocker(open)
+		return c.dryRunReport(ctx, dryRunSeen{standby: md.Cluster, state: state, rep: rep, open: open, before: before}, doc, began, out)
 	}
 	if err := c.fence(ctx, st, state.ClusterID, md.Cluster, at, doc, out); err != nil {
 		return err
@@ -212,6 +202,34 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	return c.finish(doc, began, out)
+}
+
+// dryRunSeen is what a failover's dry run found: the standby's cluster,
+// the primary's state, the check's report, the transactions left open on
+// the standby and the connectors an earlier run resumed.
+type dryRunSeen struct {
+	standby string
+	state   *snapshot.Snapshot
+	rep     *standby.Report
+	open    []failoverOpenTxn
+	before  map[string]string
+}
+
+// dryRunReport says what the failover would do, and ends as the real run
+// would begin: refused by the transactions left open it would not end.
+func (c *failoverCmd) dryRunReport(ctx context.Context, seen dryRunSeen, doc *failoverDocument, began time.Time, out io.Writer) error {
+	rep := seen.rep
+	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
+	fmt.Fprintln(out, "dry run: nothing written, no fence stored")
+	fmt.Fprintf(out, "would write to standby cluster %s: %s\n", seen.standby, rep.Counts)
+	c.noteOpenTxns(seen.open, doc, out)
+	noteResumedBefore(seen.before, doc, out)
+	noteAlreadyRunning(rep, doc, out)
+	c.resume(ctx, seen.state, rep, doc, out)
+	if err := c.finish(doc, began, out); err != nil {
+		return err
+	}
+	return c.openTxnsBlocker(seen.open)
 }
 
 // apply writes the state to the standby once the fence is stored,
