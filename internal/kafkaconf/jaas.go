@@ -41,6 +41,7 @@ func parseJAAS(s string) (jaasEntry, error) {
 		return e, fmt.Errorf("JAAS config: login module %s has no control flag (required, requisite, sufficient or optional)", e.Module)
 	}
 	e.Options = make(map[string]string)
+	var lastKey string
 	for {
 		tok, err := t.next()
 		if err != nil {
@@ -67,7 +68,9 @@ func parseJAAS(s string) (jaasEntry, error) {
 		if eq, err := t.next(); err != nil {
 			return e, err
 		} else if eq.kind != tokPunct || eq.text != "=" {
-			return e, fmt.Errorf("JAAS config: value not specified for key %q", key)
+			// A word not followed by "=" may be the rest of a value, as
+			// in password="pa"ss": it is not echoed.
+			return e, fmt.Errorf("JAAS config: a word %s is not followed by = and a value (not shown: it may be part of a value, such as a password with an unescaped quote)", after(lastKey))
 		}
 		val, err := t.next()
 		if err != nil {
@@ -77,7 +80,17 @@ func parseJAAS(s string) (jaasEntry, error) {
 			return e, fmt.Errorf("JAAS config: value not specified for key %q", key)
 		}
 		e.Options[key] = val.text
+		lastKey = key
 	}
+}
+
+// after says where a word is: after the option named, or after the
+// control flag.
+func after(key string) string {
+	if key == "" {
+		return "after the control flag"
+	}
+	return fmt.Sprintf("after option %q", key)
 }
 
 type tokKind int
