@@ -487,22 +487,22 @@ func (r *run) nameStillStopped(plan *Plan) {
 	if r.req.DryRun || plan == nil {
 		return
 	}
-	for _, cp := range plan.Connectors {
+	var snapConns map[string]*snapshot.Connector // made for the first one
+	for i := range plan.Connectors {
+		cp := &plan.Connectors[i]
 		state := cp.Live.TargetState
-		if !cp.Live.HasConfig || !cp.Writes() || (state != snapshot.StateStopped && state != snapshot.StatePaused) {
+		if (state != snapshot.StateStopped && state != snapshot.StatePaused) || !cp.Live.HasConfig || !cp.Writes() || r.stoppedBefore(cp.Name) {
 			continue
 		}
-		if r.stop != nil && slices.ContainsFunc(r.stop.stopped, func(sc stoppedConnector) bool { return sc.name == cp.Name }) {
-			continue
-		}
-		if slices.ContainsFunc(r.inherited, func(in store.RestoreIntent) bool {
-			return slices.ContainsFunc(in.Stopped, func(st store.IntentStopped) bool { return st.Name == cp.Name })
-		}) {
-			continue
+		if snapConns == nil {
+			snapConns = make(map[string]*snapshot.Connector, len(r.req.Snapshot.Connectors))
+			for j := range r.req.Snapshot.Connectors {
+				snapConns[r.req.Snapshot.Connectors[j].Name] = &r.req.Snapshot.Connectors[j]
+			}
 		}
 		why := state + " before the restore"
 		target := snapshot.StateStarted
-		if c, ok := r.req.Snapshot.Connector(cp.Name); ok && c.HasConfig {
+		if c := snapConns[cp.Name]; c != nil && c.HasConfig {
 			why += ", " + c.TargetState + " in the state restored"
 			if c.TargetState == snapshot.StatePaused {
 				target = snapshot.StatePaused
@@ -511,9 +511,41 @@ func (r *run) nameStillStopped(plan *Plan) {
 		if target == state {
 			continue // paused, as in the state restored: its offsets are read once resumed, as before
 		}
-		start := startCommand(r.Connect, cp.Name, target)
-		r.report.LeftStopped = append(r.report.LeftStopped, LeftStopped{Connector: cp.Name, State: state, Why: why, Start: start})
-		fmt.Fprintln(r.Out, wrapLines(fmt.Sprintf("left %s: connector %s (%s); start it with: %s", state, cp.Name, why, start), start))
+		r.report.LeftStopped = append(r.report.LeftStopped, LeftStopped{Connector: cp.Name, State: state, Why: why, Start: startCommand(r.Connect, cp.Name, target)})
+	}
+	printLeftStopped(r.Out, r.report.LeftStopped)
+}
+
+// stoppedBefore reports whether this run or a restore that did not
+// finish stopped the connector: they name it themselves.
+func (r *run) stoppedBefore(name string) bool {
+	if r.stop != nil && slices.ContainsFunc(r.stop.stopped, func(sc stoppedConnector) bool { return sc.name == name }) {
+		return true
+	}
+	return slices.ContainsFunc(r.inherited, func(in store.RestoreIntent) bool {
+		return slices.ContainsFunc(in.Stopped, func(st store.IntentStopped) bool { return st.Name == name })
+	})
+}
+
+// printLeftStopped says which connectors are left stopped: one alone on
+// a line with its command; several of the same state and reason under
+// one line, a command each on its own line.
+func printLeftStopped(w io.Writer, left []LeftStopped) {
+	for i := 0; i < len(left); {
+		j := i + 1
+		for j < len(left) && left[j].State == left[i].State && left[j].Why == left[i].Why {
+			j++
+		}
+		l := left[i]
+		if j-i == 1 {
+			fmt.Fprintln(w, wrapLines(fmt.Sprintf("left %s: connector %s (%s); start it with: %s", l.State, l.Connector, l.Why, l.Start), l.Start))
+		} else {
+			fmt.Fprintln(w, wrapLines(fmt.Sprintf("left %s: %d connectors (%s); start each with:", l.State, j-i, l.Why)))
+			for _, x := range left[i:j] {
+				fmt.Fprintln(w, "    "+x.Start)
+			}
+		}
+		i = j
 	}
 }
 

@@ -112,9 +112,10 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 		"resumed: connector es-sink-orders (RUNNING, 2 tasks)",
 		"paused again: connector sqlserver-connector (PAUSED, 1 task)",
 		// Written, and STOPPED before as in the snapshot: named, with
-		// the command that starts it.
-		"left STOPPED: connector mongodb-connector (STOPPED before the restore, STOPPED in the state restored); start it with:\n"+
-			"    curl -X PUT "+srv.URL+"/connectors/mongodb-connector/resume\n",
+		// the command that starts each.
+		"left STOPPED: 2 connectors (STOPPED before the restore, STOPPED in the state restored); start each with:\n"+
+			"    curl -X PUT "+srv.URL+"/connectors/mongodb-connector/resume\n"+
+			"    curl -X PUT "+srv.URL+"/connectors/s3-sink-archive/resume\n",
 	)
 	for _, name := range []string{connectdemo.ConnMongo, connectdemo.ConnFile, connectdemo.ConnJDBCLegacy, connectdemo.ConnPoller} {
 		if strings.Contains(out, "resumed: connector "+name+" ") || strings.Contains(out, "paused again: connector "+name+" ") {
