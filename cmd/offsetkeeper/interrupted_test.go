@@ -160,20 +160,7 @@ func TestDiffLiveReportsBothViews(t *testing.T) {
 		t.Fatalf("snapshot: exit %d\n%s\n%s", code, out, errs)
 	}
 	id := lastLine(out)
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pcl.Close()
-	if err := pcl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: k, Value: []byte(`{"position":666}`)}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
+	abortedWrite(t, kc, k, []byte(`{"position":666}`))
 	var said string
 	for range 100 { // the abort markers follow EndTxn
 		code, out, errs = runCLI(t, "diff", id, "--live", "--brokers", brokers)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
@@ -43,20 +44,7 @@ func TestDiffLiveAsTheWorkerSays(t *testing.T) {
 		t.Fatalf("snapshot: exit %d\n%s\n%s", code, out, errs)
 	}
 	id := lastLine(out)
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pcl.Close()
-	if err := pcl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: k, Value: []byte(`{"position":666}`)}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
+	abortedWrite(t, kc, k, []byte(`{"position":666}`))
 	for _, eos := range []string{"", "enabled"} {
 		srv, err := connectsimtest.Start(cl, connectsim.Options{Version: "3.8.0", ExactlyOnceSource: eos})
 		if err != nil {
@@ -129,20 +117,7 @@ func TestVerifyReadsAsTheWorkers(t *testing.T) {
 		Connectors: []string{"c1"}, Topics: []store.IntentTopic{{Topic: snapshot.DefaultOffsetsTopic, TransactionalID: "offsetkeeper-restore-connect-offsets"}}}); err != nil {
 		t.Fatal(err)
 	}
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pcl.Close()
-	if err := pcl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: other, Value: []byte(`{"position":666}`)}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
+	abortedWrite(t, kc, other, []byte(`{"position":666}`))
 	worker := func(eos string) string {
 		f := t.TempDir() + "/worker.properties"
 		props := "bootstrap.servers=" + brokers + "\ngroup.id=connect-cluster\noffset.storage.topic=connect-offsets\nconfig.storage.topic=connect-configs\nstatus.storage.topic=connect-status\n" + eos
@@ -201,20 +176,7 @@ func TestDiffLiveViewNotesScoped(t *testing.T) {
 		t.Fatalf("snapshot: exit %d\n%s\n%s", code, out, errs)
 	}
 	id := lastLine(out)
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pcl.Close()
-	if err := pcl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: other, Value: []byte(`{"position":666}`)}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
+	abortedWrite(t, kc, other, []byte(`{"position":666}`))
 	const note = "workers read 1 key of topic connect-offsets differently"
 	// c2's key first, until the abort markers follow EndTxn.
 	var said string
@@ -231,5 +193,27 @@ func TestDiffLiveViewNotesScoped(t *testing.T) {
 	code, out, errs = runCLI(t, "diff", id, "--live", "--brokers", brokers, "--connector", "c1")
 	if said = strings.Join(strings.Fields(out+errs), " "); code != 0 || strings.Contains(said, "differently") || strings.Contains(said, "aborted") {
 		t.Errorf("diff --live --connector c1: exit %d, want 0 and no note of c2's aborted write\n%s\n%s", code, out, errs)
+	}
+}
+
+// abortedWrite writes value for key to the offsets topic in another
+// producer's transaction, and aborts it: read_uncommitted readers (a worker
+// without exactly-once source support) see it, read_committed ones do not.
+func abortedWrite(t *testing.T, kc *kfake.Cluster, key, value []byte) {
+	t.Helper()
+	ctx := context.Background()
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.TransactionalID("another-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pcl.Close()
+	if err := pcl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Topic: snapshot.DefaultOffsetsTopic, Key: key, Value: value}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pcl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
 	}
 }
