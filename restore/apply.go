@@ -203,8 +203,8 @@ func Apply(ctx context.Context, cl *kgo.Client, p *Plan) (*Result, error) {
 // with this many buffered as with all its records (Produce waits for room
 // only while the brokers are busy with what it sent), and holds much less.
 const (
-	maxBuffered = 32 << 10
-	recordChunk = 4 << 10
+	maxBuffered = 8 << 10
+	recordChunk = 1 << 10
 )
 
 // writeTopic (see above) returns the offset of the last record it wrote to

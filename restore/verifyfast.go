@@ -24,7 +24,7 @@ import (
 
 // verifyBatch is how many partitions the quick verify reads at once: what
 // it holds is their live keys.
-const verifyBatch = 4
+const verifyBatch = 2
 
 // errDiffers stops the quick verify at the first difference.
 var errDiffers = errors.New("differs")
@@ -170,8 +170,9 @@ func (sp *SourcePlan) partRange(topic uint16, part int32) (lo, hi int) {
 	return lo, hi
 }
 
-// verifyGroups is how many groups the quick verify fetches at once.
-const verifyGroups = 100
+// verifyGroups is how many groups the quick verify fetches at once: what it
+// holds is their committed offsets, decoded (kmsg, then capture's form).
+const verifyGroups = 25
 
 // sinksMatch reports whether the group of every SinkPlan of p holds
 // exactly what sinkMatches wants. The groups are listed once (each must be
