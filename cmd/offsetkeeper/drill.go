@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
@@ -246,7 +247,11 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		fmt.Fprintln(c.stdout, stored)
 	}
 	if rep.Result != drill.Passed {
-		return fmt.Errorf("%w: %s failed (%d failures); the report names each with its cause, and docs/drills.md says what each cause means and what to do", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())
+		err := fmt.Errorf("%w: %s failed (%d failures); the report names each with its cause, and docs/drills.md says what each cause means and what to do", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())
+		if next, cmds := c.nextAfterAbsent(rep); next != "" {
+			return &restore.AdvisedError{Err: fmt.Errorf("%w. %s", err, next), Commands: cmds}
+		}
+		return err
 	}
 	return nil
 }
