@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
@@ -240,15 +241,20 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		}
 	} else {
 		drill.PrintText(c.stdout, rep)
-		stored := fmt.Sprintf("  report stored as drills/%s.json%s; offsetkeeper drill show %s prints it", rep.ID, signed, rep.ID)
-		if len(stored) > lineWidth { // the command on a line of its own, whole
-			stored = strings.Replace(stored, "; offsetkeeper", ";\n    offsetkeeper", 1)
+		show := c.printed(drillCommand, "drill", "show", rep.ID)
+		stored := fmt.Sprintf("  report stored as drills/%s.json%s; print it with: %s", rep.ID, signed, show)
+		if utf8.RuneCountInString(stored) > lineWidth { // the command on a line of its own, whole
+			stored = fmt.Sprintf("  report stored as drills/%s.json%s; print it with:\n    %s", rep.ID, signed, show)
 		}
 		fmt.Fprintln(c.stdout, stored)
 	}
 	if rep.Result != drill.Passed {
 		err := fmt.Errorf("%w: %s failed (%d failures); the report names each with its cause, and docs/drills.md says what each cause means and what to do", errDrillFailed, strings.Join(rep.Failed(), ", "), rep.FailedChecks())
-		if next, cmds := c.nextAfterAbsent(rep); next != "" {
+		next, cmds := c.nextAfterUnreadable(ctx, st, rep)
+		if next == "" {
+			next, cmds = c.nextAfterAbsent(rep)
+		}
+		if next != "" {
 			return &restore.AdvisedError{Err: fmt.Errorf("%w. %s", err, next), Commands: cmds}
 		}
 		return err

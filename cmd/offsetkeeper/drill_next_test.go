@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,5 +107,61 @@ func captureReport(name string) *drill.Report {
 		Checks: []drill.Check{{Name: drill.CheckComplete, Result: drill.Failed, Failures: []drill.Failure{
 			{Cause: drill.CauseConnectorAbsent, Connector: name, Partition: -1},
 		}}},
+	}
+}
+
+// The newest snapshot damaged (one flipped byte): its drill fails, counts
+// RPO from the full snapshot before it, and prints what to do; run as
+// printed, the drill of the snapshot before it passes, a new snapshot is
+// taken, and its drill passes. The report's drill show command runs as
+// printed too.
+func TestDrillAdvisesAfterUnreadable(t *testing.T) {
+	brokers, _, _ := demoCluster(t, connectdemo.DefaultSpec())
+	dir := t.TempDir()
+	var ids []string
+	for range 2 {
+		code, out, errs := runCLI(t, "snapshot", "--brokers", brokers, "--store", dir)
+		if code != 0 {
+			t.Fatalf("snapshot: exit %d: %s", code, errs)
+		}
+		ids = append(ids, lastLine(out))
+	}
+	path := filepath.Join(dir, "snapshots", ids[1]+".snap")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-10] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errs := runCLI(t, "drill", "latest", "--brokers", brokers, "--store", dir)
+	if code != 1 || !strings.Contains(out, "snapshot-unreadable") || !strings.Contains(out, "no scratch cluster started") {
+		t.Fatalf("drill of a damaged snapshot: exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "newest full snapshot "+ids[0]) {
+		t.Errorf("RPO does not count from the snapshot before the damaged one:\n%s", out)
+	}
+	_, stored, _ := strings.Cut(out, "report stored as")
+	show := printedCommands(t, stored, "offsetkeeper")
+	if len(show) != 1 || !strings.HasPrefix(show[0], "offsetkeeper drill show ") {
+		t.Fatalf("report line: commands %q\n%s", show, out)
+	}
+	if code, out, errs := runPasted(t, show[0]); code != 0 || !strings.Contains(out, `"snapshot-unreadable"`) {
+		t.Fatalf("printed drill show: exit %d\n%s\n%s", code, out, errs)
+	}
+	cmds := checkAdvice(t, "drill of a damaged snapshot", errs)
+	if len(cmds) != 3 || !strings.Contains(cmds[0], "drill "+ids[0]) || !strings.Contains(flat(errs), "restore nothing from it") {
+		t.Fatalf("drill of a damaged snapshot: commands %q\n%s", cmds, errs)
+	}
+	for i, want := range []string{"PASSED", "", "PASSED"} {
+		code, out, errs := runPasted(t, cmds[i])
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("printed command %d %q: exit %d\n%s\n%s", i, cmds[i], code, out, errs)
+		}
+	}
+	if ids2 := listIDs(t, dir); len(ids2) != 3 {
+		t.Fatalf("after the printed snapshot the store lists %q", ids2)
 	}
 }

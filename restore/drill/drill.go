@@ -295,6 +295,12 @@ func checkRecoverable(ctx context.Context, env Env, req Request, restorable Chec
 	c := Check{Name: CheckRecoverable, Result: Passed}
 	if env.Store != nil {
 		if infos, err := env.Store.Snapshots().List(ctx); err == nil {
+			if bad := req.Named.SnapshotID; req.State == nil && bad != "" {
+				// The newest full snapshot that this drill found
+				// unreadable is no recovery point.
+				infos = slices.DeleteFunc(slices.Clone(infos), func(in snapshot.Info) bool { return in.ID == bad })
+				c.Notes = append(c.Notes, "RPO counts from the newest full snapshot before "+bad+", which cannot be read")
+			}
 			if full := capture.LatestFull(infos); full != nil {
 				rpo.NewestFull, rpo.NewestFullAge = full.ID, millisPtr(now.Sub(full.CreatedAt))
 			}

@@ -24,7 +24,10 @@ func PrintText(w io.Writer, r *Report) {
 		state += " (sha256 " + r.State.SHA256[:min(16, len(r.State.SHA256))] + "…)"
 	}
 	line("drill %s: %s", r.ID, strings.ToUpper(r.Result))
-	line("  state:   %s, cluster %s", state, r.ClusterID)
+	if r.ClusterID != "" {
+		state += ", cluster " + r.ClusterID
+	}
+	line("  state:   %s", state)
 	if r.State.Description != "" {
 		line("           %s", r.State.Description)
 	}
@@ -58,7 +61,11 @@ func PrintText(w io.Writer, r *Report) {
 		rpo += "no full snapshot stored"
 	}
 	line("%s", rpo)
-	line("  took %s; %s, scratch cluster %s", r.Duration, r.ToolVersion, r.Scratch)
+	scratch := "scratch cluster " + r.Scratch
+	if r.Scratch == "" {
+		scratch = "no scratch cluster started"
+	}
+	line("  took %s; %s, %s", r.Duration, r.ToolVersion, scratch)
 }
 
 // clip cuts s to textWidth columns.
