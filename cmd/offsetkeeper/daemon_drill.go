@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/daemon"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
-	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
@@ -46,32 +46,36 @@ func (f *daemonDrillFlags) validate() (ed25519.PrivateKey, error) {
 	return key, nil
 }
 
-// attach sets d to drill the newest full snapshot of st on the schedule,
-// comparing with Connect when --connect-url is given.
-func (c *daemonCmd) attachDrills(d *daemon.Daemon, st *store.Store, opts capture.Options) error {
-	key, err := c.drill.validate()
-	if err != nil || c.drill.schedule == daemon.DrillsOff {
+// drillsMemStore says why a daemon with a mem:// store cannot drill.
+const drillsMemStore = "a mem:// store lives in the daemon's process, and each drill runs in a process of its own: " +
+	"give the daemon a store on disk or in a bucket, or --drill-schedule off"
+
+// attachDrills sets d to drill the newest full snapshot of st on the
+// schedule, in a child process (daemon_drill_child.go), comparing with
+// Connect when --connect-url is given.
+func (c *daemonCmd) attachDrills(d *daemon.Daemon, st *store.Store) error {
+	if _, err := c.drill.validate(); err != nil || c.drill.schedule == daemon.DrillsOff {
 		return err
 	}
-	rc, err := c.g.connect.client()
-	if err != nil {
+	if _, err := c.g.connect.client(); err != nil {
 		return err
 	}
-	opts.Progress, opts.Incremental = nil, false
+	inProcess := strings.HasPrefix(c.g.store, "mem://")
+	if inProcess {
+		c.log.Warn(drillsMemStore)
+	}
+	child := &drillChild{env: drillChildEnv(os.Environ(), c.g.fs, c.g.logLevel), signingKey: c.drill.signingKey,
+		logOut: c.stderr, log: c.log.With("component", "drill")}
 	d.Config.DrillSchedule = c.drill.schedule
 	d.Drill = func(ctx context.Context) (*drill.Report, error) {
-		req := drill.Request{Options: opts, ToolVersion: "offsetkeeper " + programVersion()}
-		if rc == nil {
-			req.SkipComplete = "skipped by choice: the daemon has no --connect-url to compare with"
+		if inProcess {
+			return nil, fmt.Errorf("%w: %s", drill.ErrCannotRun, drillsMemStore)
 		}
-		rep, err := drill.NewestFull(ctx, drill.Env{Store: st, Connect: rc, Log: c.log}, req)
+		id, err := drill.NewestFullID(ctx, st)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := drill.Save(ctx, st, rep, key); err != nil {
-			return nil, err
-		}
-		return rep, nil
+		return child.run(ctx, id)
 	}
 	return nil
 }
