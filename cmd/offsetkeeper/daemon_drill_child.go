@@ -18,6 +18,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,7 +67,7 @@ func (dc *drillChild) command(ctx context.Context, id string) (*exec.Cmd, error)
 		args = append(args, "--signing-key", dc.signingKey)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = dc.env
+	cmd.Env = withChildMemLimit(dc.env, goMemory())
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = drillChildGrace
 	return cmd, nil
@@ -212,4 +214,55 @@ func (w *childLog) quote() string {
 		return " (it wrote no error)"
 	}
 	return ": " + strings.Join(w.tail, "; ")
+}
+
+// withChildMemLimit is env with its GOMEMLIMIT, when it has one, lowered
+// by used, the memory the daemon holds: the limit is the budget of the
+// container the daemon and its drill child share (the Helm chart sets 90%
+// of the container's memory limit), so the child's runtime collects before
+// the two together pass it. It leaves the child at least a quarter of the
+// budget: a drill that needs more collects hard, and the kernel's limit
+// decides. An unset, "off" or unreadable GOMEMLIMIT is left as it is.
+func withChildMemLimit(env []string, used int64) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = kv
+		v, ok := strings.CutPrefix(kv, "GOMEMLIMIT=")
+		if n, valid := parseMemLimit(v); ok && valid {
+			out[i] = "GOMEMLIMIT=" + strconv.FormatInt(max(n-used, n/4), 10)
+		}
+	}
+	return out
+}
+
+// parseMemLimit reads a GOMEMLIMIT value as the Go runtime does: a number
+// of bytes with an optional unit B, KiB, MiB, GiB or TiB.
+func parseMemLimit(v string) (int64, bool) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, shift = num, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)>>shift {
+		return 0, false
+	}
+	return n << shift, true
+}
+
+// goMemory is the memory the Go runtime holds from the operating system
+// now, less what it has returned: about the daemon's resident memory.
+func goMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -299,5 +300,32 @@ func TestDaemonDrillChildCannotRun(t *testing.T) {
 	if !strings.Contains(msg, "exit status 2") || !strings.Contains(msg, "offsetkeeper drill: drill cannot run") ||
 		!strings.Contains(msg, "Connect REST API") || cmd.ProcessState.ExitCode() != 2 {
 		t.Fatalf("drill could not run: %q (child exit %v)\n%s", msg, cmd.ProcessState, d.stderr.String())
+	}
+}
+
+// The drill child's GOMEMLIMIT is the daemon's less what the daemon holds
+// (the two share the container the limit was set for), never below a
+// quarter of it; other values and the rest of the environment pass as
+// they are.
+func TestDrillChildMemLimit(t *testing.T) {
+	for _, tc := range []struct {
+		limit string
+		used  int64
+		want  string
+	}{
+		{"230MiB", 100 << 20, strconv.Itoa(130 << 20)},
+		{"1GiB", 1 << 30, strconv.Itoa(256 << 20)},
+		{"1073741824", 24 << 20, strconv.Itoa(1000 << 20)},
+		{"4096KiB", 0, strconv.Itoa(4 << 20)},
+		{"off", 100 << 20, "off"},
+		{"230M", 100 << 20, "230M"},
+	} {
+		got := withChildMemLimit([]string{"A=1", "GOMEMLIMIT=" + tc.limit, "B=2"}, tc.used)
+		if want := []string{"A=1", "GOMEMLIMIT=" + tc.want, "B=2"}; !slices.Equal(got, want) {
+			t.Errorf("GOMEMLIMIT=%s, daemon holding %d: %q, want %q", tc.limit, tc.used, got, want)
+		}
+	}
+	if got := withChildMemLimit([]string{"A=1"}, 1<<30); !slices.Equal(got, []string{"A=1"}) {
+		t.Errorf("no GOMEMLIMIT: %q", got)
 	}
 }
