@@ -79,31 +79,39 @@ log "daemon $daemon_pid stored its first snapshot: sampling for ${seconds}s"
 end=$((SECONDS + seconds))
 while [ $SECONDS -lt $end ]; do
 	kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.err" >&2; exit 1; }
-	line=$(awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status")
+	# daemon: VmRSS:RssAnon:RssFile; each child: pid:VmHWM:VmRSS:RssAnon:RssFile (KiB)
+	line=$(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2} END {print r ":" a ":" f}' "/proc/$daemon_pid/status")
 	for k in $(cat /proc/"$daemon_pid"/task/*/children 2>/dev/null); do
-		m=$(awk '/^VmHWM/ {h = $2} /^VmRSS/ {r = $2} END {if (h) print h ":" r}' "/proc/$k/status" 2>/dev/null || true)
+		m=$(awk '/^VmHWM/ {h = $2} /^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2} END {if (h) print h ":" r ":" a ":" f}' "/proc/$k/status" 2>/dev/null || true)
 		[ -n "$m" ] && line="$line $k:$m"
 	done
 	echo "$line" >>"$work/samples"
 	sleep 0.2
 done
-# A sample is "during a drill" when the daemon has a drill process; the pod's
-# memory then is the daemon's RSS plus the drill process's.
-median=$(awk 'NF == 1 {print $1}' "$work/samples" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+# A sample is "during a drill" when the daemon has a drill process. The
+# container's memory then is both processes' anonymous memory plus the
+# binary's file pages, which they share (the page cache holds them once:
+# adding the two VmRSS counts them twice).
+median=$(awk 'NF == 1 {split($1, d, ":"); print d[1]}' "$work/samples" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 awk -v median="$median" '
 	function mib(kb) { return sprintf("%.0f", kb / 1024) }
-	{ if ($1 > all) all = $1 }
-	NF == 1 { nb++; if ($1 > bmax) bmax = $1 }
+	{ split($1, d, ":"); if (d[1] > all) all = d[1] }
+	NF == 1 { nb++; if (d[1] > bmax) bmax = d[1] }
 	NF > 1 {
-		if ($1 > dmax) dmax = $1
-		sum = $1
-		for (i = 2; i <= NF; i++) { split($i, a, ":"); if (a[2] > peak[a[1]]) peak[a[1]] = a[2]; sum += a[3] }
+		if (d[1] > dmax) dmax = d[1]
+		sum = d[1]; anon = d[2]; file = d[3]
+		for (i = 2; i <= NF; i++) {
+			split($i, a, ":")
+			if (a[2] > peak[a[1]]) peak[a[1]] = a[2]
+			sum += a[3]; anon += a[4]; if (a[5] > file) file = a[5]
+		}
 		if (sum > pod) pod = sum
+		if (anon + file > shared) shared = anon + file
 	}
 	END {
 		printf "daemon RSS between drills: median %s MiB, max %s MiB (%d samples)\n", mib(median), mib(bmax), nb
 		printf "daemon RSS during drills: max %s MiB; over the whole run: max %s MiB\n", mib(dmax), mib(all)
 		for (p in peak) printf "drill process %s: peak (VmHWM) %s MiB\n", p, mib(peak[p])
-		if (pod) printf "daemon + drill process, sampled together: max %s MiB\n", mib(pod)
+		if (pod) printf "daemon + drill process, sampled together: max %s MiB (VmRSS summed), %s MiB (anonymous summed + file pages once)\n", mib(pod), mib(shared)
 	}' "$work/samples"
 grep 'msg=drill \|"msg":"drill"' "$work/daemon.err" | cut -c1-200 >&2 || true

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 )
 
@@ -67,7 +69,7 @@ func (dc *drillChild) command(ctx context.Context, id string) (*exec.Cmd, error)
 		args = append(args, "--signing-key", dc.signingKey)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = withChildMemLimit(dc.env, goMemory())
+	cmd.Env = dc.env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = drillChildGrace
 	return cmd, nil
@@ -81,6 +83,9 @@ func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error)
 	if err != nil {
 		return nil, err
 	}
+	var undo func()
+	cmd.Env, undo = makeRoom(cmd.Env)
+	defer undo()
 	var stdout bytes.Buffer
 	relay := &childLog{out: dc.logOut, log: dc.log}
 	cmd.Stdout, cmd.Stderr = &stdout, relay
@@ -216,23 +221,42 @@ func (w *childLog) quote() string {
 	return ": " + strings.Join(w.tail, "; ")
 }
 
-// withChildMemLimit is env with its GOMEMLIMIT, when it has one, lowered
-// by used, the memory the daemon holds: the limit is the budget of the
-// container the daemon and its drill child share (the Helm chart sets 90%
-// of the container's memory limit), so the child's runtime collects before
-// the two together pass it. It leaves the child at least a quarter of the
-// budget: a drill that needs more collects hard, and the kernel's limit
-// decides. An unset, "off" or unreadable GOMEMLIMIT is left as it is.
-func withChildMemLimit(env []string, used int64) []string {
-	out := make([]string, len(env))
-	for i, kv := range env {
-		out[i] = kv
+// makeRoom makes room for a drill process beside the daemon: it returns
+// the daemon's free memory to the operating system, then holds the
+// daemon's soft limit down while the drill runs (splitBudget).
+func makeRoom(env []string) (_ []string, undo func()) {
+	memlimit.Release()
+	return splitBudget(env, goMemory()+memlimit.Headroom, debug.SetMemoryLimit)
+}
+
+// splitBudget shares GOMEMLIMIT in env, the budget of the container the
+// daemon and its drill process share (the Helm chart sets 90% of its
+// memory limit), between the two: the daemon's soft limit is held to own,
+// what it uses now plus headroom, until undo (setLimit is
+// debug.SetMemoryLimit), and the drill process is given no GOMEMLIMIT, so
+// that its limit follows its live heap (internal/memlimit), as a drill run
+// by hand without GOMEMLIMIT does: a fixed limit, whatever is left of the
+// budget, would let its heap grow up to it. Meanwhile the daemon's
+// collector works harder; its runs go on. Without GOMEMLIMIT, memlimit
+// keeps the daemon's limit near its live heap already.
+func splitBudget(env []string, own int64, setLimit func(int64) int64) (_ []string, undo func()) {
+	budget := int64(-1)
+	var out []string
+	for _, kv := range env {
 		v, ok := strings.CutPrefix(kv, "GOMEMLIMIT=")
-		if n, valid := parseMemLimit(v); ok && valid {
-			out[i] = "GOMEMLIMIT=" + strconv.FormatInt(max(n-used, n/4), 10)
+		if !ok {
+			out = append(out, kv)
+			continue
+		}
+		if n, valid := parseMemLimit(v); valid {
+			budget = n
 		}
 	}
-	return out
+	if budget < 0 || own >= budget {
+		return out, func() {}
+	}
+	prev := setLimit(own)
+	return out, func() { setLimit(prev) }
 }
 
 // parseMemLimit reads a GOMEMLIMIT value as the Go runtime does: a number

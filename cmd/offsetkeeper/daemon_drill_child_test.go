@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -303,29 +303,39 @@ func TestDaemonDrillChildCannotRun(t *testing.T) {
 	}
 }
 
-// The drill child's GOMEMLIMIT is the daemon's less what the daemon holds
-// (the two share the container the limit was set for), never below a
-// quarter of it; other values and the rest of the environment pass as
-// they are.
-func TestDrillChildMemLimit(t *testing.T) {
+// With GOMEMLIMIT (the container's budget), the daemon holds its own soft
+// limit to what it uses while a drill process runs and takes its limit back
+// after; the drill process gets no GOMEMLIMIT (its limit follows its live
+// heap). A daemon already over the budget, an "off" or unreadable value,
+// or none, leave the daemon's limit alone.
+func TestDrillSplitBudget(t *testing.T) {
+	limit := int64(math.MaxInt64)
+	set := func(n int64) int64 { prev := limit; limit = n; return prev }
 	for _, tc := range []struct {
-		limit string
-		used  int64
-		want  string
+		limit  string
+		own    int64
+		during int64
 	}{
-		{"230MiB", 100 << 20, strconv.Itoa(130 << 20)},
-		{"1GiB", 1 << 30, strconv.Itoa(256 << 20)},
-		{"1073741824", 24 << 20, strconv.Itoa(1000 << 20)},
-		{"4096KiB", 0, strconv.Itoa(4 << 20)},
-		{"off", 100 << 20, "off"},
-		{"230M", 100 << 20, "230M"},
+		{"230MiB", 100 << 20, 100 << 20},
+		{"1073741824", 24 << 20, 24 << 20},
+		{"4096KiB", 1 << 20, 1 << 20},
+		{"230MiB", 300 << 20, math.MaxInt64},
+		{"off", 100 << 20, math.MaxInt64},
+		{"230M", 100 << 20, math.MaxInt64},
 	} {
-		got := withChildMemLimit([]string{"A=1", "GOMEMLIMIT=" + tc.limit, "B=2"}, tc.used)
-		if want := []string{"A=1", "GOMEMLIMIT=" + tc.want, "B=2"}; !slices.Equal(got, want) {
-			t.Errorf("GOMEMLIMIT=%s, daemon holding %d: %q, want %q", tc.limit, tc.used, got, want)
+		env, undo := splitBudget([]string{"A=1", "GOMEMLIMIT=" + tc.limit, "B=2"}, tc.own, set)
+		if during := limit; !slices.Equal(env, []string{"A=1", "B=2"}) || during != tc.during {
+			t.Errorf("GOMEMLIMIT=%s, daemon holding %d: daemon's limit %d during the drill, want %d; drill's environment %q",
+				tc.limit, tc.own, during, tc.during, env)
+		}
+		undo()
+		if limit != math.MaxInt64 {
+			t.Errorf("GOMEMLIMIT=%s: the daemon's limit after the drill: %d, want it back", tc.limit, limit)
 		}
 	}
-	if got := withChildMemLimit([]string{"A=1"}, 1<<30); !slices.Equal(got, []string{"A=1"}) {
-		t.Errorf("no GOMEMLIMIT: %q", got)
+	env, undo := splitBudget([]string{"A=1"}, 100<<20, set)
+	undo()
+	if !slices.Equal(env, []string{"A=1"}) || limit != math.MaxInt64 {
+		t.Errorf("without GOMEMLIMIT: daemon's limit %d, drill's environment %q", limit, env)
 	}
 }
