@@ -21,7 +21,7 @@ type daemonDrillFlags struct {
 }
 
 func (f *daemonDrillFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.schedule, "drill-schedule", daemon.DefaultDrillSchedule, "when the leader drills the newest full snapshot (restore it into an embedded scratch Kafka, compare with Connect, measure RTO/RPO; see docs/drills.md): a cron spec or descriptor, or off; the first drill runs once the first snapshot is stored")
+	fs.StringVar(&f.schedule, "drill-schedule", daemon.DefaultDrillSchedule, "when the leader drills the newest full snapshot (restore it into an embedded scratch Kafka, compare with Connect, measure RTO/RPO; see docs/drills.md): a cron spec or descriptor, or off; the first drill runs once the first snapshot is stored. Each drill is a process of its own (this program's drill command), beside the daemon")
 	fs.StringVar(&f.signingKey, "drill-signing-key", "", "sign the daemon's drill reports with this ed25519 private key (PEM PKCS#8, openssl genpkey -algorithm ed25519)")
 }
 
