@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -337,5 +339,55 @@ func TestDrillSplitBudget(t *testing.T) {
 	undo()
 	if !slices.Equal(env, []string{"A=1"}) || limit != math.MaxInt64 {
 		t.Errorf("without GOMEMLIMIT: daemon's limit %d, drill's environment %q", limit, env)
+	}
+}
+
+// drill --run-by-daemon is the daemon's own: drill accepts it, and neither
+// its --help, the man page nor the completions name it.
+func TestRunByDaemonIsHidden(t *testing.T) {
+	code, out, errs := runCLI(t, "drill", "--help")
+	if code != exitOK || strings.Contains(out+errs, "run-by-daemon") {
+		t.Errorf("drill --help: exit %d, names --run-by-daemon:\n%s", code, out)
+	}
+	if code, out, _ := runCLI(t, "man"); code != exitOK || strings.Contains(out, "run-by-daemon") {
+		t.Errorf("man: exit %d, names --run-by-daemon", code)
+	}
+	if got := complete(t, "drill", "--"); slices.Contains(got, "--run-by-daemon") || !slices.Contains(got, "--signing-key") {
+		t.Errorf("drill -- completes %q", got)
+	}
+	if code, _, errs := runCLI(t, "drill", "--run-by-daemon", "--list", "--store", t.TempDir()); code != exitOK {
+		t.Errorf("drill --run-by-daemon --list: exit %d: %s", code, errs)
+	}
+}
+
+// The drill process's stderr: its log lines, text or JSON, go to the
+// daemon's log output as they are, whole even when they come in pieces;
+// other lines are logged at debug and the last drillChildTail kept for the
+// error.
+func TestDrillChildLog(t *testing.T) {
+	var out, debug strings.Builder
+	w := &childLog{out: &out, log: slog.New(slog.NewTextHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	text := "time=2026-12-07T16:05:35.956Z level=INFO msg=drill component=drill pid=6819 result=passed\n"
+	js := `{"time":"2026-12-07T16:05:35.956Z","level":"WARN","msg":"x","component":"drill"}` + "\n"
+	for _, piece := range []string{text[:10], text[10:] + js[:5], js[5:]} {
+		if _, err := w.Write([]byte(piece)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range drillChildTail + 2 {
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	_, _ = w.Write([]byte("offsetkeeper drill: drill cannot run: no newline"))
+	w.flush()
+	if out.String() != text+js {
+		t.Errorf("log lines passed on:\n%q\nwant\n%q", out.String(), text+js)
+	}
+	q := w.quote()
+	if !strings.HasSuffix(q, "; offsetkeeper drill: drill cannot run: no newline") || strings.Contains(q, "line 2;") ||
+		!strings.HasPrefix(q, ": line 3; ") || strings.Count(q, "; ") != drillChildTail-1 {
+		t.Errorf("quote: %q", q)
+	}
+	if !strings.Contains(debug.String(), `msg="drill process output" line="line 0"`) {
+		t.Errorf("other lines not logged at debug:\n%s", debug.String())
 	}
 }
