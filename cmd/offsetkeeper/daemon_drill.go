@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"flag"
 	"fmt"
 	"os"
@@ -25,25 +24,25 @@ func (f *daemonDrillFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.signingKey, "drill-signing-key", "", "sign the daemon's drill reports with this ed25519 private key (PEM PKCS#8, openssl genpkey -algorithm ed25519)")
 }
 
-// validate checks the schedule and reads the signing key.
-func (f *daemonDrillFlags) validate() (ed25519.PrivateKey, error) {
+// validate checks the schedule and the signing key, which each drill
+// process reads again (--signing-key).
+func (f *daemonDrillFlags) validate() error {
 	if f.schedule != daemon.DrillsOff {
 		if _, err := daemon.ParseSchedule(f.schedule); err != nil {
-			return nil, usagef("--drill-schedule: %v (or off)", err)
+			return usagef("--drill-schedule: %v (or off)", err)
 		}
 	}
 	if f.signingKey == "" {
-		return nil, nil
+		return nil
 	}
 	data, err := os.ReadFile(f.signingKey)
 	if err != nil {
-		return nil, fmt.Errorf("read --drill-signing-key: %w", err)
+		return fmt.Errorf("read --drill-signing-key: %w", err)
 	}
-	key, err := drill.ParsePrivateKey(data)
-	if err != nil {
-		return nil, usagef("--drill-signing-key %s: %v", f.signingKey, err)
+	if _, err := drill.ParsePrivateKey(data); err != nil {
+		return usagef("--drill-signing-key %s: %v", f.signingKey, err)
 	}
-	return key, nil
+	return nil
 }
 
 // drillsMemStore says why a daemon with a mem:// store cannot drill.
@@ -54,7 +53,7 @@ const drillsMemStore = "a mem:// store lives in the daemon's process, and each d
 // schedule, in a child process (daemon_drill_child.go), comparing with
 // Connect when --connect-url is given.
 func (c *daemonCmd) attachDrills(d *daemon.Daemon, st *store.Store) error {
-	if _, err := c.drill.validate(); err != nil || c.drill.schedule == daemon.DrillsOff {
+	if err := c.drill.validate(); err != nil || c.drill.schedule == daemon.DrillsOff {
 		return err
 	}
 	if _, err := c.g.connect.client(); err != nil {
