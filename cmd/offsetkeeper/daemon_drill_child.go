@@ -42,6 +42,9 @@ const drillChildTail = 10
 // startDrillChild starts the drill child; tests see the command through it.
 var startDrillChild = (*exec.Cmd).Start
 
+// drillExecutable finds the program the drill child runs: this one.
+var drillExecutable = os.Executable
+
 // drillChild runs the daemon's drills as child processes.
 type drillChild struct {
 	// env is the child's environment (drillChildEnv).
@@ -58,7 +61,7 @@ type drillChild struct {
 // command is the drill child's command for snapshot id. Settings go in its
 // environment, never on its argv, which any user sees in ps.
 func (dc *drillChild) command(ctx context.Context, id string) (*exec.Cmd, error) {
-	exe, err := os.Executable()
+	exe, err := drillExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("%w: find this program's executable to run the drill in a process of its own: %v; "+
 			"the daemon runs each drill as offsetkeeper drill ID in a child process, so that the drill's memory is "+

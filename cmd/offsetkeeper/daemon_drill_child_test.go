@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -389,5 +390,23 @@ func TestDrillChildLog(t *testing.T) {
 	}
 	if !strings.Contains(debug.String(), `msg="drill process output" line="line 0"`) {
 		t.Errorf("other lines not logged at debug:\n%s", debug.String())
+	}
+}
+
+// A daemon that cannot find its own executable cannot drill, and says so:
+// no drill process starts, and the error says what to do.
+func TestDrillChildNoExecutable(t *testing.T) {
+	prev := drillExecutable
+	drillExecutable = func() (string, error) { return "", errors.New("readlink /proc/self/exe: no such file or directory") }
+	t.Cleanup(func() { drillExecutable = prev })
+	started := drillChildren(t)
+	dc := &drillChild{logOut: io.Discard, log: slog.New(slog.DiscardHandler)}
+	rep, err := dc.run(context.Background(), "20261207T160529.129832Z-8497e5")
+	if rep != nil || !errors.Is(err, drill.ErrCannotRun) || !strings.Contains(err.Error(), "find this program's executable") ||
+		!strings.Contains(err.Error(), "--drill-schedule off") {
+		t.Fatalf("no executable: %+v, %v", rep, err)
+	}
+	if len(started) != 0 {
+		t.Fatal("a drill process started without the executable")
 	}
 }
