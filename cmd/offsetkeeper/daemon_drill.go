@@ -59,15 +59,15 @@ func (c *daemonCmd) attachDrills(d *daemon.Daemon, st *store.Store) error {
 	if _, err := c.g.connect.client(); err != nil {
 		return err
 	}
-	inProcess := strings.HasPrefix(c.g.store, "mem://")
-	if inProcess {
+	memStore := strings.HasPrefix(c.g.store, "mem://")
+	if memStore {
 		c.log.Warn(drillsMemStore)
 	}
 	child := &drillChild{env: drillChildEnv(os.Environ(), c.g.fs, c.g.logLevel), signingKey: c.drill.signingKey,
 		logOut: c.stderr, log: c.log.With("component", "drill")}
 	d.Config.DrillSchedule = c.drill.schedule
 	d.Drill = func(ctx context.Context) (*drill.Report, error) {
-		if inProcess {
+		if memStore {
 			return nil, fmt.Errorf("%w: %s", drill.ErrCannotRun, drillsMemStore)
 		}
 		id, err := drill.NewestFullID(ctx, st)
