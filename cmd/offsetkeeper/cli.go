@@ -137,7 +137,7 @@ func addGoFlags(pfs *pflag.FlagSet, fs *flag.FlagSet, hidden func(name string) b
 		pf := pflag.PFlagFromGoFlag(f)
 		pf.Shorthand = shortFor(f.Name)
 		_, pf.Usage = flag.UnquoteUsage(f) // the `NAME` of the usage is for --help
-		pf.Hidden = hidden(f.Name)
+		pf.Hidden = hidden(f.Name) || hiddenFlags[f.Name]
 		pfs.AddFlag(pf)
 	})
 }
@@ -269,7 +269,7 @@ func describeFlagError(cc *cobra.Command, err error) error {
 	}
 	best, bestD := "", 3
 	cc.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD && f.Name != "help" {
+		if d := editDistance(name, f.Name); d < bestD && f.Name != "help" && !f.Hidden {
 			best, bestD = f.Name, d
 		}
 	})

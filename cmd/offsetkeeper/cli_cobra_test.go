@@ -58,7 +58,7 @@ func TestCobraTreeFromTable(t *testing.T) {
 			if pf.Shorthand != shortFor(f.name) {
 				t.Errorf("%s --%s: shorthand %q, want %q", cc.Name(), f.name, pf.Shorthand, shortFor(f.name))
 			}
-			if pf.Hidden != ignoredFlag(cm.info, cm.env.g, f.name) {
+			if pf.Hidden != (ignoredFlag(cm.info, cm.env.g, f.name) || hiddenFlags[f.name]) {
 				t.Errorf("%s --%s: hidden %v", cc.Name(), f.name, pf.Hidden)
 			}
 		}

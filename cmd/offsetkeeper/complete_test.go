@@ -19,10 +19,15 @@ import (
 
 // TestMain lets the test binary stand in for offsetkeeper in a real shell
 // (the completion scripts call it): with OFFSETKEEPER_TEST_AS_MAIN set it
-// runs the command line it was given.
+// runs the command line it was given. Run as a daemon's drill child
+// (os.Executable, drill ... --run-by-daemon), it is the program: main,
+// with its signal handling.
 func TestMain(m *testing.M) {
 	if os.Getenv("OFFSETKEEPER_TEST_AS_MAIN") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "drill" && slices.Contains(os.Args, "--run-by-daemon") {
+		main()
 	}
 	os.Exit(m.Run())
 }

@@ -95,7 +95,7 @@ func commandFlags(name string) []cliFlag {
 	fs, _ := newFlagSet(info, e)
 	var out []cliFlag
 	for _, f := range flagList(fs) {
-		if ignoredFlag(info, e.g, f.name) {
+		if ignoredFlag(info, e.g, f.name) || hiddenFlags[f.name] {
 			continue
 		}
 		out = append(out, f)

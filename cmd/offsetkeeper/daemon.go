@@ -150,7 +150,7 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		Logger:   c.log,
 		Progress: opts.Progress,
 	}
-	if err := c.attachDrills(d, store, opts); err != nil {
+	if err := c.attachDrills(d, store); err != nil {
 		return err
 	}
 	closeStandby, err := c.attachStandby(ctx, d, restore.Options{Options: opts})

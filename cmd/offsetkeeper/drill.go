@@ -80,6 +80,9 @@ type drillCmd struct {
 	signingKey     string
 	publicKey      string
 	timeout        time.Duration
+	// runByDaemon: the daemon runs this drill as its child process
+	// (daemon_drill_child.go); a hidden flag.
+	runByDaemon bool
 }
 
 func (c *drillCmd) Flags(fs *flag.FlagSet) {
@@ -90,8 +93,13 @@ func (c *drillCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.signingKey, "signing-key", "", "sign the report with this ed25519 private key (PEM PKCS#8, openssl genpkey -algorithm ed25519): it is stored as a DSSE envelope")
 	fs.StringVar(&c.publicKey, "public-key", "", "drill verify: the ed25519 public key (PEM, openssl pkey -pubout) to check the report's signature with")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "give up the drill after this long")
+	fs.BoolVar(&c.runByDaemon, "run-by-daemon", false, "the daemon runs this drill as its child process: the report and the log say so")
 	c.g.connect.register(fs)
 }
+
+// daemonSkipComplete is the report's reason for a completeness check a
+// drill run by the daemon skips.
+const daemonSkipComplete = "skipped by choice: the daemon has no --connect-url to compare with"
 
 // errDrillFailed: the drill ran and failed (exit 1); the report says why.
 var errDrillFailed = errors.New("drill failed")
@@ -124,6 +132,11 @@ func (c *drillCmd) Run(ctx context.Context, args []string) error {
 	key, err := c.readSigningKey()
 	if err != nil {
 		return err
+	}
+	if c.runByDaemon {
+		// The daemon logs these lines as its own: which process they
+		// came from is in each.
+		c.log = c.log.With("component", "drill", "pid", os.Getpid())
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -164,6 +177,9 @@ func (c *drillCmd) drill(ctx context.Context, args []string) (*drill.Report, err
 	}
 	if rc == nil {
 		req.SkipComplete = "skipped by choice: no --connect-url to compare with"
+		if c.runByDaemon {
+			req.SkipComplete = daemonSkipComplete
+		}
 	}
 	switch {
 	case c.at != "":

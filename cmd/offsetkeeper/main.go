@@ -346,9 +346,15 @@ var perRun = map[string]bool{
 	// connector configs (show.go, restore/create.go)
 	"show-secrets": true, "create-connectors": true, "include-unowned": true,
 	"pin": true, "note": true,
-	"list":  true, // drill --list
-	"start": true, // restore (sink offsets expiry, issue 37)
+	"list":          true, // drill --list
+	"run-by-daemon": true,
+	"start":         true, // restore (sink offsets expiry, issue 37)
 }
+
+// hiddenFlags are flags for the program's own use (the daemon runs drill
+// --run-by-daemon): accepted, but not in --help, the man page or the
+// completions. Each is per-run too: no environment twin.
+var hiddenFlags = map[string]bool{"run-by-daemon": true}
 
 // envName is the environment twin of a flag: --foo-bar is OFFSETKEEPER_FOO_BAR.
 func envName(flagName string) string {
@@ -417,6 +423,9 @@ func noArgs(args []string) error {
 // command ignores are not listed: it returns their names.
 func printFlags(w io.Writer, fs *flag.FlagSet, hide func(name string) bool) (unused []string) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if hiddenFlags[f.Name] {
+			return
+		}
 		if hide(f.Name) {
 			unused = append(unused, f.Name)
 			return

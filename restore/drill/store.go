@@ -77,19 +77,28 @@ func ReadSnapshot(ctx context.Context, st *store.Store, ref string, req *Request
 	return nil
 }
 
-// NewestFull drills the newest full snapshot of env.Store, as the daemon
-// does on its schedule. A store without one is ErrCannotRun.
+// NewestFull drills the newest full snapshot of env.Store (NewestFullID).
 func NewestFull(ctx context.Context, env Env, req Request) (*Report, error) {
-	infos, err := env.Store.Snapshots().List(ctx)
+	id, err := NewestFullID(ctx, env.Store)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
+		return nil, err
 	}
-	full := capture.LatestFull(infos)
-	if full == nil {
-		return nil, fmt.Errorf("%w: the store holds no full snapshot yet", ErrCannotRun)
-	}
-	if err := ReadSnapshot(ctx, env.Store, full.ID, &req); err != nil {
+	if err := ReadSnapshot(ctx, env.Store, id, &req); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotRun, err)
 	}
 	return Run(ctx, env, req)
+}
+
+// NewestFullID returns the ID of the newest full snapshot of st, the one
+// the daemon drills on its schedule. A store without one is ErrCannotRun.
+func NewestFullID(ctx context.Context, st *store.Store) (string, error) {
+	infos, err := st.Snapshots().List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCannotRun, err)
+	}
+	full := capture.LatestFull(infos)
+	if full == nil {
+		return "", fmt.Errorf("%w: the store holds no full snapshot yet", ErrCannotRun)
+	}
+	return full.ID, nil
 }
