@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -92,6 +93,11 @@ func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error)
 	var stdout bytes.Buffer
 	relay := &childLog{out: dc.logOut, log: dc.log}
 	cmd.Stdout, cmd.Stderr = &stdout, relay
+	dieWithDaemon(cmd)
+	// The thread that starts the child stays until the child has exited:
+	// on Linux its exit is what sends the child its parent-death signal.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := startDrillChild(cmd); err != nil {
 		return nil, fmt.Errorf("%w: start the drill process %s: %v", drill.ErrCannotRun, cmd.Path, err)
 	}
