@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
@@ -259,8 +260,9 @@ func (c *drillCmd) finish(ctx context.Context, rep *drill.Report, key []byte) er
 		drill.PrintText(c.stdout, rep)
 		show := c.printed(drillCommand, "drill", "show", rep.ID)
 		stored := fmt.Sprintf("  report stored as drills/%s.json%s; print it with: %s", rep.ID, signed, show)
-		if utf8.RuneCountInString(stored) > lineWidth { // the command on a line of its own, whole
-			stored = fmt.Sprintf("  report stored as drills/%s.json%s; print it with:\n    %s", rep.ID, signed, show)
+		if utf8.RuneCountInString(stored) > lineWidth { // the command on lines of its own, whole
+			stored = fmt.Sprintf("  report stored as drills/%s.json%s; print it with:\n%s", rep.ID, signed,
+				english.Continue(show, lineWidth, "    ", "        "))
 		}
 		fmt.Fprintln(c.stdout, stored)
 	}
