@@ -29,6 +29,21 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// flipByte flips one byte near the end of snapshot id's object in the
+// local store dir: a snapshot damaged at rest.
+func flipByte(t *testing.T, dir, id string) {
+	t.Helper()
+	path := filepath.Join(dir, "snapshots", id+".snap")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-10] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -141,15 +156,7 @@ func TestVerifyCatchesFlippedByte(t *testing.T) {
 		t.Fatalf("snapshot: exit %d: %s", code, errs)
 	}
 	id := lastLine(out)
-	path := filepath.Join(dir, "snapshots", id+".snap")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-10] ^= 0x01
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, dir, id)
 	code, out, _ = runCLI(t, "verify", "--store", dir, id)
 	if code != 1 || !strings.Contains(out, "FAIL") {
 		t.Fatalf("verify of a flipped byte: exit %d, output %q", code, out)

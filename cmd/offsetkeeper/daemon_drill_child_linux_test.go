@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,15 +22,7 @@ import (
 // a Connect URL that never answers.
 func TestDrillChildDiesWithDaemon(t *testing.T) {
 	brokers, _, _ := demoCluster(t, connectdemo.DefaultSpec())
-	asked := make(chan struct{}, 1)
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		<-r.Context().Done()
-	}))
-	t.Cleanup(hang.Close)
+	hang, asked := hangingConnect(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +30,7 @@ func TestDrillChildDiesWithDaemon(t *testing.T) {
 	var logs bytes.Buffer
 	daemon := exec.Command(self, "daemon", "--brokers", brokers, "--store", "file://"+t.TempDir(),
 		"--listen", freeAddr(t), "--schedule", "@every 1h", "--drill-schedule", "@every 1h",
-		"--connect-url", hang.URL, "--connect-timeout", "1h")
+		"--connect-url", hang, "--connect-timeout", "1h")
 	daemon.Env = append(os.Environ(), "OFFSETKEEPER_TEST_AS_MAIN=1")
 	daemon.Stdout, daemon.Stderr = &logs, &logs
 	if err := daemon.Start(); err != nil {

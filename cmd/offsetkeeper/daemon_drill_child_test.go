@@ -27,6 +27,22 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 )
 
+// hangingConnect is a Connect URL that never answers, and a channel told
+// when it is first asked: a drill's completeness check waits there.
+func hangingConnect(t *testing.T) (url string, asked <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hang.Close)
+	return hang.URL, ch
+}
+
 // drillChildren records the drill children the daemon starts, through
 // startDrillChild, for the rest of the test.
 func drillChildren(t *testing.T) <-chan *exec.Cmd {
@@ -241,18 +257,10 @@ func TestDaemonDrillChildSkipsComplete(t *testing.T) {
 // answers.
 func TestDaemonDrillChildStopsOnCancel(t *testing.T) {
 	brokers, _, _ := demoCluster(t, connectdemo.DefaultSpec())
-	asked := make(chan struct{}, 1)
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		<-r.Context().Done()
-	}))
-	t.Cleanup(hang.Close)
+	hang, asked := hangingConnect(t)
 	children := drillChildren(t)
 	d := startTestDaemon(t, "--brokers", brokers, "--store", "file://"+t.TempDir(), "--drill-schedule", "@every 1h",
-		"--connect-url", hang.URL, "--connect-timeout", "1h")
+		"--connect-url", hang, "--connect-timeout", "1h")
 	var cmd *exec.Cmd
 	d.waitFor(t, "drill child", func() bool {
 		select {

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,15 +124,7 @@ func TestDrillAdvisesAfterUnreadable(t *testing.T) {
 		}
 		ids = append(ids, lastLine(out))
 	}
-	path := filepath.Join(dir, "snapshots", ids[1]+".snap")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-10] ^= 0x01
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, dir, ids[1])
 
 	code, out, errs := runCLI(t, "drill", "latest", "--brokers", brokers, "--store", dir)
 	if code != 1 || !strings.Contains(out, "snapshot-unreadable") || !strings.Contains(out, "no scratch cluster started") {

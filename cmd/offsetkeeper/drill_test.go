@@ -117,15 +117,7 @@ func TestDrillCommand(t *testing.T) {
 	}
 
 	// Planted fault: one flipped byte in the snapshot object.
-	path := filepath.Join(dir, "snapshots", id+".snap")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-10] ^= 0x01
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, dir, id)
 	code, out, errs = runCLI(t, "drill", id, "--store", dir, "--output", "json")
 	rep = drill.Report{}
 	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Result != drill.Failed {
