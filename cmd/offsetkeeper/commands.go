@@ -20,10 +20,13 @@ var secretFlags = map[string]bool{"sasl-password": true, "connect-password": tru
 
 // restoreFlags is restore's flag set, to tell which settings a printed
 // restore command can repeat.
-var restoreFlags = sync.OnceValue(func() *flag.FlagSet {
-	fs, _ := newFlagSet(restoreCommand, &env{g: &globals{}})
+var restoreFlags = sync.OnceValue(func() *flag.FlagSet { return flagsOf(restoreCommand) })
+
+// flagsOf is the flag set of the command of info.
+func flagsOf(info commandInfo) *flag.FlagSet {
+	fs, _ := newFlagSet(info, &env{g: &globals{}})
 	return fs
-})
+}
 
 // commandSettings are what the restore commands this command prints carry
 // (see restore.CommandSettings): the settings restore takes that were given
@@ -34,30 +37,44 @@ func (g *globals) commandSettings() restore.CommandSettings {
 	if l, err := g.topicLayout(); err == nil && l != nil {
 		s.Layout = true
 	}
+	s.Flags = g.settingFlags(restoreFlags())
+	return s
+}
+
+// settingFlags are the settings given on this command line that every
+// flag set of takes also has, as arguments that repeat them ("--store",
+// "file:///x", "--tls=true"), in the order of the flag set: never a
+// per-run choice, a secret or an encryption key itself.
+func (g *globals) settingFlags(takes ...*flag.FlagSet) []string {
 	if g.fs == nil {
-		return s
+		return nil
 	}
-	rfs := restoreFlags()
+	var out []string
 	g.fs.VisitAll(func(f *flag.Flag) {
-		if !g.cmdLine[f.Name] || perRun[f.Name] || secretFlags[f.Name] || rfs.Lookup(f.Name) == nil {
+		if !g.cmdLine[f.Name] || perRun[f.Name] || secretFlags[f.Name] {
 			return
+		}
+		for _, fs := range takes {
+			if fs.Lookup(f.Name) == nil {
+				return
+			}
 		}
 		if f.Name == "encrypt-key" && strings.HasPrefix(f.Value.String(), "base64key://") {
 			return // a key, not a KMS key's URL
 		}
 		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-			s.Flags = append(s.Flags, "--"+f.Name+"="+f.Value.String())
+			out = append(out, "--"+f.Name+"="+f.Value.String())
 			return
 		}
 		if l, ok := f.Value.(*listFlag); ok {
 			for _, v := range *l {
-				s.Flags = append(s.Flags, "--"+f.Name, v)
+				out = append(out, "--"+f.Name, v)
 			}
 			return
 		}
-		s.Flags = append(s.Flags, "--"+f.Name, f.Value.String())
+		out = append(out, "--"+f.Name, f.Value.String())
 	})
-	return s
+	return out
 }
 
 // noteCmdLine records the flags given on the command line, before the

@@ -160,10 +160,7 @@ func drillChildEnv(environ []string, daemon *flag.FlagSet, logLevel string) []st
 
 // drillFlags is the drill command's flag set, to tell which of the
 // daemon's settings the drill takes.
-var drillFlags = sync.OnceValue(func() *flag.FlagSet {
-	fs, _ := newFlagSet(drillCommand, &env{g: &globals{}})
-	return fs
-})
+var drillFlags = sync.OnceValue(func() *flag.FlagSet { return flagsOf(drillCommand) })
 
 // childLog takes the drill child's stderr: its log lines (slog's, in the
 // daemon's format: they start with the time) go to the daemon's log output

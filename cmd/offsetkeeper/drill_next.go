@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,36 +16,16 @@ import (
 )
 
 // printed is a command for a person to paste: args run with the settings
-// this run was given on its command line that the command of info also
-// takes (those from the environment the shell still has; secrets never),
-// named as this program was run.
+// this run was given on its command line that restore and the command of
+// info also take (those from the environment the shell still has; secrets
+// never), named as this program was run.
 func (c *drillCmd) printed(info commandInfo, args ...string) string {
-	s := c.g.commandSettings()
-	fs := flagsOf(info)
-	for i := 0; i < len(s.Flags); i++ {
-		name, _, _ := strings.Cut(strings.TrimPrefix(s.Flags[i], "--"), "=")
-		value := !strings.Contains(s.Flags[i], "=") && i+1 < len(s.Flags)
-		if fs.Lookup(name) != nil {
-			args = append(args, s.Flags[i])
-			if value {
-				args = append(args, s.Flags[i+1])
-			}
-		}
-		if value {
-			i++
-		}
-	}
+	args = append(args, c.g.settingFlags(restoreFlags(), flagsOf(info))...)
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = restore.ShellQuote(a)
 	}
-	return cmp.Or(s.Program, "offsetkeeper") + " " + strings.Join(q, " ")
-}
-
-// flagsOf is the flag set of the command of info.
-func flagsOf(info commandInfo) *flag.FlagSet {
-	fs, _ := newFlagSet(info, &env{g: &globals{}})
-	return fs
+	return cmp.Or(programName, "offsetkeeper") + " " + strings.Join(q, " ")
 }
 
 // absentCauses are the completeness failures of something Connect has and
