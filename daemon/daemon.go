@@ -77,6 +77,10 @@ type Config struct {
 	// DrillSchedule is the cron spec of the restore drills (drill.go),
 	// run with Daemon.Drill; "" or DrillsOff runs none.
 	DrillSchedule string
+	// VerifySchedule is the cron spec of the checks of the whole store
+	// (storecheck.go), run with Daemon.VerifyStore; "" or VerifyOff runs
+	// none.
+	VerifySchedule string
 	// Commands are what the restore commands the daemon prints (its log's
 	// "reset seen" lines, the page) carry: the settings of its command
 	// line, and whether a Connect URL is known.
@@ -119,6 +123,14 @@ type Daemon struct {
 	// Config.DrillSchedule (drill.go).
 	Drill  func(ctx context.Context) (*drill.Report, error)
 	drillM *drillMetrics
+	// VerifyStore, when set, re-reads every stored snapshot and journal
+	// epoch on Config.VerifySchedule (storecheck.go).
+	VerifyStore func(ctx context.Context) (StoreCheck, error)
+	checkM      *storeCheckMetrics
+	// oneAtATime holds a drill and a store check apart: each is a process
+	// of its own beside the daemon, and the memory limit is for the daemon
+	// and one of them (docs/drills.md).
+	oneAtATime sync.Mutex
 	// Standby, when set, keeps a standby cluster in step while this
 	// daemon leads (standby.go).
 	Standby *Standby
@@ -185,6 +197,9 @@ func (d *Daemon) init() {
 		if d.Drill != nil && d.Config.DrillSchedule != "" && d.Config.DrillSchedule != DrillsOff {
 			d.drillM = newDrillMetrics(d.m.reg)
 		}
+		if d.VerifyStore != nil && d.Config.VerifySchedule != "" && d.Config.VerifySchedule != VerifyOff {
+			d.checkM = newStoreCheckMetrics(d.m.reg)
+		}
 		d.ops = newOpsMetrics(d.m.reg, d.Build, func(ctx context.Context) ([]snapshot.Info, error) {
 			if d.Store == nil {
 				return nil, nil
@@ -248,6 +263,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("drill schedule: %w", err)
 		}
 	}
+	if d.checkM != nil {
+		if _, err := ParseSchedule(d.Config.VerifySchedule); err != nil {
+			return fmt.Errorf("verify schedule: %w", err)
+		}
+	}
 
 	if d.Config.Listen != "" {
 		ln, err := net.Listen("tcp", d.Config.Listen)
@@ -308,6 +328,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.drillM != nil {
 		journalDone.Add(1)
 		go func() { defer journalDone.Done(); d.drills(jctx) }()
+	}
+	if d.checkM != nil {
+		journalDone.Add(1)
+		go func() { defer journalDone.Done(); d.storeChecks(jctx) }()
 	}
 	if d.Standby != nil && d.Standby.Syncer != nil {
 		journalDone.Add(1)

@@ -68,22 +68,9 @@ func (d *Daemon) drills(ctx context.Context) {
 	}
 	log := d.log().With("component", "drill")
 	log.Info("drills scheduled", "schedule", d.Config.DrillSchedule)
-	first := time.NewTicker(time.Second)
-	defer first.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-first.C:
-		}
-		d.mu.Lock()
-		stored := !d.status.lastSuccess.IsZero()
-		d.mu.Unlock()
-		if stored {
-			break
-		}
+	if !d.waitFirstSnapshot(ctx) {
+		return
 	}
-	first.Stop()
 	d.drillOnce(ctx)
 	for {
 		next := sched.Next(time.Now())
@@ -110,7 +97,9 @@ func (d *Daemon) drillOnce(ctx context.Context) {
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
 	log := d.log().With("component", "drill")
+	d.oneAtATime.Lock()
 	rep, err := d.Drill(ctx)
+	d.oneAtATime.Unlock()
 	switch {
 	case err != nil:
 		d.drillM.runs.WithLabelValues("error").Inc()

@@ -52,6 +52,10 @@ var metrics = map[string]bool{
 	"offsetkeeper_drill_rto_seconds":                    true,
 	"offsetkeeper_drill_failed_checks":                  true,
 	"offsetkeeper_drills_total":                         true,
+	// Store checks (daemon/storecheck.go).
+	"offsetkeeper_store_verify_last_run_timestamp_seconds": true,
+	"offsetkeeper_store_verify_failed":                     true,
+	"offsetkeeper_store_verifies_total":                    true,
 	// The expiry guard (daemon/sinkexpiry.go).
 	"offsetkeeper_sink_offsets_expire_seconds": true,
 	// The warm standby (daemon/standby.go).

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("OFFSETKEEPER_TEST_AS_MAIN") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	if len(os.Args) > 1 && os.Args[1] == "drill" && slices.Contains(os.Args, "--run-by-daemon") {
+	if len(os.Args) > 1 && (os.Args[1] == "drill" || os.Args[1] == "verify") && slices.Contains(os.Args, "--run-by-daemon") {
 		main()
 	}
 	os.Exit(m.Run())

@@ -150,6 +150,9 @@ func (c *daemonCmd) Run(ctx context.Context, args []string) error {
 		Logger:   c.log,
 		Progress: opts.Progress,
 	}
+	if err := c.attachStoreChecks(d); err != nil {
+		return err
+	}
 	if err := c.attachDrills(d, store); err != nil {
 		return err
 	}

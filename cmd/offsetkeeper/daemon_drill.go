@@ -17,10 +17,13 @@ import (
 type daemonDrillFlags struct {
 	schedule   string
 	signingKey string
+	// verifySchedule is --verify-schedule (daemon_verify.go).
+	verifySchedule string
 }
 
 func (f *daemonDrillFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.schedule, "drill-schedule", daemon.DefaultDrillSchedule, "when the leader drills the newest full snapshot (restore it into an embedded scratch Kafka, compare with Connect, measure RTO/RPO; see docs/drills.md): a cron spec or descriptor, or off; the first drill runs once the first snapshot is stored. Each drill is a process of its own (this program's drill command), beside the daemon")
+	fs.StringVar(&f.verifySchedule, "verify-schedule", daemon.DefaultVerifySchedule, "when the leader re-reads every stored snapshot and journal epoch, as offsetkeeper verify does, in a process of its own: damage to a snapshot no drill reads, or a journal segment deleted under the daemon, is logged (component verify) and counted in offsetkeeper_store_verify_failed; a cron spec or descriptor, or off; the first check runs once the first snapshot is stored")
 	fs.StringVar(&f.signingKey, "drill-signing-key", "", "sign the daemon's drill reports with this ed25519 private key (PEM PKCS#8, openssl genpkey -algorithm ed25519)")
 }
 

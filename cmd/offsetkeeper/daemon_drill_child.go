@@ -62,15 +62,21 @@ type drillChild struct {
 // command is the drill child's command for snapshot id. Settings go in its
 // environment, never on its argv, which any user sees in ps.
 func (dc *drillChild) command(ctx context.Context, id string) (*exec.Cmd, error) {
-	exe, err := drillExecutable()
-	if err != nil {
-		return nil, fmt.Errorf("%w: find this program's executable to run the drill in a process of its own: %v; "+
-			"the daemon runs each drill as offsetkeeper drill ID in a child process, so that the drill's memory is "+
-			"returned when it ends: run the daemon from its binary on disk (or --drill-schedule off)", drill.ErrCannotRun, err)
-	}
 	args := []string{"drill", id, "--output", "json", "--run-by-daemon"}
 	if dc.signingKey != "" {
 		args = append(args, "--signing-key", dc.signingKey)
+	}
+	return dc.commandOf(ctx, args)
+}
+
+// commandOf is the child's command running this program with args.
+func (dc *drillChild) commandOf(ctx context.Context, args []string) (*exec.Cmd, error) {
+	exe, err := drillExecutable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: find this program's executable to run the %s in a process of its own: %v; "+
+			"the daemon runs each drill (offsetkeeper drill ID) and each store check (offsetkeeper verify) in a child "+
+			"process, so that its memory is returned when it ends: run the daemon from its binary on disk (or "+
+			"--drill-schedule off and --verify-schedule off)", drill.ErrCannotRun, args[0], err)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = dc.env
@@ -79,14 +85,19 @@ func (dc *drillChild) command(ctx context.Context, id string) (*exec.Cmd, error)
 	return cmd, nil
 }
 
-// run drills snapshot id in a child process and returns its report: exit
-// 0 (passed) and 1 (failed) print the report, which the child stored; any
-// other exit is an error that quotes the child's last lines.
-func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error) {
-	cmd, err := dc.command(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+// childRun is how a child process ended: its exit code and its stdout.
+type childRun struct {
+	out  []byte
+	code int
+	pid  int
+	// tail quotes its last lines that were not log lines (childLog.quote).
+	tail string
+}
+
+// exec runs cmd as the daemon's child (what names it in errors): an exit,
+// whatever its code, is a childRun; a child that could not start, was
+// stopped by ctx or killed by a signal is an error.
+func (dc *drillChild) exec(ctx context.Context, cmd *exec.Cmd, what string) (childRun, error) {
 	var undo func()
 	cmd.Env, undo = makeRoom(cmd.Env)
 	defer undo()
@@ -99,31 +110,55 @@ func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := startDrillChild(cmd); err != nil {
-		return nil, fmt.Errorf("%w: start the drill process %s: %v", drill.ErrCannotRun, cmd.Path, err)
+		return childRun{}, fmt.Errorf("%w: start the %s process %s: %v", drill.ErrCannotRun, cmd.Args[1], cmd.Path, err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	relay.flush()
+	pid := cmd.Process.Pid
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("drill snapshot %s: stopped (process %d): %w", id, cmd.Process.Pid, ctx.Err())
+		return childRun{}, fmt.Errorf("%s: stopped (process %d): %w", what, pid, ctx.Err())
 	}
+	run := childRun{out: stdout.Bytes(), pid: pid, tail: relay.quote()}
 	var ee *exec.ExitError
 	switch {
-	case err == nil, errors.As(err, &ee) && ee.Exited() && ee.ExitCode() == exitError:
-		rep, perr := drill.Open(stdout.Bytes())
+	case err == nil:
+	case errors.As(err, &ee) && ee.Exited():
+		run.code = ee.ExitCode()
+	case errors.As(err, &ee):
+		return childRun{}, fmt.Errorf("%w: %s: the %s process %d was stopped (%s)%s; if by the kernel's "+
+			"out-of-memory killer, the daemon's memory limit must hold the daemon and a drill together (docs/drills.md)",
+			drill.ErrCannotRun, what, cmd.Args[1], pid, ee, run.tail)
+	default:
+		return childRun{}, fmt.Errorf("%w: %s: the %s process %d: %v%s", drill.ErrCannotRun, what, cmd.Args[1], pid, err, run.tail)
+	}
+	return run, nil
+}
+
+// run drills snapshot id in a child process and returns its report: exit
+// 0 (passed) and 1 (failed) print the report, which the child stored; any
+// other exit is an error that quotes the child's last lines.
+func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error) {
+	cmd, err := dc.command(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	what := "drill snapshot " + id
+	r, err := dc.exec(ctx, cmd, what)
+	if err != nil {
+		return nil, err
+	}
+	if r.code == exitOK || r.code == exitError {
+		rep, perr := drill.Open(r.out)
 		if perr == nil {
 			return rep, nil
 		}
-		if err == nil {
-			return nil, fmt.Errorf("%w: drill snapshot %s: read the report the drill process %d printed: %v%s",
-				drill.ErrCannotRun, id, cmd.Process.Pid, perr, relay.quote())
+		if r.code == exitOK {
+			return nil, fmt.Errorf("%w: %s: read the report the drill process %d printed: %v%s",
+				drill.ErrCannotRun, what, r.pid, perr, r.tail)
 		}
-	case errors.As(err, &ee) && !ee.Exited():
-		return nil, fmt.Errorf("%w: drill snapshot %s: the drill process %d was stopped (%s)%s; if by the kernel's "+
-			"out-of-memory killer, the daemon's memory limit must hold the daemon and a drill together (docs/drills.md)",
-			drill.ErrCannotRun, id, cmd.Process.Pid, ee, relay.quote())
 	}
-	return nil, fmt.Errorf("%w: drill snapshot %s: the drill process %d: %v%s; the daemon drills again at the next "+
-		"--drill-schedule tick", drill.ErrCannotRun, id, cmd.Process.Pid, err, relay.quote())
+	return nil, fmt.Errorf("%w: %s: the drill process %d: exit status %d%s; the daemon drills again at the next "+
+		"--drill-schedule tick", drill.ErrCannotRun, what, r.pid, r.code, r.tail)
 }
 
 // drillChildEnv is the drill child's environment: the daemon's environ,
@@ -132,7 +167,12 @@ func (dc *drillChild) run(ctx context.Context, id string) (*drill.Report, error)
 // line, in its environment or as a systemd credential) that drill also
 // takes, and the daemon's log level.
 func drillChildEnv(environ []string, daemon *flag.FlagSet, logLevel string) []string {
-	dfs := drillFlags()
+	return childEnv(environ, daemon, drillFlags(), logLevel)
+}
+
+// childEnv is drillChildEnv for a child running the command whose flag set
+// is dfs.
+func childEnv(environ []string, daemon, dfs *flag.FlagSet, logLevel string) []string {
 	drop := map[string]bool{"OFFSETKEEPER_CPU_PROFILE": true, "OFFSETKEEPER_HEAP_PROFILE": true}
 	dfs.VisitAll(func(f *flag.Flag) { drop[envName(f.Name)] = true })
 	for name := range perRun {
@@ -210,7 +250,7 @@ func (w *childLog) line(b []byte) {
 	if s == "" {
 		return
 	}
-	w.log.Debug("drill process output", "line", s)
+	w.log.Debug("child process output", "line", s)
 	if len(w.tail) == drillChildTail {
 		w.tail = w.tail[1:]
 	}

@@ -47,11 +47,18 @@ func hangingConnect(t *testing.T) (url string, asked <-chan struct{}) {
 // startDrillChild, for the rest of the test.
 func drillChildren(t *testing.T) <-chan *exec.Cmd {
 	t.Helper()
+	return childrenOf(t, "drill")
+}
+
+// childrenOf records the children running command that the daemon starts
+// (its drills, its store checks), for the rest of the test.
+func childrenOf(t *testing.T, command string) <-chan *exec.Cmd {
+	t.Helper()
 	started := make(chan *exec.Cmd, 8)
 	prev := startDrillChild
 	startDrillChild = func(cmd *exec.Cmd) error {
-		err := cmd.Start()
-		if err == nil {
+		err := prev(cmd)
+		if err == nil && len(cmd.Args) > 1 && cmd.Args[1] == command {
 			started <- cmd
 		}
 		return err
@@ -396,7 +403,7 @@ func TestDrillChildLog(t *testing.T) {
 		!strings.HasPrefix(q, ": line 3; ") || strings.Count(q, "; ") != drillChildTail-1 {
 		t.Errorf("quote: %q", q)
 	}
-	if !strings.Contains(debug.String(), `msg="drill process output" line="line 0"`) {
+	if !strings.Contains(debug.String(), `msg="child process output" line="line 0"`) {
 		t.Errorf("other lines not logged at debug:\n%s", debug.String())
 	}
 }

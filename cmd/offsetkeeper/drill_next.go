@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
-	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -20,12 +18,7 @@ import (
 // info also take (those from the environment the shell still has; secrets
 // never), named as this program was run.
 func (c *drillCmd) printed(info commandInfo, args ...string) string {
-	args = append(args, c.g.settingFlags(restoreFlags(), flagsOf(info))...)
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = restore.ShellQuote(a)
-	}
-	return cmp.Or(programName, "offsetkeeper") + " " + strings.Join(q, " ")
+	return pasteable(append(args, c.g.settingFlags(restoreFlags(), flagsOf(info))...))
 }
 
 // absentCauses are the completeness failures of something Connect has and

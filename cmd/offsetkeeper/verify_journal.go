@@ -34,7 +34,9 @@ func (c *verifyCmd) journal(ctx context.Context, st *store.Store) ([]verifiedEpo
 		if ch.Err != nil {
 			bad++
 			out[len(out)-1].Error = ch.Err.Error()
-			c.log.Error("verify journal", "epoch", ch.Epoch, "err", ch.Err)
+			if !c.runByDaemon {
+				c.log.Error("verify journal", "epoch", ch.Epoch, "err", ch.Err)
+			}
 			if c.output == "text" {
 				fmt.Fprintf(c.stdout, "FAIL journal epoch %s: %v\n", ch.Epoch, ch.Err)
 			}
