@@ -333,10 +333,13 @@ func (h Snapshots) GetWith(ctx context.Context, ref string, sink snapshot.Offset
 // Verify is Get without keeping the document: it reads the whole object
 // and checks everything Get checks, returning the Info read. An encrypted
 // snapshot verified without a Keeper has only its header, size and
-// checksum checked; its Info then has Encrypted set and no counts.
+// checksum checked; its Info then has Encrypted set and no counts. The
+// source offsets are decoded as a restore reads them (RestoreSink): every
+// one is decoded and checked, and only the compact table is kept while the
+// rest of the document is read, not a SourceOffset each.
 func (h Snapshots) Verify(ctx context.Context, ref string) (snapshot.Info, error) {
 	s := h.s
-	_, info, err := s.Snapshots().GetWith(ctx, ref, nil)
+	_, info, err := s.Snapshots().GetWith(ctx, ref, RestoreSink(RestoreRead{}))
 	return keyless(info, err)
 }
 
