@@ -11,6 +11,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,9 +34,15 @@ type StoreCheck struct {
 	Command string
 }
 
+// The kinds of a StoreFailure.
+const (
+	KindSnapshot     = "snapshot"
+	KindJournalEpoch = "journal epoch"
+)
+
 // StoreFailure is one snapshot or journal epoch that did not verify.
 type StoreFailure struct {
-	// Kind is "snapshot" or "journal epoch"; ID its snapshot ID or epoch.
+	// Kind is KindSnapshot or KindJournalEpoch; ID its snapshot ID or epoch.
 	Kind, ID string
 	// Err says why.
 	Err string
@@ -45,7 +52,7 @@ type StoreFailure struct {
 // contract (deploy/prometheus alerts on them).
 type storeCheckMetrics struct {
 	lastRun prometheus.Gauge
-	failed  prometheus.Gauge
+	failed  *prometheus.GaugeVec
 	runs    *prometheus.CounterVec
 }
 
@@ -55,10 +62,10 @@ func newStoreCheckMetrics(reg *prometheus.Registry) *storeCheckMetrics {
 			Name: "offsetkeeper_store_verify_last_run_timestamp_seconds",
 			Help: "Unix time of the last check of every stored snapshot and journal epoch that ran to its end; 0 before the first.",
 		}),
-		failed: prometheus.NewGauge(prometheus.GaugeOpts{
+		failed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "offsetkeeper_store_verify_failed",
-			Help: "Stored snapshots and journal epochs that did not verify at the last check (offsetkeeper verify says why).",
-		}),
+			Help: "Stored snapshots (kind snapshot) and journal epochs (kind journal_epoch) that did not verify at the last check (offsetkeeper verify says why).",
+		}, []string{"kind"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "offsetkeeper_store_verifies_total",
 			Help: "Checks of the whole store by result: passed, failed, or error (could not run).",
@@ -67,6 +74,9 @@ func newStoreCheckMetrics(reg *prometheus.Registry) *storeCheckMetrics {
 	reg.MustRegister(m.lastRun, m.failed, m.runs)
 	for _, r := range []string{"passed", "failed", "error"} {
 		m.runs.WithLabelValues(r)
+	}
+	for _, k := range []string{KindSnapshot, KindJournalEpoch} {
+		m.failed.WithLabelValues(metricKind(k))
 	}
 	return m
 }
@@ -160,12 +170,29 @@ func (d *Daemon) storeCheckOnce(ctx context.Context) (failed, ran bool) {
 	default:
 		d.checkM.runs.WithLabelValues("failed").Inc()
 		for _, f := range chk.Failed {
-			log.Error("stored "+f.Kind+" does not verify: do not restore from it", "id", f.ID, "error", f.Err)
+			msg := "stored snapshot does not verify: do not restore from it"
+			if f.Kind == KindJournalEpoch {
+				// The segments before the damage still read: list shows the
+				// epoch "broken after" the last moment they reach.
+				msg = "stored journal epoch does not verify: restore --at reaches only moments before the damage " +
+					"('offsetkeeper list' shows where it is broken)"
+			}
+			log.Error(msg, "id", f.ID, "error", f.Err)
 		}
 		log.Error("store check failed", "failed", len(chk.Failed), "snapshots", chk.Snapshots,
 			"journal_epochs", chk.Epochs, "why", chk.Command, "runbook", "docs/runbook.md#offsetkeeperstoredamaged")
 	}
-	d.checkM.failed.Set(float64(len(chk.Failed)))
+	n := map[string]int{}
+	for _, f := range chk.Failed {
+		n[f.Kind]++
+	}
+	for _, k := range []string{KindSnapshot, KindJournalEpoch} {
+		d.checkM.failed.WithLabelValues(metricKind(k)).Set(float64(n[k]))
+	}
 	d.checkM.lastRun.Set(float64(time.Now().Unix()))
 	return len(chk.Failed) > 0, true
 }
+
+// metricKind is a StoreFailure kind as the kind label of
+// offsetkeeper_store_verify_failed.
+func metricKind(kind string) string { return strings.ReplaceAll(kind, " ", "_") }

@@ -40,6 +40,13 @@ func TestDaemonChecksStore(t *testing.T) {
 	}
 	r := start(t, d)
 	waitFor(t, "a failed check", func() bool { return metric(t, d, "offsetkeeper_store_verifies_total", "result", "failed") == 1 })
+	if s, j := metric(t, d, "offsetkeeper_store_verify_failed", "kind", "snapshot"), metric(t, d, "offsetkeeper_store_verify_failed", "kind", "journal_epoch"); s != 1 || j != 0 {
+		// The gauge may already be 0 again if the third check ran: then
+		// the passed counter says so.
+		if metric(t, d, "offsetkeeper_store_verifies_total", "result", "passed") == 0 {
+			t.Errorf("offsetkeeper_store_verify_failed after the failed check: snapshot %v, journal_epoch %v; want 1, 0", s, j)
+		}
+	}
 	logs := r.logs.String()
 	if !strings.Contains(logs, "stored snapshot does not verify: do not restore from it") || !strings.Contains(logs, "20261207T000000.000000Z-abcdef") ||
 		!strings.Contains(logs, `why="offsetkeeper verify --store x"`) {
@@ -51,7 +58,7 @@ func TestDaemonChecksStore(t *testing.T) {
 	if n := metric(t, d, "offsetkeeper_store_verifies_total", "result", "error"); n != 1 {
 		t.Errorf("checks that could not run: %v, want 1", n)
 	}
-	if got := metric(t, d, "offsetkeeper_store_verify_failed"); got != 0 {
+	if got := metric(t, d, "offsetkeeper_store_verify_failed", "kind", "snapshot"); got != 0 {
 		t.Errorf("offsetkeeper_store_verify_failed after a check that passed = %v, want 0", got)
 	}
 	if metric(t, d, "offsetkeeper_store_verify_last_run_timestamp_seconds") <= 0 {

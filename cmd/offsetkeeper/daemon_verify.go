@@ -85,12 +85,12 @@ func (dc *drillChild) verify(ctx context.Context) (daemon.StoreCheck, error) {
 	chk := daemon.StoreCheck{Snapshots: res.Checked, Epochs: len(res.Journal)}
 	for _, s := range res.Snapshots {
 		if !s.OK {
-			chk.Failed = append(chk.Failed, daemon.StoreFailure{Kind: "snapshot", ID: s.ID, Err: s.Error})
+			chk.Failed = append(chk.Failed, daemon.StoreFailure{Kind: daemon.KindSnapshot, ID: s.ID, Err: s.Error})
 		}
 	}
 	for _, e := range res.Journal {
 		if !e.OK {
-			chk.Failed = append(chk.Failed, daemon.StoreFailure{Kind: "journal epoch", ID: e.Epoch, Err: e.Error})
+			chk.Failed = append(chk.Failed, daemon.StoreFailure{Kind: daemon.KindJournalEpoch, ID: e.Epoch, Err: e.Error})
 		}
 	}
 	if r.code == exitError && len(chk.Failed) == 0 {

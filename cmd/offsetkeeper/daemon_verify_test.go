@@ -37,7 +37,7 @@ func TestDaemonChecksStoreInChildProcess(t *testing.T) {
 			d.metricLine(`offsetkeeper_store_verifies_total{result="passed"} 1`) ||
 			d.metricLine(`offsetkeeper_store_verifies_total{result="error"} 1`)
 	})
-	if !d.metricLine(`offsetkeeper_store_verifies_total{result="failed"} 1`) || !d.metricLine("offsetkeeper_store_verify_failed 1") {
+	if !d.metricLine(`offsetkeeper_store_verifies_total{result="failed"} 1`) || !d.metricLine(`offsetkeeper_store_verify_failed{kind="snapshot"} 1`) {
 		t.Fatalf("the store check did not find the damaged snapshot:\n%s", d.stderr.String())
 	}
 	cmd := <-children
