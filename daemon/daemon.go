@@ -16,6 +16,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
@@ -131,6 +132,9 @@ type Daemon struct {
 	// of its own beside the daemon, and the memory limit is for the daemon
 	// and one of them (docs/drills.md).
 	oneAtATime sync.Mutex
+	// lastCheck is the last store check ran to its end, for the page
+	// (under mu).
+	lastCheck *web.StoreCheck
 	// Standby, when set, keeps a standby cluster in step while this
 	// daemon leads (standby.go).
 	Standby *Standby

@@ -70,6 +70,9 @@ func (d *Daemon) Handler() http.Handler {
 	if d.Store != nil {
 		src := web.Source{Store: d.Store, Commands: d.Config.Commands, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
+		if d.checkM != nil {
+			src.StoreCheck = d.storeCheckLine
+		}
 		if d.Standby != nil {
 			src.Standby = d.standbyLine
 			src.Links = append(src.Links, "/api/standby")

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/offsetkeeper/offsetkeeper/daemon/web"
 )
 
 // DefaultVerifySchedule is the CLI's default --verify-schedule.
@@ -182,6 +184,13 @@ func (d *Daemon) storeCheckOnce(ctx context.Context) (failed, ran bool) {
 		log.Error("store check failed", "failed", len(chk.Failed), "snapshots", chk.Snapshots,
 			"journal_epochs", chk.Epochs, "why", chk.Command, "runbook", "docs/runbook.md#offsetkeeperstoredamaged")
 	}
+	line := &web.StoreCheck{At: time.Now(), Snapshots: chk.Snapshots, Epochs: chk.Epochs, Command: chk.Command}
+	for _, f := range chk.Failed {
+		line.Failed = append(line.Failed, f.Kind+" "+f.ID)
+	}
+	d.mu.Lock()
+	d.lastCheck = line
+	d.mu.Unlock()
 	n := map[string]int{}
 	for _, f := range chk.Failed {
 		n[f.Kind]++
@@ -196,3 +205,11 @@ func (d *Daemon) storeCheckOnce(ctx context.Context) (failed, ran bool) {
 // metricKind is a StoreFailure kind as the kind label of
 // offsetkeeper_store_verify_failed.
 func metricKind(kind string) string { return strings.ReplaceAll(kind, " ", "_") }
+
+// storeCheckLine is the board's line on the last store check; nil before
+// the first (or on a replica that does not lead).
+func (d *Daemon) storeCheckLine() *web.StoreCheck {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lastCheck
+}

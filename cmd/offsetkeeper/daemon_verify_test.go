@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,25 @@ func TestDaemonChecksStoreInChildProcess(t *testing.T) {
 	}
 	if !named || why == "" {
 		t.Fatalf("the log names the damaged snapshot %v, says why with %q\n%s", named, why, d.stderr.String())
+	}
+	// The page says it too: the board's line, and a note with the command.
+	_, body, err := httpGet("http://" + d.addr + "/api/connectors")
+	var board struct {
+		StoreCheck *struct {
+			Failed  []string `json:"failed"`
+			Command string   `json:"command"`
+		} `json:"store_check"`
+		Notes []string `json:"notes"`
+	}
+	if err != nil || json.Unmarshal([]byte(body), &board) != nil || board.StoreCheck == nil {
+		t.Fatalf("board: %v\n%s", err, body)
+	}
+	if !slices.Equal(board.StoreCheck.Failed, []string{"snapshot " + damaged}) || board.StoreCheck.Command != why ||
+		len(board.Notes) == 0 || !strings.Contains(board.Notes[0], why) {
+		t.Errorf("board's store check %+v, notes %q: want snapshot %s and %q", board.StoreCheck, board.Notes, damaged, why)
+	}
+	if _, html, _ := httpGet("http://" + d.addr + "/"); !strings.Contains(html, "store check: 1 do not verify") {
+		t.Errorf("the page does not show the store check")
 	}
 	d.stop(t)
 

@@ -175,8 +175,9 @@ type Board struct {
 	Connectors  []ConnectorRow   `json:"connectors"`
 	Snapshots   int              `json:"snapshots"`
 	Newest      *snapshot.Info   `json:"newest_snapshot,omitempty"`
-	LastDrill   *LastDrill       `json:"last_drill,omitempty"` // drill.go
-	Standby     *Standby         `json:"standby,omitempty"`    // standby.go
+	LastDrill   *LastDrill       `json:"last_drill,omitempty"`  // drill.go
+	Standby     *Standby         `json:"standby,omitempty"`     // standby.go
+	StoreCheck  *StoreCheck      `json:"store_check,omitempty"` // storecheck.go
 	Events      []snapshot.Event `json:"events"`
 	Notes       []string         `json:"notes,omitempty"`
 }

@@ -64,6 +64,9 @@ type Source struct {
 	Now func() time.Time
 	// Standby, when set, reports the warm standby for the board.
 	Standby func() *Standby
+	// StoreCheck, when set, reports the daemon's last check of the whole
+	// store for the board (nil before the first).
+	StoreCheck func() *StoreCheck
 	// Commands are what the restore commands the page prints carry, as
 	// the CLI prints them: the settings of the daemon's (or serve's)
 	// command line and whether a Connect URL is known.
@@ -230,6 +233,12 @@ func (s *Server) serveBoard(r *http.Request) (any, error) {
 	b.LastDrill = s.lastDrill(r.Context())
 	if s.src.Standby != nil {
 		b.Standby = s.src.Standby()
+	}
+	if s.src.StoreCheck != nil {
+		b.StoreCheck = s.src.StoreCheck()
+		if n := storeCheckNote(b.StoreCheck); n != "" {
+			b.Notes = append([]string{n}, b.Notes...)
+		}
 	}
 	return b, nil
 }
