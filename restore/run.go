@@ -355,7 +355,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.req.StopConnectors {
 		r.Progress.SetStage(capture.PhaseStop)
-		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start}
+		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start, dryRun: r.req.DryRun}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
 		}
