@@ -106,19 +106,8 @@ func runKafkaTopicsPrinted(t *testing.T, cmd string) {
 // creates the topic in the cluster restored into, and the same restore
 // run again restores the rest (exit 0).
 func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
-	spec := connectdemo.DefaultSpec()
-	a := newCluster(t, &spec)
-	id := a.snapshot()
-
-	b := newCluster(t, nil, kfake.ClusterID("dr-not-restored"))
-	b.store = a.store
+	b, args := drMissingSinkTopic(t)
 	ctx := context.Background()
-	for topic, parts := range map[string]int32{"orders": 6, "clicks": 3, "invoices": 2} {
-		if _, err := b.adm.CreateTopic(ctx, parts, -1, nil, topic); err != nil {
-			t.Fatal(err)
-		}
-	}
-	args := []string{"restore", id, "--allow-other-cluster", "--create-topics"}
 	// The real run first: it creates the Connect topics the dry run of an
 	// empty cluster cannot plan without.
 	for _, dry := range []bool{false, true} {
@@ -158,5 +147,54 @@ func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
 	}
 	if got := b.groupOffsets("connect-legacy-jdbc-sink"); len(got) != 1 {
 		t.Errorf("group connect-legacy-jdbc-sink after the restore ran again: %q", got)
+	}
+}
+
+// drMissingSinkTopic is a snapshot of the demo's cluster and an empty
+// cluster to restore it into (the same store) that has every sink topic
+// but legacy.customers, and the restore that does it.
+func drMissingSinkTopic(t *testing.T) (*cluster, []string) {
+	t.Helper()
+	spec := connectdemo.DefaultSpec()
+	a := newCluster(t, &spec)
+	id := a.snapshot()
+	b := newCluster(t, nil, kfake.ClusterID("dr-not-restored"))
+	b.store = a.store
+	for topic, parts := range map[string]int32{"orders": 6, "clicks": 3, "invoices": 2} {
+		if _, err := b.adm.CreateTopic(context.Background(), parts, -1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b, []string{"restore", id, "--allow-other-cluster", "--create-topics"}
+}
+
+// TestVerifyUnfinishedRestoreCommandRunsAsPrinted: a restore that ends
+// "not restored here" keeps its record until it is run again; verify
+// without brokers names it with the command that runs it again. That
+// command was printed inside a line of prose some 400 columns wide; now
+// every line fits in 120 columns, the command on lines of its own, and run
+// as printed (once the topic exists) it finishes the restore: verify then
+// passes.
+func TestVerifyUnfinishedRestoreCommandRunsAsPrinted(t *testing.T) {
+	b, args := drMissingSinkTopic(t)
+	b.mustRun(exitError, args...)
+	code, out, errs := runCLI(t, "verify", "--store", b.store)
+	if code != exitError || !strings.Contains(out, "FAIL restore ") {
+		t.Fatalf("verify after a restore not finished: exit %d\n%s\n%s", code, out, errs)
+	}
+	fits(t, "verify", out)
+	cmds := printedCommands(t, out, "offsetkeeper")
+	if len(cmds) != 1 || !strings.Contains(cmds[0], " --store "+b.store) {
+		t.Fatalf("verify prints commands %q, want the restore run again with its store:\n%s", cmds, out)
+	}
+	if _, err := b.adm.CreateTopic(context.Background(), 1, -1, nil, "legacy.customers"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = b.runPrinted(cmds[0])
+	if code != exitOK || !strings.Contains(out, "verified: ") {
+		t.Fatalf("the restore verify printed: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs = runCLI(t, "verify", "--store", b.store); code != exitOK || strings.Contains(out, "FAIL") {
+		t.Errorf("verify once the restore ran again: exit %d\n%s\n%s", code, out, errs)
 	}
 }
