@@ -764,7 +764,7 @@ func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
 	}
 	if r.req.DryRun {
 		if len(todo) > 0 {
-			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %s first: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(planNames(todo), ", "))
+			r.stop.wouldStop(todo)
 		}
 		return plan, nil
 	}

@@ -40,3 +40,10 @@ func (s *stopper) wouldFinish() {
 	b.WriteString("; nothing was resumed")
 	fmt.Fprintln(s.out, english.Wrap(b.String(), lineWidth, "  "))
 }
+
+// wouldStop is stop in a dry run: it names the connectors the real run
+// would stop, wrapped within the line width as the real run's "stopping"
+// line is.
+func (s *stopper) wouldStop(todo []ConnectorPlan) {
+	fmt.Fprintln(s.out, english.Wrap(fmt.Sprintf("dry run: --stop-connectors would stop %s first: %s", plural(len(todo), "connector", "connectors"), strings.Join(planNames(todo), ", ")), lineWidth, "  "))
+}
