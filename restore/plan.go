@@ -409,7 +409,7 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) 
 		var missing []string
 		for _, n := range opts.Connectors {
 			if !known[n] {
-				missing = append(missing, fmt.Sprintf("%q", n))
+				missing = append(missing, n)
 				continue
 			}
 			if !slices.Contains(names, n) {
@@ -417,7 +417,7 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) 
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%w %s: connector %s not found; 'offsetkeeper show %s' lists its connectors", ErrNotInSnapshot, snap.ID, strings.Join(missing, ", "), snap.ID)
+			return nil, &NotInSnapshotError{Snapshot: snap.ID, Missing: missing}
 		}
 	} else {
 		for n := range known {

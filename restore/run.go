@@ -566,6 +566,7 @@ func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}
 		}
 		r.withBrokers(err)
+		r.withShow(err)
 		return nil, fmt.Errorf("plan restore of snapshot %s%s: %w; nothing was written", snap.ID, when, kafkaconf.DescribeError(err))
 	}
 	return plan, nil
