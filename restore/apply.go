@@ -394,7 +394,7 @@ func waitReadable(ctx context.Context, cl *kgo.Client, topic string, last map[in
 				return fmt.Errorf("the transaction committed, but reading its last stable offsets failed: %w", err)
 			}
 			blockers, derr := describeBlockers(ctx, adm, topic, parts, TransactionalIDPrefix+topic)
-			return notReadableError(topic, limit, behind, blockers, derr)
+			return notReadableError(topic, limit, behind, blockers, derr, seedsOf(cl))
 		}
 		select {
 		case <-ctx.Done():

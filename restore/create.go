@@ -224,6 +224,9 @@ func (r *run) create(ctx context.Context, cs []Creation) error {
 			r.stop.configTopic = snapshot.DefaultConfigTopic
 		}
 	}
+	if err := r.recordCreating(ctx, cs); err != nil {
+		return fmt.Errorf("record the restore in the store: %w; nothing was written, no connector was created", err)
+	}
 	var names []string
 	for i := range cs {
 		c := &cs[i]

@@ -204,11 +204,21 @@ func (r *run) withBrokers(err error) {
 	if r.Client == nil || !errors.As(err, &missing) {
 		return
 	}
-	if seeds, ok := r.Client.OptValue(kgo.SeedBrokers).([]string); ok && len(seeds) > 0 {
+	if seeds := seedsOf(r.Client); seeds != "" {
 		for i := range missing.Topics {
-			missing.Topics[i].Bootstrap = strings.Join(seeds, ",")
+			missing.Topics[i].Bootstrap = seeds
 		}
 	}
+}
+
+// seedsOf is the seed brokers of cl, comma-separated, as a printed
+// command's --bootstrap-server; "" when unknown.
+func seedsOf(cl *kgo.Client) string {
+	if cl == nil {
+		return ""
+	}
+	seeds, _ := cl.OptValue(kgo.SeedBrokers).([]string)
+	return strings.Join(seeds, ",")
 }
 
 // topicsStay adds to the error of a restore that created topics

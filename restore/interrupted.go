@@ -423,17 +423,8 @@ func (rec Recovery) report(x Interrupted) {
 		rec.say("%s; every reader sees the offsets it touched alike (nothing of an aborted transaction is visible)", what)
 		rec.Log.Info("interrupted restore checked", "restore_id", in.ID, "snapshot_id", in.Snapshot)
 	}
-	if len(in.Stopped) > 0 {
-		names := make([]string, len(in.Stopped))
-		for i, s := range in.Stopped {
-			names[i] = s.Name
-		}
-		again := in.Again
-		if again == "" {
-			again = "offsetkeeper restore " + in.Snapshot
-		}
-		rec.sayWith([]string{again}, "  it stopped %s (%s): run it again to finish it, which resumes them: %s",
-			plural(len(names), "connector", "connectors"), strings.Join(names, ", "), again)
+	if len(x.Open) == 0 {
+		rec.sayAgain(in)
 	}
 }
 

@@ -39,8 +39,12 @@ type childSpec struct {
 	Snapshot string
 	Point    string
 	// ConnectURL, when set, makes it a restore with StopConnectors and
-	// Resume through that Connect REST API.
-	ConnectURL string
+	// Resume through that Connect REST API; CreateConnectors adds
+	// --create-connectors --allow-other-cluster. Again is the command its
+	// record prints.
+	ConnectURL       string
+	CreateConnectors bool
+	Again            string
 }
 
 func TestMain(m *testing.M) {
@@ -88,6 +92,8 @@ func restoreChild(spec string) int {
 		}
 		req = stopRequest(snap)
 	}
+	req.CreateConnectors, req.Options.AllowOtherCluster = s.CreateConnectors, s.CreateConnectors
+	req.Again.Run = s.Again
 	if _, err := restore.Run(ctx, env, req); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -156,7 +156,7 @@ func (p *Plan) NotRestored() []MissingTopic {
 			}
 			m := byTopic[ch.Topic]
 			if m == nil {
-				m = &MissingTopic{Topic: ch.Topic, Have: p.sinkParts[ch.Topic], ReplicationFactor: p.replication}
+				m = &MissingTopic{Topic: ch.Topic, Have: p.sinkParts[ch.Topic], ReplicationFactor: p.replication, Bootstrap: p.bootstrap}
 				byTopic[ch.Topic] = m
 			}
 			m.Partitions = max(m.Partitions, ch.Partition+1)

@@ -96,10 +96,11 @@ type Plan struct {
 	// missing are the offsets topics the plan needs that do not exist
 	// here; sinkParts the live partition count of the sink topics written
 	// to (0: missing); replication the replication factor of the commands
-	// that create them.
+	// that create them, bootstrap their --bootstrap-server.
 	missing     []MissingTopic
 	sinkParts   map[string]int32
 	replication int
+	bootstrap   string
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
@@ -408,7 +409,7 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) 
 		var missing []string
 		for _, n := range opts.Connectors {
 			if !known[n] {
-				missing = append(missing, fmt.Sprintf("%q", n))
+				missing = append(missing, n)
 				continue
 			}
 			if !slices.Contains(names, n) {
@@ -416,7 +417,7 @@ func resolveScopeIn(snap *snapshot.Snapshot, idx *snapshot.Index, opts Options) 
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%w %s: connector %s not found; 'offsetkeeper show %s' lists its connectors", ErrNotInSnapshot, snap.ID, strings.Join(missing, ", "), snap.ID)
+			return nil, &NotInSnapshotError{Snapshot: snap.ID, Missing: missing}
 		}
 	} else {
 		for n := range known {
@@ -527,7 +528,7 @@ func newPlan(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, opts 
 	if err != nil {
 		return nil, fmt.Errorf("read cluster metadata: %w", err)
 	}
-	p.ClusterID, p.replication = md.Cluster, replicationFactor(len(md.Brokers))
+	p.ClusterID, p.replication, p.bootstrap = md.Cluster, replicationFactor(len(md.Brokers)), seedsOf(cl)
 	if err := p.checkCluster(); err != nil {
 		return nil, err
 	}

@@ -74,6 +74,9 @@ func (s *stopper) inherit(plan *Plan, snap *snapshot.Snapshot, intents []store.R
 			if c, ok := snap.Connector(st.Name); ok {
 				tasks = max(c.Tasks, 0)
 			}
+			if st.Created {
+				tasks = min(tasks, 1) // as create: the new workers decide how many
+			}
 			s.stopped = append(s.stopped, stoppedConnector{name: st.Name, target: st.Target,
 				before: st.Before + ", stopped by restore " + in.ID + " that did not finish", resumed: resumeWant{tasks: tasks}})
 		}
@@ -92,6 +95,11 @@ func leftStopped(plan *Plan, rc *connectrest.Client, intents []store.RestoreInte
 				continue
 			}
 			start := startCommand(rc, st.Name, st.Target)
+			if st.Created {
+				out = append(out, fmt.Sprintf("connector %s is STOPPED: restore %s (started %s) created it STOPPED and did not finish; it is %s in the state restored; start it with: %s",
+					st.Name, in.ID, in.Started.UTC().Format(time.RFC3339), st.Target, start))
+				continue
+			}
 			out = append(out, fmt.Sprintf("connector %s is STOPPED: restore %s (started %s) stopped it and did not finish; it was %s; start it with: %s",
 				st.Name, in.ID, in.Started.UTC().Format(time.RFC3339), st.Before, start))
 		}

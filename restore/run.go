@@ -355,7 +355,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.req.StopConnectors {
 		r.Progress.SetStage(capture.PhaseStop)
-		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start}
+		r.stop = &stopper{rc: r.Connect, cl: r.Client, configTopic: plan.opts.ConfigTopic, out: r.Out, log: r.Log, timeout: r.req.StopTimeout, resume: r.req.Resume, start: r.req.Start, dryRun: r.req.DryRun}
 		if plan, err = r.stopFirst(ctx, plan); err != nil {
 			return err
 		}
@@ -566,6 +566,7 @@ func (r *run) plan(ctx context.Context, when string) (*Plan, error) {
 			return nil, refusal{fmt.Errorf("%w; nothing was written", err)}
 		}
 		r.withBrokers(err)
+		r.withShow(err)
 		return nil, fmt.Errorf("plan restore of snapshot %s%s: %w; nothing was written", snap.ID, when, kafkaconf.DescribeError(err))
 	}
 	return plan, nil
@@ -764,7 +765,7 @@ func (r *run) stopFirst(ctx context.Context, plan *Plan) (*Plan, error) {
 	}
 	if r.req.DryRun {
 		if len(todo) > 0 {
-			fmt.Fprintf(r.Out, "dry run: --stop-connectors would stop %s first: %s\n", plural(len(todo), "connector", "connectors"), strings.Join(planNames(todo), ", "))
+			r.stop.wouldStop(todo)
 		}
 		return plan, nil
 	}

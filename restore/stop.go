@@ -30,6 +30,9 @@ type stopper struct {
 	log         *slog.Logger
 	timeout     time.Duration
 	resume      bool
+	// dryRun: finish touches nothing, it says what the real run would put
+	// back (the connectors restores that did not finish stopped).
+	dryRun bool
 	// start: resume also the connectors that were stopped before
 	// (Request.Start, sinkexpiry.go).
 	start bool
@@ -181,6 +184,10 @@ func (s *stopper) resolved(plan *Plan, r Refusal) bool {
 // are left stopped.
 func (s *stopper) finish(ctx context.Context) error {
 	if s == nil || len(s.stopped) == 0 {
+		return nil
+	}
+	if s.dryRun {
+		s.wouldFinish()
 		return nil
 	}
 	if !s.resume {

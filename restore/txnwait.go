@@ -33,6 +33,8 @@ type Blocker struct {
 	// when it began, zero when unknown.
 	StartOffset int64
 	Started     time.Time
+	// Bootstrap is the brokers the commands name (the restore's seeds).
+	Bootstrap string
 }
 
 func (b Blocker) String() string {
@@ -47,9 +49,18 @@ func (b Blocker) String() string {
 	return s
 }
 
-// AbortCommand is the kafka-transactions.sh command that aborts it.
+// AbortCommand is the kafka-transactions.sh command that aborts it,
+// against the brokers of the restore when known (Bootstrap).
 func (b Blocker) AbortCommand() string {
-	return fmt.Sprintf("kafka-transactions.sh --bootstrap-server <brokers> abort --topic %s --partition %d --start-offset %d", b.Topic, b.Partition, b.StartOffset)
+	return fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s abort --topic %s --partition %d --start-offset %d", orBrokers(b.Bootstrap), b.Topic, b.Partition, b.StartOffset)
+}
+
+// orBrokers is bootstrap, or "<brokers>" when it is not known.
+func orBrokers(bootstrap string) string {
+	if bootstrap == "" {
+		return "<brokers>"
+	}
+	return bootstrap
 }
 
 // describeBlockers finds the open transactions on the partitions of topic
@@ -123,8 +134,12 @@ func toSet(parts []int32) map[int32]struct{} {
 
 // notReadableError is the error of a restore whose committed records a
 // transaction of another producer keeps from read_committed readers.
-func notReadableError(topic string, waited time.Duration, behind []string, blockers []Blocker, derr error) error {
+func notReadableError(topic string, waited time.Duration, behind []string, blockers []Blocker, derr error, bootstrap string) error {
+	for i := range blockers {
+		blockers[i].Bootstrap = bootstrap
+	}
 	var b strings.Builder
+	var cmds []string // on lines of their own when printed (english.Advice)
 	fmt.Fprintf(&b, "the restore's transaction on offsets topic %q committed, but after %s its records are not readable with read_committed on %s", topic, waited, strings.Join(behind, ", "))
 	switch {
 	case len(blockers) > 0:
@@ -137,6 +152,7 @@ func notReadableError(topic string, waited time.Duration, behind []string, block
 		for _, x := range blockers {
 			if cmd := x.AbortCommand(); !seen[cmd] {
 				seen[cmd] = true
+				cmds = append(cmds, cmd)
 				fmt.Fprintf(&b, "\n  %s", cmd)
 			}
 		}
@@ -145,8 +161,10 @@ func notReadableError(topic string, waited time.Duration, behind []string, block
 		if derr != nil {
 			why = fmt.Sprintf("the brokers could not say whose (%v)", derr)
 		}
-		fmt.Fprintf(&b, " (an open transaction of another producer holds the last stable offset below them; %s)\nthis restore wrote what it had to: do not roll it back. Wait for that transaction to end, or find and abort it: kafka-transactions.sh --bootstrap-server <brokers> find-hanging --topic %s", why, topic)
+		find := fmt.Sprintf("kafka-transactions.sh --bootstrap-server %s find-hanging --topic %s", orBrokers(bootstrap), topic)
+		cmds = append(cmds, find)
+		fmt.Fprintf(&b, " (an open transaction of another producer holds the last stable offset below them; %s)\nthis restore wrote what it had to: do not roll it back. Wait for that transaction to end, or find and abort it: %s", why, find)
 	}
 	b.WriteString("\nthen run the same restore again: it finds nothing to do once its records are readable")
-	return fmt.Errorf("%w: %s", ErrNotReadable, b.String())
+	return advise(fmt.Errorf("%w: %s", ErrNotReadable, b.String()), cmds...)
 }

@@ -20,8 +20,8 @@ import (
 // TestRunBlockedByTransaction: a restore whose committed records another
 // producer's open transaction keeps from read_committed readers says that
 // it waits, and for what; it then fails naming the transactional id, the
-// producer and the kafka-transactions.sh command that aborts it, with no
-// rollback advice. Once that transaction ends, the same restore finds
+// producer and the kafka-transactions.sh command that aborts it (against
+// the restore's brokers, a command of its own), with no rollback advice. Once that transaction ends, the same restore finds
 // nothing to do.
 func TestRunBlockedByTransaction(t *testing.T) {
 	defer func(w, n time.Duration) { readableWait, waitNotice = w, n }(readableWait, waitNotice)
@@ -73,10 +73,15 @@ func TestRunBlockedByTransaction(t *testing.T) {
 		t.Fatalf("Run: %v, want ErrNotReadable\n%s", err, out.String())
 	}
 	for _, want := range []string{`transactional id "zombie-worker-c2-0"`, "producer ", "do not roll it back",
-		"kafka-transactions.sh --bootstrap-server <brokers> abort --topic connect-offsets --partition "} {
+		"kafka-transactions.sh --bootstrap-server " + seedsOf(cl) + " abort --topic connect-offsets --partition "} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
+	}
+	// The command names the brokers (it said <brokers>: a redirection
+	// from a file, pasted) and is carried whole, for lines of its own.
+	if cmds, _ := AdvisedCommands(err); seedsOf(cl) == "" || strings.Contains(msg, "<brokers>") || len(cmds) != 1 || !strings.Contains(msg, cmds[0]) {
+		t.Errorf("advised commands %q of:\n%s", cmds, msg)
 	}
 	if strings.Contains(msg, "to roll back") || strings.Contains(out.String(), "to roll back") {
 		t.Errorf("rollback advice for a committed restore:\n%s\n%s", msg, out.String())

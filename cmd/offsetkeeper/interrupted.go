@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -125,8 +126,11 @@ func (c *verifyCmd) restores(ctx context.Context, st *store.Store) (int, error) 
 		return len(left), nil
 	}
 	for _, in := range intents {
-		fmt.Fprintf(w, "FAIL restore %s of snapshot %s (started %s) did not finish (%s); give --brokers to check what it wrote, or run it again: %s\n",
-			in.ID, in.Snapshot, in.Started.Format("2006-01-02T15:04:05Z07:00"), in.Stage, againOf(in))
+		// The command on lines of its own: wrapped at a space and pasted a
+		// line at a time, its first line would run alone.
+		again := againOf(in)
+		fmt.Fprintln(w, english.Advice(fmt.Sprintf("FAIL restore %s of snapshot %s (started %s) did not finish (%s); give --brokers to check what it wrote, or run it again: %s",
+			in.ID, in.Snapshot, in.Started.Format("2006-01-02T15:04:05Z07:00"), in.Stage, again), lineWidth, []string{again}))
 	}
 	return len(intents), nil
 }

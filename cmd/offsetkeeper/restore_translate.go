@@ -122,6 +122,10 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	topts.Connectors, topts.SourceOnly = ropts.Connectors, ropts.SourceOnly
 	out, tr, err := translate.Translate(ctx, cl, snap, topts)
 	if err != nil {
+		var nis *restore.NotInSnapshotError
+		if errors.As(err, &nis) { // listed with this run's settings, before the text is made
+			nis.Show = c.g.commandSettings().ShowWith(nis.Snapshot)
+		}
 		return nil, fmt.Errorf("translate snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
 	}
 	if err := tr.Print(c.progress()); err != nil {

@@ -157,6 +157,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	c.log.Debug("snapshot timings", "config_read", st.ConfigRead, "offsets_read", st.OffsetsRead,
 		"build", st.Build, "groups", st.Groups, "capture", captured.Sub(began), "store", time.Since(captured))
 	c.printWarnings(snap, info.ID)
+	c.warnRecreated(ctx, sto, snap, info)
 	c.log.Info("snapshot taken", "snapshot_id", info.ID, "cluster_id", snap.ClusterID,
 		"connectors", info.Connectors, "source_keys", info.SourceKeys, "sink_groups", info.SinkGroups,
 		"records", capt.Stats().RecordsRead, "size", info.Size, "duration", time.Since(began).Round(time.Millisecond),

@@ -291,7 +291,7 @@ func renameConnectors(ctx context.Context, target *kgo.Client, out *snapshot.Sna
 		n := opts.Rename[old]
 		switch {
 		case !known[old]:
-			return fmt.Errorf("rename connector %q: %w %s; 'offsetkeeper show %s' lists its connectors", old, restore.ErrNotInSnapshot, out.ID, out.ID)
+			return &restore.NotInSnapshotError{Snapshot: out.ID, Missing: []string{old}, Rename: true}
 		case n == "" || n != strings.TrimSpace(n) || strings.ContainsFunc(n, unicode.IsControl):
 			return fmt.Errorf("rename connector %q to %q: Connect names are non-empty, without surrounding white space or control characters", old, n)
 		case news[n]:

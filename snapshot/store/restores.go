@@ -89,11 +89,13 @@ type IntentTopic struct {
 
 // IntentStopped is a connector a restore stops: Target is its config
 // topic target state before (STARTED or PAUSED), Before its state as the
-// plan printed it.
+// plan printed it. Created marks one the restore creates STOPPED
+// (--create-connectors), Target its state in the snapshot.
 type IntentStopped struct {
-	Name   string `json:"name"`
-	Target string `json:"target"`
-	Before string `json:"before,omitempty"`
+	Name    string `json:"name"`
+	Target  string `json:"target"`
+	Before  string `json:"before,omitempty"`
+	Created bool   `json:"created,omitempty"`
 }
 
 func intentKey(id string) string { return intentPrefix + id + intentSuffix }
