@@ -221,8 +221,9 @@ Look around, from another terminal in this directory:
   %[1]s verify%[2]s
   %[1]s drill%[4]s%[7]s
      (a restore drill: the live state restored into a scratch Kafka, read back and compared with Connect)
-  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
-     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/)
+  %[1]s daemon%[4]s%[7]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
+     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/;
+      with --connect-url the undo of each reset it logs stops and resumes the connector, or creates it again)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
