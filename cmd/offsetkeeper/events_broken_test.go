@@ -74,6 +74,37 @@ func TestEventsBrokenEpochSaysSo(t *testing.T) {
 	if code != 1 || !strings.Contains(vout+verr, "segment "+fmt.Sprint(evs[0].Segment)+" is missing") {
 		t.Errorf("%s: exit %d, want 1 naming segment %d:\n%s%s", verify, code, evs[0].Segment, vout, verr)
 	}
+	// list names the broken epoch within 120 columns, its cause under the
+	// table.
+	lout, _ := c.mustRun(0, "list")
+	for _, l := range strings.Split(lout, "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("list: a line of %d columns: %s", n, l)
+		}
+	}
+	if !strings.Contains(joinWrapped(lout), "epoch "+evs[0].Epoch+": broken after ") {
+		t.Errorf("list does not say why the epoch is broken:\n%s", lout)
+	}
+	// Its commands carry the store: run as printed they read this one.
+	for _, l := range strings.Split(joinContinued(lout), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "offsetkeeper ") {
+			continue
+		}
+		code, out, errOut := c.runPrinted(l)
+		switch {
+		case strings.HasPrefix(l, "offsetkeeper verify "):
+			if code != 1 || !strings.Contains(out+errOut, "is missing") {
+				t.Errorf("%s: exit %d, want 1 naming the segment missing:\n%s%s", l, code, out, errOut)
+			}
+		case strings.HasPrefix(l, "offsetkeeper drill --list"):
+			if code != 0 || !strings.Contains(out, "passed") && !strings.Contains(out, "failed") {
+				t.Errorf("%s: exit %d, no drill of this store listed:\n%s%s", l, code, out, errOut)
+			}
+		default:
+			t.Errorf("list prints a command this test does not know: %s", l)
+		}
+	}
 	// JSON stays the list; the warning goes to stderr.
 	jout, jerr := c.mustRun(0, "events", "--output", "json")
 	if !json.Valid([]byte(jout)) || !strings.Contains(jerr, "is broken") {
