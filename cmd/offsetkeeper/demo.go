@@ -103,7 +103,7 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 	// Connect keeps a member in the group of each sink whose tasks run and
 	// lets it leave once the connector is stopped, as a worker's tasks do:
 	// a sink's offsets can then be reset and restored through it.
-	if w.connect, err = connectsim.Start(w.cl, connectsim.Options{Addr: addr, SinkMembers: true}); err != nil {
+	if w.connect, err = connectsim.Start(w.cl, connectsim.Options{Addr: addr, SinkMembers: true, Version: demoConnectVersion, Plugins: demoPlugins(w.exp)}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --rest-port", addr, err)
 	}
@@ -150,7 +150,7 @@ func (c *demoCmd) runConnect(ctx context.Context) error {
 	defer w.close()
 	var empty *emptyWorld
 	if c.empty {
-		if empty, err = c.startEmpty(ctx); err != nil {
+		if empty, err = c.startEmpty(ctx, demoPlugins(w.exp)); err != nil {
 			return err
 		}
 		defer empty.close()
