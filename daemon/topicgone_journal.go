@@ -12,21 +12,33 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
 
-// goneAdvice is the restore capture.Gone prints for latest: the dry run
-// of restore --at the moment just before the journal saw the offsets
-// topic deleted, for the connectors whose keys it held, when the journal
-// recorded that after latest was taken; else the restore of latest.
+// goneAdvice is GoneAdvice with the daemon's store and commands, when
+// its journal is on.
 func (d *Daemon) goneAdvice(ctx context.Context, latest *snapshot.Info) capture.GoneAdvice {
-	if latest == nil || d.Config.Journal.Interval <= 0 {
+	if d.Config.Journal.Interval <= 0 {
 		return d.Config.Commands.GoneAdvice
 	}
-	evs, err := d.Store.Journal().Events(ctx, latest.CreatedAt)
+	return GoneAdvice(ctx, d.Store, d.Config.Commands, latest)
+}
+
+// GoneAdvice is the restore capture.Gone prints for latest: the dry run
+// of restore --at the moment just before the journal in st saw the
+// offsets topic deleted, for the connectors whose keys it held, when the
+// journal recorded that after latest was taken; else the restore of
+// latest (cmds.GoneAdvice).
+func GoneAdvice(ctx context.Context, st *store.Store, cmds restore.CommandSettings, latest *snapshot.Info) capture.GoneAdvice {
+	if latest == nil {
+		return cmds.GoneAdvice
+	}
+	evs, err := st.Journal().Events(ctx, latest.CreatedAt)
 	if err != nil {
-		return d.Config.Commands.GoneAdvice
+		return cmds.GoneAdvice
 	}
 	var before time.Time
 	var connectors []string
@@ -42,11 +54,11 @@ func (d *Daemon) goneAdvice(ctx context.Context, latest *snapshot.Info) capture.
 		}
 	}
 	if before.IsZero() {
-		return d.Config.Commands.GoneAdvice
+		return cmds.GoneAdvice
 	}
 	slices.Sort(connectors)
 	return func(_ string, other bool) string {
-		dry := d.Config.Commands.At(before, connectors...).DryRun
+		dry := cmds.At(before, connectors...).DryRun
 		if other {
 			dry = strings.TrimSuffix(dry, " --dry-run") + " --allow-other-cluster --dry-run"
 		}

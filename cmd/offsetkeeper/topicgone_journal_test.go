@@ -50,6 +50,10 @@ func TestOffsetsTopicGoneDaemonAdvice(t *testing.T) {
 	if found == nil || !strings.Contains(found[1], " --at ") || !strings.Contains(found[1], "--connector "+connectdemo.ConnFile) {
 		t.Fatalf("the snapshot run's error does not advise the restore --at just before the deletion: %s", msg)
 	}
+	// The snapshot command, by hand, advises the same.
+	if code, out, errOut := c.run("snapshot"); code != 1 || !strings.Contains(errOut, "offsetkeeper restore --at ") {
+		t.Errorf("snapshot with the offsets topic gone: exit %d, its advice is not the restore --at:\n%s%s", code, out, errOut)
+	}
 	code, out, errOut := c.runPrinted(found[1])
 	if code != 1 || !strings.Contains(errOut, "--create-topics") {
 		t.Fatalf("%s: exit %d, want 1 naming --create-topics:\n%s%s", found[1], code, out, errOut)
