@@ -648,7 +648,7 @@ func (d *Daemon) topicGone(ctx context.Context, err error) error {
 		return err
 	}
 	latest := capture.LatestFull(infos)
-	return capture.Gone(err, latest, store.HistoryTopics(ctx, d.Store, latest), "", d.Config.Commands.GoneAdvice)
+	return capture.Gone(err, latest, store.HistoryTopics(ctx, d.Store, latest), "", d.goneAdvice(ctx, latest)) // topicgone_journal.go
 }
 
 // previous returns the sink state to compare a new snapshot with: the one

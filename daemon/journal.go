@@ -478,8 +478,11 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
 			undo := j.d.Config.Commands.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
-			j.log().Warn("reset seen", "connector", e.Connector, "kind", e.Reason, "count", e.Count,
-				"check", undo.DryRun, "undo", undo.Run)
+			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
+			if note := undoNote(j.d.Config.Commands, e.Reason); note != "" {
+				attrs = append(attrs, "note", note)
+			}
+			j.log().Warn("reset seen", attrs...)
 		}
 	}
 	j.log().Debug("journal segment written", "epoch", j.chain.Epoch, "seq", j.chain.Seq, "entries", len(entries), "events", events)

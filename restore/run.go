@@ -619,6 +619,7 @@ func (r *run) check(ctx context.Context, plan *Plan) error {
 		return fmt.Errorf("check restore of snapshot %s: %w; nothing was written", snap.ID, checkErr)
 	}
 	printAfterResets(r.Out, r.report.AfterResets)
+	r.noteDeleted(plan, r.report.Created) // deletednote.go
 	plan.settleExpiry(r.resumes(plan), r.resumeHint(plan))
 	if err := plan.Print(r.Out); err != nil {
 		return err

@@ -103,7 +103,7 @@ func (c *demoCmd) start(ctx context.Context) (*demoWorld, error) {
 	// Connect keeps a member in the group of each sink whose tasks run and
 	// lets it leave once the connector is stopped, as a worker's tasks do:
 	// a sink's offsets can then be reset and restored through it.
-	if w.connect, err = connectsim.Start(w.cl, connectsim.Options{Addr: addr, SinkMembers: true}); err != nil {
+	if w.connect, err = connectsim.Start(w.cl, connectsim.Options{Addr: addr, SinkMembers: true, Version: demoConnectVersion, Plugins: demoPlugins(w.exp)}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the Connect REST API on %s: %w; is a Connect worker (or demo) running? try --rest-port", addr, err)
 	}
@@ -150,7 +150,7 @@ func (c *demoCmd) runConnect(ctx context.Context) error {
 	defer w.close()
 	var empty *emptyWorld
 	if c.empty {
-		if empty, err = c.startEmpty(ctx); err != nil {
+		if empty, err = c.startEmpty(ctx, demoPlugins(w.exp)); err != nil {
 			return err
 		}
 		defer empty.close()
@@ -221,8 +221,9 @@ Look around, from another terminal in this directory:
   %[1]s verify%[2]s
   %[1]s drill%[4]s%[7]s
      (a restore drill: the live state restored into a scratch Kafka, read back and compared with Connect)
-  %[1]s daemon%[4]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
-     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/)
+  %[1]s daemon%[4]s%[7]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
+     (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/;
+      with --connect-url the undo of each reset it logs stops and resumes the connector, or creates it again)
   curl -s '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 

@@ -41,8 +41,9 @@ func (w *emptyWorld) close() {
 // Connect REST API on restPort+1. It holds Connect's config and status
 // topics only, as workers that have not run a connector yet (and whose
 // offsets topic was not created) leave it: every other topic the restore
-// needs is missing, which is what the rehearsal is about.
-func (c *demoCmd) startEmpty(ctx context.Context) (*emptyWorld, error) {
+// needs is missing, which is what the rehearsal is about. Its workers
+// list plugins, as those of a cluster built to take the connectors over.
+func (c *demoCmd) startEmpty(ctx context.Context, plugins []connectsim.Plugin) (*emptyWorld, error) {
 	k, cl, err := c.demoCluster(emptyClusterID, c.port+3)
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func (c *demoCmd) startEmpty(ctx context.Context) (*emptyWorld, error) {
 		}
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort+1))
-	if w.connect, err = connectsim.Start(cl, connectsim.Options{Addr: addr, WorkerID: "connect-dr-1:8083"}); err != nil {
+	if w.connect, err = connectsim.Start(cl, connectsim.Options{Addr: addr, WorkerID: "connect-dr-1:8083", Version: demoConnectVersion, Plugins: plugins}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("serve the empty cluster's Connect REST API on %s: %w; try --rest-port", addr, err)
 	}

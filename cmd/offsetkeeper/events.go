@@ -91,15 +91,14 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(evs) == 0 {
-		l, err := store.Journal().List(ctx)
-		if err != nil {
-			return err
-		}
-		if len(l.Epochs) == 0 {
-			return fmt.Errorf("list resets: store %s holds no journal: %w", c.g.store, errNoJournal)
-		}
+	l, err := store.Journal().List(ctx)
+	if err != nil {
+		return err
 	}
+	if len(evs) == 0 && len(l.Epochs) == 0 {
+		return fmt.Errorf("list resets: store %s holds no journal: %w", c.g.store, errNoJournal)
+	}
+	broken := c.brokenEpochs(l, since) // events_broken.go
 	keep := map[string]bool{}
 	for _, n := range c.connectors {
 		keep[n] = true
@@ -116,8 +115,10 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
+		warnBroken(c.stderr, broken)
 		return enc.Encode(out)
 	}
+	defer warnBroken(c.stdout, broken)
 	if len(out) == 0 {
 		fmt.Fprintf(c.stdout, "no resets since %s\n", since.UTC().Format(time.RFC3339))
 		return nil

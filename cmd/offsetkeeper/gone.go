@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/offsetkeeper/offsetkeeper/daemon"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -28,4 +30,18 @@ func topicGone(ctx context.Context, st *store.Store, cl *kgo.Client, err error, 
 	}
 	latest := capture.LatestFull(infos)
 	return capture.Gone(err, latest, store.HistoryTopics(ctx, st, latest), cluster, advise)
+}
+
+// topicGoneJournal is topicGone advising, when the journal recorded the
+// topic's deletion after the latest full snapshot, the restore --at just
+// before it (daemon.GoneAdvice), with the settings of s.
+func topicGoneJournal(ctx context.Context, st *store.Store, cl *kgo.Client, err error, s restore.CommandSettings) error {
+	if !errors.Is(err, capture.ErrTopicMissing) {
+		return err
+	}
+	infos, lerr := st.Snapshots().List(ctx)
+	if lerr != nil {
+		return err
+	}
+	return topicGone(ctx, st, cl, err, daemon.GoneAdvice(ctx, st, s, capture.LatestFull(infos)))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 )
@@ -30,7 +31,12 @@ func (c *listCmd) lastDrill(ctx context.Context, st *store.Store) error {
 	if f := rep.Failed(); len(f) > 0 {
 		what += " (" + strings.Join(f, ", ") + ")"
 	}
-	fmt.Fprintf(c.stdout, "last drill: %s %s, %s, RTO %s; %s: offsetkeeper drill --list\n",
-		id, what, stateName(rep.State), rep.RTO.Restore, plural(len(ids), "drill", "drills"))
+	// The command carries the store settings list was given, and goes on
+	// a line of its own past 120 columns.
+	args := append([]string{programName, "drill", "--list"}, c.g.settingFlags(flagsOf(drillCommand))...)
+	cmd := strings.Join(quoteEach(args), " ")
+	text := fmt.Sprintf("last drill: %s %s, %s, RTO %s; %s: %s",
+		id, what, stateName(rep.State), rep.RTO.Restore, plural(len(ids), "drill", "drills"), cmd)
+	fmt.Fprintln(c.stdout, english.Advice(text, lineWidth, []string{cmd}))
 	return nil
 }

@@ -141,7 +141,7 @@ func (c *snapshotCmd) Run(ctx context.Context, args []string) error {
 	// soon as it is read, and what was read goes as it is encoded.
 	snap, err := capt.CaptureStreamedOnce(ctx)
 	if err != nil {
-		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGone(ctx, sto, cl, err, c.g.commandSettings().GoneAdvice)))
+		return fmt.Errorf("take snapshot: %w", kafkaconf.DescribeError(topicGoneJournal(ctx, sto, cl, err, c.g.commandSettings())))
 	}
 	if err := c.addFromREST(ctx, snap); err != nil {
 		return err

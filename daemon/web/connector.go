@@ -148,8 +148,11 @@ func (s *Server) status(w *world, r *ConnectorRow) {
 			continue
 		}
 		if id := restoredAfter(w.infos, r.Name, ev.Time); id != "" {
-			r.Why = append(r.Why, what+", then restored (undo snapshot "+id+")")
-			continue
+			if !configLostStill(ev.Kind, r.State) {
+				r.Why = append(r.Why, what+", then restored (undo snapshot "+id+")")
+				continue
+			}
+			what += ", then its offsets restored (undo snapshot " + id + ") but not the connector: " + stillGone
 		}
 		set(eventStatus(ev.Kind), what)
 	}

@@ -396,6 +396,11 @@ func TestJournalBrokenSegments(t *testing.T) {
 	}
 	os.Remove(path(segs[1]))
 	check("missing", segs[2].Key)
+	// Past the hole, the refusal says what still restores.
+	_, _, err = w.store.Journal().StateAt(ctx, at)
+	if want := "(restorable: " + snapshot.FmtTime(w.base.CreatedAt) + " to " + snapshot.FmtTime(segs[0].LastTime) + ")"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("missing: error %v does not say %q", err, want)
+	}
 	// A moment before the hole is still restorable.
 	if _, _, err := w.store.Journal().StateAt(ctx, segs[0].LastTime); err != nil {
 		t.Fatalf("moment before the hole: %v", err)

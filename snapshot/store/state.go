@@ -199,7 +199,10 @@ func (s *Store) fallback(ctx context.Context, at time.Time, infos []snapshot.Inf
 			// After the first epoch began: between epochs, or past the end.
 			for _, c := range cov {
 				if c.Broken != "" && c.From.Before(at) {
-					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s", journal.ErrNotRestorable, snapshot.FmtTime(at), c.Epoch, c.Broken)
+					// Say what still restores: the moments before the hole,
+					// and every epoch after it (the next snapshot on).
+					return nil, nil, fmt.Errorf("%w: %s: the journal of epoch %s cannot be crossed: %s (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID",
+						journal.ErrNotRestorable, snapshot.FmtTime(at), c.Epoch, c.Broken, spans)
 				}
 			}
 			return nil, nil, fmt.Errorf("%w: %s is inside a gap of the journal (restorable: %s); pick a moment in one of those spans, or restore a snapshot by ID", journal.ErrNotRestorable, snapshot.FmtTime(at), spans)
