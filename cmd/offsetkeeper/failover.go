@@ -72,6 +72,9 @@ type failoverCmd struct {
 	connectors listFlag
 	// again: an earlier run of this failover was killed part way (rerun).
 	again bool
+	// startedSince are the connectors an earlier run left STOPPED that
+	// run on the standby now (resumedBefore): left as they run.
+	startedSince []string
 }
 
 func (c *failoverCmd) Flags(fs *flag.FlagSet) {
@@ -108,6 +111,10 @@ type failoverDocument struct {
 	// ResumedBefore are the connectors an earlier run of this failover
 	// resumed or paused, left as they run (failover_rerun.go).
 	ResumedBefore []string `json:"resumed_before,omitempty"`
+	// StartedSince are the connectors an earlier run left STOPPED (as
+	// the state has them) that someone started on the standby since:
+	// nothing written for them, left as they run (failover_rerun.go).
+	StartedSince []string `json:"started_since_failover,omitempty"`
 	// AlreadyRunning are the connectors that ran on the standby before
 	// this failover (started there, not by a failover) while the standby
 	// held their state: nothing written for them, left as they run.
@@ -179,7 +186,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(before) > 0 && scoped == nil {
-		noteResumedBefore(before, doc, out) // nothing left to do
+		noteResumedBefore(before, c.startedSince, doc, out) // nothing left to do
 		return c.finish(doc, began, out)
 	}
 	if scoped != nil {
@@ -223,7 +230,7 @@ func (c *failoverCmd) dryRunReport(ctx context.Context, seen dryRunSeen, doc *fa
 	fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 	fmt.Fprintf(out, "would write to standby cluster %s: %s\n", seen.standby, rep.Counts)
 	c.noteOpenTxns(seen.open, doc, out)
-	noteResumedBefore(seen.before, doc, out)
+	noteResumedBefore(seen.before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, seen.state, rep, doc, out)
 	if err := c.finish(doc, began, out); err != nil {
@@ -260,7 +267,7 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
 	}
 	c.duplicates(ctx, cl, rep, doc, out)
-	noteResumedBefore(before, doc, out)
+	noteResumedBefore(before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
