@@ -108,6 +108,9 @@ type failoverDocument struct {
 	Paused          []string                 `json:"paused"`
 	LeftStopped     []string                 `json:"left_stopped"`
 	ResumeCommands  []string                 `json:"resume_commands,omitempty"`
+	// Held are the sink connectors left STOPPED because their topics.regex
+	// does not match the copies their offsets were translated to.
+	Held []failoverHeld `json:"held_stopped,omitempty"`
 	// ResumedBefore are the connectors an earlier run of this failover
 	// resumed or paused, left as they run (failover_rerun.go).
 	ResumedBefore []string `json:"resumed_before,omitempty"`
@@ -432,6 +435,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		case snapshot.StatePaused:
 			verb, list = "pause", &doc.Paused
 		}
+		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) {
+			continue // failover_sinktopics.go
+		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
 				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, url.PathEscape(cp.Name), verb))
@@ -445,6 +451,11 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		jobs = append(jobs, resumeJob{name: cp.Name, verb: verb, list: list})
 	}
 	c.sendResumes(ctx, rc, jobs, doc)
+	c.noteHeld(doc, out)
+	held := ""
+	if len(doc.Held) > 0 {
+		held = fmt.Sprintf(", held %d stopped (see above)", len(doc.Held))
+	}
 	switch {
 	case rc == nil && len(doc.ResumeCommands) > 0:
 		fmt.Fprintf(out, "no --standby-connect-url: set STANDBY_CONNECT_URL to the standby's Connect REST URL and run:\n")
@@ -452,9 +463,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 			fmt.Fprintf(out, "  %s\n", cmd)
 		}
 	case c.dryRun:
-		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped%s\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped), held)
 	default:
-		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)%s\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped), held)
 	}
 }
 
