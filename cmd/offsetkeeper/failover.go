@@ -288,6 +288,11 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 // primary that does not answer is taken as gone, as in a disaster.
 func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapshot, out io.Writer) error {
 	if !c.g.connect.given() {
+		// Said, not taken as gone in silence: the state in the store may
+		// be seconds old because the primary still runs.
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: the primary's Connect was not asked (no --connect-url): if it still runs "+
+			"connectors of the state (a primary half alive, a planned switchover), both clusters run them after this %s; "+
+			"give --connect-url of the primary's Connect to have %s refuse while it does", c.by, c.by)))
 		return nil
 	}
 	rc, err := c.g.connect.client()

@@ -38,3 +38,28 @@ func TestFailoverDryRunNothingOpen(t *testing.T) {
 		t.Fatalf("the failover the dry run announced: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestFailoverSaysPrimaryNotAsked: failover without --connect-url took the
+// primary as gone in silence, though the primary may be half alive (its
+// Connect running connectors while the store's state is a second old):
+// both clusters then ran them. Now it says the primary's Connect was not
+// asked and how to have it checked; given --connect-url of a Connect that
+// does not answer, it says that instead.
+func TestFailoverSaysPrimaryNotAsked(t *testing.T) {
+	w := newStandbyWorld(t, 0)
+	st := "file://" + t.TempDir()
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	args := append([]string{"failover", "--store", st, "--dry-run"}, w.flags()...)
+	code, out, errs := runCLI(t, args...)
+	if want := "note: the primary's Connect was not asked (no --connect-url)"; code != 0 || !strings.Contains(flat(out), want) {
+		t.Fatalf("failover --dry-run without --connect-url: exit %d, want %q\n%s\n%s", code, want, out, errs)
+	}
+	fits(t, "dry run", out)
+	gone := "http://" + freeAddr(t) // nothing listens there
+	code, out, errs = runCLI(t, append(args, "--connect-url", gone)...)
+	if code != 0 || strings.Contains(out, "was not asked") || !strings.Contains(out, "note: the primary's Connect did not answer") {
+		t.Fatalf("failover --dry-run with a --connect-url that does not answer: exit %d\n%s\n%s", code, out, errs)
+	}
+}
