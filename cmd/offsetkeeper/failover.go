@@ -99,6 +99,9 @@ type failoverDocument struct {
 	Written    bool           `json:"written"`
 	Verified   bool           `json:"verified"`
 	Misses     int            `json:"translation_misses"`
+	// Untranslated are the sink partitions counted in Misses, by group
+	// and topic, with why (failover_misses.go).
+	Untranslated []failoverMiss `json:"untranslated,omitempty"`
 	// DuplicatesBound is the most records the standby's sinks may
 	// deliver again (the sum of DuplicateBounds, per sink partition).
 	DuplicatesBound int64                    `json:"duplicates_bound"`
@@ -232,6 +235,7 @@ func (c *failoverCmd) dryRunReport(ctx context.Context, seen dryRunSeen, doc *fa
 	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 	fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 	fmt.Fprintf(out, "would write to standby cluster %s: %s\n", seen.standby, rep.Counts)
+	c.noteMisses(rep, doc, out)
 	c.noteOpenTxns(seen.open, doc, out)
 	noteResumedBefore(seen.before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
@@ -266,9 +270,7 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 	doc.Written, doc.Verified = rep.Applied != nil, true
 	mark("apply")
 	fmt.Fprintf(out, "applied: %s; verified: the standby holds the state\n", rep.Counts)
-	if len(rep.Misses) > 0 {
-		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
-	}
+	c.noteMisses(rep, doc, out) // failover_misses.go
 	c.duplicates(ctx, cl, rep, doc, out)
 	noteResumedBefore(before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
