@@ -438,6 +438,7 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		switch sc.TargetState {
 		case snapshot.StateStopped:
 			doc.LeftStopped = append(doc.LeftStopped, cp.Name)
+			c.holdStopped(ctx, rc, state, rep, cp.Name, doc)
 			continue
 		case snapshot.StatePaused:
 			verb, list = "pause", &doc.Paused
@@ -460,8 +461,8 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 	c.sendResumes(ctx, rc, jobs, doc)
 	c.noteHeld(doc, out)
 	held := ""
-	if len(doc.Held) > 0 {
-		held = fmt.Sprintf(", held %d stopped (see above)", len(doc.Held))
+	if n := len(doc.Held) - countStopped(doc.Held); n > 0 {
+		held = fmt.Sprintf(", held %d stopped (see above)", n)
 	}
 	switch {
 	case rc == nil && len(doc.ResumeCommands) > 0:

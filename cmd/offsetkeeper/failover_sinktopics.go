@@ -29,6 +29,10 @@ type failoverHeld struct {
 	Unread    []string `json:"unread_topics"`
 	// Command resumes (or pauses) it, once its topics.regex is changed.
 	Command string `json:"command"`
+	// Stopped: it was STOPPED in the primary's state (a switchover stops
+	// them there), left so as any; named so that whoever starts it
+	// changes the pattern first.
+	Stopped bool `json:"stopped_on_primary,omitempty"`
 }
 
 // unreadCopies returns the standby's copies of sink connector name's
@@ -104,6 +108,17 @@ func (c *failoverCmd) hold(ctx context.Context, rc *connectrest.Client, state *s
 	return true
 }
 
+// holdStopped names a sink connector left STOPPED as the primary had it
+// (a planned switchover stops them all there, and the operator resumes
+// them on the standby afterwards) whose topics.regex does not match the
+// copies its offsets were translated to, as hold does.
+func (c *failoverCmd) holdStopped(ctx context.Context, rc *connectrest.Client, state *snapshot.Snapshot, rep *standby.Report,
+	name string, doc *failoverDocument) {
+	if c.hold(ctx, rc, state, rep, name, "resume", doc) {
+		doc.Held[len(doc.Held)-1].Stopped = true
+	}
+}
+
 // noteHeld says which sink connectors failover held STOPPED, why, and
 // what starts them.
 func (c *failoverCmd) noteHeld(doc *failoverDocument, out io.Writer) {
@@ -112,10 +127,25 @@ func (c *failoverCmd) noteHeld(doc *failoverDocument, out io.Writer) {
 		would = "would not resume"
 	}
 	for _, h := range doc.Held {
-		fmt.Fprintln(out, wrapNote(fmt.Sprintf("%s: sink connector %s, left STOPPED: its topics.regex %q does not match %s, "+
+		head := fmt.Sprintf("%s: sink connector %s, left STOPPED", would, h.Connector)
+		if h.Stopped {
+			head = fmt.Sprintf("note: sink connector %s, left STOPPED as on the primary", h.Connector)
+		}
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("%s: its topics.regex %q does not match %s, "+
 			"the standby's copies its offsets were translated to, so it would not read them; change its topics.regex "+
 			"on the standby's Connect (PUT /connectors/%s/config) to match them, then start it:",
-			would, h.Connector, h.Regex, strings.Join(h.Unread, ", "), url.PathEscape(h.Connector))))
+			head, h.Regex, strings.Join(h.Unread, ", "), url.PathEscape(h.Connector))))
 		fmt.Fprintf(out, "    %s\n", h.Command)
 	}
+}
+
+// countStopped is how many of held were STOPPED on the primary.
+func countStopped(held []failoverHeld) int {
+	n := 0
+	for _, h := range held {
+		if h.Stopped {
+			n++
+		}
+	}
+	return n
 }

@@ -95,3 +95,54 @@ func TestFailoverHoldsSinkWithUnmatchedRegex(t *testing.T) {
 		t.Fatalf("failover run again: exit %d, held %+v, resumed %v\n%s\n%s", code, doc.Held, doc.Resumed, out, errs)
 	}
 }
+
+// TestFailoverNamesStoppedSinkWithUnmatchedRegex: after a planned
+// switchover every connector is STOPPED in the primary's state, and the
+// refusal that asked for the stop printed the resumes to run on the
+// standby afterwards, a sink whose topics.regex misses the copies among
+// them. Failover left it STOPPED, as on the primary, without a word. Now
+// it names it, says why it must not start as it is, and prints the
+// command that starts it once its pattern is changed; run as printed
+// then, the sink runs.
+func TestFailoverNamesStoppedSinkWithUnmatchedRegex(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("the printed command is a curl command: no curl here")
+	}
+	w := newStandbyWorld(t, 0)
+	ctx := context.Background()
+	name := connectdemo.ConnSinkS3 // STOPPED in the primary's state
+	st := "file://" + t.TempDir()
+	if code, out, errs := runCLI(t, "snapshot", "--brokers", w.primary, "--store", st); code != 0 {
+		t.Fatalf("snapshot: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs := runCLI(t, append([]string{"failover", "--store", st, "--output", "json"}, w.flags()...)...)
+	var doc failoverDocument
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("failover: exit %d\n%s\n%s", code, out, errs)
+	}
+	if len(doc.Held) != 1 || doc.Held[0].Connector != name || !doc.Held[0].Stopped || !slices.Contains(doc.LeftStopped, name) {
+		t.Fatalf("held_stopped %+v, left_stopped %v: want %s, stopped on the primary", doc.Held, doc.LeftStopped, name)
+	}
+	// The text run again says so too (nothing left to write).
+	code, out, errs = runCLI(t, append([]string{"failover", "--store", st}, w.flags()...)...)
+	if code != 0 || !strings.Contains(flat(out), "note: sink connector "+name+", left STOPPED as on the primary: its topics.regex") ||
+		strings.Contains(out, "held 1") {
+		t.Fatalf("failover run again: exit %d\n%s\n%s", code, out, errs)
+	}
+	fits(t, "run again", out)
+	cfg, err := w.rc.Config(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg["topics.regex"] = `a\.(clicks|orders)`
+	if err := w.rc.PutConfig(ctx, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("sh", "-c", strings.Replace(doc.Held[0].Command, "curl", curl, 1)+" --fail").CombinedOutput(); err != nil {
+		t.Fatalf("the printed command %s: %v\n%s", doc.Held[0].Command, err, b)
+	}
+	if s, err := w.rc.Status(ctx, name); err != nil || s.Connector.State != "RUNNING" {
+		t.Errorf("%s after the printed command: %+v %v, want RUNNING", name, s, err)
+	}
+}
