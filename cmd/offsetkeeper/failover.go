@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -332,7 +331,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var cmds []string
 	for _, n := range running {
 		if base != "" {
-			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+url.PathEscape(n)+"/stop")
+			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+restSegment(n)+"/stop")
 		}
 	}
 	how := strings.Join(cmds, "; ")
@@ -348,7 +347,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var resumes []string
 	for _, n := range running {
 		if sbase != "" {
-			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+url.PathEscape(n)+"/resume")
+			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+restSegment(n)+"/resume")
 		}
 	}
 	then := strings.Join(resumes, "; ")
@@ -448,7 +447,7 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
-				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, url.PathEscape(cp.Name), verb))
+				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restSegment(cp.Name), verb))
 			*list = append(*list, cp.Name)
 			continue
 		}

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -99,10 +98,10 @@ func (c *failoverCmd) hold(ctx context.Context, rc *connectrest.Client, state *s
 	if len(unread) == 0 {
 		return false
 	}
-	cmd := fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, url.PathEscape(name), verb)
+	cmd := fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restSegment(name), verb)
 	if len(c.standby.connectURLs) > 0 {
 		base := strings.TrimRight(splitList(c.standby.connectURLs[0])[0], "/")
-		cmd = "curl -sS -X PUT " + restore.ShellQuote(base+"/connectors/"+url.PathEscape(name)+"/"+verb)
+		cmd = "curl -sS -X PUT " + restore.ShellQuote(base+"/connectors/"+restSegment(name)+"/"+verb)
 	}
 	doc.Held = append(doc.Held, failoverHeld{Connector: name, Regex: re, Unread: unread, Command: cmd})
 	return true
@@ -134,7 +133,7 @@ func (c *failoverCmd) noteHeld(doc *failoverDocument, out io.Writer) {
 		fmt.Fprintln(out, wrapNote(fmt.Sprintf("%s: its topics.regex %q does not match %s, "+
 			"the standby's copies its offsets were translated to, so it would not read them; change its topics.regex "+
 			"on the standby's Connect (PUT /connectors/%s/config) to match them, then start it:",
-			head, h.Regex, strings.Join(h.Unread, ", "), url.PathEscape(h.Connector))))
+			head, h.Regex, strings.Join(h.Unread, ", "), restSegment(h.Connector))))
 		fmt.Fprintf(out, "    %s\n", h.Command)
 	}
 }
