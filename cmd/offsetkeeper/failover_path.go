@@ -1,25 +1,7 @@
 package main
 
-import (
-	"fmt"
-	"net/url"
-	"strings"
-)
+import "github.com/offsetkeeper/offsetkeeper/restore"
 
 // restSegment is connector name as a path segment of a Connect REST URL
-// that a printed curl command carries safely: url.PathEscape leaves
-// $ & + , : ; = @ as they are (legal in a path), and in a shell they end
-// the command (& ;), expand ($, also inside double quotes) or are kept but
-// decoded differently (+); percent-encoded they reach Connect as the same
-// name (its REST API decodes path parameters).
-func restSegment(name string) string {
-	var b strings.Builder
-	for _, r := range url.PathEscape(name) {
-		if strings.ContainsRune("$&+,:;=@", r) {
-			fmt.Fprintf(&b, "%%%02X", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// that a printed curl command carries safely (restore.RESTPathSegment).
+func restSegment(name string) string { return restore.RESTPathSegment(name) }
