@@ -304,7 +304,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	defer cancel()
 	live, err := rc.Connectors(cctx)
 	if err != nil {
-		fmt.Fprintf(out, "note: the primary's Connect did not answer (%v): taken as gone\n", err)
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: the primary's Connect did not answer (%v): taken as gone; "+
+			"if its workers come back with its Kafka, they run its connectors again beside the standby's: keep them down, "+
+			"or stop the connectors there (PUT /connectors/NAME/stop) as soon as they answer", err)))
 		return nil
 	}
 	var running []string

@@ -44,7 +44,8 @@ func TestFailoverDryRunNothingOpen(t *testing.T) {
 // Connect running connectors while the store's state is a second old):
 // both clusters then ran them. Now it says the primary's Connect was not
 // asked and how to have it checked; given --connect-url of a Connect that
-// does not answer, it says that instead.
+// does not answer, it says that instead, and that its workers, back with
+// its Kafka, would run its connectors beside the standby's.
 func TestFailoverSaysPrimaryNotAsked(t *testing.T) {
 	w := newStandbyWorld(t, 0)
 	st := "file://" + t.TempDir()
@@ -59,7 +60,8 @@ func TestFailoverSaysPrimaryNotAsked(t *testing.T) {
 	fits(t, "dry run", out)
 	gone := "http://" + freeAddr(t) // nothing listens there
 	code, out, errs = runCLI(t, append(args, "--connect-url", gone)...)
-	if code != 0 || strings.Contains(out, "was not asked") || !strings.Contains(out, "note: the primary's Connect did not answer") {
+	if code != 0 || strings.Contains(out, "was not asked") || !strings.Contains(out, "note: the primary's Connect did not answer") ||
+		!strings.Contains(flat(out), "they run its connectors again beside the standby's") {
 		t.Fatalf("failover --dry-run with a --connect-url that does not answer: exit %d\n%s\n%s", code, out, errs)
 	}
 }
