@@ -317,12 +317,7 @@ func (j *journalWriter) resume(ctx context.Context) {
 		j.log().Error("list journal", "error", err)
 		return
 	}
-	var newest *journal.EpochInfo
-	for i := range l.Epochs {
-		if l.Epochs[i].HasFile {
-			newest = &l.Epochs[i]
-		}
-	}
+	newest := j.ownNewest(ctx, l) // journal_cluster.go
 	if newest == nil {
 		j.want(journal.EpochFirstRun)
 		return

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +71,9 @@ type failoverCmd struct {
 	connectors listFlag
 	// again: an earlier run of this failover was killed part way (rerun).
 	again bool
+	// startedSince are the connectors an earlier run left STOPPED that
+	// run on the standby now (resumedBefore): left as they run.
+	startedSince []string
 }
 
 func (c *failoverCmd) Flags(fs *flag.FlagSet) {
@@ -96,6 +98,9 @@ type failoverDocument struct {
 	Written    bool           `json:"written"`
 	Verified   bool           `json:"verified"`
 	Misses     int            `json:"translation_misses"`
+	// Untranslated are the sink partitions counted in Misses, by group
+	// and topic, with why (failover_misses.go).
+	Untranslated []failoverMiss `json:"untranslated,omitempty"`
 	// DuplicatesBound is the most records the standby's sinks may
 	// deliver again (the sum of DuplicateBounds, per sink partition).
 	DuplicatesBound int64                    `json:"duplicates_bound"`
@@ -105,9 +110,16 @@ type failoverDocument struct {
 	Paused          []string                 `json:"paused"`
 	LeftStopped     []string                 `json:"left_stopped"`
 	ResumeCommands  []string                 `json:"resume_commands,omitempty"`
+	// Held are the sink connectors left STOPPED because their topics.regex
+	// does not match the copies their offsets were translated to.
+	Held []failoverHeld `json:"held_stopped,omitempty"`
 	// ResumedBefore are the connectors an earlier run of this failover
 	// resumed or paused, left as they run (failover_rerun.go).
 	ResumedBefore []string `json:"resumed_before,omitempty"`
+	// StartedSince are the connectors an earlier run left STOPPED (as
+	// the state has them) that someone started on the standby since:
+	// nothing written for them, left as they run (failover_rerun.go).
+	StartedSince []string `json:"started_since_failover,omitempty"`
 	// AlreadyRunning are the connectors that ran on the standby before
 	// this failover (started there, not by a failover) while the standby
 	// held their state: nothing written for them, left as they run.
@@ -179,7 +191,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(before) > 0 && scoped == nil {
-		noteResumedBefore(before, doc, out) // nothing left to do
+		noteResumedBefore(before, c.startedSince, doc, out) // nothing left to do
 		return c.finish(doc, began, out)
 	}
 	if scoped != nil {
@@ -222,8 +234,9 @@ func (c *failoverCmd) dryRunReport(ctx context.Context, seen dryRunSeen, doc *fa
 	doc.Counts, doc.Configs, doc.Misses = rep.Counts, rep.Configs, len(rep.Misses)
 	fmt.Fprintln(out, "dry run: nothing written, no fence stored")
 	fmt.Fprintf(out, "would write to standby cluster %s: %s\n", seen.standby, rep.Counts)
+	c.noteMisses(rep, doc, out)
 	c.noteOpenTxns(seen.open, doc, out)
-	noteResumedBefore(seen.before, doc, out)
+	noteResumedBefore(seen.before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, seen.state, rep, doc, out)
 	if err := c.finish(doc, began, out); err != nil {
@@ -256,11 +269,9 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 	doc.Written, doc.Verified = rep.Applied != nil, true
 	mark("apply")
 	fmt.Fprintf(out, "applied: %s; verified: the standby holds the state\n", rep.Counts)
-	if len(rep.Misses) > 0 {
-		fmt.Fprintf(out, "note: %d sink partitions could not be translated and were left as the standby has them\n", len(rep.Misses))
-	}
+	c.noteMisses(rep, doc, out) // failover_misses.go
 	c.duplicates(ctx, cl, rep, doc, out)
-	noteResumedBefore(before, doc, out)
+	noteResumedBefore(before, c.startedSince, doc, out)
 	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
@@ -278,6 +289,11 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 // primary that does not answer is taken as gone, as in a disaster.
 func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapshot, out io.Writer) error {
 	if !c.g.connect.given() {
+		// Said, not taken as gone in silence: the state in the store may
+		// be seconds old because the primary still runs.
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: the primary's Connect was not asked (no --connect-url): if it still runs "+
+			"connectors of the state (a primary half alive, a planned switchover), both clusters run them after this %s; "+
+			"give --connect-url of the primary's Connect to have %s refuse while it does", c.by, c.by)))
 		return nil
 	}
 	rc, err := c.g.connect.client()
@@ -288,7 +304,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	defer cancel()
 	live, err := rc.Connectors(cctx)
 	if err != nil {
-		fmt.Fprintf(out, "note: the primary's Connect did not answer (%v): taken as gone\n", err)
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: the primary's Connect did not answer (%v): taken as gone; "+
+			"if its workers come back with its Kafka, they run its connectors again beside the standby's: keep them down, "+
+			"or stop the connectors there (PUT /connectors/NAME/stop) as soon as they answer", err)))
 		return nil
 	}
 	var running []string
@@ -315,7 +333,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var cmds []string
 	for _, n := range running {
 		if base != "" {
-			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+url.PathEscape(n)+"/stop")
+			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+restSegment(n)+"/stop")
 		}
 	}
 	how := strings.Join(cmds, "; ")
@@ -331,7 +349,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var resumes []string
 	for _, n := range running {
 		if sbase != "" {
-			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+url.PathEscape(n)+"/resume")
+			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+restSegment(n)+"/resume")
 		}
 	}
 	then := strings.Join(resumes, "; ")
@@ -421,13 +439,17 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		switch sc.TargetState {
 		case snapshot.StateStopped:
 			doc.LeftStopped = append(doc.LeftStopped, cp.Name)
+			c.holdStopped(ctx, rc, state, rep, cp.Name, doc)
 			continue
 		case snapshot.StatePaused:
 			verb, list = "pause", &doc.Paused
 		}
+		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) {
+			continue // failover_sinktopics.go
+		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
-				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, url.PathEscape(cp.Name), verb))
+				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restSegment(cp.Name), verb))
 			*list = append(*list, cp.Name)
 			continue
 		}
@@ -438,6 +460,11 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		jobs = append(jobs, resumeJob{name: cp.Name, verb: verb, list: list})
 	}
 	c.sendResumes(ctx, rc, jobs, doc)
+	c.noteHeld(doc, out)
+	held := ""
+	if n := len(doc.Held) - countStopped(doc.Held); n > 0 {
+		held = fmt.Sprintf(", held %d stopped (see above)", n)
+	}
 	switch {
 	case rc == nil && len(doc.ResumeCommands) > 0:
 		fmt.Fprintf(out, "no --standby-connect-url: set STANDBY_CONNECT_URL to the standby's Connect REST URL and run:\n")
@@ -445,9 +472,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 			fmt.Fprintf(out, "  %s\n", cmd)
 		}
 	case c.dryRun:
-		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+		fmt.Fprintf(out, "would resume %d connectors, pause %d, leave %d stopped%s\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped), held)
 	default:
-		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped))
+		fmt.Fprintf(out, "resumed %d connectors, paused %d, left %d stopped (as on the primary)%s\n", len(doc.Resumed), len(doc.Paused), len(doc.LeftStopped), held)
 	}
 }
 

@@ -70,6 +70,9 @@ func (c *failoverCmd) dryRunOpenTxns(ctx context.Context, cl *kgo.Client, err er
 // standby and what the real run does about them.
 func (c *failoverCmd) noteOpenTxns(txns []failoverOpenTxn, doc *failoverDocument, out io.Writer) {
 	doc.OpenTransactions = txns
+	if len(txns) == 0 {
+		return // nothing open: nothing to refuse for, nothing to end
+	}
 	for _, t := range txns {
 		since := ""
 		if t.Since != nil {

@@ -159,14 +159,24 @@ func (c *failoverCmd) resumedBefore(ctx context.Context, state *snapshot.Snapsho
 		return nil, fmt.Errorf("read the standby's connector states: %w; nothing was written", err)
 	}
 	out := map[string]string{}
+	c.startedSince = nil
 	for _, sc := range state.Connectors {
-		if !sc.HasConfig || sc.TargetState == snapshot.StateStopped {
+		if !sc.HasConfig {
 			continue
 		}
-		if s, ok := states[sc.Name]; ok && (s.Connector.State == connectrest.StateRunning || s.Connector.State == connectrest.StatePaused) {
-			out[sc.Name] = s.Connector.State
+		s, ok := states[sc.Name]
+		if !ok || s.Connector.State != connectrest.StateRunning && s.Connector.State != connectrest.StatePaused {
+			continue
+		}
+		out[sc.Name] = s.Connector.State
+		if sc.TargetState == snapshot.StateStopped {
+			// The earlier run left it STOPPED: someone started it on the
+			// standby since (the switchover's resumes), and it is the
+			// standby's own now; the state's offsets would rewind it.
+			c.startedSince = append(c.startedSince, sc.Name)
 		}
 	}
+	slices.Sort(c.startedSince)
 	return out, nil
 }
 
@@ -188,12 +198,23 @@ func scopeWithout(state *snapshot.Snapshot, inScope []string, before map[string]
 }
 
 // noteResumedBefore lists the connectors an earlier run resumed (or
-// paused) among those of this run, and says so.
-func noteResumedBefore(before map[string]string, doc *failoverDocument, out io.Writer) {
-	if len(before) == 0 {
+// paused) among those of this run, and says so; started are those of
+// before that the earlier run left STOPPED and someone started since
+// (resumedBefore), named on a note of their own.
+func noteResumedBefore(before map[string]string, started []string, doc *failoverDocument, out io.Writer) {
+	if len(started) > 0 {
+		doc.StartedSince = started
+		fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: started on the standby since the earlier failover, which left them STOPPED "+
+			"as the primary's state has them: %s; nothing is written for them (the state's offsets would rewind them) "+
+			"and they are left as they run", strings.Join(started, ", "))))
+	}
+	if len(before) == len(started) {
 		return
 	}
 	for name, st := range before {
+		if slices.Contains(started, name) {
+			continue
+		}
 		doc.ResumedBefore = append(doc.ResumedBefore, name)
 		if st == connectrest.StatePaused {
 			doc.Paused = append(doc.Paused, name)
@@ -205,7 +226,7 @@ func noteResumedBefore(before map[string]string, doc *failoverDocument, out io.W
 	slices.Sort(doc.Resumed)
 	slices.Sort(doc.Paused)
 	fmt.Fprintf(out, "note: an earlier run of this failover resumed %s on the standby: left as they run\n",
-		plural(len(before), "connector", "connectors"))
+		plural(len(before)-len(started), "connector", "connectors"))
 }
 
 // noteAlreadyRunning names the connectors the check found running on the

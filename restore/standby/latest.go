@@ -37,7 +37,8 @@ func LatestState(ctx context.Context, st *store.Store, keep func(cluster string)
 		if !c.BaseExists || c.Broken != "" || c.To.IsZero() || !keep(cluster[c.Epoch]) {
 			continue
 		}
-		snap, _, err := st.Journal().StateAt(ctx, c.To)
+		// This epoch's state: another cluster's epoch may cover c.To too.
+		snap, _, err := st.Journal().StateIn(ctx, c.Epoch, c.To)
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("read the state at %s (journal epoch %s): %w", snapshot.FmtTime(c.To), c.Epoch, err)
 		}
