@@ -127,7 +127,9 @@ func standbyGuide(w io.Writer, ok string, s standbyDemo) {
 	store := strings.Fields(s.store)
 	daemonCmd := append(append([]string{ok, "daemon", "--brokers", s.primary}, store...),
 		append([]string{"--schedule", `"@every 1h"`, "--journal-interval", "1s", "--listen", s.listen}, sb...)...)
-	failover := append(append([]string{ok, "failover"}, store...), sb...)
+	// The primary's Connect named: failover refuses while it runs connectors
+	// (a primary half alive), and says so when it does not answer.
+	failover := append(append(append([]string{ok, "failover"}, store...), sb...), "--connect-url", s.primaryConnect)
 	fmt.Fprintf(w, `offsetkeeper demo --standby
   primary (kfake, 3 brokers): %[1]s
     Connect REST API %[2]s; %[3]d connectors, the running ones committing new offsets

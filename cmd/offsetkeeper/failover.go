@@ -201,7 +201,7 @@ func (c *failoverCmd) Run(ctx context.Context, args []string) error {
 	// A dry run writes nothing: transactions left open do not stop it.
 	open := c.dryRunOpenTxns(ctx, cl, err, rep)
 	if err != nil && open == nil {
-		return c.openTransactionRefusal(fmt.Errorf("%s: %w", c.by, err))
+		return c.runningRefusal(c.openTransactionRefusal(fmt.Errorf("%s: %w", c.by, err)))
 	}
 	mark("check")
 	if c.dryRun {

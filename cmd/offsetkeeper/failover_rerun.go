@@ -211,12 +211,14 @@ func noteResumedBefore(before map[string]string, started []string, doc *failover
 	if len(before) == len(started) {
 		return
 	}
+	paused := 0
 	for name, st := range before {
 		if slices.Contains(started, name) {
 			continue
 		}
 		doc.ResumedBefore = append(doc.ResumedBefore, name)
 		if st == connectrest.StatePaused {
+			paused++
 			doc.Paused = append(doc.Paused, name)
 		} else {
 			doc.Resumed = append(doc.Resumed, name)
@@ -225,8 +227,12 @@ func noteResumedBefore(before map[string]string, started []string, doc *failover
 	slices.Sort(doc.ResumedBefore)
 	slices.Sort(doc.Resumed)
 	slices.Sort(doc.Paused)
-	fmt.Fprintf(out, "note: an earlier run of this failover resumed %s on the standby: left as they run\n",
-		plural(len(before)-len(started), "connector", "connectors"))
+	some := ""
+	if paused > 0 {
+		some = fmt.Sprintf(" (%d of them paused there, as on the primary)", paused)
+	}
+	fmt.Fprintln(out, wrapNote(fmt.Sprintf("note: an earlier run of this failover resumed %s on the standby%s: left as they run",
+		plural(len(before)-len(started), "connector", "connectors"), some)))
 }
 
 // noteAlreadyRunning names the connectors the check found running on the

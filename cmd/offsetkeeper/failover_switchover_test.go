@@ -62,6 +62,9 @@ func TestFailoverRunAgainAfterSwitchoverResume(t *testing.T) {
 		t.Errorf("the run again does not say %q:\n%s", want, out)
 	}
 	fits(t, "run again", out)
+	if want := "of them paused there, as on the primary): left as they run"; !strings.Contains(flat(out), want) {
+		t.Errorf("the run again does not say the connectors the earlier run paused were paused (%q):\n%s", want, out)
+	}
 	if got := standbyValue(t, w.bcl, key); got != `{"ord":999999}` {
 		t.Errorf("%s's offset on the standby is %s after the run again, want it left as it ran", name, got)
 	}
