@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -166,23 +167,30 @@ func (r *run) requireInitialState(ctx context.Context, cs []Creation) error {
 	if !errors.Is(err, connectrest.ErrUnsupported) {
 		return fmt.Errorf("--create-connectors: %w; nothing was written", err)
 	}
-	return refusal{fmt.Errorf("--create-connectors: %w; nothing was written\n%s", err, manualSteps(r.req.Snapshot.ID, r.Connect.URLs()[0], cs))}
+	steps, cmds := r.req.Commands.manualSteps(r.req.Snapshot.ID, r.Connect.URLs()[0], cs)
+	return refusal{advise(fmt.Errorf("--create-connectors: %w; nothing was written\n%s", err, steps), cmds...)}
 }
 
 // manualSteps says how to bring connectors back on workers that cannot
 // create them STOPPED: offsets first, while the connectors do not exist,
-// then the connectors, which start from them.
-func manualSteps(id, base string, cs []Creation) string {
+// then the connectors, which start from them. Each creation is a command
+// to paste (returned in cmds too, for the layout): show prints the body of
+// POST /connectors with the snapshot's config.
+func (s CommandSettings) manualSteps(id, base string, cs []Creation) (text string, cmds []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "to do it by hand, in this order:\n")
 	fmt.Fprintf(&b, "  1. run this restore again without --create-connectors and --resume: it writes the offsets while the connectors do not exist, so nothing overwrites them\n")
-	fmt.Fprintf(&b, "  2. then create each connector, which starts from the restored offsets (offsetkeeper show %s --connector NAME --show-secrets --output json holds its config under \"config\"):\n", id)
+	fmt.Fprintf(&b, "  2. then create each connector from the snapshot's config; it starts from the restored offsets:")
+	program := cmp.Or(s.Program, "offsetkeeper")
 	for _, c := range cs {
 		if c.Action == CreateCreate {
-			fmt.Fprintf(&b, "     curl -X POST -H 'Content-Type: application/json' %s/connectors -d '{\"name\":%q,\"config\":{...}}'\n", base, c.Connector)
+			show := program + " " + quoteArgs(append([]string{"show", id, "--connector", c.Connector, "--show-secrets", "--output", "connect-create"}, s.Flags...))
+			cmd := show + " | curl -s -X POST -H 'Content-Type: application/json' --data @- " + ShellQuote(strings.TrimRight(base, "/")+"/connectors")
+			cmds = append(cmds, cmd)
+			fmt.Fprintf(&b, " %s;", cmd)
 		}
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), ";"), cmds
 }
 
 // printCreations prints what --create-connectors does or would do.

@@ -23,7 +23,7 @@ import (
 var showCommand = commandInfo{
 	name:    "show",
 	summary: "print a snapshot: a summary, the whole document, Connect's REST offsets bodies, sink offsets as CSV, or a standalone worker's offsets file",
-	usage: `<ID|latest>|--at TIME [--connector NAME]... [--output text|json|connect-rest|csv|strimzi-configmap|standalone-file] [--output-dir DIR] [--connect-url URL...]
+	usage: `<ID|latest>|--at TIME [--connector NAME]... [--output text|json|connect-rest|connect-create|csv|strimzi-configmap|standalone-file] [--output-dir DIR] [--connect-url URL...]
 
 --output connect-rest prints, for one --connector, exactly the body of
 Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
@@ -31,7 +31,11 @@ Connect's GET /connectors/NAME/offsets (feed it to PATCH as is); with
 the snapshot, or those named), each byte of the name other than letters,
 digits, '-', '_' and '.' written as %XX. --output csv prints the sink groups'
 offsets as kafka-consumer-groups.sh --reset-offsets --from-file reads them:
-group,topic,partition,offset, no header. With --connect-url the text output
+group,topic,partition,offset, no header. --output connect-create prints, for
+one --connector, the body of Connect's POST /connectors that creates it
+with the snapshot's config (a config with secret-looking values needs
+--show-secrets). With
+--connect-url the text output
 shows each connector's REST state next to the snapshot's. --output
 strimzi-configmap prints, for one --connector, a ConfigMap that Strimzi's
 KafkaConnector spec.alterOffsets.fromConfigMap accepts as is (the REST body
@@ -68,7 +72,7 @@ type showCmd struct {
 
 func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.Var(&c.connectors, "connector", "show only this connector; repeatable")
-	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), csv (sink offsets as group,topic,partition,offset), strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector) or standalone-file (the source offsets as a standalone worker's offset.storage.file.filename; binary, so not to a terminal)")
+	fs.StringVar(&c.output, "output", "text", "output format: text, json (the whole document), connect-rest (the body of GET /connectors/NAME/offsets; one --connector, or --output-dir), connect-create (the body of POST /connectors that creates the connector with the snapshot's config; one --connector), csv (sink offsets as group,topic,partition,offset), strimzi-configmap (a ConfigMap for Strimzi's alterOffsets; one --connector) or standalone-file (the source offsets as a standalone worker's offset.storage.file.filename; binary, so not to a terminal)")
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
 	fs.StringVar(&c.at, "at", "", "show the state at this moment instead of a snapshot: RFC 3339 or a negative duration from now (-15m); from the journal")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "print connector config values whose keys look like secrets (password, secret, token, credential, api key, ...) as they are, in the text and json output; they are masked otherwise")
@@ -87,9 +91,9 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[1])
 	}
 	switch c.output {
-	case "text", "json", "connect-rest", "csv", "strimzi-configmap", "standalone-file":
+	case "text", "json", "connect-rest", "connect-create", "csv", "strimzi-configmap", "standalone-file":
 	default:
-		return usagef("--output %q: want text, json, connect-rest, csv, strimzi-configmap or standalone-file", c.output)
+		return usagef("--output %q: want text, json, connect-rest, connect-create, csv, strimzi-configmap or standalone-file", c.output)
 	}
 	if c.output == "standalone-file" && isTerminal(c.stdout) {
 		return usagef("--output standalone-file writes a binary file: redirect it (offsetkeeper show ID --output standalone-file > connect.offsets)")
@@ -99,6 +103,8 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--output-dir goes with --output connect-rest")
 	case c.output == "connect-rest" && c.outputDir == "" && len(c.connectors) != 1:
 		return usagef("--output connect-rest prints one connector's offsets: give exactly one --connector, or --output-dir DIR for a file per connector")
+	case c.output == "connect-create" && len(c.connectors) != 1:
+		return usagef("--output connect-create prints one connector: give exactly one --connector")
 	case c.output == "strimzi-configmap" && len(c.connectors) != 1:
 		return usagef("--output strimzi-configmap prints one connector's offsets: give exactly one --connector")
 	}
@@ -119,6 +125,9 @@ func (c *showCmd) Run(ctx context.Context, args []string) error {
 		if _, ok := snap.Connector(name); !ok {
 			return fmt.Errorf("connector %q is not in snapshot %s; 'offsetkeeper show %s' lists its connectors", name, snap.ID, snap.ID)
 		}
+	}
+	if c.output == "connect-create" {
+		return writeConnectCreate(c.stdout, snap, c.connectors[0], c.showSecrets)
 	}
 	if !c.showSecrets {
 		snap = maskSecrets(snap)
