@@ -229,6 +229,6 @@ func (r *run) topicsStay(err error) error {
 	if err == nil || len(r.createdTopics) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w\n--create-topics created %s before this; %s stay, empty, and the same restore run again uses %s",
-		err, strings.Join(r.createdTopics, ", "), pick(len(r.createdTopics) == 1, "it", "they"), pick(len(r.createdTopics) == 1, "it", "them"))
+	return fmt.Errorf("%w\n--create-topics created %s before this; %s, empty, and the same restore run again uses %s",
+		err, strings.Join(r.createdTopics, ", "), pick(len(r.createdTopics) == 1, "it stays", "they stay"), pick(len(r.createdTopics) == 1, "it", "them"))
 }

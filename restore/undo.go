@@ -17,6 +17,13 @@ import (
 // run form creates it (--create-connectors, STOPPED, then --resume starts
 // it); without one, UndoNote says what to add.
 func (s CommandSettings) Undo(kind string, before time.Time, connector string) Commands {
+	if kind == snapshot.EventSinkExpired {
+		// The connector stayed stopped, which is why Kafka deleted the
+		// offsets: restored into the group it left Empty they go again at
+		// the next expiry check unless the restore also starts it.
+		c := s.At(before, connector)
+		return Commands{DryRun: c.DryRun, Run: s.WithStart(c.Run)}
+	}
 	if !snapshot.ConfigLost(kind) || !s.ConnectURL || s.Cloud || s.Layout {
 		return s.At(before, connector)
 	}
@@ -28,6 +35,9 @@ func (s CommandSettings) Undo(kind string, before time.Time, connector string) C
 // kind, "" when nothing: the undo of a deleted connector creates it only
 // through the Connect REST API.
 func (s CommandSettings) UndoNote(kind string) string {
+	if kind == snapshot.EventSinkExpired && (!s.ConnectURL || s.Cloud || s.Layout) {
+		return "the offsets expired because the connector stayed stopped: resume it as soon as the undo is verified, or Kafka deletes them again at its next expiry check (with --connect-url the undo resumes it itself: --start)"
+	}
 	switch {
 	case !snapshot.ConfigLost(kind):
 		return ""

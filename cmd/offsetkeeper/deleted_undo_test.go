@@ -85,6 +85,24 @@ func TestDeletedConnectorUndoWithoutConnect(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The page's plan back to just before the deletion says the same,
+	// and its restore is the daemon's undo.
+	at := strings.Fields(undo)[3]
+	_, body, err := httpGet("http://" + addr + "/api/timeline?at=" + at + "&connector=" + conn)
+	var tl struct {
+		Plan struct {
+			Commands struct {
+				Run string `json:"run"`
+			} `json:"commands"`
+			Notes []string `json:"notes"`
+		} `json:"plan"`
+	}
+	if err != nil || json.Unmarshal([]byte(body), &tl) != nil {
+		t.Fatalf("the page's plan at %s: %v\n%s", at, err, body)
+	}
+	if tl.Plan.Commands.Run != undo || !strings.Contains(strings.Join(tl.Plan.Notes, "\n"), "--create-connectors") {
+		t.Errorf("the page's plan at %s: run %q (the daemon's undo: %q), notes %q", at, tl.Plan.Commands.Run, undo, tl.Plan.Notes)
+	}
 }
 
 // joinWrapped joins the lines a note was wrapped on.

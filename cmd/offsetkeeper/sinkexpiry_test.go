@@ -134,6 +134,14 @@ func TestSinkOffsetsExpire(t *testing.T) {
 		t.Fatalf("the command: %s", expired.Undo)
 	}
 	t.Logf("sink-expired: %s", expired.Undo)
+	// The daemon's reset seen line prints the same restore, with the
+	// daemon's own settings (it lacked --start).
+	var seen map[string]any
+	err := json.Unmarshal([]byte(waitLog(t, logs, `"msg":"reset seen"`, `"kind":"sink-expired"`)), &seen)
+	if undo, _ := seen["undo"].(string); err != nil || !strings.HasPrefix(undo, strings.Join(strings.Fields(expired.Undo)[:6], " ")) ||
+		!strings.HasSuffix(undo, " --stop-connectors --resume --start") {
+		t.Errorf("the daemon's reset seen undo %q (%v), events' %q", undo, err, expired.Undo)
+	}
 	// Run as printed: it names the store, brokers and Connect URL itself.
 	var rout, rerr strings.Builder
 	if code := run(ctx, strings.Fields(strings.TrimPrefix(expired.Undo, "offsetkeeper ")), &rout, &rerr); code != 0 {

@@ -116,8 +116,13 @@ func (c *verifyCmd) Run(ctx context.Context, args []string) error {
 	switch {
 	case unsettled > 0:
 		return fmt.Errorf("verify: %s did not finish and may have left what it wrote visible to workers (see above)", plural(unsettled, "restore", "restores"))
+	case badEpochs > 0 && res.Failed > 0:
+		return fmt.Errorf("verify: %d of %s and %s failed; do not restore them: a failed snapshot restores nothing, a broken journal epoch only the moments before its first bad segment (list shows what each epoch restores)",
+			res.Failed, plural(len(ids), "snapshot", "snapshots"), plural(badEpochs, "journal epoch", "journal epochs"))
 	case badEpochs > 0:
-		return fmt.Errorf("verify: %d of %s and %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"), plural(badEpochs, "journal epoch", "journal epochs"))
+		// Every snapshot is whole: only moments past a hole are lost.
+		return fmt.Errorf("verify: %s failed, every snapshot is whole: restore --at still restores a broken epoch's moments before its first bad segment (named above), and the snapshots by ID; list shows what each epoch restores",
+			plural(badEpochs, "journal epoch", "journal epochs"))
 	case res.Failed > 0:
 		return fmt.Errorf("verify: %d of %s failed; do not restore them", res.Failed, plural(len(ids), "snapshot", "snapshots"))
 	}

@@ -89,6 +89,12 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 		return p
 	}
 	then := diffSide{st, Moment{Ref: at.UTC().Format(time.RFC3339Nano), At: at, Base: si.Base.ID, Epoch: si.Epoch}}
+	if cmds, note, ok := deletedCommands(s.src.Commands, p, st, now.snap); ok { // plandeleted.go
+		p.Command, p.Commands = cmds.DryRun, cmds
+		if note != "" {
+			p.Notes = append(p.Notes, note)
+		}
+	}
 	var opts restore.Options
 	if connector != "" {
 		opts.Connectors = []string{connector}
@@ -102,7 +108,7 @@ func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan
 	counts := plan.CountsDocument()
 	p.Counts, p.Warnings = &counts, append(warnings, plan.Warnings...)
 	p.Diff = planDiff(plan, now.m, then.m, connector)
-	p.Precision, p.Notes = si.Precision, append(si.Notes, plan.Notes...)
+	p.Precision, p.Notes = si.Precision, append(append(p.Notes, si.Notes...), plan.Notes...)
 	if si.Fallback {
 		p.Notes = append(p.Notes, "no journal covers this moment: the state is snapshot "+si.Base.ID)
 	}
