@@ -99,7 +99,7 @@ func checkKeys(tab *snapshot.SourceTable, parts map[string]int32, f *findings) (
 			ignore[topic+"\x00"+string(key)] = true
 			for _, j := range idx[lo:hi] {
 				f.fail(Failure{Cause: CauseWrongPartition, Connector: conn, Topic: topic, Partition: tab.Partition(j), SourcePartition: sp,
-					Detail: fmt.Sprintf("the key is on partition %d, but murmur2 puts it on partition %d of %d: Connect's producer writes it there and a task looks for it there", tab.Partition(j), q, parts[topic])})
+					Detail: fmt.Sprintf("the key is on partition %d, but murmur2 puts it on partition %d of %d: the task's next commit goes there, and which copy a worker keeps at its next start depends on the order it reads the partitions in", tab.Partition(j), q, parts[topic])})
 			}
 			lo = hi
 			continue
