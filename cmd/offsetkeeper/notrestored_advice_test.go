@@ -160,6 +160,13 @@ func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
 	if got := b.groupOffsets("connect-legacy-jdbc-sink"); len(got) != 1 {
 		t.Errorf("group connect-legacy-jdbc-sink after the restore ran again: %q", got)
 	}
+	// What Connect would read there (the demo's step 3), within 120
+	// columns: its note of the other cluster was 135 wide.
+	diff, _ := b.mustRun(exitOK, "diff", args[1], "--live", "--exit-code")
+	fits(t, "diff --live", diff)
+	if !strings.Contains(diff, "no differences") {
+		t.Errorf("diff --live after the restore:\n%s", diff)
+	}
 }
 
 // drMissingSinkTopic is a snapshot of the demo's cluster and an empty
