@@ -603,6 +603,7 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	for _, u := range snap.Unread {
 		slog.Warn("snapshot left a sink group out", "snapshot_id", info.ID, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
 	}
+	d.warnRecreated(ctx, snap, info)
 	counts := movedBackwards(prev, cur)
 	d.ownRestores(ctx, counts, prev, cur)
 	for _, n := range counts {

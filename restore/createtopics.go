@@ -226,7 +226,10 @@ func seedsOf(cl *kgo.Client) string {
 // "nothing was written" is about the offsets, and the topics it created,
 // empty, are what the same restore run again uses.
 func (r *run) topicsStay(err error) error {
-	if err == nil || len(r.createdTopics) == 0 {
+	if err == nil || len(r.createdTopics) == 0 || !r.nothingWritten() {
+		// Written into (a restore that ended "not restored here", or
+		// failed after a topic committed): they are not empty, and the
+		// error says what was written.
 		return err
 	}
 	return fmt.Errorf("%w\n--create-topics created %s before this; %s, empty, and the same restore run again uses %s",

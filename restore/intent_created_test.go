@@ -1,6 +1,7 @@
 package restore_test
 
 import (
+	"log/slog"
 	"maps"
 	"regexp"
 	"strings"
@@ -20,7 +21,8 @@ import (
 // finish; every reader sees the offsets it touched alike": no word of the
 // connectors left STOPPED without offsets, and no command (its record
 // held no stopped connector). It now names them as created STOPPED and
-// prints the command that finishes it, on a line of its own; that restore,
+// prints the command that finishes it, on lines of its own, the log line
+// after it (it came between the note and the command); that restore,
 // run again, writes their offsets and resumes them as the snapshot had
 // them, and removes the record.
 func TestKilledCreateConnectorsSaysRunAgain(t *testing.T) {
@@ -48,9 +50,15 @@ func TestKilledCreateConnectorsSaysRunAgain(t *testing.T) {
 		t.Fatalf("after the kill the connectors are %v, want all created STOPPED: the test proves nothing", got)
 	}
 
+	// The log on the same stream, as on a terminal: its line comes after
+	// the note, never between the note and the command that ends it.
 	var out strings.Builder
-	if _, err := restore.RecoverInterrupted(t.Context(), restore.Recovery{Client: dst.cl, Store: st, Out: &out}); err != nil {
+	logger := slog.New(slog.NewTextHandler(&out, nil))
+	if _, err := restore.RecoverInterrupted(t.Context(), restore.Recovery{Client: dst.cl, Store: st, Out: &out, Log: logger}); err != nil {
 		t.Fatal(err)
+	}
+	if l, c := strings.Index(out.String(), "interrupted restore checked"), strings.Index(out.String(), "--resume\n"); l < 0 || c < 0 || l < c {
+		t.Errorf("the log line splits the note from its command:\n%s", out.String())
 	}
 	said := strings.Join(strings.Fields(out.String()), " ")
 	if !strings.Contains(said, "it created 3 connectors STOPPED (other, snk, src): run it again to finish it, which resumes them:") {

@@ -401,14 +401,26 @@ func (rec Recovery) report(x Interrupted) {
 		what += fmt.Sprintf(" on %s, pid %d", in.Host, in.PID)
 	}
 	what += ") did not finish"
+	// Logged once the note is whole: a log line on the same stderr would
+	// otherwise split it from the command that ends it.
+	var logs []func()
+	defer func() {
+		for _, l := range logs {
+			l()
+		}
+	}()
 	switch {
 	case len(x.Open) > 0:
 		rec.say("%s, or is still running: its transaction %s is open; a dead restore's is aborted by the broker within %s, then any command writes back what it left visible",
 			what, strings.Join(x.Open, ", "), transactionTimeout)
-		rec.Log.Warn("restore not finished or still running", "restore_id", in.ID, "snapshot_id", in.Snapshot, "open", x.Open)
+		logs = append(logs, func() {
+			rec.Log.Warn("restore not finished or still running", "restore_id", in.ID, "snapshot_id", in.Snapshot, "open", x.Open)
+		})
 	case x.Err != nil:
 		rec.say("%s; checking what it wrote failed: %v", what, x.Err)
-		rec.Log.Error("check interrupted restore", "restore_id", in.ID, "snapshot_id", in.Snapshot, "error", x.Err)
+		logs = append(logs, func() {
+			rec.Log.Error("check interrupted restore", "restore_id", in.ID, "snapshot_id", in.Snapshot, "error", x.Err)
+		})
 	case len(x.Repaired) > 0:
 		verb := "wrote back"
 		if rec.DryRun {
@@ -417,11 +429,14 @@ func (rec Recovery) report(x Interrupted) {
 		for _, t := range sortedKeys(x.Repaired) {
 			rec.say("%s: its aborted transaction left %s of topic %s visible to read_uncommitted readers (workers without exactly-once source support); %s their committed values in a committed transaction",
 				what, plural(x.Repaired[t], "key", "keys"), t, verb)
-			rec.Log.Warn("interrupted restore repaired", "restore_id", in.ID, "snapshot_id", in.Snapshot, "topic", t, "records", x.Repaired[t], "dry_run", rec.DryRun)
+			n := x.Repaired[t]
+			logs = append(logs, func() {
+				rec.Log.Warn("interrupted restore repaired", "restore_id", in.ID, "snapshot_id", in.Snapshot, "topic", t, "records", n, "dry_run", rec.DryRun)
+			})
 		}
 	default:
 		rec.say("%s; every reader sees the offsets it touched alike (nothing of an aborted transaction is visible)", what)
-		rec.Log.Info("interrupted restore checked", "restore_id", in.ID, "snapshot_id", in.Snapshot)
+		logs = append(logs, func() { rec.Log.Info("interrupted restore checked", "restore_id", in.ID, "snapshot_id", in.Snapshot) })
 	}
 	if len(x.Open) == 0 {
 		rec.sayAgain(in)

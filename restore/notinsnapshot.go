@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
 )
 
 // NotInSnapshotError is the error of a restore that names connectors
@@ -46,15 +49,20 @@ func (e *NotInSnapshotError) Unwrap() error { return ErrNotInSnapshot }
 
 func (e *NotInSnapshotError) advisedCommands() []string { return []string{e.show()} }
 
-// ShowWith is the show command of snapshot id with the settings s
-// carries (show takes restore's settings, and ignores those it does not
-// use: the brokers, the Connect URL).
-func (s CommandSettings) ShowWith(id string) string {
+// ShowOf is the show command of snap with the settings s carries (show
+// takes restore's settings, and ignores those it does not use: the
+// brokers, the Connect URL): show ID, or show --at TIME for the state at
+// a moment (restore --at), whose ID is a description, not a snapshot's.
+func (s CommandSettings) ShowOf(snap *snapshot.Snapshot) string {
 	program := s.Program
 	if program == "" {
 		program = "offsetkeeper"
 	}
-	return program + " " + quoteArgs(append([]string{"show", id}, s.Flags...))
+	what := []string{"show", snap.ID}
+	if snap.Reason == journal.ReasonAt {
+		what = []string{"show", "--at", FormatMoment(snap.CreatedAt)}
+	}
+	return program + " " + quoteArgs(append(what, s.Flags...))
 }
 
 // withShow fills in the show command of a NotInSnapshotError with the
@@ -62,6 +70,6 @@ func (s CommandSettings) ShowWith(id string) string {
 func (r *run) withShow(err error) {
 	var nis *NotInSnapshotError
 	if errors.As(err, &nis) {
-		nis.Show = r.req.Commands.ShowWith(nis.Snapshot)
+		nis.Show = r.req.Commands.ShowOf(r.req.Snapshot)
 	}
 }

@@ -473,7 +473,7 @@ func (r *run) finish(ctx context.Context, plan *Plan, notRestored error) error {
 		return err
 	}
 	r.nameStillStopped(plan)
-	return notRestored
+	return r.withAgain(notRestored)
 }
 
 // nameStillStopped ends a restore that wrote offsets by naming each

@@ -141,7 +141,7 @@ func (c *diffCmd) print(ctx context.Context, rc *connectrest.Client, s diffSides
 	} else {
 		fmt.Fprintf(c.stdout, "diff %s -> %s\n", a.ID, bName)
 		if a.ClusterID != b.ClusterID {
-			fmt.Fprintf(c.stdout, "note: %s is from cluster %q, %s from cluster %q\n", a.ID, a.ClusterID, bName, b.ClusterID)
+			fmt.Fprintln(c.stdout, wrapNote(fmt.Sprintf("note: %s is from cluster %q, %s from cluster %q", a.ID, a.ClusterID, bName, b.ClusterID)))
 		}
 		if rc != nil {
 			if err := printStates(ctx, c.stdout, rc, changes, c.connectors, s); err != nil {

@@ -103,13 +103,16 @@ func runKafkaTopicsPrinted(t *testing.T, cmd string) {
 // the missing sink topic. That command named "--bootstrap-server
 // <brokers>" (a redirection from a file, pasted into a shell) where the
 // missing-offsets-topic message names the brokers; run as printed now, it
-// creates the topic in the cluster restored into, and the same restore
-// run again restores the rest (exit 0).
+// creates the topic in the cluster restored into. The real run does not
+// call the offsets topics it created and wrote "empty" (it did); it
+// prints the same restore, whole (it said only "run the same restore
+// again"); run as printed, it restores the rest (exit 0).
 func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
 	b, args := drMissingSinkTopic(t)
 	ctx := context.Background()
 	// The real run first: it creates the Connect topics the dry run of an
 	// empty cluster cannot plan without.
+	var again []string // the real run's: the same restore, to run once the topic exists
 	for _, dry := range []bool{false, true} {
 		run := args
 		what := "restore"
@@ -117,11 +120,17 @@ func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
 			run, what = append(append([]string{}, args...), "--dry-run"), "dry run"
 		}
 		_, stderr := b.mustRun(exitError, run...)
+		if strings.Contains(flat(stderr), "stay, empty") {
+			// The offsets topics it created hold what it wrote.
+			t.Errorf("%s calls the topics it created and wrote to empty:\n%s", what, stderr)
+		}
 		cmds := checkAdvice(t, what, stderr)
 		var topics []string
 		for _, c := range cmds {
 			if strings.HasPrefix(c, "kafka-topics.sh ") {
 				topics = append(topics, c)
+			} else if !dry {
+				again = append(again, c)
 			}
 		}
 		want := "kafka-topics.sh --bootstrap-server " + b.brokers + " --create --topic legacy.customers "
@@ -141,12 +150,22 @@ func TestNotRestoredTopicCommandRunsAsPrinted(t *testing.T) {
 	if listed, err := kadm.NewClient(fresh).ListTopics(ctx); err != nil || !listed.Has("legacy.customers") {
 		t.Fatalf("the printed command created no topic legacy.customers: %v %v", listed.Names(), err)
 	}
-	out, _ := b.mustRun(exitOK, args...)
-	if !strings.Contains(out, "verified: ") || strings.Contains(out, "skipped") {
-		t.Errorf("the same restore run again:\n%s", out)
+	if len(again) != 1 || !strings.HasPrefix(again[0], "offsetkeeper restore ") || strings.HasSuffix(again[0], " --dry-run") {
+		t.Fatalf("the real run prints %q, want the same restore to run again", again)
+	}
+	code, out, errs := b.runPrinted(again[0])
+	if code != exitOK || !strings.Contains(out, "verified: ") || strings.Contains(out, "skipped") {
+		t.Errorf("the same restore run again, as printed: exit %d\n%s\n%s", code, out, errs)
 	}
 	if got := b.groupOffsets("connect-legacy-jdbc-sink"); len(got) != 1 {
 		t.Errorf("group connect-legacy-jdbc-sink after the restore ran again: %q", got)
+	}
+	// What Connect would read there (the demo's step 3), within 120
+	// columns: its note of the other cluster was 135 wide.
+	diff, _ := b.mustRun(exitOK, "diff", args[1], "--live", "--exit-code")
+	fits(t, "diff --live", diff)
+	if !strings.Contains(diff, "no differences") {
+		t.Errorf("diff --live after the restore:\n%s", diff)
 	}
 }
 

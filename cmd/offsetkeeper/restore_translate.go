@@ -124,7 +124,7 @@ func (c *restoreCmd) translate(ctx context.Context, cl *kgo.Client, snap *snapsh
 	if err != nil {
 		var nis *restore.NotInSnapshotError
 		if errors.As(err, &nis) { // listed with this run's settings, before the text is made
-			nis.Show = c.g.commandSettings().ShowWith(nis.Snapshot)
+			nis.Show = c.g.commandSettings().ShowOf(snap)
 		}
 		return nil, fmt.Errorf("translate snapshot %s: %w; nothing was written", snap.ID, kafkaconf.DescribeError(err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -57,5 +58,31 @@ func TestSnapshotOfRecreatedOffsetsTopicWarns(t *testing.T) {
 	code, out, errs = c.runPrinted(strings.TrimSuffix(cmds[0], " --dry-run"))
 	if code != exitOK || !strings.Contains(out, "verified: ") {
 		t.Fatalf("the printed restore without --dry-run: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestDaemonSnapshotOfRecreatedOffsetsTopicWarns: a daemon started after
+// the offsets topic was deleted and created again (its journal never saw
+// the loss) stores its first scheduled snapshot of the empty topic; it
+// now logs a warning naming the earlier snapshot to restore, instead of
+// nothing.
+func TestDaemonSnapshotOfRecreatedOffsetsTopicWarns(t *testing.T) {
+	spec := connectdemo.DefaultSpec()
+	c := newCluster(t, &spec)
+	before := c.snapshot()
+	ctx := context.Background()
+	topic := connectdemo.DefaultOffsetsTopic
+	if _, err := c.adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if _, err := c.adm.CreateTopic(ctx, 10, -1, compact, topic); err != nil {
+		t.Fatal(err)
+	}
+	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h")
+	c.waitJournal(time.Now(), logs) // its first snapshot is stored
+	said := logs.String()
+	if !strings.Contains(said, "deleted and created again?") || !strings.Contains(said, `"earlier_snapshot_id":"`+before+`"`) {
+		t.Errorf("the daemon's snapshot of the recreated topic does not warn naming %s:\n%s", before, said)
 	}
 }
