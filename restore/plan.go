@@ -101,6 +101,8 @@ type Plan struct {
 	sinkParts   map[string]int32
 	replication int
 	bootstrap   string
+	// warnCmds are the commands held by warnings (warnCmd).
+	warnCmds map[string][]string
 	// policies is the cleanup.policy of the topics written to, when it
 	// could be described.
 	policies map[string]string
@@ -763,6 +765,17 @@ func (p *Plan) snapTable(snap *snapshot.Snapshot) *snapshot.SourceTable {
 
 func (p *Plan) warnf(format string, args ...any) {
 	p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
+}
+
+// warnCmd is warnf for a warning that holds commands to paste (cmds, each
+// as it appears in it): Print lays them out on lines of their own.
+func (p *Plan) warnCmd(cmds []string, format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	p.Warnings = append(p.Warnings, w)
+	if p.warnCmds == nil {
+		p.warnCmds = map[string][]string{}
+	}
+	p.warnCmds[w] = cmds
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -386,7 +386,12 @@ func (s *sourcePlanner) lives() {
 				}
 			}
 			if sp, held := snapAt[placedKey{o.Topic, o.Partition, string(o.Key)}]; held {
-				s.p.warnf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore keeps that copy, with the value the snapshot held there (remove it with a tombstone written to partition %d by hand once the connector has committed again)", s.name, DisplayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				warn := fmt.Sprintf("connector %q: key %s also lives in partition %d of %q, not its murmur2 partition %d, as it did in the snapshot: a worker's view of it is nondeterministic; the restore keeps that copy, with the value the snapshot held there; once the connector has committed again, remove it with a tombstone written to partition %d", s.name, DisplayKey(o.Key), o.Partition, o.Topic, home, o.Partition)
+				if cmd := tombstoneCommand(s.p.bootstrap, o.Topic, o.Partition, o.Key); cmd != "" {
+					s.p.warnCmd([]string{cmd}, "%s: %s", warn, cmd)
+				} else {
+					s.p.warnf("%s by hand", warn)
+				}
 				if !bytes.Equal(s.so(sp).Value, o.Value) {
 					// Changed since (a reset after the topic grew): a
 					// worker may read this copy last, so it gets the

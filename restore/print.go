@@ -106,6 +106,10 @@ func (p *Plan) Print(w io.Writer) error {
 		ew.printf("%s\n", english.Wrap("note: "+n, 120, "  "))
 	}
 	for _, warn := range p.Warnings {
+		if cmds := p.warnCmds[warn]; len(cmds) > 0 {
+			ew.printf("%s\n", english.Advice("warning: "+warn, 120, cmds))
+			continue
+		}
 		ew.printf("%s\n", english.Wrap("warning: "+warn, 120, "  "))
 	}
 	for _, o := range p.OpenRestores {

@@ -24,7 +24,8 @@ var dailyNormal = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "<TIME>"},
 	{regexp.MustCompile(`size: \d+ bytes`), "size: <N> bytes"},
 	{regexp.MustCompile(`sink offsets [0-9.]+(ns|µs|ms|s|m)+ older`), "sink offsets <D> older"},
-	{regexp.MustCompile(`(?m)  \d+$`), "  <N>"}, // list's SIZE column
+	{regexp.MustCompile(`(?m)  \d+$`), "  <N>"},                  // list's SIZE column
+	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<PORT>"}, // the demo's free ports, in printed commands
 }
 
 func normalize(s string) string {

@@ -96,7 +96,8 @@ func nextCommand(s string, cmds []string) (int, string) {
 }
 
 // Continue breaks a shell command that would pass width columns after
-// first (the first line's indentation) before its "--" flags, each line
+// first (the first line's indentation) before its "--" flags and its
+// pipes, each line
 // but the last ending in " \" and the lines after the first indented by
 // indent: pasted whole it runs as written, and pasted a line at a time the
 // shell waits for the rest. It never breaks inside quotes; a single flag
@@ -118,7 +119,8 @@ func Continue(cmd string, width int, first, indent string) string {
 	return b.String()
 }
 
-// splitFlags splits cmd before each " --" outside quotes.
+// splitFlags splits cmd before each " --" and each " | " (the next command
+// of a pipeline) outside quotes.
 func splitFlags(cmd string) []string {
 	var parts []string
 	var quote rune
@@ -131,7 +133,7 @@ func splitFlags(cmd string) []string {
 			}
 		case r == '\'' || r == '"':
 			quote = r
-		case r == ' ' && strings.HasPrefix(cmd[i:], " --") && i > start:
+		case r == ' ' && (strings.HasPrefix(cmd[i:], " --") || strings.HasPrefix(cmd[i:], " | ")) && i > start:
 			parts = append(parts, cmd[start:i])
 			start = i + 1
 		}
