@@ -168,6 +168,7 @@ func (c *cli) runCommand(cc *cobra.Command, args []string) int {
 	}
 	routeLibraryLog(e.log)
 	if err := cm.cmd.Run(cc.Context(), args); err != nil {
+		err = withStoreSettings(err, e.g)
 		code := report(c.stderr, info.name, err)
 		if c.jsonOut {
 			printJSONError(c.stdout, info.name, code, err)

@@ -46,23 +46,7 @@ func TestCreateConnectorsByHandRunsAsPrinted(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	_, stderr := dst.mustRun(exitRefused, "restore", id, "--allow-other-cluster", "--connector", name, "--create-connectors", "--connect-url", srv.URL)
-	// The command as pasted: from "offsetkeeper show" to the line that
-	// does not continue (" \").
-	var pipeline string
-	lines := strings.Split(stderr, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "offsetkeeper show ") {
-			continue
-		}
-		for j := i; j < len(lines); j++ {
-			s := strings.TrimSpace(lines[j])
-			pipeline += strings.TrimSuffix(s, `\`)
-			if !strings.HasSuffix(s, `\`) {
-				break
-			}
-		}
-		break
-	}
+	pipeline := pasted(stderr, "offsetkeeper show ")
 	if pipeline == "" || strings.Contains(stderr, "{...}") {
 		t.Fatalf("no command to create %s by hand:\n%s", name, stderr)
 	}

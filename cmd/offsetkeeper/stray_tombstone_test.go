@@ -29,21 +29,7 @@ func TestStrayCopyTombstoneRunsAsPrinted(t *testing.T) {
 	id := c.snapshot()
 	c.stopConnectors(connectdemo.ConnMySQL)
 	out, _ := c.mustRun(0, "restore", id, "--connector", connectdemo.ConnMySQL)
-	var cmd string // as pasted: its lines up to the one that does not continue (" \")
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "printf ") {
-			continue
-		}
-		for _, l := range lines[i:] {
-			s := strings.TrimSpace(l)
-			cmd += strings.TrimSuffix(s, `\`)
-			if !strings.HasSuffix(s, `\`) {
-				break
-			}
-		}
-		break
-	}
+	cmd := pasted(out, "printf ")
 	if !strings.Contains(cmd, "| kcat -P ") || !strings.Contains(cmd, " -p 11 ") {
 		t.Fatalf("no tombstone command for partition 11 in:\n%s", out)
 	}
