@@ -2,21 +2,24 @@ package main
 
 import (
 	"flag"
+	"regexp"
 	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/restore"
 )
 
-// storeHints are the commands errors name in quotes to look in the store
-// with ("'offsetkeeper list' shows the stored snapshots"), and their flag
-// sets. Named bare, they read the default store, not the one this run was
-// given.
-var storeHints = []struct {
-	name  string
-	flags func() *flag.FlagSet
-}{
-	{"list", func() *flag.FlagSet { return flagsOf(listCommand) }},
-	{"verify", verifyFlags},
+// storeHint matches a store command an error names in quotes ("'offsetkeeper
+// list' shows the stored snapshots", "'offsetkeeper unpin ID' first"): named
+// bare, it reads the default store, not the one this run was given.
+var storeHint = regexp.MustCompile(`'offsetkeeper (list|verify|show|unpin|delete)((?: [^' ]+)*)'`)
+
+// storeHintFlags are the flag sets of the commands storeHint matches.
+var storeHintFlags = map[string]func() *flag.FlagSet{
+	"list":   func() *flag.FlagSet { return flagsOf(listCommand) },
+	"verify": verifyFlags,
+	"show":   func() *flag.FlagSet { return flagsOf(showCommand) },
+	"unpin":  func() *flag.FlagSet { return flagsOf(unpinCommand) },
+	"delete": func() *flag.FlagSet { return flagsOf(deleteCommand) },
 }
 
 // withStoreSettings names the store commands err quotes with the settings
@@ -24,21 +27,17 @@ var storeHints = []struct {
 // URL), as commands to paste on lines of their own; err is returned as it
 // is when it quotes none, or the run was given none (the default store).
 func withStoreSettings(err error, g *globals) error {
-	msg := err.Error()
 	var cmds []string
-	for _, h := range storeHints {
-		quoted := "'offsetkeeper " + h.name + "'"
-		if !strings.Contains(msg, quoted) {
-			continue
-		}
-		flags := g.settingFlags(h.flags())
+	msg := storeHint.ReplaceAllStringFunc(err.Error(), func(quoted string) string {
+		m := storeHint.FindStringSubmatch(quoted)
+		flags := g.settingFlags(storeHintFlags[m[1]]())
 		if len(flags) == 0 {
-			continue
+			return quoted
 		}
-		cmd := pasteable(append([]string{h.name}, flags...))
-		msg = strings.ReplaceAll(msg, quoted, cmd)
+		cmd := pasteable(append(append([]string{m[1]}, strings.Fields(m[2])...), flags...))
 		cmds = append(cmds, cmd)
-	}
+		return cmd
+	})
 	if len(cmds) == 0 {
 		return err
 	}

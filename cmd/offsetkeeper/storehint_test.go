@@ -38,6 +38,16 @@ func TestStoreHintsCarryStore(t *testing.T) {
 			t.Errorf("%v as printed: exit %d\n%s\n%s", list, code, out, errs)
 		}
 	}
+	code, out, _ := runCLI(t, "list", "--store", dir)
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	code, _, errs := runCLI(t, "show", id, "--connector", "no-such-connector", "--store", dir)
+	show := strings.Fields(pasted(errs, "offsetkeeper show "))
+	if code == exitOK || len(show) < 3 || show[2] != id {
+		t.Fatalf("show of a connector not in the snapshot: exit %d, no show command:\n%s", code, errs)
+	}
+	if code, out, errs := runCLI(t, show[1:]...); code != exitOK || !strings.Contains(out, id) {
+		t.Errorf("%v as printed: exit %d\n%s\n%s", show, code, out, errs)
+	}
 	// The store from the environment: the shell that pastes the hint has it.
 	t.Setenv("OFFSETKEEPER_STORE", dir)
 	if _, _, errs := runCLI(t, "verify", missing); !strings.Contains(errs, "'offsetkeeper list' shows") {
