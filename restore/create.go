@@ -3,6 +3,7 @@ package restore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -182,15 +183,46 @@ func (s CommandSettings) manualSteps(id, base string, cs []Creation) (text strin
 	fmt.Fprintf(&b, "  1. run this restore again without --create-connectors and --resume: it writes the offsets while the connectors do not exist, so nothing overwrites them\n")
 	fmt.Fprintf(&b, "  2. then create each connector from the snapshot's config; it starts from the restored offsets:")
 	program := cmp.Or(s.Program, "offsetkeeper")
+	post := "curl -s -X POST -H 'Content-Type: application/json' --data "
+	url := ShellQuote(strings.TrimRight(base, "/") + "/connectors")
 	for _, c := range cs {
-		if c.Action == CreateCreate {
+		if c.Action != CreateCreate {
+			continue
+		}
+		var cmd string
+		if !hasSecret(c.config) {
+			// The body itself, as the restore would create it (a
+			// translation's rewrites and renames included).
+			body, _ := json.Marshal(struct {
+				Name   string            `json:"name"`
+				Config map[string]string `json:"config"`
+			}{c.Connector, c.config})
+			cmd = post + ShellQuote(string(body)) + " " + url
+		} else {
+			// Secrets stay off the screen: show prints the body from the
+			// stored snapshot, as it holds the connector.
 			show := program + " " + quoteArgs(append([]string{"show", id, "--connector", c.Connector, "--show-secrets", "--output", "connect-create"}, s.Flags...))
-			cmd := show + " | curl -s -X POST -H 'Content-Type: application/json' --data @- " + ShellQuote(strings.TrimRight(base, "/")+"/connectors")
-			cmds = append(cmds, cmd)
-			fmt.Fprintf(&b, " %s;", cmd)
+			cmd = show + " | " + post + "@- " + url
+		}
+		cmds = append(cmds, cmd)
+		fmt.Fprintf(&b, " %s;", cmd)
+		for _, x := range c.Rewritten {
+			if hasSecret(c.config) {
+				fmt.Fprintf(&b, " (the restore would create it with %s=%s, the snapshot has %s=%s: change it in the body first);", x.Key, x.New, x.Key, x.Old)
+			}
 		}
 	}
 	return strings.TrimSuffix(b.String(), ";"), cmds
+}
+
+// hasSecret reports whether config holds a value show masks.
+func hasSecret(config map[string]string) bool {
+	for k, v := range config {
+		if SecretValue(k, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // printCreations prints what --create-connectors does or would do.

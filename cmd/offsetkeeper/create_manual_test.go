@@ -19,44 +19,50 @@ import (
 // A disaster recovery with --create-connectors onto workers older than
 // Kafka 3.7 (no initial_state: a created connector would start before its
 // offsets are written) is refused, and says how to do it by hand: the
-// restore without --create-connectors, then, for each connector, a show
-// --output connect-create piped into Connect's POST /connectors.
-// Run as printed, the connector is created with the snapshot's config, and
-// its offsets are those restored. (It printed '{"name":...,"config":{...}}'
-// before: a placeholder.)
+// restore without --create-connectors, then, for each connector, the POST
+// /connectors that creates it: its body inline when its config holds no
+// secret, else show --output connect-create piped into curl (secrets stay
+// off the screen). Run as printed, each connector is created with the
+// snapshot's config. (It printed '{"name":...,"config":{...}}' before: a
+// placeholder.)
 func TestCreateConnectorsByHandRunsAsPrinted(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		t.Skip("the printed commands pipe into curl: no curl here")
+		t.Skip("the printed commands are curl commands: no curl here")
 	}
 	spec := connectdemo.DefaultSpec()
 	src := newCluster(t, &spec)
 	src.stopAll()
 	id := src.snapshot()
-	name := connectdemo.ConnFile
+	plain, secret := connectdemo.ConnFile, connectdemo.ConnMySQL
 
 	dst := newCluster(t, nil)
 	dst.store = src.store
 	if err := connectdemo.CreateTopics(context.Background(), dst.cl, connectdemo.DefaultTopics()); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := connectsimtest.Start(dst.cl, connectsim.Options{Version: "3.6.1"})
+	plugins := append(connectsim.DefaultPlugins("3.6.1"), connectsim.Plugin{Class: "io.debezium.connector.mysql.MySqlConnector", Type: "source", Version: "2.7.0"})
+	srv, err := connectsimtest.Start(dst.cl, connectsim.Options{Version: "3.6.1", Plugins: plugins})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	_, stderr := dst.mustRun(exitRefused, "restore", id, "--allow-other-cluster", "--connector", name, "--create-connectors", "--connect-url", srv.URL)
-	pipeline := pasted(stderr, "offsetkeeper show ")
-	if pipeline == "" || strings.Contains(stderr, "{...}") {
-		t.Fatalf("no command to create %s by hand:\n%s", name, stderr)
+	scope := []string{"restore", id, "--allow-other-cluster", "--connector", plain, "--connector", secret}
+	_, stderr := dst.mustRun(exitRefused, append(scope, "--create-connectors", "--connect-url", srv.URL)...)
+	inline, piped := pasted(stderr, "curl -s -X POST "), pasted(stderr, "offsetkeeper show ")
+	if !strings.Contains(inline, `"name":"`+plain+`"`) || !strings.Contains(piped, "--connector "+secret) || strings.Contains(stderr, "{...}") ||
+		strings.Contains(stderr, "dbz") {
+		t.Fatalf("the commands to create %s (inline) and %s (through show, its password not shown) by hand:\n%s", plain, secret, stderr)
 	}
 
-	dst.mustRun(0, "restore", id, "--allow-other-cluster", "--connector", name) // step 1, as the refusal says
+	dst.mustRun(0, scope...) // step 1, as the refusal says
 	self, _ := os.Executable()
-	sh := exec.Command("sh", "-c", strings.Replace(strings.Replace(pipeline, "offsetkeeper ", self+" ", 1), "| curl ", "| "+curl+" --fail ", 1))
-	sh.Env = append(os.Environ(), "OFFSETKEEPER_TEST_AS_MAIN=1")
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", pipeline, err, out)
+	for _, cmd := range []string{inline, strings.Replace(piped, "offsetkeeper ", self+" ", 1)} {
+		sh := exec.Command("sh", "-c", strings.Replace(cmd, "curl ", curl+" --fail ", 1))
+		sh.Env = append(os.Environ(), "OFFSETKEEPER_TEST_AS_MAIN=1")
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, out)
+		}
 	}
 
 	rc, err := connectrest.New(connectrest.Config{URLs: []string{srv.URL}, PollInterval: 10 * time.Millisecond})
@@ -67,17 +73,19 @@ func TestCreateConnectorsByHandRunsAsPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := conns[name]
-	want, _ := dst.snapshotConnector(id, name)
-	if !ok || !maps.Equal(got.Info.Config, want) {
-		t.Fatalf("connector %s on Connect: %v, config %v; want the snapshot's %v", name, ok, got.Info.Config, want)
+	for _, name := range []string{plain, secret} {
+		got, ok := conns[name]
+		want, _ := dst.snapshotConnector(id, name)
+		if !ok || !maps.Equal(got.Info.Config, want) {
+			t.Errorf("connector %s on Connect: %v, config %v; want the snapshot's %v", name, ok, got.Info.Config, want)
+		}
 	}
 }
 
 // snapshotConnector is the config of connector name in snapshot id.
 func (c *cluster) snapshotConnector(id, name string) (map[string]string, bool) {
 	c.t.Helper()
-	out, _ := c.mustRun(0, "show", id, "--connector", name, "--output", "connect-create")
+	out, _ := c.mustRun(0, "show", id, "--connector", name, "--output", "connect-create", "--show-secrets")
 	var body struct {
 		Name   string            `json:"name"`
 		Config map[string]string `json:"config"`

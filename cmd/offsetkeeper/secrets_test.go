@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,8 @@ func TestSecretKey(t *testing.T) {
 		{"connection.user", false},
 		{"", false},
 	} {
-		if got := secretKey(tc.key); got != tc.secret {
-			t.Errorf("secretKey(%q) = %v, want %v", tc.key, got, tc.secret)
+		if got := restore.SecretValue(tc.key, "x"); got != tc.secret {
+			t.Errorf("SecretValue(%q, x) = %v, want %v", tc.key, got, tc.secret)
 		}
 	}
 	for _, tc := range []struct{ key, value, want string }{

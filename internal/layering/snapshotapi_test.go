@@ -19,12 +19,11 @@ import (
 // restore's, a capture's) and moves there or under snapshot/internal.
 var oneRoom = map[string]string{
 	// The seams: the format declares what a room plugs into it.
-	"OffsetRun":     "what OffsetStream.Runs gives the encoder; capture implements it",
-	"OffsetSink":    "the sink of the streamed decoder, which store's GetWith takes",
-	"OffsetDecoder": "the decoder an OffsetSink is given (capture.SeedSink)",
-	"TableSink":     "the decoder's sink into a SourceTable, whose unexported parts it fills; store.RestoreSink wraps it",
-	"Piece":         "the encoder's unit, which store compresses in parallel",
-	"Journal":       "an argument of ApplyPolicy, the retention policy",
+	"OffsetRun":  "what OffsetStream.Runs gives the encoder; capture implements it",
+	"OffsetSink": "the sink of the streamed decoder, which store's GetWith takes",
+	"TableSink":  "the decoder's sink into a SourceTable, whose unexported parts it fills; store.RestoreSink wraps it",
+	"Piece":      "the encoder's unit, which store compresses in parallel",
+	"Journal":    "an argument of ApplyPolicy, the retention policy",
 }
 
 // TestSnapshotTypesHaveTwoUsers: every exported type of package snapshot
