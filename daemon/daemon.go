@@ -128,9 +128,7 @@ type Daemon struct {
 	// epoch on Config.VerifySchedule (storecheck.go).
 	VerifyStore func(ctx context.Context) (StoreCheck, error)
 	checkM      *storeCheckMetrics
-	// oneAtATime holds a drill and a store check apart: each is a process
-	// of its own beside the daemon, and the memory limit is for the daemon
-	// and one of them (docs/drills.md).
+	// oneAtATime holds a drill and a store check apart (leading).
 	oneAtATime sync.Mutex
 	// lastCheck is the last store check ran to its end, for the page
 	// (under mu).

@@ -86,7 +86,13 @@ func (d *Daemon) drills(ctx context.Context) {
 }
 
 // drillOnce runs one drill if this daemon leads, and records it.
-func (d *Daemon) drillOnce(ctx context.Context) {
+func (d *Daemon) drillOnce(ctx context.Context) { d.leading(ctx, d.runDrill) }
+
+// leading runs fn, a drill or a store check, if this daemon leads, with a
+// ctx that ends when the lead does, and never beside the other: each is a
+// process of its own beside the daemon, and the memory limit is for the
+// daemon and one of them (docs/drills.md).
+func (d *Daemon) leading(ctx context.Context, fn func(ctx context.Context)) {
 	lctx, _, done, ok := d.lead.start()
 	if !ok {
 		return
@@ -96,10 +102,15 @@ func (d *Daemon) drillOnce(ctx context.Context) {
 	defer cancel()
 	stop := context.AfterFunc(lctx, cancel)
 	defer stop()
-	log := d.log().With("component", "drill")
 	d.oneAtATime.Lock()
+	defer d.oneAtATime.Unlock()
+	fn(ctx)
+}
+
+// runDrill runs one drill and records it.
+func (d *Daemon) runDrill(ctx context.Context) {
+	log := d.log().With("component", "drill")
 	rep, err := d.Drill(ctx)
-	d.oneAtATime.Unlock()
 	switch {
 	case err != nil:
 		d.drillM.runs.WithLabelValues("error").Inc()

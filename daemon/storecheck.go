@@ -145,19 +145,14 @@ func (d *Daemon) waitFirstSnapshot(ctx context.Context) bool {
 // reports whether something did not verify, and whether the check ran to
 // its end (not when this daemon does not lead, or the check could not run).
 func (d *Daemon) storeCheckOnce(ctx context.Context) (failed, ran bool) {
-	lctx, _, done, ok := d.lead.start()
-	if !ok {
-		return false, false
-	}
-	defer done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(lctx, cancel)
-	defer stop()
+	d.leading(ctx, func(ctx context.Context) { failed, ran = d.storeCheck(ctx) })
+	return failed, ran
+}
+
+// storeCheck checks the store and records it (storeCheckOnce).
+func (d *Daemon) storeCheck(ctx context.Context) (failed, ran bool) {
 	log := d.log().With("component", "verify")
-	d.oneAtATime.Lock()
 	chk, err := d.VerifyStore(ctx)
-	d.oneAtATime.Unlock()
 	switch {
 	case err != nil:
 		d.checkM.runs.WithLabelValues("error").Inc()
