@@ -115,6 +115,7 @@ type env struct {
 }
 
 func main() {
+	releaseStartupPages()
 	stopProfile, err := startProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "offsetkeeper:", err)
