@@ -74,18 +74,23 @@ func Start() bool {
 // the next (an incremental capture's views) is live, while the headroom
 // and whatever the run built only to store its snapshot (compressed
 // frames, encode buffers) would otherwise stay resident until the next
-// run reuses them. It costs one collection per run.
-func Release() { debug.FreeOSMemory() }
+// run reuses them. It costs one collection per run. The binary's pages
+// the run mapped go too (ReleaseCode).
+func Release() {
+	debug.FreeOSMemory()
+	ReleaseCode()
+}
 
 // Trim is Release when Start started the adaptive limit, and nothing
 // otherwise: with GOMEMLIMIT set the user chose CPU over memory. A
 // daemon's journal calls it after each flush: a flush reads every sink
 // group's offsets (a few megabytes decoded each time for many groups),
 // and its garbage otherwise stayed resident up to the headroom until the
-// next run's Release.
+// next run's Release. It keeps the binary's pages: a flush every second
+// maps most of them again.
 func Trim() {
 	if on.Load() {
-		Release()
+		debug.FreeOSMemory()
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"bufio"
@@ -8,21 +8,23 @@ import (
 	"syscall"
 )
 
-// releaseStartupPages drops from the process the binary's read-only pages
-// (code, constant data, the runtime's function tables) that starting it
-// mapped, so that its resident memory counts only the pages the command
-// goes on to use. Package initialisation runs the init functions of every
-// linked package, the cloud SDKs' among them, and the kernel maps the
-// pages around each page touched: most of what is resident after it is
-// never read again, and stayed counted against the pod's memory for the
-// life of the process (a daemon, a drill).
+// ReleaseCode drops from the process the binary's read-only pages (code,
+// constant data, the runtime's function tables) mapped so far, so that its
+// resident memory counts only the pages it goes on to use. A command calls
+// it first thing in main: package initialisation runs the init functions
+// of every linked package, the cloud SDKs' among them, and the kernel maps
+// the pages around each page touched, so most of what is resident after it
+// is never read again, and stayed counted against the pod's memory for the
+// life of the process (a daemon, a drill). Release calls it too: between a
+// daemon's runs, the code only a run uses (encoding a snapshot, uploading
+// it) is mapped again by the next run.
 //
 // MADV_DONTNEED on a read-only file mapping only drops this process's page
 // table entries: the pages stay in the page cache, and a page used again
 // is mapped again from there, as after any reclaim. Writable mappings are
 // never touched: on a private mapping DONTNEED would discard their
 // contents. Errors are ignored; the process only keeps more pages.
-func releaseStartupPages() {
+func ReleaseCode() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package main
-
-// releaseStartupPages does nothing outside Linux.
-func releaseStartupPages() {}
