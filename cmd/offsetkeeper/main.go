@@ -29,6 +29,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
+	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 )
 
 // Exit codes, documented in --help and the README.
@@ -115,6 +116,7 @@ type env struct {
 }
 
 func main() {
+	memlimit.ReleaseCode()
 	stopProfile, err := startProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "offsetkeeper:", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -51,8 +52,13 @@ func startCPUProfile(path string) (stop func(), err error) {
 // it grew by a tenth past the largest seen, so the profile's inuse_space
 // shows what held the memory at the peak (alloc_space is what the whole
 // run allocated). The profile is written when stop is called.
+//
+// Without a profile to write, the runtime samples no allocations: each
+// stack it samples stays in memory for the life of the process, and only
+// this profile would read them.
 func startHeapProfile(path string) (stop func(), err error) {
 	if path == "" {
+		runtime.MemProfileRate = 0
 		return func() {}, nil
 	}
 	f, err := os.Create(path)

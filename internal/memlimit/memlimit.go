@@ -47,17 +47,24 @@ var names = []string{
 
 var (
 	started sync.Once
-	on      atomic.Bool // Start started
+	on      atomic.Bool  // Start started
+	floor   atomic.Int64 // the headroom's floor Start started with
 )
 
 // Start follows the live heap with the soft memory limit from now on, unless
 // GOMEMLIMIT is set (then the user's limit stands). It reports whether it
 // started.
-func Start() bool {
+func Start() bool { return StartWith(Headroom) }
+
+// StartWith is Start with a headroom floor of its own instead of Headroom:
+// a smaller one trades CPU (collections closer together) for memory. Only
+// the first call of Start or StartWith sets it.
+func StartWith(headroom int64) bool {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return false
 	}
 	started.Do(func() {
+		floor.Store(headroom)
 		on.Store(true)
 		s := make([]metrics.Sample, len(names))
 		for i, n := range names {
@@ -74,18 +81,23 @@ func Start() bool {
 // the next (an incremental capture's views) is live, while the headroom
 // and whatever the run built only to store its snapshot (compressed
 // frames, encode buffers) would otherwise stay resident until the next
-// run reuses them. It costs one collection per run.
-func Release() { debug.FreeOSMemory() }
+// run reuses them. It costs one collection per run. The binary's pages
+// the run mapped go too (ReleaseCode).
+func Release() {
+	debug.FreeOSMemory()
+	ReleaseCode()
+}
 
 // Trim is Release when Start started the adaptive limit, and nothing
 // otherwise: with GOMEMLIMIT set the user chose CPU over memory. A
 // daemon's journal calls it after each flush: a flush reads every sink
 // group's offsets (a few megabytes decoded each time for many groups),
 // and its garbage otherwise stayed resident up to the headroom until the
-// next run's Release.
+// next run's Release. It keeps the binary's pages: a flush every second
+// maps most of them again.
 func Trim() {
 	if on.Load() {
-		Release()
+		debug.FreeOSMemory()
 	}
 }
 
@@ -101,7 +113,8 @@ func arm(s []metrics.Sample) {
 
 // Limit reads the runtime's metrics into s and returns the limit they
 // call for: the live heap, the runtime's memory that is not heap (stacks,
-// metadata), and the headroom.
+// metadata), and the headroom (the floor Start or StartWith set, Headroom
+// before either).
 func Limit(s []metrics.Sample) int64 {
 	metrics.Read(s)
 	v := func(i int) int64 {
@@ -117,5 +130,9 @@ func Limit(s []metrics.Sample) int64 {
 	live, total := v(0), v(1)
 	heap := v(2) + v(3) + v(4) + v(5)
 	other := max(total-heap, 0)
-	return live + other + Headroom + live/8
+	h := floor.Load()
+	if h == 0 {
+		h = Headroom
+	}
+	return live + other + h + live/8
 }

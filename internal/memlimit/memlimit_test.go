@@ -83,3 +83,17 @@ func TestTrim(t *testing.T) {
 		t.Error("Trim after Start did not collect")
 	}
 }
+
+// TestStartWithFloor: the headroom floor StartWith sets is the one Limit
+// adds (the drill's is half of Headroom).
+func TestStartWithFloor(t *testing.T) {
+	defer floor.Store(floor.Load())
+	s := samples()
+	floor.Store(Headroom)
+	full := Limit(s)
+	floor.Store(8 << 20)
+	lean := Limit(s)
+	if d := full - lean; d < 7<<20 || d > 9<<20 {
+		t.Errorf("Limit with an 8 MiB floor is %d, with Headroom %d: %d apart, want 8 MiB", lean, full, d)
+	}
+}
