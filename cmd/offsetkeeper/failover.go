@@ -101,6 +101,10 @@ type failoverDocument struct {
 	// Untranslated are the sink partitions counted in Misses, by group
 	// and topic, with why (failover_misses.go).
 	Untranslated []failoverMiss `json:"untranslated,omitempty"`
+	// FixCommand is this failover with the flags that translate them;
+	// HeldUntranslated the sinks left STOPPED until it runs.
+	FixCommand       string   `json:"fix_command,omitempty"`
+	HeldUntranslated []string `json:"held_untranslated,omitempty"`
 	// DuplicatesBound is the most records the standby's sinks may
 	// deliver again (the sum of DuplicateBounds, per sink partition).
 	DuplicatesBound int64                    `json:"duplicates_bound"`
@@ -444,8 +448,8 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		case snapshot.StatePaused:
 			verb, list = "pause", &doc.Paused
 		}
-		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) {
-			continue // failover_sinktopics.go
+		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) || c.holdUntranslated(rep, cp.Name, doc) {
+			continue // failover_sinktopics.go, failover_misses.go
 		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
@@ -461,8 +465,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 	}
 	c.sendResumes(ctx, rc, jobs, doc)
 	c.noteHeld(doc, out)
+	c.noteHeldUntranslated(doc, out)
 	held := ""
-	if n := len(doc.Held) - countStopped(doc.Held); n > 0 {
+	if n := len(doc.Held) - countStopped(doc.Held) + len(doc.HeldUntranslated); n > 0 {
 		held = fmt.Sprintf(", held %d stopped (see above)", n)
 	}
 	switch {

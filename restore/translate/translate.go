@@ -975,6 +975,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		return err
 	}
 	var copies map[string][]string // topic -> the target's topics named <prefix>.<topic>
+	var names map[string]bool      // the target's topics
 	for _, p := range ps {
 		if p.res.Untranslated || exist[p.res.NewTopic] {
 			continue
@@ -982,7 +983,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		p.res.Untranslated = true
 		p.res.Why = fmt.Sprintf("topic %q does not exist on the target", p.res.NewTopic)
 		if copies == nil {
-			if copies, err = t.copiesOf(ctx); err != nil {
+			if copies, names, err = t.copiesOf(ctx); err != nil {
 				return err
 			}
 		}
@@ -995,6 +996,13 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		case len(c) > 0:
 			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+c[0])
 			p.res.Why += fmt.Sprintf("; the target holds %s: name the copy with --map-topic %s=<copy>", quoteList(c), p.res.Topic)
+		case !mapped && originalOf(p.res.Topic, names) != "":
+			// A failback after a MirrorMaker 2 failover: the state's
+			// primary.orders is the copy of the target's own orders.
+			orig := originalOf(p.res.Topic, names)
+			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+orig)
+			p.res.Why += fmt.Sprintf("; the target holds %q, which %q is MirrorMaker 2's copy of if %q is its alias of the target (a failback): restore with --map-topic %s=%s",
+				orig, p.res.Topic, strings.TrimSuffix(p.res.Topic, "."+orig), p.res.Topic, orig)
 		default:
 			p.res.Why += fmt.Sprintf("; if the target has it under another name, name it with --map-topic %s=<topic> (or --topic-prefix P for P<topic>)", p.res.Topic)
 		}
@@ -1004,13 +1012,15 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 
 // copiesOf lists the target's topics by the topic they may be a copy of:
 // a.orders under orders (MirrorMaker 2's <alias>.<topic>).
-func (t *translator) copiesOf(ctx context.Context) (map[string][]string, error) {
+// names are the target's topics.
+func (t *translator) copiesOf(ctx context.Context) (map[string][]string, map[string]bool, error) {
 	listed, err := t.adm.ListTopics(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list the target's topics: %w", err)
+		return nil, nil, fmt.Errorf("list the target's topics: %w", err)
 	}
-	out := map[string][]string{}
+	out, names := map[string][]string{}, map[string]bool{}
 	for _, name := range listed.Names() {
+		names[name] = true
 		for i := 0; i < len(name)-1; i++ {
 			if name[i] == '.' {
 				out[name[i+1:]] = append(out[name[i+1:]], name)
@@ -1020,7 +1030,25 @@ func (t *translator) copiesOf(ctx context.Context) (map[string][]string, error) 
 	for _, c := range out {
 		slices.Sort(c)
 	}
-	return out, nil
+	return out, names, nil
+}
+
+// originalOf is the topic of names that topic is MirrorMaker 2's copy of
+// by its DefaultReplicationPolicy (<alias>.<topic>, aliases stripped one
+// at a time, as its originalTopic does, the first name found), "" when
+// none is. A failback reads the copies the failover's offsets point to,
+// and MirrorMaker 2 never mirrors a topic back to its own cluster.
+func originalOf(topic string, names map[string]bool) string {
+	for rest := topic; ; {
+		_, after, ok := strings.Cut(rest, ".")
+		if !ok || after == "" {
+			return ""
+		}
+		if names[after] {
+			return after
+		}
+		rest = after
+	}
 }
 
 func quoteList(names []string) string {
