@@ -330,6 +330,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 			plural(len(running), "connector", "connectors"))
 		return nil
 	}
+	if why := c.primaryKafkaDown(ctx); why != nil {
+		return c.kafkaDownRefusal(running, why) // failover_kafkadown.go
+	}
 	base := ""
 	if len(c.g.connect.urls) > 0 {
 		base = strings.TrimRight(splitList(c.g.connect.urls[0])[0], "/")
@@ -364,8 +367,8 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 		"a failover now would run them on both clusters; stop them on the primary (a planned switchover): %s; "+
 		"wait until the daemon's journal has the stop (a few journal intervals; %s --dry-run then counts them among those it leaves stopped), "+
 		"run %s again, which leaves them STOPPED on the standby as the primary has them, then resume them there: %s; "+
-		"--force fails over anyway",
-		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then))
+		"--force fails over anyway%s",
+		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then, c.kafkaUnasked()))
 	return &restore.AdvisedError{Err: refusal, Commands: append(cmds, resumes...)}
 }
 
