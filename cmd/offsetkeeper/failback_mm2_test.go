@@ -92,6 +92,11 @@ func TestFailbackMapsMirrorCopiesBack(t *testing.T) {
 	if n == 0 {
 		t.Fatalf("the standby's group %s holds no offsets of a.*: %v", connectdemo.GroupSinkES, standbyOffsets)
 	}
+	diff := pasted(out, "offsetkeeper diff ")
+	// The fence keeps the mapping: the printed diff tells its differences.
+	if dout, _ := mustCLI(t, 0, shellArgs(t, diff)...); !strings.Contains(flat(dout), "differences are the translation's, expected; nothing else differs") {
+		t.Errorf("the printed %s does not take the mapping's differences as the translation's:\n%s", diff, dout)
+	}
 	if st := connectorState(t, brc, connectdemo.ConnSinkES); st != connectrest.StateRunning {
 		t.Errorf("%s is %s on the old primary after the printed failback, want RUNNING", connectdemo.ConnSinkES, st)
 	}

@@ -416,7 +416,8 @@ func (c *failoverCmd) checkUsage(args []string) error {
 // own daemon keeps a standby again.
 func (c *failoverCmd) fence(ctx context.Context, st *store.Store, primary, standbyID string, at time.Time, doc *failoverDocument, out io.Writer) error {
 	if err := standby.PutFence(ctx, st, standby.Fence{Primary: primary, Standby: standbyID, At: time.Now(), StateAt: at, By: c.by,
-		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
+		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin,
+		MapTopics: c.standby.topicMap(), TopicPrefix: c.standby.topicPrefix}); err != nil {
 		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
 	}
 	doc.Fenced = true
