@@ -99,9 +99,19 @@ func (c *failoverCmd) noteMissFix(doc *failoverDocument, out io.Writer) {
 	if len(fixes) == 0 {
 		return
 	}
+	var sinks []string
+	for _, m := range doc.Untranslated {
+		if m.Fix != "" && !slices.Contains(sinks, m.Connector) {
+			sinks = append(sinks, m.Connector)
+		}
+	}
 	then := "run it so to translate them"
 	if !c.dryRun {
-		then = "the sinks that read them are held STOPPED (below); run it again so to translate them, write their offsets and resume them"
+		// Stopped as on the primary (a switchover), they are not held:
+		// resumed by hand before this runs, they would read from where
+		// the standby's groups stand.
+		then = fmt.Sprintf("run it again to translate them and write their offsets; resume none of %s before it "+
+			"(held STOPPED, or STOPPED as on the primary): it resumes those that ran", strings.Join(sinks, ", "))
 	}
 	words := c.againCommand(fixes...)
 	if words == nil {

@@ -480,6 +480,9 @@ type sinkPending struct {
 	group int // index into SinkGroups
 	off   snapshot.SinkOffset
 	res   TranslatedOffset
+	// copyName is the target's topic res.Fix names, when untranslated:
+	// the target group's live offset there is kept (apply).
+	copyName string
 }
 
 // sinks translates every sink offset of out in place.
@@ -991,16 +994,16 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		switch c := copies[p.res.Topic]; {
 		case len(c) == 1 && !mapped:
 			prefix := strings.TrimSuffix(c[0], p.res.Topic)
-			p.res.Fix = "--topic-prefix " + restore.ShellQuote(prefix)
+			p.res.Fix, p.copyName = "--topic-prefix "+restore.ShellQuote(prefix), c[0]
 			p.res.Why += fmt.Sprintf("; the target holds %q: restore with --topic-prefix %s (or --map-topic %s=%s)", c[0], restore.ShellQuote(prefix), p.res.Topic, c[0])
 		case len(c) > 0:
-			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+c[0])
+			p.res.Fix, p.copyName = "--map-topic "+restore.ShellQuote(p.res.Topic+"="+c[0]), c[0]
 			p.res.Why += fmt.Sprintf("; the target holds %s: name the copy with --map-topic %s=<copy>", quoteList(c), p.res.Topic)
 		case !mapped && originalOf(p.res.Topic, names) != "":
 			// A failback after a MirrorMaker 2 failover: the state's
 			// primary.orders is the copy of the target's own orders.
 			orig := originalOf(p.res.Topic, names)
-			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+orig)
+			p.res.Fix, p.copyName = "--map-topic "+restore.ShellQuote(p.res.Topic+"="+orig), orig
 			p.res.Why += fmt.Sprintf("; the target holds %q, which %q is MirrorMaker 2's copy of if %q is its alias of the target (a failback): restore with --map-topic %s=%s",
 				orig, p.res.Topic, strings.TrimSuffix(p.res.Topic, "."+orig), p.res.Topic, orig)
 		default:
@@ -1082,15 +1085,28 @@ func (t *translator) apply(ctx context.Context, out *snapshot.Snapshot, ps []*si
 		out.SinkGroups[i].Offsets = out.SinkGroups[i].Offsets[:0]
 	}
 	for _, p := range ps {
-		g := &out.SinkGroups[p.group]
-		if p.res.Untranslated {
-			if l, ok := live[g.Group].Lookup(p.res.NewTopic, p.off.Partition); ok && l.Err == nil && l.At >= 0 {
-				g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: p.res.NewTopic, Partition: p.off.Partition, Offset: l.At, LeaderEpoch: l.LeaderEpoch, Metadata: l.Metadata})
-			}
-		} else {
+		if !p.res.Untranslated {
+			g := &out.SinkGroups[p.group]
 			g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: p.res.NewTopic, Partition: p.off.Partition, Offset: p.res.New, LeaderEpoch: -1, Metadata: p.off.Metadata})
 		}
 		t.tr.Offsets = append(t.tr.Offsets, p.res)
+	}
+	for _, p := range ps {
+		if !p.res.Untranslated {
+			continue
+		}
+		// Kept under the name the translation tried, and under the copy
+		// its fix names (a failback's orders for primary.orders): the
+		// group's position there is neither written nor deleted.
+		g := &out.SinkGroups[p.group]
+		for _, topic := range []string{p.res.NewTopic, p.copyName} {
+			l, ok := live[g.Group].Lookup(topic, p.off.Partition)
+			if topic == "" || !ok || l.Err != nil || l.At < 0 ||
+				slices.ContainsFunc(g.Offsets, func(o snapshot.SinkOffset) bool { return o.Topic == topic && o.Partition == p.off.Partition }) {
+				continue
+			}
+			g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: topic, Partition: p.off.Partition, Offset: l.At, LeaderEpoch: l.LeaderEpoch, Metadata: l.Metadata})
+		}
 	}
 	slices.SortFunc(t.tr.Offsets, func(a, b TranslatedOffset) int {
 		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
