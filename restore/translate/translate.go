@@ -1023,6 +1023,9 @@ func (t *translator) copiesOf(ctx context.Context) (map[string][]string, map[str
 	}
 	out, names := map[string][]string{}, map[string]bool{}
 	for _, name := range listed.Names() {
+		if d := listed[name]; d.Err != nil || len(d.Partitions) == 0 {
+			continue // named in the answer, but not there (kfake lists a topic asked for before)
+		}
 		names[name] = true
 		for i := 0; i < len(name)-1; i++ {
 			if name[i] == '.' {
