@@ -27,7 +27,7 @@ import (
 )
 
 const failoverUsage = `--standby-brokers B [--standby-connect-url URL] [--standby-translate none|mm2|timestamp
-       [--mm2-source-alias A]] [--dry-run] [--output text|json]
+       [--mm2-source-alias A]] [--map-topic SRC=DST]... [--topic-prefix P] [--dry-run] [--output text|json]
 
 Reads the last state of the primary the store holds (its journal's newest
 change; the primary cluster is not read, so this works when it is gone),
@@ -42,7 +42,9 @@ the RPO (the age of the last change applied) and its own duration.
 
 failback is failover with the roles swapped: run it with --store of the
 daemon that kept the old primary (now the standby) in step, after the old
-primary is back; it also lifts the fence of the cluster it makes primary.`
+primary is back; it also lifts the fence of the cluster it makes primary.
+After a MirrorMaker 2 failover, name the old primary's own topics for the
+copies the new primary's sinks read: --map-topic primary.orders=orders.`
 
 // failoverCommand and failbackCommand are entries of the command table.
 var failoverCommand = commandInfo{
