@@ -47,7 +47,7 @@ func (c *diffCmd) printStandby(ctx context.Context, s diffSides, compare []strin
 		return
 	}
 	translated := s.a
-	if method != standby.TranslateNone {
+	if method != standby.TranslateNone || len(f.MapTopics) > 0 || f.TopicPrefix != "" {
 		translated, err = c.translateAsFailover(ctx, s.a, f)
 		if err != nil {
 			fmt.Fprintf(w, "note: could not translate %s as %s did to tell its differences from others: %v\n", s.a.ID, f.By, err)
@@ -78,8 +78,12 @@ func (c *diffCmd) translateAsFailover(ctx context.Context, a *snapshot.Snapshot,
 		return nil, err
 	}
 	defer cl.Close()
-	out, _, err := translate.Translate(ctx, cl, a, translate.TranslateOptions{Method: f.Translate, SourceAlias: f.MM2SourceAlias,
-		Margin: f.Margin, ConfigTopic: opts.ConfigTopic, GroupPrefix: opts.GroupPrefix})
+	method := f.Translate
+	if method == standby.TranslateNone {
+		method = "" // the topics renamed, the offsets kept
+	}
+	out, _, err := translate.Translate(ctx, cl, a, translate.TranslateOptions{Method: method, SourceAlias: f.MM2SourceAlias,
+		Margin: f.Margin, MapTopics: f.MapTopics, TopicPrefix: f.TopicPrefix, ConfigTopic: opts.ConfigTopic, GroupPrefix: opts.GroupPrefix})
 	return out, err
 }
 

@@ -27,7 +27,7 @@ import (
 )
 
 const failoverUsage = `--standby-brokers B [--standby-connect-url URL] [--standby-translate none|mm2|timestamp
-       [--mm2-source-alias A]] [--dry-run] [--output text|json]
+       [--mm2-source-alias A]] [--map-topic SRC=DST]... [--topic-prefix P] [--dry-run] [--output text|json]
 
 Reads the last state of the primary the store holds (its journal's newest
 change; the primary cluster is not read, so this works when it is gone),
@@ -42,7 +42,9 @@ the RPO (the age of the last change applied) and its own duration.
 
 failback is failover with the roles swapped: run it with --store of the
 daemon that kept the old primary (now the standby) in step, after the old
-primary is back; it also lifts the fence of the cluster it makes primary.`
+primary is back; it also lifts the fence of the cluster it makes primary.
+After a MirrorMaker 2 failover, name the old primary's own topics for the
+copies the new primary's sinks read: --map-topic primary.orders=orders.`
 
 // failoverCommand and failbackCommand are entries of the command table.
 var failoverCommand = commandInfo{
@@ -101,6 +103,10 @@ type failoverDocument struct {
 	// Untranslated are the sink partitions counted in Misses, by group
 	// and topic, with why (failover_misses.go).
 	Untranslated []failoverMiss `json:"untranslated,omitempty"`
+	// FixCommand is this failover with the flags that translate them;
+	// HeldUntranslated the sinks left STOPPED until it runs.
+	FixCommand       string   `json:"fix_command,omitempty"`
+	HeldUntranslated []string `json:"held_untranslated,omitempty"`
 	// DuplicatesBound is the most records the standby's sinks may
 	// deliver again (the sum of DuplicateBounds, per sink partition).
 	DuplicatesBound int64                    `json:"duplicates_bound"`
@@ -326,6 +332,9 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 			plural(len(running), "connector", "connectors"))
 		return nil
 	}
+	if why := c.primaryKafkaDown(ctx); why != nil {
+		return c.kafkaDownRefusal(running, why) // failover_kafkadown.go
+	}
 	base := ""
 	if len(c.g.connect.urls) > 0 {
 		base = strings.TrimRight(splitList(c.g.connect.urls[0])[0], "/")
@@ -360,8 +369,8 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 		"a failover now would run them on both clusters; stop them on the primary (a planned switchover): %s; "+
 		"wait until the daemon's journal has the stop (a few journal intervals; %s --dry-run then counts them among those it leaves stopped), "+
 		"run %s again, which leaves them STOPPED on the standby as the primary has them, then resume them there: %s; "+
-		"--force fails over anyway",
-		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then))
+		"--force fails over anyway%s",
+		c.by, plural(len(running), "connector", "connectors"), strings.Join(running, ", "), how, c.by, c.by, then, c.kafkaUnasked()))
 	return &restore.AdvisedError{Err: refusal, Commands: append(cmds, resumes...)}
 }
 
@@ -409,7 +418,8 @@ func (c *failoverCmd) checkUsage(args []string) error {
 // own daemon keeps a standby again.
 func (c *failoverCmd) fence(ctx context.Context, st *store.Store, primary, standbyID string, at time.Time, doc *failoverDocument, out io.Writer) error {
 	if err := standby.PutFence(ctx, st, standby.Fence{Primary: primary, Standby: standbyID, At: time.Now(), StateAt: at, By: c.by,
-		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin}); err != nil {
+		Translate: c.standby.translate, MM2SourceAlias: c.standby.alias, Margin: c.standby.margin,
+		MapTopics: c.standby.topicMap(), TopicPrefix: c.standby.topicPrefix}); err != nil {
 		return fmt.Errorf("%s: %w; nothing was written to the standby", c.by, err)
 	}
 	doc.Fenced = true
@@ -444,8 +454,8 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		case snapshot.StatePaused:
 			verb, list = "pause", &doc.Paused
 		}
-		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) {
-			continue // failover_sinktopics.go
+		if c.hold(ctx, rc, state, rep, cp.Name, verb, doc) || c.holdUntranslated(rep, cp.Name, doc) {
+			continue // failover_sinktopics.go, failover_misses.go
 		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
@@ -461,8 +471,9 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 	}
 	c.sendResumes(ctx, rc, jobs, doc)
 	c.noteHeld(doc, out)
+	c.noteHeldUntranslated(doc, out)
 	held := ""
-	if n := len(doc.Held) - countStopped(doc.Held); n > 0 {
+	if n := len(doc.Held) - countStopped(doc.Held) + len(doc.HeldUntranslated); n > 0 {
 		held = fmt.Sprintf(", held %d stopped (see above)", n)
 	}
 	switch {

@@ -14,9 +14,10 @@ import (
 // partition untranslated. The dry run said nothing of them (it printed
 // "0 sink commits" and would resume the sinks from the offsets the
 // standby held), and the real run only counted them. Now both name them,
-// by group and topic with the partitions and why (without restore's
-// --map-topic advice, which is not failover's flag), and --output json
-// carries them in untranslated.
+// by group and topic with the partitions and why, and --output json
+// carries them in untranslated. Failover takes restore's --map-topic and
+// --topic-prefix since (standby_maptopic.go): the flag that translates
+// them is printed in the failover command that runs with it.
 func TestFailoverNamesTranslationMisses(t *testing.T) {
 	w := newStandbyWorld(t, 0)
 	st := "file://" + t.TempDir()
@@ -38,8 +39,8 @@ func TestFailoverNamesTranslationMisses(t *testing.T) {
 		}
 		fits(t, "failover", out)
 		if !strings.Contains(flat(out), "could not be translated and "+run.left+" as the standby has them") ||
-			!strings.Contains(flat(out), want) || strings.Contains(out, "--map-topic") {
-			t.Errorf("failover %v does not name the misses (%q), or advises restore's --map-topic:\n%s", run.extra, want, out)
+			!strings.Contains(flat(out), want) || !strings.Contains(pasted(out, "offsetkeeper failover "), " --topic-prefix a.") {
+			t.Errorf("failover %v does not name the misses (%q), or prints no failover with --topic-prefix a.:\n%s", run.extra, want, out)
 		}
 	}
 	code, out, errs := runCLI(t, append(args, "--dry-run", "--output", "json")...)

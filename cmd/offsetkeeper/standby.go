@@ -45,9 +45,14 @@ type standbyFlags struct {
 	connectToken, connectTLSCA   string
 	translate, alias, aliasCLI   string
 	margin                       time.Duration
-	interval                     time.Duration
-	createTopics                 bool
-	replicationFactor            int
+	// mapTopics and topicPrefix name the standby's copies of the sink
+	// topics (standby_maptopic.go); mapCLI and prefixCLI are their
+	// command-line spellings, restore's --map-topic and --topic-prefix.
+	mapTopics, mapCLI      listFlag
+	topicPrefix, prefixCLI string
+	interval               time.Duration
+	createTopics           bool
+	replicationFactor      int
 }
 
 func (f *standbyFlags) register(fs *flag.FlagSet, daemonFlags bool) {
@@ -74,6 +79,7 @@ func (f *standbyFlags) register(fs *flag.FlagSet, daemonFlags bool) {
 	fs.StringVar(&f.translate, "standby-translate", standby.TranslateNone, "how sink offsets move to the standby: none (the same topics, offsets as they are), mm2 (MirrorMaker 2's checkpoints, then timestamps; needs the MM2 alias of the primary) or timestamp")
 	fs.StringVar(&f.alias, "standby-mm2-source-alias", "", "with --standby-translate mm2: MirrorMaker 2's alias of the primary cluster (its copies are ALIAS.<topic> on the standby); also --mm2-source-alias")
 	fs.DurationVar(&f.margin, "standby-translate-margin", 0, "with --standby-translate timestamp or mm2: look this much before the last consumed record's timestamp")
+	f.registerTopicNames(fs, daemonFlags)
 	if daemonFlags {
 		// restore's per-run flag, as the issue spells it (no twin: use
 		// OFFSETKEEPER_STANDBY_MM2_SOURCE_ALIAS).
@@ -95,8 +101,11 @@ func (f *standbyFlags) check() error {
 		}
 		f.alias = f.aliasCLI
 	}
+	if err := f.checkTopicNames(); err != nil {
+		return err
+	}
 	if !f.given() {
-		if len(f.connectURLs) > 0 || f.alias != "" || f.translate != standby.TranslateNone || f.createTopics {
+		if len(f.connectURLs) > 0 || f.alias != "" || f.translate != standby.TranslateNone || f.createTopics || f.renamesTopics() {
 			return usagef("the --standby-* settings need --standby-brokers")
 		}
 		return nil
@@ -181,7 +190,8 @@ func (f *standbyFlags) open(ctx context.Context, g *globals, primary restore.Opt
 		opts.ConfigTopic = snapshot.DefaultConfigTopic
 	}
 	scfg := standby.Config{Client: cl, Options: opts, Translate: f.translate, MM2SourceAlias: f.alias,
-		Margin: f.margin, Connect: rc, Log: log, CreateTopics: f.createTopics, ReplicationFactor: f.replicationFactor}
+		Margin: f.margin, Connect: rc, Log: log, CreateTopics: f.createTopics, ReplicationFactor: f.replicationFactor,
+		MapTopics: f.topicMap(), TopicPrefix: f.topicPrefix}
 	if set != nil {
 		set(&scfg)
 	}

@@ -33,6 +33,9 @@ type standbyWorld struct {
 	connect          *connectsimtest.Server
 	rc               *connectrest.Client
 	spec             connectdemo.Spec
+	// primaryCluster is the primary's kfake cluster (a test closes it
+	// to take the primary's Kafka down).
+	primaryCluster *kfake.Cluster
 }
 
 // newStandbyWorld makes the world, with extra bulk file connectors
@@ -73,7 +76,7 @@ func newStandbyWorld(t testing.TB, extra int) *standbyWorld {
 		t.Fatal(err)
 	}
 	return &standbyWorld{primary: strings.Join(a.ListenAddrs(), ","), standby: strings.Join(b.ListenAddrs(), ","),
-		acl: acl, bcl: bcl, connect: srv, rc: rc, spec: spec}
+		acl: acl, bcl: bcl, connect: srv, rc: rc, spec: spec, primaryCluster: a}
 }
 
 func (w *standbyWorld) flags() []string {

@@ -97,6 +97,13 @@ type Options struct {
 	// Version, Commit and WorkerID are reported by GET / and the status;
 	// default "3.7.0", "0123456789abcdef" and "connect-1:8083".
 	Version, Commit, WorkerID string
+	// KafkaWait, when set, bounds how long a request waits for the
+	// config topic: past it, the request answers from the connectors last
+	// read, as a worker answers GET /connectors and the statuses from
+	// memory while its Kafka is down (AbstractHerder.connectors reads
+	// configBackingStore.snapshot(), never Kafka); writes still need
+	// Kafka. 0 waits as long as the request does.
+	KafkaWait time.Duration
 	// StopLag is how many status reads after a stop still report the
 	// connector and its tasks as they were, as a status topic does while
 	// tasks shut down.
@@ -163,11 +170,13 @@ type Server struct {
 	// herder serializes the requests a herder's tick thread handles.
 	herder sync.Mutex
 
-	// mu guards lag and changed; it is never held across a request to
-	// Kafka.
+	// mu guards lag, changed and last; it is never held across a request
+	// to Kafka.
 	mu      sync.Mutex
 	lag     map[string]*lagged
 	changed map[string]bool
+	// last are the connectors the last view read (Options.KafkaWait).
+	last connectors
 
 	// memMu guards members: sink members join while it is held.
 	memMu   sync.Mutex
@@ -460,11 +469,26 @@ func (m connectors) at(name string) connector {
 // view reads the config topic to its end (what was written since the last
 // view) and returns every configured connector.
 func (s *Server) view(ctx context.Context) (connectors, error) {
-	configs, _, err := s.configs.Read(ctx)
-	if err != nil {
-		return nil, err
+	if s.opts.KafkaWait <= 0 {
+		configs, _, err := s.configs.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return connectors(configs), nil
 	}
-	return connectors(configs), nil
+	rctx, cancel := context.WithTimeout(ctx, s.opts.KafkaWait)
+	defer cancel()
+	configs, _, err := s.configs.Read(rctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.last == nil || ctx.Err() != nil {
+			return nil, err
+		}
+		return s.last, nil // from memory, as a worker whose Kafka is down
+	}
+	s.last = connectors(configs)
+	return s.last, nil
 }
 
 // lookup reads the config topic and returns the named connector, or 404.

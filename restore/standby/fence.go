@@ -36,6 +36,11 @@ type Fence struct {
 	Translate      string        `json:"translate,omitempty"`
 	MM2SourceAlias string        `json:"mm2_source_alias,omitempty"`
 	Margin         time.Duration `json:"translate_margin_ns,omitempty"`
+	// MapTopics and TopicPrefix are the standby's names of the sink
+	// topics it translated into (Config's; a failback after a MirrorMaker
+	// 2 failover maps primary.orders back to orders).
+	MapTopics   map[string]string `json:"map_topics,omitempty"`
+	TopicPrefix string            `json:"topic_prefix,omitempty"`
 }
 
 // PutFence stores f in st.

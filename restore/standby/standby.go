@@ -79,6 +79,12 @@ type Config struct {
 	Translate      string
 	MM2SourceAlias string
 	Margin         time.Duration
+	// MapTopics and TopicPrefix name the standby's copies of the sink
+	// topics (translate.TranslateOptions): a failback after a MirrorMaker
+	// 2 failover maps primary.orders back to orders. With TranslateNone
+	// the offsets are kept as numbers in the topics so named.
+	MapTopics   map[string]string
+	TopicPrefix string
 	// Connect, when set, is the standby's Connect REST API: its
 	// connectors' states join the running check, and configs are kept in
 	// step (see configs.go).
@@ -349,11 +355,15 @@ const ownOffsetsTopic = "offsets.storage.topic"
 // translate is state with its sink offsets translated into the standby's
 // copies of the topics (Config.Translate); the misses go to rep.
 func (s *Syncer) translate(ctx context.Context, state *snapshot.Snapshot, rep *Report) (*snapshot.Snapshot, error) {
-	if s.cfg.Translate == "" || s.cfg.Translate == TranslateNone {
+	method := s.cfg.Translate
+	if method == TranslateNone {
+		method = ""
+	}
+	if method == "" && len(s.cfg.MapTopics) == 0 && s.cfg.TopicPrefix == "" {
 		return state, nil
 	}
-	opts := translate.TranslateOptions{Method: s.cfg.Translate, SourceAlias: s.cfg.MM2SourceAlias, Margin: s.cfg.Margin,
-		ConfigTopic: s.cfg.Options.ConfigTopic, GroupPrefix: s.cfg.Options.GroupPrefix, Connectors: s.cfg.Options.Connectors}
+	opts := translate.TranslateOptions{Method: method, SourceAlias: s.cfg.MM2SourceAlias, Margin: s.cfg.Margin,
+		MapTopics: s.cfg.MapTopics, TopicPrefix: s.cfg.TopicPrefix, ConfigTopic: s.cfg.Options.ConfigTopic, GroupPrefix: s.cfg.Options.GroupPrefix, Connectors: s.cfg.Options.Connectors}
 	out, tr, err := translate.Translate(ctx, s.cfg.Client, state, opts)
 	if err != nil {
 		return nil, fmt.Errorf("translate sink offsets for the standby: %w", err)

@@ -480,6 +480,9 @@ type sinkPending struct {
 	group int // index into SinkGroups
 	off   snapshot.SinkOffset
 	res   TranslatedOffset
+	// copyName is the target's topic res.Fix names, when untranslated:
+	// the target group's live offset there is kept (apply).
+	copyName string
 }
 
 // sinks translates every sink offset of out in place.
@@ -975,6 +978,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		return err
 	}
 	var copies map[string][]string // topic -> the target's topics named <prefix>.<topic>
+	var names map[string]bool      // the target's topics
 	for _, p := range ps {
 		if p.res.Untranslated || exist[p.res.NewTopic] {
 			continue
@@ -982,7 +986,7 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		p.res.Untranslated = true
 		p.res.Why = fmt.Sprintf("topic %q does not exist on the target", p.res.NewTopic)
 		if copies == nil {
-			if copies, err = t.copiesOf(ctx); err != nil {
+			if copies, names, err = t.copiesOf(ctx); err != nil {
 				return err
 			}
 		}
@@ -990,11 +994,18 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 		switch c := copies[p.res.Topic]; {
 		case len(c) == 1 && !mapped:
 			prefix := strings.TrimSuffix(c[0], p.res.Topic)
-			p.res.Fix = "--topic-prefix " + restore.ShellQuote(prefix)
+			p.res.Fix, p.copyName = "--topic-prefix "+restore.ShellQuote(prefix), c[0]
 			p.res.Why += fmt.Sprintf("; the target holds %q: restore with --topic-prefix %s (or --map-topic %s=%s)", c[0], restore.ShellQuote(prefix), p.res.Topic, c[0])
 		case len(c) > 0:
-			p.res.Fix = "--map-topic " + restore.ShellQuote(p.res.Topic+"="+c[0])
+			p.res.Fix, p.copyName = "--map-topic "+restore.ShellQuote(p.res.Topic+"="+c[0]), c[0]
 			p.res.Why += fmt.Sprintf("; the target holds %s: name the copy with --map-topic %s=<copy>", quoteList(c), p.res.Topic)
+		case !mapped && originalOf(p.res.Topic, names) != "":
+			// A failback after a MirrorMaker 2 failover: the state's
+			// primary.orders is the copy of the target's own orders.
+			orig := originalOf(p.res.Topic, names)
+			p.res.Fix, p.copyName = "--map-topic "+restore.ShellQuote(p.res.Topic+"="+orig), orig
+			p.res.Why += fmt.Sprintf("; the target holds %q, which %q is MirrorMaker 2's copy of if %q is its alias of the target (a failback): restore with --map-topic %s=%s",
+				orig, p.res.Topic, strings.TrimSuffix(p.res.Topic, "."+orig), p.res.Topic, orig)
 		default:
 			p.res.Why += fmt.Sprintf("; if the target has it under another name, name it with --map-topic %s=<topic> (or --topic-prefix P for P<topic>)", p.res.Topic)
 		}
@@ -1004,13 +1015,18 @@ func (t *translator) checkTopics(ctx context.Context, ps []*sinkPending) error {
 
 // copiesOf lists the target's topics by the topic they may be a copy of:
 // a.orders under orders (MirrorMaker 2's <alias>.<topic>).
-func (t *translator) copiesOf(ctx context.Context) (map[string][]string, error) {
+// names are the target's topics.
+func (t *translator) copiesOf(ctx context.Context) (map[string][]string, map[string]bool, error) {
 	listed, err := t.adm.ListTopics(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list the target's topics: %w", err)
+		return nil, nil, fmt.Errorf("list the target's topics: %w", err)
 	}
-	out := map[string][]string{}
+	out, names := map[string][]string{}, map[string]bool{}
 	for _, name := range listed.Names() {
+		if d := listed[name]; d.Err != nil || len(d.Partitions) == 0 {
+			continue // named in the answer, but not there (kfake lists a topic asked for before)
+		}
+		names[name] = true
 		for i := 0; i < len(name)-1; i++ {
 			if name[i] == '.' {
 				out[name[i+1:]] = append(out[name[i+1:]], name)
@@ -1020,7 +1036,25 @@ func (t *translator) copiesOf(ctx context.Context) (map[string][]string, error) 
 	for _, c := range out {
 		slices.Sort(c)
 	}
-	return out, nil
+	return out, names, nil
+}
+
+// originalOf is the topic of names that topic is MirrorMaker 2's copy of
+// by its DefaultReplicationPolicy (<alias>.<topic>, aliases stripped one
+// at a time, as its originalTopic does, the first name found), "" when
+// none is. A failback reads the copies the failover's offsets point to,
+// and MirrorMaker 2 never mirrors a topic back to its own cluster.
+func originalOf(topic string, names map[string]bool) string {
+	for rest := topic; ; {
+		_, after, ok := strings.Cut(rest, ".")
+		if !ok || after == "" {
+			return ""
+		}
+		if names[after] {
+			return after
+		}
+		rest = after
+	}
 }
 
 func quoteList(names []string) string {
@@ -1054,15 +1088,28 @@ func (t *translator) apply(ctx context.Context, out *snapshot.Snapshot, ps []*si
 		out.SinkGroups[i].Offsets = out.SinkGroups[i].Offsets[:0]
 	}
 	for _, p := range ps {
-		g := &out.SinkGroups[p.group]
-		if p.res.Untranslated {
-			if l, ok := live[g.Group].Lookup(p.res.NewTopic, p.off.Partition); ok && l.Err == nil && l.At >= 0 {
-				g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: p.res.NewTopic, Partition: p.off.Partition, Offset: l.At, LeaderEpoch: l.LeaderEpoch, Metadata: l.Metadata})
-			}
-		} else {
+		if !p.res.Untranslated {
+			g := &out.SinkGroups[p.group]
 			g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: p.res.NewTopic, Partition: p.off.Partition, Offset: p.res.New, LeaderEpoch: -1, Metadata: p.off.Metadata})
 		}
 		t.tr.Offsets = append(t.tr.Offsets, p.res)
+	}
+	for _, p := range ps {
+		if !p.res.Untranslated {
+			continue
+		}
+		// Kept under the name the translation tried, and under the copy
+		// its fix names (a failback's orders for primary.orders): the
+		// group's position there is neither written nor deleted.
+		g := &out.SinkGroups[p.group]
+		for _, topic := range []string{p.res.NewTopic, p.copyName} {
+			l, ok := live[g.Group].Lookup(topic, p.off.Partition)
+			if topic == "" || !ok || l.Err != nil || l.At < 0 ||
+				slices.ContainsFunc(g.Offsets, func(o snapshot.SinkOffset) bool { return o.Topic == topic && o.Partition == p.off.Partition }) {
+				continue
+			}
+			g.Offsets = append(g.Offsets, snapshot.SinkOffset{Topic: topic, Partition: p.off.Partition, Offset: l.At, LeaderEpoch: l.LeaderEpoch, Metadata: l.Metadata})
+		}
 	}
 	slices.SortFunc(t.tr.Offsets, func(a, b TranslatedOffset) int {
 		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
