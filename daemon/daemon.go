@@ -601,6 +601,12 @@ func (d *Daemon) runOnce(ctx context.Context, epoch uint64) (rep report) {
 	for _, u := range snap.Unread {
 		slog.Warn("snapshot left a sink group out", "snapshot_id", info.ID, "group", u.Group, "connector", u.Connector, "reason", u.Reason)
 	}
+	for _, w := range snap.Warnings {
+		if capture.IsPolicyWarning(w) {
+			// Kafka deletes offsets while it lasts: said at every run.
+			slog.Warn("offsets topic is not compacted", "snapshot_id", info.ID, "why", w)
+		}
+	}
 	d.warnRecreated(ctx, snap, info)
 	counts := movedBackwards(prev, cur)
 	d.ownRestores(ctx, counts, prev, cur)

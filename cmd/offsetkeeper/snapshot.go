@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/kafkaconf"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
@@ -230,6 +231,11 @@ func (c *snapshotCmd) printWarnings(snap *snapshot.Snapshot, id string) {
 			// Harmless: Connect keeps such keys too, a restore leaves
 			// them alone, and the summary counts them (unparsed N).
 			c.log.Info("snapshot warning", "snapshot_id", id, "warning", w)
+		case c.g.logFormat == "text" && capture.IsPolicyWarning(w):
+			// Ends with the kafka-configs.sh command that fixes it:
+			// printed whole, to paste.
+			_, fix, _ := strings.Cut(w, "Set it back with: ")
+			fmt.Fprintln(c.stderr, english.Advice("offsetkeeper snapshot: warning: "+w, lineWidth, []string{fix}))
 		case c.g.logFormat == "text":
 			warn(c.stderr, "snapshot", w)
 		default:

@@ -427,6 +427,13 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		return err
 	}
 	r.offBounds = offBounds
+	var present []string
+	for _, t := range offsetTopics {
+		if _, ok := offBounds[t]; ok {
+			present = append(present, t)
+		}
+	}
+	r.warnings = append(r.warnings, offsetsPolicyWarnings(ctx, c.cl, c.adm, present)...)
 	for _, t := range missing {
 		if workerTopic[t] {
 			return &MissingTopicError{Topic: t, What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"}
