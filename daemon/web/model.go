@@ -61,7 +61,7 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	}
 	w.hist.coverageGaps(w.coverage, now)
 	if len(w.infos) > 0 {
-		w.state, w.stateAt, err = s.src.Store.Journal().StateAt(ctx, now)
+		w.state, w.stateAt, err = s.stateAt(ctx, now)
 		if err != nil {
 			w.notes = append(w.notes, "newest state: "+err.Error())
 			w.state = nil
