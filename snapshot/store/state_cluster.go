@@ -25,8 +25,8 @@ var (
 	// (see AmbiguousClusterError).
 	ErrAmbiguousCluster = errors.New("the moment is in the journal of more than one cluster")
 	// ErrNoSuchCluster: the cluster chosen (ClusterPick.From) has no
-	// snapshot in the store.
-	ErrNoSuchCluster = errors.New("no snapshot of that cluster in the store")
+	// full snapshot in the store.
+	ErrNoSuchCluster = errors.New("no full snapshot of that cluster in the store")
 )
 
 // ClusterPick says whose state StateAtFor reads.
@@ -94,7 +94,7 @@ func (h Journal) StateAtFor(ctx context.Context, at time.Time, pick ClusterPick)
 	ids := clusterIDs(infos)
 	if pick.From != "" {
 		if !slices.Contains(ids, pick.From) {
-			return nil, nil, fmt.Errorf("%w: --from-cluster %s: the store holds snapshots of %s", ErrNoSuchCluster, pick.From, describeIDs(ids))
+			return nil, nil, fmt.Errorf("%w: --from-cluster %s: the store holds full snapshots of %s", ErrNoSuchCluster, pick.From, describeIDs(ids))
 		}
 		return h.stateAt(ctx, at, pick.From)
 	}
@@ -131,8 +131,8 @@ func (h Journal) StateAtFor(ctx context.Context, at time.Time, pick ClusterPick)
 	return nil, nil, &AmbiguousClusterError{At: at, Live: pick.Live, Clusters: cover}
 }
 
-// Clusters returns the IDs of the clusters the store holds snapshots of,
-// sorted: more than one is a store shared by their daemons.
+// Clusters returns the IDs of the clusters the store holds full
+// snapshots of, sorted: more than one is a store shared by their daemons.
 func (h Journal) Clusters(ctx context.Context) ([]string, error) {
 	infos, err := h.s.Snapshots().List(ctx)
 	if err != nil {
@@ -192,11 +192,14 @@ func (s *Store) covers(ctx context.Context, l *journal.JournalListing, c snapsho
 	return !at.After(s.provenTo(ctx, e, c))
 }
 
-// clusterIDs are the distinct non-empty cluster IDs of infos, sorted.
+// clusterIDs are the distinct non-empty cluster IDs of the full
+// snapshots of infos, sorted: those a state at a moment can be of. A
+// restore's undo snapshot is of the cluster restored into, which a
+// disaster recovery's is not.
 func clusterIDs(infos []snapshot.Info) []string {
 	var ids []string
 	for _, i := range infos {
-		if i.ClusterID != "" && !slices.Contains(ids, i.ClusterID) {
+		if i.ClusterID != "" && i.EffectiveKind() == snapshot.KindFull && !slices.Contains(ids, i.ClusterID) {
 			ids = append(ids, i.ClusterID)
 		}
 	}
