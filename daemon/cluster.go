@@ -38,7 +38,7 @@ func (d *Daemon) fromCluster(ctx context.Context) string {
 	if d.Store == nil {
 		return ""
 	}
-	ids, err := d.Store.Journal().Clusters(ctx)
+	ids, err := d.Store.Snapshots().Clusters(ctx)
 	if err != nil || len(ids) < 2 {
 		return ""
 	}

@@ -43,7 +43,7 @@ func checkFromCluster(from string, at bool) error {
 // sharedStore reports whether the store holds snapshots of more than one
 // cluster: a moment then needs a cluster (store.StateAtFor).
 func sharedStore(ctx context.Context, st *store.Store) (bool, error) {
-	ids, err := st.Journal().Clusters(ctx)
+	ids, err := st.Snapshots().Clusters(ctx)
 	return len(ids) > 1, err
 }
 

@@ -43,7 +43,7 @@ func topicGoneJournal(ctx context.Context, st *store.Store, cl *kgo.Client, err 
 	if lerr != nil {
 		return err
 	}
-	if ids, cerr := st.Journal().Clusters(ctx); cerr == nil && len(ids) > 1 {
+	if ids, cerr := st.Snapshots().Clusters(ctx); cerr == nil && len(ids) > 1 {
 		// A store shared with another cluster's daemon: this cluster's journal.
 		if md, merr := kadm.NewClient(cl).BrokerMetadata(ctx); merr == nil {
 			s.FromCluster = md.Cluster

@@ -101,7 +101,7 @@ func (h Journal) StateAtFor(ctx context.Context, at time.Time, pick ClusterPick)
 	if len(ids) <= 1 {
 		return h.StateAt(ctx, at)
 	}
-	cover, err := h.ClustersAt(ctx, at)
+	cover, err := h.clustersAt(ctx, at)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,21 +132,22 @@ func (h Journal) StateAtFor(ctx context.Context, at time.Time, pick ClusterPick)
 }
 
 // Clusters returns the IDs of the clusters the store holds full
-// snapshots of, sorted: more than one is a store shared by their daemons.
-func (h Journal) Clusters(ctx context.Context) ([]string, error) {
-	infos, err := h.s.Snapshots().List(ctx)
+// snapshots of, sorted: more than one is a store shared by their daemons
+// (a moment then needs a cluster: Journal.StateAtFor).
+func (h Snapshots) Clusters(ctx context.Context) ([]string, error) {
+	infos, err := h.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return clusterIDs(infos), nil
 }
 
-// ClustersAt returns the clusters whose journal epochs cover at, by ID,
+// clustersAt returns the clusters whose journal epochs cover at, by ID,
 // each with all its epochs' spans. An epoch covers at from its base
 // snapshot to its last segment, or, for a moment after that, to what its
 // flush mark proves; a cluster's newest epoch up to now while its daemon
 // still flushes it (as StateAt judges them).
-func (h Journal) ClustersAt(ctx context.Context, at time.Time) ([]ClusterSpans, error) {
+func (h Journal) clustersAt(ctx context.Context, at time.Time) ([]ClusterSpans, error) {
 	s := h.s
 	infos, err := s.Snapshots().List(ctx)
 	if err != nil {
