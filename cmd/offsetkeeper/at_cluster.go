@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,4 +193,39 @@ func (c *diffCmd) pick(ctx context.Context, st *store.Store, named []*snapshot.S
 		pick.Live = live
 	}
 	return pick, nil
+}
+
+// sharedJournalNote is list's note under the journal table of a store
+// the daemons of several clusters share: whose each epoch is, since
+// --at reads one cluster's; "" in a store of one cluster.
+func sharedJournalNote(ctx context.Context, st *store.Store, cov []snapshot.Coverage) string {
+	infos, err := st.Snapshots().List(ctx)
+	if err != nil {
+		return ""
+	}
+	of := map[string]string{}
+	for _, i := range infos {
+		of[i.ID] = i.ClusterID
+	}
+	byCluster := map[string][]string{}
+	var order []string
+	for _, c := range cov {
+		id := of[c.Epoch]
+		if id == "" {
+			continue
+		}
+		if byCluster[id] == nil {
+			order = append(order, id)
+		}
+		byCluster[id] = append(byCluster[id], c.Epoch)
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, id := range order {
+		parts = append(parts, fmt.Sprintf("cluster %s: %s", id, strings.Join(byCluster[id], ", ")))
+	}
+	return "the journal holds epochs of " + strconv.Itoa(len(order)) + " clusters (a moment is read from one: the live " +
+		"cluster's, or --from-cluster ID): " + strings.Join(parts, "; ")
 }

@@ -130,6 +130,9 @@ func TestAtSharedStore(t *testing.T) {
 	if code != exitUsage || !strings.Contains(flat(stderr), "cluster cluster-a (journal ") || !strings.Contains(flat(stderr), "cluster cluster-b (journal ") {
 		t.Fatalf("show --at in a shared store: exit %d, want %d naming both clusters\n%s%s", code, exitUsage, out, stderr)
 	}
+	if out, _ := a.mustRun(0, "list"); !strings.Contains(flat(out), "the journal holds epochs of 2 clusters") {
+		t.Errorf("list does not say whose the journal's epochs are:\n%s", out)
+	}
 	cmd := withSuffix(t, checkAdvice(t, "show --at", stderr), "--from-cluster cluster-b")
 	code, out, stderr = a.runPrinted(cmd)
 	if code != 0 || !strings.Contains(out, `{"incrementing":2222}`) {

@@ -168,6 +168,13 @@ func (h Journal) clustersAt(ctx context.Context, at time.Time) ([]ClusterSpans, 
 		if slices.ContainsFunc(mine, func(c snapshot.Coverage) bool {
 			return s.covers(ctx, l, c, c.Epoch == mine[len(mine)-1].Epoch, at, now)
 		}) {
+			// The newest epoch's span as far as its flush mark proves: a
+			// journal with nothing new writes a segment only each
+			// heartbeat, and its last segment would understate it.
+			last := &mine[len(mine)-1]
+			if e, ok := l.Epoch(last.Epoch); ok {
+				last.To = s.provenTo(ctx, e, *last)
+			}
 			out = append(out, ClusterSpans{Cluster: id, Spans: mine})
 		}
 	}
