@@ -111,8 +111,28 @@ func TestAtSharedStore(t *testing.T) {
 	a.waitCovered(at, "cluster-a", "cluster-b")
 	a.setOrders("1") // a rewind the journal of a catches
 	b.setOrders("4444")
-	a.waitCovered(moment(), "cluster-a", "cluster-b")
+	late := moment()
+	a.waitCovered(late, "cluster-a", "cluster-b")
 	T := restore.FormatMoment(at)
+
+	// The rewind is a's: a restore of a's state after it warns of it and
+	// prints the undo in a's journal; one of b's does not (it warned of a's
+	// reset, with an undo reading b's journal).
+	out, _ := a.mustRun(0, "restore", "--at", restore.FormatMoment(late), "--connector", connectdemo.ConnJDBC, "--dry-run")
+	check := ""
+	for _, l := range strings.Split(joinContinued(out), "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "check: "); ok {
+			check = s
+		}
+	}
+	if !strings.Contains(out, "was reset") || !strings.Contains(check, "--from-cluster cluster-a") {
+		t.Errorf("restore --at after a's rewind, on a: no warning with an undo in a's journal:\n%s", out)
+	} else if code, o, e := a.runPrinted(check); code != 0 || !strings.Contains(o, `{"incrementing":1111}`) {
+		t.Errorf("%s: exit %d, want the plan back to 1111\n%s%s", check, code, o, e)
+	}
+	if out, _ := b.mustRun(0, "restore", "--at", restore.FormatMoment(late), "--connector", connectdemo.ConnJDBC, "--dry-run"); strings.Contains(out, "was reset") {
+		t.Errorf("restore --at on b warns of a's reset:\n%s", out)
+	}
 
 	// diff --at against each live cluster reads that cluster's journal.
 	for _, tc := range []struct {
