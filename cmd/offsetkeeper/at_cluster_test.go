@@ -159,6 +159,16 @@ func TestAtSharedStore(t *testing.T) {
 		t.Errorf("%s: exit %d, want cluster b's state\n%s%s", cmd, code, out, stderr)
 	}
 
+	// drill --at drills into a scratch cluster: it talks to neither.
+	code, out, stderr = a.run("drill", "--at", T)
+	if code != exitUsage || !strings.Contains(flat(stderr), "cluster cluster-b (journal ") {
+		t.Fatalf("drill --at in a shared store: exit %d, want %d naming both clusters\n%s%s", code, exitUsage, out, stderr)
+	}
+	cmd = withSuffix(t, checkAdvice(t, "drill --at", stderr), "--from-cluster cluster-a")
+	if code, out, stderr := a.runPrinted(cmd); code != 0 || !strings.Contains(out, "cluster-a") {
+		t.Errorf("%s: exit %d, want a passing drill of cluster a's state\n%s%s", cmd, code, out, stderr)
+	}
+
 	// The daemon of a logged the rewind's undo, naming its cluster.
 	undo := reportedUndo(t, logsA)
 	if !strings.Contains(undo, "--from-cluster cluster-a") {
