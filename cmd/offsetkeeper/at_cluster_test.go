@@ -102,7 +102,8 @@ func TestAtSharedStore(t *testing.T) {
 	b.stopAll()
 	logsA := a.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h")
 	a.waitJournal(time.Now(), logsA)
-	logsB := b.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h")
+	addrB := freeAddr(t)
+	logsB := b.startDaemon("--journal-interval", "1s", "--schedule", "@every 1h", "--listen", addrB)
 	b.waitCovered(time.Now(), "cluster-a", "cluster-b")
 
 	a.setOrders("1111")
@@ -157,6 +158,27 @@ func TestAtSharedStore(t *testing.T) {
 	code, out, stderr = a.runPrinted(cmd)
 	if code != 0 || !strings.Contains(out, `{"incrementing":2222}`) {
 		t.Errorf("%s: exit %d, want cluster b's state\n%s%s", cmd, code, out, stderr)
+	}
+
+	// b's page: its plan is b's state with the command that reads b's
+	// journal, and its events are b's (a's rewind is not among them).
+	code, body, err := httpGet("http://" + addrB + "/api/timeline?at=" + T + "&connector=" + connectdemo.ConnJDBC)
+	var tl struct {
+		Events []struct{ Kind string } `json:"events"`
+		Plan   struct {
+			Commands restore.Commands `json:"commands"`
+			Error    string           `json:"error"`
+		} `json:"plan"`
+	}
+	if err != nil || code != 200 || json.Unmarshal([]byte(body), &tl) != nil {
+		t.Fatalf("b's page: %d %v\n%s", code, err, body)
+	}
+	if tl.Plan.Error != "" || !strings.Contains(body, "2222") || strings.Contains(body, "1111") || len(tl.Events) > 0 ||
+		!strings.HasSuffix(tl.Plan.Commands.DryRun, "--from-cluster cluster-b --dry-run") && !strings.Contains(tl.Plan.Commands.DryRun, "--from-cluster cluster-b ") {
+		t.Errorf("b's page plan at %s is not b's, or its command names no cluster:\n%s", T, body)
+	}
+	if code, out, stderr := b.runPrinted(tl.Plan.Commands.DryRun); code != 0 || !strings.Contains(out, `{"incrementing":2222}`) {
+		t.Errorf("%s: exit %d, want b's plan\n%s%s", tl.Plan.Commands.DryRun, code, out, stderr)
 	}
 
 	// drill --at drills into a scratch cluster: it talks to neither.

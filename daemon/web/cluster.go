@@ -33,3 +33,19 @@ func (s *Server) commands(ctx context.Context) restore.CommandSettings {
 	c.FromCluster = s.cluster(ctx)
 	return c
 }
+
+// epochsOf keeps the journal epochs of Source.Cluster's cluster (their
+// base snapshot's, in infos): the page's history, plots and events, are
+// its cluster's. Nil (every epoch) without one; an epoch whose base names
+// no cluster or is gone is kept.
+func (s *Server) epochsOf(ctx context.Context, infos []snapshot.Info) func(epoch string) bool {
+	id := s.cluster(ctx)
+	if id == "" {
+		return nil
+	}
+	of := make(map[string]string, len(infos))
+	for _, i := range infos {
+		of[i.ID] = i.ClusterID
+	}
+	return func(epoch string) bool { return of[epoch] == "" || of[epoch] == id }
+}

@@ -56,6 +56,7 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	}
 	w.from = dataFrom(w)
 	w.hist = newHistory(w.from, now)
+	w.hist.only = s.epochsOf(ctx, w.infos) // cluster.go
 	if err := w.hist.readJournal(ctx, s.src.Store, &s.segs); err != nil {
 		return nil, err
 	}
