@@ -203,6 +203,21 @@ func TestAtSharedStore(t *testing.T) {
 		t.Errorf("after the daemon's undo cluster a holds %s, want 1111", got)
 	}
 
+	// events names the cluster of each and its commands read that journal.
+	evOut, _ := a.mustRun(0, "events", "--since", "-10m", "--connector", connectdemo.ConnJDBC, "--brokers", a.brokers)
+	evCheck := ""
+	for _, l := range strings.Split(evOut, "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "check: "); ok {
+			evCheck = s
+		}
+	}
+	if !strings.Contains(evOut, "cluster: cluster-a") || !strings.Contains(evCheck, "--from-cluster cluster-a") ||
+		!strings.Contains(flat(evOut), "the store holds the journals of several clusters") {
+		t.Errorf("events in a shared store:\n%s", evOut)
+	} else if code, out, stderr := a.runPrinted(evCheck); code != 0 || !strings.Contains(out, "into its cluster cluster-a") {
+		t.Errorf("%s: exit %d\n%s%s", evCheck, code, out, stderr)
+	}
+
 	// restore --at on b restores b's state, not a's.
 	b.mustRun(0, "restore", "--at", T, "--connector", connectdemo.ConnJDBC)
 	if got := b.orders(); got != `{"incrementing":2222}` {

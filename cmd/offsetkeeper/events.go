@@ -134,6 +134,11 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	c.print(out, settings)
+	if clusterOf != nil {
+		fmt.Fprintln(c.stdout, wrapNote("note: the store holds the journals of several clusters (a standby's daemon shares it): "+
+			"each event's commands read the journal of the cluster that saw it (--from-cluster) and write to the brokers given here; "+
+			"run them with that cluster's settings"))
+	}
 	if stop := settings.StopFirst(); stop != "" {
 		fmt.Fprintln(c.stdout, stop)
 	}
