@@ -138,6 +138,8 @@ type Daemon struct {
 	Standby *Standby
 	sb      standbyState
 	sbm     *standbyMetrics
+	// own is the daemon's cluster ID (cluster.go).
+	own ownCluster
 
 	once    sync.Once
 	m       *metrics

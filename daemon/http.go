@@ -70,6 +70,7 @@ func (d *Daemon) Handler() http.Handler {
 	if d.Store != nil {
 		src := web.Source{Store: d.Store, Commands: d.Config.Commands, Refresh: max(2*d.Config.Journal.Interval, 15*time.Second), Logger: d.log().With("component", "web"),
 			Links: []string{"/healthz", "/livez", "/readyz", "/metrics", "/api/snapshots"}}
+		src.Cluster = d.fromCluster
 		if d.checkM != nil {
 			src.StoreCheck = d.storeCheckLine
 		}

@@ -472,9 +472,10 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			cmds := j.d.commands(ctx)
+			undo := cmds.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
-			if note := undoNote(j.d.Config.Commands, e.Reason); note != "" {
+			if note := undoNote(cmds, e.Reason); note != "" {
 				attrs = append(attrs, "note", note)
 			}
 			j.log().Warn("reset seen", attrs...)

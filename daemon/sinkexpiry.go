@@ -68,7 +68,7 @@ func warnAhead(retention time.Duration) time.Duration { return min(24*time.Hour,
 func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []journal.Entry, observed time.Time) []journal.Entry {
 	x.readRetention(ctx, j)
 	groups := j.tail.SinkGroups()
-	entries = x.classifyVanished(j, entries, groups, observed)
+	entries = x.classifyVanished(ctx, j, entries, groups, observed)
 	next := map[string]*expiring{}
 	for name, g := range groups {
 		rule := snapshot.ExpiryRule(g, g.Type == capture.GroupTypeConsumer)
@@ -90,7 +90,7 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 			e.warned = true
 			entries = append(entries, journal.Entry{Kind: journal.EntryEvent, Time: journal.Ms(observed), Connector: g.Connector, Group: name,
 				Reason: snapshot.EventSinkExpiring, Count: int32(len(g.Offsets)), Before: journal.Ms(e.at)})
-			after := j.d.Config.Commands.At(observed, g.Connector)
+			after := j.d.commands(ctx).At(observed, g.Connector)
 			j.log().Warn("sink offsets expire", "group", name, "connector", g.Connector, "expires_at", e.at.UTC(), "exact", e.exact,
 				"rule", rule, "resume", "resume the connector before then", "after", j.d.Config.Commands.WithStart(after.Run))
 		}
@@ -142,7 +142,7 @@ func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Tim
 
 // classifyVanished turns the sink-deleted event of a group that vanished
 // at or after its exact expiry into sink-expired.
-func (x *sinkExpiry) classifyVanished(j *journalWriter, entries []journal.Entry, groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
+func (x *sinkExpiry) classifyVanished(ctx context.Context, j *journalWriter, entries []journal.Entry, groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkDeleted {
@@ -153,7 +153,7 @@ func (x *sinkExpiry) classifyVanished(j *journalWriter, entries []journal.Entry,
 		}
 		if g := x.groups[e.Group]; g != nil && g.exact && !observed.Before(g.at) {
 			e.Reason = snapshot.EventSinkExpired
-			after := j.d.Config.Commands.At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			after := j.d.commands(ctx).At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("sink offsets expired", "group", e.Group, "connector", e.Connector, "expired_at", g.at.UTC(),
 				"restore", j.d.Config.Commands.WithStart(after.Run))
 		}

@@ -24,7 +24,7 @@ func (d *Daemon) goneAdvice(ctx context.Context, latest *snapshot.Info) capture.
 	if d.Config.Journal.Interval <= 0 {
 		return d.Config.Commands.GoneAdvice
 	}
-	return GoneAdvice(ctx, d.Store, d.Config.Commands, latest)
+	return GoneAdvice(ctx, d.Store, d.commands(ctx), latest)
 }
 
 // GoneAdvice is the restore capture.Gone prints for latest: the dry run
@@ -40,10 +40,11 @@ func GoneAdvice(ctx context.Context, st *store.Store, cmds restore.CommandSettin
 	if err != nil {
 		return cmds.GoneAdvice
 	}
+	mine := ofCluster(ctx, st, cmds.FromCluster)
 	var before time.Time
 	var connectors []string
 	for _, e := range evs {
-		if e.Kind != snapshot.EventOffsetsTopicDeleted || e.Before.Before(latest.CreatedAt) {
+		if e.Kind != snapshot.EventOffsetsTopicDeleted || e.Before.Before(latest.CreatedAt) || !mine(e.Epoch) {
 			continue
 		}
 		if before.IsZero() || e.Before.Before(before) {
@@ -64,4 +65,21 @@ func GoneAdvice(ctx context.Context, st *store.Store, cmds restore.CommandSettin
 		}
 		return dry
 	}
+}
+
+// ofCluster reports whether a journal epoch is of cluster id (its base
+// snapshot's): in a store shared with another cluster's daemon, that
+// cluster's events are not this one's. Every epoch is, for id "" or an
+// epoch whose base names no cluster.
+func ofCluster(ctx context.Context, st *store.Store, id string) func(epoch string) bool {
+	if id == "" {
+		return func(string) bool { return true }
+	}
+	of := map[string]string{}
+	if infos, err := st.Snapshots().List(ctx); err == nil {
+		for _, i := range infos {
+			of[i.ID] = i.ClusterID
+		}
+	}
+	return func(epoch string) bool { return of[epoch] == "" || of[epoch] == id }
 }

@@ -36,6 +36,11 @@ type CommandSettings struct {
 	// Layout tells that the connectors run under a topic layout (MSK
 	// Connect's): no REST API to stop them, their status topics say.
 	Layout bool
+	// FromCluster, when set, is the cluster whose journal the commands'
+	// moments (--at) are read from (--from-cluster): the printing command
+	// knows it, and a store shared by the daemons of two clusters holds
+	// both clusters' journals over the same moments.
+	FromCluster string
 }
 
 // StopFirst is what to do before running the commands' Run form, or ""
@@ -76,6 +81,9 @@ func (s CommandSettings) Snapshot(id string, connectors ...string) Commands {
 
 func (s CommandSettings) commands(what, connectors []string) Commands {
 	args := append([]string{"restore"}, what...)
+	if what[0] == "--at" && s.FromCluster != "" {
+		args = append(args, "--from-cluster", s.FromCluster)
+	}
 	for _, c := range connectors {
 		args = append(args, "--connector", c)
 	}

@@ -75,6 +75,9 @@ func (r *run) afterResets(ctx context.Context, plan *Plan) []AfterReset {
 				infos = []snapshot.Info{}
 			}
 		}
+		if otherClusters(infos, ev.Epoch, snap.ClusterID) {
+			continue
+		}
 		out = append(out, AfterReset{Connector: ev.Connector, Group: ev.Group, Kind: ev.Kind, Count: ev.Count, Time: ev.Time, Before: ev.Before,
 			State: snap.ID, StateTime: state.UTC(), Undo: r.req.Commands.Undo(ev.Kind, ev.Before, ev.Connector),
 			RestoredSince: restoredSince(infos, ev.Connector, ev.Time, state)})
@@ -143,4 +146,17 @@ func stateName(id string) string {
 		return "the state " + id
 	}
 	return "snapshot " + id
+}
+
+// otherClusters reports whether journal epoch is of a cluster other than
+// cluster (its base snapshot's ID in infos): in a store the daemons of two
+// clusters share, a reset one cluster's journal saw is not the other's,
+// and its undo (restore --at) would read the other's journal.
+func otherClusters(infos []snapshot.Info, epoch, cluster string) bool {
+	for _, i := range infos {
+		if i.ID == epoch {
+			return i.ClusterID != "" && cluster != "" && i.ClusterID != cluster
+		}
+	}
+	return false
 }

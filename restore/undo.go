@@ -70,6 +70,9 @@ func (s CommandSettings) Diff(id string, at time.Time, connectors ...string) str
 	args := []string{"diff", id}
 	if !at.IsZero() {
 		args = []string{"diff", "--at", FormatMoment(at)}
+		if s.FromCluster != "" {
+			args = append(args, "--from-cluster", s.FromCluster)
+		}
 	}
 	args = append(args, "--live")
 	for _, c := range connectors {

@@ -24,17 +24,21 @@ func parseAt(flagName, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// stateAt is the state of the store's cluster at TIME, for restore, show
-// and diff: it prints the effective moment and the precision of each part
-// to w (nil: not at all).
-func stateAt(ctx context.Context, w io.Writer, st *store.Store, at string) (*snapshot.Snapshot, error) {
+// stateAt is the state of the cluster pick names (see at_cluster.go) at
+// TIME, for restore, show and diff: it prints the effective moment and
+// the precision of each part to w (nil: not at all). positional are the
+// command's arguments, for the commands a refusal prints.
+func (g *globals) stateAt(ctx context.Context, w io.Writer, st *store.Store, at string, pick store.ClusterPick, positional []string) (*snapshot.Snapshot, error) {
 	t, err := parseAt("at", at, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	snap, info, err := st.Journal().StateAt(ctx, t)
+	snap, info, err := st.Journal().StateAtFor(ctx, t, pick)
+	if errors.Is(err, store.ErrNoSuchCluster) {
+		return nil, usagef("%v", err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read state at %s: %w", at, err)
+		return nil, g.clusterChoice(fmt.Errorf("read state at %s: %w", at, err), at, positional)
 	}
 	if w != nil {
 		printStateInfo(w, info)

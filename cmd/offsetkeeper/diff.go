@@ -46,6 +46,8 @@ type diffCmd struct {
 	timeout    time.Duration
 	at         listFlag
 	st         *store.Store // for the records of restores that did not finish
+	// fromCluster is --from-cluster (see at_cluster.go).
+	fromCluster string
 }
 
 func (c *diffCmd) Flags(fs *flag.FlagSet) {
@@ -55,6 +57,7 @@ func (c *diffCmd) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.exitCode, "exit-code", false, "exit 1 when there are differences (default: exit 0 either way)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.Var(&c.at, "at", "compare the state at this moment (RFC 3339 or -15m; from the journal) instead of a snapshot; once for the old side, twice for both")
+	registerFromCluster(fs, &c.fromCluster)
 	c.g.connect.register(fs)
 }
 
@@ -70,6 +73,9 @@ func (c *diffCmd) Run(ctx context.Context, args []string) error {
 		return usagef("give a second snapshot ID or --live, not both")
 	case c.output != "text" && c.output != "json":
 		return usagef("--output %q: want text or json", c.output)
+	}
+	if err := checkFromCluster(c.fromCluster, len(c.at) > 0); err != nil {
+		return err
 	}
 	rc, err := c.g.connect.client()
 	if err != nil {
@@ -169,8 +175,12 @@ func (c *diffCmd) sides(ctx context.Context, st *store.Store, args []string) ([]
 	if c.output == "json" {
 		w = c.stderr
 	}
+	pick, err := c.pick(ctx, st, out)
+	if err != nil {
+		return nil, err
+	}
 	for _, at := range c.at {
-		s, err := stateAt(ctx, w, st, at)
+		s, err := c.g.stateAt(ctx, w, st, at, pick, args)
 		if err != nil {
 			return nil, err
 		}

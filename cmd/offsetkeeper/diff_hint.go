@@ -34,9 +34,13 @@ func resetHint(ctx context.Context, w io.Writer, st *store.Store, a *snapshot.Sn
 			restored[e.Connector] = e.Time
 		}
 	}
+	clusterOf, _ := epochClusters(ctx, st) // a shared store: another cluster's resets are not a's
 	var names []string
 	for _, e := range evs {
 		if e.Kind == snapshot.EventRestored || !e.Before.Before(a.CreatedAt) || len(scope) > 0 && !slices.Contains(scope, e.Connector) {
+			continue
+		}
+		if of := clusterOf[e.Epoch]; of != "" && a.ClusterID != "" && of != a.ClusterID {
 			continue
 		}
 		if restored[e.Connector].After(e.Time) || slices.Contains(names, e.Connector) {

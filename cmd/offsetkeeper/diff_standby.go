@@ -111,7 +111,11 @@ func countIn(changes, rest []restore.Change) int {
 // Its words are for wrapCommand. It repeats the store's flags given on the command line (the environment
 // still holds the others); nil when the standby needs security settings a
 // printed command would have to carry (secrets are never printed).
-func (c *failoverCmd) failoverDiffCommand(stateAt time.Time) []string {
+//
+// It names the primary's journal (--from-cluster): the store is shared by
+// the daemons of both clusters, and the standby's may cover the moment
+// too (a failback's, whose old primary's daemon journals it).
+func (c *failoverCmd) failoverDiffCommand(stateAt time.Time, primary string) []string {
 	f := c.standby
 	if f.saslMechanism != "" || f.tls || f.tlsCA != "" || f.tlsCert != "" || f.oauthTokenFile != "" {
 		return nil
@@ -131,6 +135,10 @@ func (c *failoverCmd) failoverDiffCommand(stateAt time.Time) []string {
 			i++
 		}
 	}
-	words = append(words, "--at", stateAt.UTC().Format(time.RFC3339Nano), "--live", "--brokers", restore.ShellQuote(f.brokers))
+	words = append(words, "--at", stateAt.UTC().Format(time.RFC3339Nano))
+	if primary != "" {
+		words = append(words, "--from-cluster", restore.ShellQuote(primary))
+	}
+	words = append(words, "--live", "--brokers", restore.ShellQuote(f.brokers))
 	return words
 }

@@ -84,10 +84,13 @@ type drillCmd struct {
 	// runByDaemon: the daemon runs this drill as its child process
 	// (daemon_drill_child.go); a hidden flag.
 	runByDaemon bool
+	// fromCluster is --from-cluster (see at_cluster.go).
+	fromCluster string
 }
 
 func (c *drillCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.at, "at", "", "drill the state at this moment from the journal: RFC 3339 or a negative duration from now (-15m)")
+	registerFromCluster(fs, &c.fromCluster)
 	fs.BoolVar(&c.list, "list", false, "list the drills stored in the store, oldest first")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (the report document as stored: a DSSE envelope when signed)")
 	fs.StringVar(&c.scratchBrokers, "scratch-brokers", "", "restore into this scratch Kafka cluster (comma-separated host:port, plaintext) instead of an embedded one; it must not have the state's topics")
@@ -129,6 +132,8 @@ func (c *drillCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--at drills the state at a moment: give no snapshot ID with it")
 	case c.publicKey != "":
 		return usagef("--public-key is for drill verify REPORT")
+	case c.fromCluster != "" && c.at == "":
+		return checkFromCluster(c.fromCluster, false)
 	}
 	key, err := c.readSigningKey()
 	if err != nil {
@@ -228,9 +233,12 @@ func (c *drillCmd) stateAt(ctx context.Context, st *store.Store) (*snapshot.Snap
 	if err != nil {
 		return nil, err
 	}
-	snap, info, err := st.Journal().StateAt(ctx, t)
+	snap, info, err := st.Journal().StateAtFor(ctx, t, store.ClusterPick{From: c.fromCluster})
+	if errors.Is(err, store.ErrNoSuchCluster) {
+		return nil, usagef("%v", err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read state at %s: %w", c.at, err)
+		return nil, c.g.clusterChoice(fmt.Errorf("read state at %s: %w", c.at, err), c.at, nil)
 	}
 	if info != nil && info.Fallback {
 		return nil, fmt.Errorf("read state at %s: no journal covers %s (it is before the daemon's journal); "+

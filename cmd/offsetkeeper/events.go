@@ -66,6 +66,10 @@ type eventJSON struct {
 	snapshot.Event
 	Undo       string `json:"undo"`
 	UndoDryRun string `json:"undo_dry_run"`
+	// Cluster is the cluster whose journal caught the event, in a store
+	// the daemons of several clusters share (events_cluster.go).
+	Cluster  string `json:"cluster_id,omitempty"`
+	settings restore.CommandSettings
 }
 
 // errNoJournal is events' answer on a store without a journal.
@@ -104,11 +108,17 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		keep[n] = true
 	}
 	settings := c.g.commandSettings()
+	clusterOf, err := epochClusters(ctx, store)
+	if err != nil {
+		return err
+	}
 	out := []eventJSON{}
 	for _, e := range evs {
 		if len(keep) == 0 || keep[e.Connector] {
-			cmds := undoCommands(settings, e)
-			out = append(out, eventJSON{Event: e, Undo: cmds.Run, UndoDryRun: cmds.DryRun})
+			s := settings
+			s.FromCluster = clusterOf[e.Epoch]
+			cmds := undoCommands(s, e)
+			out = append(out, eventJSON{Event: e, Undo: cmds.Run, UndoDryRun: cmds.DryRun, Cluster: s.FromCluster, settings: s})
 		}
 	}
 	if c.output == "json" {
@@ -124,6 +134,11 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	c.print(out, settings)
+	if clusterOf != nil {
+		fmt.Fprintln(c.stdout, wrapNote("note: the store holds the journals of several clusters (a standby's daemon shares it): "+
+			"each event's commands read the journal of the cluster that saw it (--from-cluster) and write to the brokers given here; "+
+			"run them with that cluster's settings"))
+	}
 	if stop := settings.StopFirst(); stop != "" {
 		fmt.Fprintln(c.stdout, stop)
 	}
@@ -157,12 +172,15 @@ func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
 			continue
 		}
-		if note := settings.UndoNote(e.Kind); note != "" {
+		if e.Cluster != "" {
+			fmt.Fprintf(c.stdout, "  cluster: %s\n", e.Cluster)
+		}
+		if note := e.settings.UndoNote(e.Kind); note != "" {
 			fmt.Fprintf(c.stdout, "  note:  %s\n", note)
 		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
 		fmt.Fprintf(c.stdout, "  undo:  %s\n", e.Undo)
-		fmt.Fprintf(c.stdout, "  after: %s\n", settings.Diff("", e.Before, e.Connector))
+		fmt.Fprintf(c.stdout, "  after: %s\n", e.settings.Diff("", e.Before, e.Connector))
 	}
 }
 

@@ -281,7 +281,7 @@ func (c *failoverCmd) apply(ctx context.Context, cl *kgo.Client, ropts capture.O
 	noteAlreadyRunning(rep, doc, out)
 	c.resume(ctx, state, rep, doc, out)
 	mark("resume")
-	if words := c.failoverDiffCommand(at); words != nil {
+	if words := c.failoverDiffCommand(at, state.ClusterID); words != nil {
 		doc.DiffCommand = strings.Join(words, " ")
 		fmt.Fprintf(out, "what it moved on the standby (the translation's differences are named as such):\n%s\n", wrapCommand(words))
 	}

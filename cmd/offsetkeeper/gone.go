@@ -43,5 +43,11 @@ func topicGoneJournal(ctx context.Context, st *store.Store, cl *kgo.Client, err 
 	if lerr != nil {
 		return err
 	}
+	if ids, cerr := st.Snapshots().Clusters(ctx); cerr == nil && len(ids) > 1 {
+		// A store shared with another cluster's daemon: this cluster's journal.
+		if md, merr := kadm.NewClient(cl).BrokerMetadata(ctx); merr == nil {
+			s.FromCluster = md.Cluster
+		}
+	}
 	return topicGone(ctx, st, cl, err, daemon.GoneAdvice(ctx, st, s, capture.LatestFull(infos)))
 }

@@ -45,6 +45,9 @@ func (c *listCmd) coverage(ctx context.Context, st *store.Store) error {
 	for _, n := range notes {
 		fmt.Fprintln(c.stdout, wrapNote(n))
 	}
+	if n := sharedJournalNote(ctx, st, cov); n != "" {
+		fmt.Fprintln(c.stdout, wrapNote(n))
+	}
 	// STATE ok is what the names in the store say: list reads no segment.
 	verify := strings.Join(quoteEach(append([]string{programName, "verify"}, c.g.settingFlags(flagsOf(verifyCommand))...)), " ")
 	_, err = fmt.Fprintln(c.stdout, english.Advice("STATE is from the listing alone; every object is read and checked by "+verify, lineWidth, []string{verify}))

@@ -27,6 +27,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/restore/drill"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
+	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/english"
 	"github.com/offsetkeeper/offsetkeeper/internal/memlimit"
@@ -316,6 +317,9 @@ func report(stderr io.Writer, name string, err error) int {
 	case errors.Is(err, restore.ErrRefused):
 		printError(stderr, name, err)
 		return exitRefused
+	case errors.Is(err, store.ErrAmbiguousCluster): // as an ambiguous ID: the command line names no one state
+		printError(stderr, name, err)
+		return exitUsage
 	case errors.Is(err, drill.ErrCannotRun): // drill's own exit codes: 2 cannot run
 		fmt.Fprintf(stderr, "offsetkeeper %s: %v\n", name, err)
 		return exitUsage
@@ -338,7 +342,7 @@ var perRun = map[string]bool{
 	"force":            true, "allow-other-cluster": true, "dry-run": true,
 	"connector": true, "from-file": true, "output": true, "output-dir": true,
 	"source-only": true, "sink-only": true, "via": true, "stop-connectors": true,
-	"resume": true, "at": true, "live": true, "exit-code": true, "since": true,
+	"resume": true, "at": true, "from-cluster": true, "live": true, "exit-code": true, "since": true,
 	"configmap-name": true, "configmap-namespace": true, "group": true,
 	// restore into another cluster (restore_translate.go), demo --migration
 	"translate": true, "mm2-source-alias": true, "mm2-target-alias": true, "source-brokers": true,

@@ -158,6 +158,9 @@ type restoreCmd struct {
 	// createTopics, replicationFactor: see restore/createtopics.go.
 	createTopics      bool
 	replicationFactor int
+	// fromCluster is --from-cluster; atCluster the cluster whose journal
+	// --at was read from, in a store of several (see at_cluster.go).
+	fromCluster, atCluster string
 }
 
 func (c *restoreCmd) Flags(fs *flag.FlagSet) {
@@ -176,6 +179,7 @@ func (c *restoreCmd) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 2*time.Minute, "how long --stop-connectors and --resume wait for the connectors to reach their state")
 	fs.StringVar(&c.via, "via", restore.ViaKafka, "write the offsets through kafka (exact bytes, the default) or connect (PATCH /connectors/NAME/offsets, Kafka 3.6+; needs --connect-url)")
 	fs.StringVar(&c.at, "at", "", "restore the state at this moment instead of a snapshot: RFC 3339 (2026-12-01T09:14:03Z) or a negative duration from now (-15m); from the journal (see docs/journal.md)")
+	registerFromCluster(fs, &c.fromCluster)
 	fs.StringVar(&c.fromFile, "from-file", "", "restore this file instead of a snapshot: a Connect REST offsets body (needs --connector NAME), a kafka-consumer-groups CSV (group,topic,partition,offset) or a standalone worker's offsets file (offset.storage.file.filename)")
 	fs.StringVar(&c.output, "output", "text", "output format: text, or json (one document on stdout: the plan, the refusals, the undo snapshot ID, what was written, the verification; the text goes to stderr; see docs/json-output.md)")
 	fs.StringVar(&c.group, "group", "", "with --from-file: the CSV is one consumer group's topic,partition,offset lines (kafka-consumer-groups.sh --export --group G), for group G")
@@ -220,6 +224,7 @@ func (c *restoreCmd) request(opts capture.Options, rc *connectrest.Client, snap 
 	}
 	req.Connectors = c.connectors
 	req.Commands.Cloud = rc != nil && rc.Cloud()
+	req.Commands.FromCluster = c.atCluster
 	if c.via == restore.ViaConnect {
 		req.Commands.Via = restore.ViaConnect
 	}
@@ -345,7 +350,7 @@ func (c *restoreCmd) storedSnapshot(ctx context.Context, st *store.Store, args [
 		if c.output == "json" {
 			w = c.stderr
 		}
-		snap, err := stateAt(ctx, w, st, c.at)
+		snap, err := c.stateAt(ctx, w, st)
 		if err != nil {
 			return nil, withNothingWritten(err)
 		}
@@ -374,6 +379,8 @@ func (c *restoreCmd) checkUsage(args []string) error {
 	switch {
 	case c.at != "" && (len(args) > 0 || c.fromFile != ""):
 		return usagef("--at restores the state at a moment: give no snapshot ID and no --from-file with it")
+	case c.fromCluster != "" && c.at == "":
+		return checkFromCluster(c.fromCluster, false)
 	case len(args) == 0 && c.fromFile == "" && c.at == "":
 		return usagef("missing snapshot ID (or latest), --at TIME, or --from-file FILE")
 	case len(args) > 0 && c.fromFile != "":

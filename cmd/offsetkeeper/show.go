@@ -65,6 +65,8 @@ type showCmd struct {
 	outputDir  string
 	strimzi    strimziFlags
 	at         string
+	// fromCluster is --from-cluster (see at_cluster.go).
+	fromCluster string
 	// showSecrets prints connector config values that look like secrets
 	// (see secretKey); they are masked otherwise.
 	showSecrets bool
@@ -76,6 +78,7 @@ func (c *showCmd) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.outputDir, "output-dir", "", "with --output connect-rest: write <connector>.json into this directory for every connector (or those named with --connector)")
 	fs.StringVar(&c.at, "at", "", "show the state at this moment instead of a snapshot: RFC 3339 or a negative duration from now (-15m); from the journal")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "print connector config values whose keys look like secrets (password, secret, token, credential, api key, ...) as they are, in the text and json output; they are masked otherwise")
+	registerFromCluster(fs, &c.fromCluster)
 	c.g.connect.register(fs)
 	c.strimzi.register(fs)
 }
@@ -83,6 +86,9 @@ func (c *showCmd) Flags(fs *flag.FlagSet) {
 func (c *showCmd) Run(ctx context.Context, args []string) error {
 	if c.at != "" && len(args) > 0 {
 		return usagef("--at shows the state at a moment: give no snapshot ID with it")
+	}
+	if err := checkFromCluster(c.fromCluster, c.at != ""); err != nil {
+		return err
 	}
 	if len(args) != 1 && c.at == "" {
 		if len(args) == 0 {
@@ -176,7 +182,7 @@ func (c *showCmd) load(ctx context.Context, st *store.Store, args []string) (*sn
 	if c.output == "text" {
 		w = c.stdout
 	}
-	return stateAt(ctx, w, st, c.at)
+	return c.g.stateAt(ctx, w, st, c.at, store.ClusterPick{From: c.fromCluster}, nil)
 }
 
 // showText prints a summary of s; rest, when not nil, holds the connectors'

@@ -82,7 +82,7 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 	now := s.now()
 	switch ref {
 	case "", "live", "now":
-		st, si, err := s.src.Store.Journal().StateAt(ctx, now)
+		st, si, err := s.stateAt(ctx, now)
 		if err != nil {
 			return diffSide{}, fmt.Errorf("read the newest state: %w", err)
 		}
@@ -93,13 +93,13 @@ func (s *Server) resolve(ctx context.Context, ref string) (diffSide, error) {
 		return diffSide{}, fmt.Errorf("%q: %w", ref, err)
 	}
 	if err == nil {
-		st, si, err := s.src.Store.Journal().StateAt(ctx, t)
+		st, si, err := s.stateAt(ctx, t)
 		if errors.Is(err, journal.ErrNotRestorable) && strings.HasPrefix(ref, "-") {
 			// "The last hour" of a store younger than that starts at its
 			// first snapshot (the page's links say -1h).
 			if first, ok := s.firstFull(ctx, t); ok {
 				t = first
-				st, si, err = s.src.Store.Journal().StateAt(ctx, t)
+				st, si, err = s.stateAt(ctx, t)
 			}
 		}
 		if err != nil {

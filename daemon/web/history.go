@@ -122,6 +122,9 @@ type history struct {
 	events   []snapshot.Event
 	gaps     []Gap
 	journal  bool // the store holds a journal
+	// only, when set, keeps the journal epochs readJournal reads: the
+	// page's cluster's in a store shared with another cluster's daemon.
+	only func(epoch string) bool
 }
 
 func newHistory(from, to time.Time) *history {
@@ -222,6 +225,9 @@ func (h *history) readJournal(ctx context.Context, st *store.Store, cache *segCa
 	keys := map[string]bool{}
 	seen := map[evKey]bool{}
 	for _, e := range l.Epochs {
+		if h.only != nil && !h.only(e.ID) {
+			continue
+		}
 		chain, _ := e.Chain()
 		for _, si := range chain {
 			if si.LastTime.Before(h.from) {

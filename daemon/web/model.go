@@ -56,12 +56,13 @@ func (s *Server) load(ctx context.Context) (*world, error) {
 	}
 	w.from = dataFrom(w)
 	w.hist = newHistory(w.from, now)
+	w.hist.only = s.epochsOf(ctx, w.infos) // cluster.go
 	if err := w.hist.readJournal(ctx, s.src.Store, &s.segs); err != nil {
 		return nil, err
 	}
 	w.hist.coverageGaps(w.coverage, now)
 	if len(w.infos) > 0 {
-		w.state, w.stateAt, err = s.src.Store.Journal().StateAt(ctx, now)
+		w.state, w.stateAt, err = s.stateAt(ctx, now)
 		if err != nil {
 			w.notes = append(w.notes, "newest state: "+err.Error())
 			w.state = nil

@@ -72,24 +72,25 @@ func (s *Server) timeline(w *world) *Timeline {
 // state at at, limited to connector when set.
 func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan {
 	var cmds restore.Commands
+	settings := s.commands(ctx)
 	if connector != "" {
-		cmds = s.src.Commands.At(at, connector)
+		cmds = settings.At(at, connector)
 	} else {
-		cmds = s.src.Commands.At(at)
+		cmds = settings.At(at)
 	}
-	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL, StopFirst: s.src.Commands.StopFirst()}
+	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: settings.ConnectURL, StopFirst: settings.StopFirst()}
 	now, err := s.resolve(ctx, "live")
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	st, si, err := s.src.Store.Journal().StateAt(ctx, at)
+	st, si, err := s.stateAt(ctx, at)
 	if err != nil {
 		p.Error = "read state at " + at.UTC().Format(time.RFC3339Nano) + ": " + err.Error()
 		return p
 	}
 	then := diffSide{st, Moment{Ref: at.UTC().Format(time.RFC3339Nano), At: at, Base: si.Base.ID, Epoch: si.Epoch}}
-	if cmds, note, ok := deletedCommands(s.src.Commands, p, st, now.snap); ok { // plandeleted.go
+	if cmds, note, ok := deletedCommands(settings, p, st, now.snap); ok { // plandeleted.go
 		p.Command, p.Commands = cmds.DryRun, cmds
 		if note != "" {
 			p.Notes = append(p.Notes, note)

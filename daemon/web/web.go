@@ -48,6 +48,10 @@ type Source struct {
 	// compares them with the state's, as a restore does, so that a sink
 	// topic recreated since is caught there too. Nil: not compared.
 	SinkTopics func(ctx context.Context, names []string) ([]snapshot.SinkTopic, []string)
+	// Cluster, when set, is the ID of the cluster whose journal the
+	// page's moments and printed --at commands read, "" for none: the
+	// daemon's own in a store shared with another cluster's daemon.
+	Cluster func(ctx context.Context) string
 	// Window is how far back the plots go (DefaultWindow).
 	Window time.Duration
 	// StallAfter is how long a sink with lag may go without a commit

@@ -48,6 +48,12 @@ func (h Journal) Coverage(ctx context.Context) ([]snapshot.Coverage, error) {
 // between epochs is ErrNotRestorable naming the spans that are; a segment
 // missing or altered on the way to at is ErrJournalBroken naming it.
 func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot, *journal.StateInfo, error) {
+	return h.stateAt(ctx, at, "")
+}
+
+// stateAt is StateAt over the epochs and snapshots of cluster only ("":
+// every cluster's; see StateAtFor).
+func (h Journal) stateAt(ctx context.Context, at time.Time, only string) (*snapshot.Snapshot, *journal.StateInfo, error) {
 	s := h.s
 	now := time.Now()
 	if at.After(now) {
@@ -63,7 +69,7 @@ func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot,
 	// epoch's last segment, or no epoch found among the few snapshots
 	// before at, takes the whole listing.
 	for i, tried := len(infos)-1, 0; i >= 0 && tried < 8; i-- {
-		if infos[i].CreatedAt.After(at) {
+		if infos[i].CreatedAt.After(at) || !ofCluster(infos[i].ClusterID, only) {
 			continue
 		}
 		tried++
@@ -78,7 +84,7 @@ func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot,
 		if !at.After(c.To) {
 			return s.replay(ctx, at, &e, c) // covered
 		}
-		newest := c.Broken == "" && s.newestEpoch(ctx, infos[i+1:]) && !s.laterEpoch(ctx, e.ID)
+		newest := c.Broken == "" && s.newestEpoch(ctx, infosOf(infos[i+1:], only)) && !s.laterEpoch(ctx, e.ID)
 		if !newest && !at.After(s.provenTo(ctx, &e, c)) {
 			return s.replay(ctx, at, &e, c) // an idle span its flush mark covers
 		}
@@ -95,7 +101,8 @@ func (h Journal) StateAt(ctx context.Context, at time.Time) (*snapshot.Snapshot,
 	if err != nil {
 		return nil, nil, err
 	}
-	cov := journal.CoverageOf(infos, l)
+	cov := covOf(journal.CoverageOf(infos, l), infos, only)
+	infos = infosOf(infos, only)
 	s.extendIdle(ctx, l, cov, at)
 	pick, gone := -1, -1
 	for i, c := range cov {
