@@ -1,0 +1,43 @@
+package restore
+
+// This file is the refusal for a sink group that has members while its
+// connector runs no task here: stopping the connector, which the usual
+// refusal advises, changes nothing for such a member.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
+)
+
+// foreignMembers is the refusal of connector cp, STOPPED with no tasks or
+// without a config here, whose sink group sp still has members. The
+// broker takes the restore's commit only into a group without members (a
+// consumer-protocol group answers UNKNOWN_MEMBER_ID, apache/kafka
+// modern/consumer/ConsumerGroup.java validateOffsetCommit), so the
+// restore waits for the group to be Empty; the members are named (client
+// and host, described now through cl) so that the operator can find the
+// consumer. A description that fails leaves them unnamed.
+func foreignMembers(ctx context.Context, cl *kgo.Client, cp ConnectorPlan, sp *SinkPlan) Refusal {
+	state := "STOPPED with no tasks"
+	if !cp.Live.HasConfig {
+		state = "not configured here (no config in the config topic)"
+	}
+	who := ""
+	if cl != nil {
+		if d, err := capture.DescribeTyped(ctx, kadm.NewClient(cl), []string{sp.Group}, nil); err == nil && len(d[sp.Group].Clients) > 0 {
+			who = " (members: " + strings.Join(d[sp.Group].Clients, ", ") + ")"
+		}
+	}
+	reason := fmt.Sprintf("sink group %q has %s (state %s) though the connector is %s, so no task of this Connect cluster is in it%s: "+
+		"a task still shutting down leaves within its session timeout (45 s by default); a member that stays is a consumer elsewhere "+
+		"(a worker cut off from its Connect group that still runs the task, another Connect cluster with a connector of this name, "+
+		"or a client with group.id %s): stop it there, wait until the group is Empty, then run the same restore again",
+		sp.Group, plural(sp.Members, "live member", "live members"), sp.State, state, who, sp.Group)
+	return Refusal{Connector: cp.Name, Check: CheckGroupMembers, Reason: reason, foreign: true}
+}
