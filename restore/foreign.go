@@ -15,6 +15,21 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 )
 
+// membersHint ends the error of a group write the broker refused for its
+// members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, GROUP_SUBSCRIBED_TO_TOPIC):
+// a member joined after the restore's check. The members are named as
+// described now; it advised stopping the connector alone, which does
+// nothing when the connector is STOPPED and the member runs elsewhere.
+func membersHint(ctx context.Context, adm *kadm.Client, group string) string {
+	who := ""
+	if d, err := capture.DescribeTyped(ctx, adm, []string{group}, nil); err == nil && len(d[group].Clients) > 0 {
+		who = " (" + strings.Join(d[group].Clients, ", ") + ")"
+	}
+	return "; the group has live members" + who + ", which joined after the restore's check: the broker takes offsets from outside a group " +
+		"only while it has none; if the connector was resumed, stop it; if it is STOPPED, the member is a consumer elsewhere (a worker cut " +
+		"off from its Connect group, another Connect cluster, a client with group.id " + group + "): stop it there; then run the same restore again"
+}
+
 // foreignMembers is the refusal of connector cp, STOPPED with no tasks or
 // without a config here, whose sink group sp still has members. The
 // broker takes the restore's commit only into a group without members (a

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetkeeper/offsetkeeper/internal/connectdemo"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
@@ -295,5 +297,63 @@ func TestKafka4Drill(t *testing.T) {
 	code, shown, stderr := c.runPrinted(show)
 	if code != 0 || !strings.Contains(strings.ToUpper(shown), "PASSED") {
 		t.Errorf("%s: exit %d\n%s\n%s", show, code, shown, stderr)
+	}
+}
+
+// TestKafka4MemberJoinsDuringRestore: the connector is STOPPED and its
+// consumer-protocol group Empty when the restore checks it, and a consumer
+// joins before the restore commits (the ControlKey holds the commit until
+// it has joined; kfake then answers as Kafka does: UNKNOWN_MEMBER_ID for a
+// commit from outside a group with members, modern/consumer/ConsumerGroup
+// validateOffsetCommit). The error names the member's client and host and
+// what to stop (it said "stop the connector first" of a stopped one);
+// once the member has left, the same restore goes through.
+func TestKafka4MemberJoinsDuringRestore(t *testing.T) {
+	c := kafka4Sink(t)
+	const group = "connect-orders-sink"
+	id := c.snapshot()
+	want := c.groupOffsets(group)
+	c.produceOrders(6)
+	c.resetToEarliest(group)
+	arrived, joined := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c.kc.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.kc.KeepControl()
+		if r := req.(*kmsg.OffsetCommitRequest); r.Group == group && r.Generation < 0 {
+			once.Do(func() { c.kc.SleepControl(func() { close(arrived); <-joined }) })
+		}
+		return nil, nil, false
+	})
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := c.run("restore", id)
+		done <- result{code, stdout, stderr}
+	}()
+	select {
+	case <-arrived:
+	case r := <-done:
+		t.Fatalf("the restore committed nothing: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m := testkit.JoinConsumerGroup(t, c.kc, group, "orders")
+	close(joined)
+	r := <-done
+	words := strings.Join(strings.Fields(r.stderr), " ")
+	for _, w := range []string{`UNKNOWN_MEMBER_ID`, `the group has live members (client "kgo" on host 127.0.0.1:`, "which joined after the restore's check",
+		"if it is STOPPED, the member is a consumer elsewhere", "nothing of this restore was written"} {
+		if !strings.Contains(words, w) {
+			t.Errorf("exit %d; the error lacks %q:\n%s\n%s", r.code, w, r.stdout, r.stderr)
+		}
+	}
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	m.Leave()
+	c.mustRun(0, "restore", id)
+	if got := c.groupOffsets(group); !slices.Equal(got, want) {
+		t.Errorf("after the restore the group is at %v, want %v", got, want)
 	}
 }
