@@ -6,6 +6,7 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,6 +29,17 @@ func membersHint(ctx context.Context, adm *kadm.Client, group string) string {
 	return "; the group has live members" + who + ", which joined after the restore's check: the broker takes offsets from outside a group " +
 		"only while it has none; if the connector was resumed, stop it; if it is STOPPED, the member is a consumer elsewhere (a worker cut " +
 		"off from its Connect group, another Connect cluster, a client with group.id " + group + "): stop it there; then run the same restore again"
+}
+
+// staysNote ends the error of a wait for connectors to stop when none
+// was stopped by this restore (todo is empty: all were STOPPED before it)
+// and a group kept its members: stopping is not what empties it.
+func staysNote(todo []ConnectorPlan, err error) string {
+	if len(todo) > 0 || !errors.Is(err, ErrNotStopped) || !strings.Contains(err.Error(), "waiting for Empty") {
+		return ""
+	}
+	return "; the connectors were STOPPED before this restore, so a member that stays in their group is a consumer elsewhere " +
+		"(a worker cut off from its Connect group, another Connect cluster, a client with that group.id): stop it there, then run the same restore again"
 }
 
 // foreignMembers is the refusal of connector cp, STOPPED with no tasks or
