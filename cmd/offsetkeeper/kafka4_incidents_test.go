@@ -359,3 +359,89 @@ func TestKafka4MemberJoinsDuringRestore(t *testing.T) {
 		t.Errorf("after the restore the group is at %v, want %v", got, want)
 	}
 }
+
+// TestKafka4ConsumerGroupOffsetsExpire: a stopped sink whose group uses
+// the consumer protocol stays stopped past offsets.retention.minutes=1
+// after its offsets were last committed, while the daemon journals. Kafka
+// deletes each offset of such a group a retention after its commit
+// (ConsumerGroup.offsetExpirationCondition: commitTimestampMs), then the
+// group. kfake expires by max(became Empty, last commit); the last commit
+// here is after the group became Empty, so both rules give the same time.
+// The daemon warns first ("rule":"commit-time"), and records the
+// vanishing as sink-expired: it recorded sink-deleted, whose undo left the
+// connector stopped and the offsets to expire again. events' undo, run as
+// printed, restores them and resumes the connector, whose member joins
+// with the consumer protocol again.
+func TestKafka4ConsumerGroupOffsetsExpire(t *testing.T) {
+	c := kafka4Sink(t, kfake.BrokerConfigs(map[string]string{
+		"offsets.retention.minutes":           "1",
+		"offsets.retention.check.interval.ms": "200",
+	}))
+	const conn, group = "orders-sink", "connect-orders-sink"
+	ctx := context.Background()
+	srv := c.startConnect(connectsim.Options{Version: "4.1.0", SinkMembers: true, MemberLeaveDelay: 50 * time.Millisecond})
+	rc := restClient(t, srv)
+	logs := c.startDaemon("--journal-interval", "300ms", "--schedule", "@every 1h", "--connect-url", srv.URL)
+	before := moment()
+	c.waitJournal(before, logs)
+	c.waitJournal(moment(), logs) // the guard watches the group: it sees the commit below happen
+	// The task's last commit, as the connector stopped.
+	c.produceOrders(6)
+	var last []kadm.Offset
+	for p, end := range c.ends("orders")["orders"] {
+		last = append(last, kadm.Offset{Topic: "orders", Partition: p, At: end})
+	}
+	c.commit(group, last...)
+	want := c.groupOffsets(group)
+	c.waitJournal(moment(), logs)
+
+	var line string
+	until(t, 90*time.Second, "the expiry warning", logs, func() bool {
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, `"msg":"sink offsets expire"`) && strings.Contains(l, `"group":"`+group+`"`) {
+				line = l
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(line, `"rule":"commit-time"`) {
+		t.Errorf("the warning does not follow Kafka's rule for a consumer-protocol group: %s", line)
+	}
+	if got := c.groupOffsets(group); !slices.Equal(got, want) {
+		t.Fatalf("the offsets were %v when the daemon warned, want %v", got, want)
+	}
+	until(t, 3*time.Minute, "the offsets to expire", logs, func() bool { return len(c.groupOffsets(group)) == 0 })
+	var expired eventJSON
+	until(t, 30*time.Second, "sink-expired in events", logs, func() bool {
+		out, _ := c.mustRun(0, "events", "--output", "json", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL, "--brokers", c.brokers)
+		var evs []eventJSON
+		if err := json.Unmarshal([]byte(out), &evs); err != nil {
+			t.Fatalf("events --output json: %v\n%s", err, out)
+		}
+		for _, e := range evs {
+			if e.Group == group && e.Kind == snapshot.EventSinkDeleted {
+				t.Fatalf("the expiry was recorded as a deletion: %+v", e)
+			}
+			if e.Group == group && e.Kind == snapshot.EventSinkExpired {
+				expired = e
+			}
+		}
+		return expired.Undo != ""
+	})
+	if !strings.HasSuffix(expired.Undo, " --start") {
+		t.Errorf("the undo of sink-expired does not resume the connector: %s", expired.Undo)
+	}
+	code, out, stderr := c.runPrinted(expired.Undo)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s\n%s", expired.Undo, code, out, stderr)
+	}
+	if got := c.groupOffsets(group); !slices.Equal(got, want) {
+		t.Errorf("after the undo the group is at %v, want %v", got, want)
+	}
+	until(t, 30*time.Second, "the connector's consumer-protocol member back", logs, func() bool {
+		_, _ = rc.Status(ctx, conn) // the fake starts members as it answers
+		d, err := c.adm.DescribeConsumerGroups(ctx, group)
+		return err == nil && d[group].Err == nil && len(d[group].Members) == 1
+	})
+}
