@@ -61,7 +61,7 @@ func foreignMembers(ctx context.Context, cl *kgo.Client, cp ConnectorPlan, sp *S
 			who = " (members: " + strings.Join(d[sp.Group].Clients, ", ") + ")"
 		}
 	}
-	reason := fmt.Sprintf("sink group %q has %s (state %s) though the connector is %s, so no task of this Connect cluster is in it%s: "+
+	reason := fmt.Sprintf("sink group %q has %s (state %s) though the connector is %s, so no running task of this Connect cluster should be in it%s: "+
 		"a task still shutting down leaves within its session timeout (45 s by default); a member that stays is a consumer elsewhere "+
 		"(a worker cut off from its Connect group that still runs the task, another Connect cluster with a connector of this name, "+
 		"or a client with group.id %s): stop it there, wait until the group is Empty, then run the same restore again",

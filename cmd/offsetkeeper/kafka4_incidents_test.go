@@ -116,7 +116,7 @@ func TestKafka4RestoreZombieMember(t *testing.T) {
 		out, stderr := c.mustRun(exitRefused, args...)
 		words := strings.Join(strings.Fields(out+stderr), " ")
 		for _, want := range []string{
-			`sink group "connect-orders-sink" has 1 live member (state Stable) though the connector is STOPPED with no tasks, so no task of this Connect cluster is in it (members: client "kgo" on host 127.0.0.1:`,
+			`sink group "connect-orders-sink" has 1 live member (state Stable) though the connector is STOPPED with no tasks, so no running task of this Connect cluster should be in it (members: client "kgo" on host 127.0.0.1:`,
 			"stop it there, wait until the group is Empty, then run the same restore again",
 		} {
 			if !strings.Contains(words, want) {
