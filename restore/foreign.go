@@ -47,7 +47,7 @@ func staysNote(todo []ConnectorPlan, err error) string {
 // broker takes the restore's commit only into a group without members (a
 // consumer-protocol group answers UNKNOWN_MEMBER_ID, apache/kafka
 // modern/consumer/ConsumerGroup.java validateOffsetCommit), so the
-// restore waits for the group to be Empty; the members are named (client
+// restore refuses until the group is Empty; the members are named (client
 // and host, described now through cl) so that the operator can find the
 // consumer. A description that fails leaves them unnamed.
 func foreignMembers(ctx context.Context, cl *kgo.Client, cp ConnectorPlan, sp *SinkPlan) Refusal {
