@@ -474,7 +474,7 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
 			undo := j.d.Config.Commands.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
-			if note := undoNote(j.d.Config.Commands, e.Reason); note != "" {
+			if note := undoNote(j.d.Config.Commands, e.Reason, e.Connector); note != "" {
 				attrs = append(attrs, "note", note)
 			}
 			j.log().Warn("reset seen", attrs...)

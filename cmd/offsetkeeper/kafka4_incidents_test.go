@@ -26,18 +26,19 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
 
-// resetSeen is the undo of the daemon's first "reset seen" line of kind
-// for connector in its JSON log, "" when there is none.
-func resetSeen(logs, connector, kind string) string {
+// resetSeen is the undo and the note of the daemon's first "reset seen"
+// line of kind for connector in its JSON log, "" when there is none.
+func resetSeen(logs, connector, kind string) (undo, note string) {
 	for _, l := range strings.Split(logs, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) != nil || m["msg"] != "reset seen" || m["connector"] != connector || m["kind"] != kind {
 			continue
 		}
-		u, _ := m["undo"].(string)
-		return u
+		undo, _ = m["undo"].(string)
+		note, _ = m["note"].(string)
+		return undo, note
 	}
-	return ""
+	return "", ""
 }
 
 // resetToEarliest is what kafka-consumer-groups.sh --reset-offsets
@@ -60,7 +61,8 @@ func (c *cluster) resetToEarliest(group string) {
 // offset offsets.retention.minutes after its commit:
 // ConsumerGroup.offsetExpirationCondition uses commitTimestampMs). It
 // said the classic rule, "after it became Empty (committing does not
-// reset that clock)", which is false for this group.
+// reset that clock)", which is false for this group. The line's note
+// names the connector's stop request.
 func TestKafka4ResetToEarliestUndo(t *testing.T) {
 	c := kafka4Sink(t)
 	const group = "connect-orders-sink"
@@ -71,11 +73,16 @@ func TestKafka4ResetToEarliestUndo(t *testing.T) {
 	if slices.Equal(c.groupOffsets(group), before) {
 		t.Fatal("the reset changed nothing: the test proves nothing")
 	}
-	var undo string
+	var undo, note string
 	until(t, 30*time.Second, "the daemon's reset seen line", logs, func() bool {
-		undo = resetSeen(logs.String(), "orders-sink", snapshot.EventSinkRewound)
+		undo, note = resetSeen(logs.String(), "orders-sink", snapshot.EventSinkRewound)
 		return undo != ""
 	})
+	// The daemon has no Connect URL: its note says which connector to stop
+	// (it said PUT /connectors/NAME/stop).
+	if !strings.Contains(note, "PUT /connectors/orders-sink/stop") {
+		t.Errorf("the daemon's note does not name the connector to stop: %q", note)
+	}
 	code, out, stderr := c.runPrinted(undo)
 	if code != 0 {
 		t.Fatalf("%s: exit %d\n%s\n%s", undo, code, out, stderr)
