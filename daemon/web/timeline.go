@@ -72,12 +72,14 @@ func (s *Server) timeline(w *world) *Timeline {
 // state at at, limited to connector when set.
 func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan {
 	var cmds restore.Commands
+	stop := s.src.Commands.StopFirst()
 	if connector != "" {
 		cmds = s.src.Commands.At(at, connector)
+		stop = s.src.Commands.StopFirstOf(connector)
 	} else {
 		cmds = s.src.Commands.At(at)
 	}
-	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL, StopFirst: s.src.Commands.StopFirst()}
+	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: s.src.Commands.ConnectURL, StopFirst: stop}
 	now, err := s.resolve(ctx, "live")
 	if err != nil {
 		p.Error = err.Error()
