@@ -475,7 +475,7 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			cmds := j.d.commands(ctx)
 			undo := cmds.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
-			if note := undoNote(cmds, e.Reason); note != "" {
+			if note := undoNote(cmds, e.Reason, e.Connector); note != "" {
 				attrs = append(attrs, "note", note)
 			}
 			j.log().Warn("reset seen", attrs...)

@@ -57,6 +57,11 @@ type expiring struct {
 	at     time.Time
 	exact  bool
 	warned bool
+	// firstLook is the observation that began watching the group;
+	// watched says each of its offsets was first seen at a later one, so
+	// that it was committed at most one interval before it was seen.
+	firstLook time.Time
+	watched   bool
 }
 
 // warnAhead is how long before the expiry the guard warns: a day, or
@@ -120,6 +125,10 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 // update sets e's expiry from g, observed now.
 func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Time) {
 	committed := map[string]time.Time{}
+	if e.firstLook.IsZero() {
+		e.firstLook = observed
+	}
+	e.watched = len(g.Offsets) > 0
 	for _, o := range g.Offsets {
 		tp := o.Topic + "/" + strconv.Itoa(int(o.Partition))
 		k := tp + "@" + strconv.FormatInt(o.Offset, 10)
@@ -127,6 +136,7 @@ func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Tim
 			e.seen[k] = observed
 		}
 		committed[tp] = e.seen[k]
+		e.watched = e.watched && e.seen[k].After(e.firstLook)
 	}
 	g.EmptySince = e.since
 	if at, ok := snapshot.ExpiresAt(g, e.rule, x.retention, committed); ok {
@@ -141,17 +151,34 @@ func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Tim
 }
 
 // classifyVanished turns the sink-deleted event of a group that vanished
-// at or after its exact expiry into sink-expired.
+// at or after its expiry into sink-expired. Under the empty-since rule
+// that is its exact expiry. Under the commit-time rule (a
+// consumer-protocol group on Kafka 4.x, a group without a protocol type)
+// the journal saw each offset at most one interval after its commit, so
+// Kafka deletes the last of them no earlier than the expiry it predicts
+// less one interval. Such a group vanishing at its expiry was reported as
+// deleted, with an undo that left the connector stopped, where the
+// offsets restored expire again. A group already Empty at the daemon's
+// first look may have been committed long before: its vanishing stays a
+// deletion.
 func (x *sinkExpiry) classifyVanished(ctx context.Context, j *journalWriter, entries []journal.Entry, groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkDeleted {
 			continue
 		}
-		if _, still := groups[e.Group]; still {
+		if sg, still := groups[e.Group]; still && len(sg.Offsets) > 0 {
+			continue // a group kept without offsets has lost them all too
+		}
+		g := x.groups[e.Group]
+		if g == nil {
 			continue
 		}
-		if g := x.groups[e.Group]; g != nil && g.exact && !observed.Before(g.at) {
+		due := g.exact && !observed.Before(g.at)
+		if g.rule == snapshot.RuleCommitTime && g.watched {
+			due = !observed.Before(g.at.Add(-j.d.Config.Journal.Interval))
+		}
+		if due {
 			e.Reason = snapshot.EventSinkExpired
 			after := j.d.commands(ctx).At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
 			j.log().Warn("sink offsets expired", "group", e.Group, "connector", e.Connector, "expired_at", g.at.UTC(),

@@ -8,9 +8,9 @@ import "github.com/offsetkeeper/offsetkeeper/restore"
 // Connect URL, or that the connector must be stopped first when the
 // commands cannot stop it. Without it the undo of a connector-deleted
 // event, run as logged, wrote the offsets and left the connector gone.
-func undoNote(s restore.CommandSettings, kind string) string {
+func undoNote(s restore.CommandSettings, kind, connector string) string {
 	if note := s.UndoNote(kind); note != "" {
 		return note
 	}
-	return s.StopFirst()
+	return s.StopFirstOf(connector)
 }

@@ -541,7 +541,7 @@ func writeGroup(ctx context.Context, adm *kadm.Client, sp *SinkPlan, commits kad
 	sort.Strings(failed)
 	hint := ""
 	if members {
-		hint = "; the group has live members: the broker takes offsets from outside a group only while it is Empty, so stop the connector first"
+		hint = membersHint(ctx, adm, sp.Group)
 	}
 	err := fmt.Errorf("%s failed: %s%s", plural(len(failed), "partition", "partitions"), strings.Join(failed, "; "), hint)
 	if committed == 0 {

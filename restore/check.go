@@ -32,6 +32,9 @@ type Refusal struct {
 	Check string `json:"check"`
 	// Reason says what was found and how to resolve it.
 	Reason string `json:"reason"`
+	// foreign marks members of a group whose connector runs no task here:
+	// stopping it is no way ahead (hint).
+	foreign bool
 }
 
 func (r Refusal) String() string {
@@ -93,7 +96,7 @@ func (e *RefusedError) Blocking() []string {
 	for _, r := range e.Refusals {
 		switch r.Check {
 		case CheckRunning, CheckGroupMembers, CheckConnectState:
-			if r.Connector != "" && !slices.Contains(names, r.Connector) {
+			if r.Connector != "" && !r.foreign && !slices.Contains(names, r.Connector) {
 				names = append(names, r.Connector)
 			}
 		}
@@ -182,7 +185,9 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 			name := url.PathEscape(cp.Name)
 			add(cp.Name, CheckRunning, "is %s (target state %s, %s in the config topic); stop it with PUT /connectors/%s/stop and wait until GET /connectors/%s/status shows STOPPED with no tasks", cp.busy(), lc.TargetState, taskCount(lc.Tasks), name, name)
 		}
-		if sp := cp.Sink; sp != nil && sp.Members > 0 {
+		if sp := cp.Sink; sp != nil && sp.Members > 0 && (!lc.HasConfig || lc.Stopped()) {
+			refusals = append(refusals, foreignMembers(ctx, cl, cp, sp))
+		} else if sp != nil && sp.Members > 0 {
 			add(cp.Name, CheckGroupMembers, "sink group %q has %s (state %s): its tasks still consume and commit; stop the connector and wait until the group is Empty", sp.Group, plural(sp.Members, "live member", "live members"), sp.State)
 		}
 	}

@@ -6,6 +6,7 @@ package restore
 // they are the same and run as printed.
 
 import (
+	"net/url"
 	"strings"
 	"time"
 )
@@ -56,6 +57,12 @@ func (s CommandSettings) StopFirst() string {
 		return ""
 	}
 	return "Stop the connector before the undo (PUT /connectors/NAME/stop), or give --connect-url and the undo stops and resumes it."
+}
+
+// StopFirstOf is StopFirst for the undo of one connector's event, whose
+// stop request it names (the daemon's "reset seen" line said NAME).
+func (s CommandSettings) StopFirstOf(connector string) string {
+	return strings.Replace(s.StopFirst(), "/connectors/NAME/stop", "/connectors/"+url.PathEscape(connector)+"/stop", 1)
 }
 
 // Commands are one restore in its two forms, each ready to paste: DryRun

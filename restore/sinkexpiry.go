@@ -62,6 +62,26 @@ func expiryNote(group string, state string, emptySince *time.Time, retention tim
 	return fmt.Sprintf("group %q is Empty since %s: Kafka deletes the offsets restored into it at %s (offsets.retention.minutes=%d; committing does not reset that clock), unless the connector is resumed before (%s)", group, FormatMoment(*emptySince), FormatMoment(at), int64(retention/time.Minute), hint)
 }
 
+// commitTimeNote is the expiry note of a group Kafka expires offset by
+// offset, by commit time (snapshot.RuleCommitTime): a consumer-protocol
+// group (modern/consumer/ConsumerGroup.java offsetExpirationCondition),
+// or a classic group without a protocol type, which is what the restore's
+// commit creates when the group does not exist (GroupMetadataManager
+// getOrMaybeCreateClassicGroup; classic/ClassicGroup.java
+// offsetExpirationCondition). There the commit does reset the clock, for
+// the offsets it commits.
+func commitTimeNote(group, typ string, exists bool, retention time.Duration, now time.Time, hint string) string {
+	what := "has no members and no protocol type"
+	switch {
+	case typ == capture.GroupTypeConsumer:
+		what = "(consumer protocol) has no members"
+	case !exists:
+		what = "does not exist: the restore's commit creates it without members or protocol type"
+	}
+	return fmt.Sprintf("group %q %s: Kafka deletes each of its offsets offsets.retention.minutes=%d after it was committed, those this restore commits at %s, unless the connector is resumed before (%s)",
+		group, what, int64(retention/time.Minute), FormatMoment(now.Add(retention).Truncate(time.Millisecond)), hint)
+}
+
 // noteExpiry notes, for each sink group the plan commits into that has
 // no members (Empty, or created by the commit), when Kafka will delete
 // the offsets restored unless the connector is resumed. The broker's
@@ -84,11 +104,17 @@ func (p *Plan) noteExpiry(ctx context.Context, adm *kadm.Client) {
 	now := time.Now()
 	for _, sp := range groups {
 		name := p.connectorOf(sp)
-		var since *time.Time
-		if g, ok := p.Live.SinkGroupOf(name); ok && g.Group == sp.Group {
-			since = g.EmptySince
+		e := expiryAt{connector: name, group: sp.Group, retention: retention, at: now, exists: sp.Exists, rule: snapshot.RuleEmptySince}
+		g, ok := p.Live.SinkGroupOf(name)
+		switch {
+		case !sp.Exists:
+			e.rule = snapshot.RuleCommitTime
+		case ok && g.Group == sp.Group:
+			e.since, e.typ = g.EmptySince, g.Type
+			if rule := snapshot.ExpiryRule(g, g.Type == capture.GroupTypeConsumer); rule != snapshot.RuleNone {
+				e.rule = rule
+			}
 		}
-		e := expiryAt{connector: name, group: sp.Group, since: since, retention: retention, at: now}
 		p.expiring = append(p.expiring, e)
 		p.Notes = append(p.Notes, e.note(resumeHintStart))
 	}
@@ -101,9 +127,16 @@ type expiryAt struct {
 	since            *time.Time
 	retention        time.Duration
 	at               time.Time
+	// rule is Kafka's expiry rule for the group (snapshot.ExpiryRule); typ
+	// its type and exists whether it exists before the restore.
+	rule, typ string
+	exists    bool
 }
 
 func (e expiryAt) note(hint string) string {
+	if e.rule == snapshot.RuleCommitTime {
+		return commitTimeNote(e.group, e.typ, e.exists, e.retention, e.at, hint)
+	}
 	return expiryNote(e.group, snapshot.GroupStateEmpty, e.since, e.retention, e.at, hint)
 }
 

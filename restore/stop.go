@@ -133,7 +133,7 @@ func (s *stopper) stop(ctx context.Context, plan *Plan) error {
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if err := waitStopped(wctx, s.rc, s.cl, s.configTopic, s.waited, s.groups); err != nil {
-		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w", s.timeout, err)
+		return fmt.Errorf("wait for the connectors to stop (--stop-timeout %s): %w%s", s.timeout, err, staysNote(todo, err))
 	}
 	if len(todo) == 0 {
 		// Nothing was stopped: say so, and what was checked.

@@ -188,6 +188,9 @@ func (sw stateWait) pending(ctx context.Context) ([]string, error) {
 				if d.Members == 1 {
 					members = "1 member"
 				}
+				if len(d.Clients) > 0 {
+					members += " (" + strings.Join(d.Clients, ", ") + ")"
+				}
 				out = append(out, fmt.Sprintf("group %q: %s with %s, waiting for Empty", g, d.State, members))
 			}
 		}

@@ -28,9 +28,9 @@ import (
 // with a stopped sink connector orders-sink whose tasks use the consumer
 // group protocol (KIP-848): its group connect-orders-sink has consumed
 // and committed all of orders, and its member has left.
-func kafka4Sink(t *testing.T) *cluster {
+func kafka4Sink(t *testing.T, opts ...kfake.Opt) *cluster {
 	t.Helper()
-	c := newCluster(t, nil)
+	c := newCluster(t, nil, opts...)
 	testkit.Kafka4Groups(t, c.kc)
 	if err := connectdemo.CreateTopics(context.Background(), c.cl, connectdemo.DefaultTopics()); err != nil {
 		t.Fatal(err)

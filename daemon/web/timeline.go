@@ -73,12 +73,14 @@ func (s *Server) timeline(w *world) *Timeline {
 func (s *Server) plan(ctx context.Context, at time.Time, connector string) *Plan {
 	var cmds restore.Commands
 	settings := s.commands(ctx)
+	stop := settings.StopFirst()
 	if connector != "" {
 		cmds = settings.At(at, connector)
+		stop = settings.StopFirstOf(connector)
 	} else {
 		cmds = settings.At(at)
 	}
-	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: settings.ConnectURL, StopFirst: settings.StopFirst()}
+	p := &Plan{At: at, Connector: connector, Command: cmds.DryRun, Commands: cmds, StopsConnectors: settings.ConnectURL, StopFirst: stop}
 	now, err := s.resolve(ctx, "live")
 	if err != nil {
 		p.Error = err.Error()

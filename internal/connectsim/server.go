@@ -580,6 +580,11 @@ func (s *Server) leave(name string, stop func()) {
 // join starts a consumer in the sink's group and waits for its assignment.
 func (s *Server) join(ctx context.Context, c connector) (func(), error) {
 	opts := append(slices.Clone(s.cl.Opts()), kgo.ConsumerGroup(c.group), kgo.DisableAutoCommit())
+	if c.Config["consumer.override.group.protocol"] == "consumer" {
+		// KIP-848 (Kafka 4.0+): the task's consumer joins with
+		// ConsumerGroupHeartbeat, the assignment made by the broker.
+		opts = append(opts, kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()))
+	}
 	switch {
 	case c.topicsRegex != "":
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.topicsRegex))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,6 +37,10 @@ type GroupDescription struct {
 	Type    string
 	State   string
 	Members int
+	// Clients names each member as "client C on host H" (Kafka's
+	// client.id and the address it connects from), for saying where a
+	// member runs; sorted.
+	Clients []string
 	// Gone: the coordinator knows no group of this name of any type (never
 	// created, deleted, or expired once empty). A capture leaves it out, a
 	// restore counts it as empty.
@@ -139,7 +145,12 @@ func describeClassic(ctx context.Context, adm *kadm.Client, groups []string, out
 		case d.Err != nil:
 			out[g] = unread(g, GroupTypeClassic, "describe", d.Err)
 		default:
-			out[g] = GroupDescription{Group: g, Type: GroupTypeClassic, State: d.State, Members: len(d.Members)}
+			gd := GroupDescription{Group: g, Type: GroupTypeClassic, State: d.State, Members: len(d.Members)}
+			for _, m := range d.Members {
+				gd.Clients = append(gd.Clients, memberClient(m.ClientID, m.ClientHost))
+			}
+			slices.Sort(gd.Clients)
+			out[g] = gd
 		}
 	}
 }
@@ -166,9 +177,19 @@ func describeConsumer(ctx context.Context, adm *kadm.Client, groups []string, ou
 		case d.Err != nil:
 			out[g] = unread(g, GroupTypeConsumer, "describe (ConsumerGroupDescribe)", d.Err)
 		default:
-			out[g] = GroupDescription{Group: g, Type: GroupTypeConsumer, State: d.State, Members: len(d.Members)}
+			gd := GroupDescription{Group: g, Type: GroupTypeConsumer, State: d.State, Members: len(d.Members)}
+			for _, m := range d.Members {
+				gd.Clients = append(gd.Clients, memberClient(m.ClientID, m.ClientHost))
+			}
+			slices.Sort(gd.Clients)
+			out[g] = gd
 		}
 	}
+}
+
+// memberClient is a member's client, as GroupDescription.Clients has it.
+func memberClient(clientID, host string) string {
+	return fmt.Sprintf("client %q on host %s", clientID, strings.TrimPrefix(host, "/"))
 }
 
 // unread is the description of a group that could not be described.
