@@ -183,7 +183,7 @@ func (s CommandSettings) manualSteps(id, base string, cs []Creation) (text strin
 	fmt.Fprintf(&b, "  1. run this restore again without --create-connectors and --resume: it writes the offsets while the connectors do not exist, so nothing overwrites them\n")
 	fmt.Fprintf(&b, "  2. then create each connector from the snapshot's config; it starts from the restored offsets:")
 	program := cmp.Or(s.Program, "offsetkeeper")
-	post := "curl -s -X POST -H 'Content-Type: application/json' --data "
+	post := Curl + " -X POST -H 'Content-Type: application/json' --data "
 	url := ShellQuote(strings.TrimRight(base, "/") + "/connectors")
 	for _, c := range cs {
 		if c.Action != CreateCreate {
