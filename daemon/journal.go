@@ -468,13 +468,19 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			j.log().Info("restore seen: offsetkeeper's own, no reset", "connector", e.Connector, "kind", e.Reason, "undo_snapshot_id", id)
 			continue
 		}
-		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring { // a warning, logged by the guard
+		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring && e.Reason != snapshot.EventSinkOrphanExpiring { // a warning, logged by the guard
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
-			undo := j.d.Config.Commands.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
-			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
-			if note := undoNote(j.d.Config.Commands, e.Reason); note != "" {
+			before := journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time))
+			undo, note := j.d.Config.Commands.Undo(e.Reason, before, e.Connector), undoNote(j.d.Config.Commands, e.Reason)
+			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count}
+			if o, ok := j.expiry.orphanUndo(j.d.Config.Commands, e, before); ok { // no connector to resume
+				undo, note = o.Commands, o.Note
+				attrs = append(attrs, "orphaned", true, "delete", o.Delete)
+			}
+			attrs = append(attrs, "check", undo.DryRun, "undo", undo.Run)
+			if note != "" {
 				attrs = append(attrs, "note", note)
 			}
 			j.log().Warn("reset seen", attrs...)

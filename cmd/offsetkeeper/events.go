@@ -66,6 +66,12 @@ type eventJSON struct {
 	snapshot.Event
 	Undo       string `json:"undo"`
 	UndoDryRun string `json:"undo_dry_run"`
+	// Note is what to know before the undo, when something: for the
+	// expiry of a group whose connector is gone, what to do instead of
+	// resuming it (restore.Orphaned).
+	Note string `json:"note,omitempty"`
+	// Delete, with Note, deletes an orphaned group (restore.Orphan).
+	Delete string `json:"delete,omitempty"`
 }
 
 // errNoJournal is events' answer on a store without a journal.
@@ -104,9 +110,17 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 		keep[n] = true
 	}
 	settings := c.g.commandSettings()
+	all, err := c.allEvents(ctx, store, evs) // events_sink.go
+	if err != nil {
+		return err
+	}
 	out := []eventJSON{}
 	for _, e := range evs {
 		if len(keep) == 0 || keep[e.Connector] {
+			if o, ok := sinkExpiryCommands(settings, e, orphanOf(all, e)); ok {
+				out = append(out, eventJSON{Event: e, Undo: o.Commands.Run, UndoDryRun: o.Commands.DryRun, Note: o.Note, Delete: o.Delete})
+				continue
+			}
 			cmds := undoCommands(settings, e)
 			out = append(out, eventJSON{Event: e, Undo: cmds.Run, UndoDryRun: cmds.DryRun})
 		}
@@ -157,7 +171,9 @@ func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 			fmt.Fprintf(c.stdout, "  undo: no longer possible: %s\n", e.UndoGone)
 			continue
 		}
-		if note := settings.UndoNote(e.Kind); note != "" {
+		if e.Note != "" { // an orphaned group's expiry (events_sink.go)
+			printOrphanNote(c.stdout, e)
+		} else if note := settings.UndoNote(e.Kind); note != "" {
 			fmt.Fprintf(c.stdout, "  note:  %s\n", note)
 		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
@@ -169,8 +185,8 @@ func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 // undoCommands is the restore that puts e's connector back as it was just
 // before e.
 func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
-	if cmds, ok := sinkExpiryCommands(s, e); ok {
-		return cmds
+	if o, ok := sinkExpiryCommands(s, e, orphan{}); ok {
+		return o.Commands
 	}
 	if e.Kind == snapshot.EventRestored {
 		return s.Snapshot(e.RestoreID, e.Connector)
