@@ -281,7 +281,13 @@ func (r *run) create(ctx context.Context, cs []Creation) error {
 		// Resumed, it runs at least one task if it had any: how many
 		// depends on the new workers (tasks.max is an upper bound).
 		rw := resumeWant{tasks: min(max(c.tasks, 0), 1)}
-		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: c.Resume, before: "created STOPPED by this restore", created: true, resumed: rw})
+		target := c.Resume
+		if r.req.Start && target == snapshot.StateStopped {
+			// --start: STOPPED in the state restored, started here (left
+			// stopped, a sink's offsets would expire).
+			target = snapshot.StateStarted
+		}
+		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: target, before: "created STOPPED by this restore", created: true, resumed: rw})
 		r.Log.Debug("connector created", "connector", c.Connector)
 	}
 	r.report.Created = cs
