@@ -163,7 +163,7 @@ func (c *checkCmd) print(res checkResult) {
 		}
 		fmt.Fprintln(c.stdout, english.Wrap(fmt.Sprintf("%s  %s: %s", t.Kind, who, t.Message), 120, "  "))
 		if t.Delete != "" { // an orphaned group, deleted on purpose
-			fmt.Fprintf(c.stdout, "  delete: %s\n", t.Delete)
+			fmt.Fprintln(c.stdout, english.Continue(t.Delete, lineWidth, "  delete: ", "      "))
 		}
 		if t.Command != "" {
 			fmt.Fprintf(c.stdout, "  fix: %s\n", t.Command)

@@ -121,5 +121,5 @@ func (c *eventsCmd) allEvents(ctx context.Context, st *store.Store, evs []snapsh
 // and the command that deletes the group on a line of its own.
 func printOrphanNote(w io.Writer, e eventJSON) {
 	fmt.Fprintf(w, "  note:  %s\n", english.Wrap(e.Note, 111, "         "))
-	fmt.Fprintf(w, "  delete: %s\n", e.Delete)
+	fmt.Fprintln(w, english.Continue(e.Delete, lineWidth, "  delete: ", "      "))
 }
