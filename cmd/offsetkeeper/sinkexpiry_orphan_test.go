@@ -94,6 +94,9 @@ func TestOrphanedSinkOffsetsExpire(t *testing.T) {
 	if len(c.committed(group)) == 0 {
 		t.Fatalf("the offsets were gone when the daemon warned\n%s", logs.String())
 	}
+	// The warning is logged as the poll is read, its segment stored
+	// after: events reads it once the journal covers a later moment.
+	c.waitJournal(moment(), logs)
 	out, _ := c.mustRun(0, "events", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL)
 	if text := flat(out); !strings.Contains(text, "sink-orphan-expiring") || !strings.Contains(text, "connector "+conn+" has no config") ||
 		!strings.Contains(text, "delete: kafka-consumer-groups.sh --bootstrap-server") || strings.Contains(text, "unless the connector is resumed") {
