@@ -29,9 +29,10 @@ import (
 // as printed, creates the connector again with its offsets.
 //
 // Kafka expires an Empty classic group with a protocol type at
-// emptyAt + offsets.retention.minutes (classic/ClassicGroup.java,
-// currentStateTimestamp; GroupMetadataManager.cleanupGroupMetadata); kfake
-// at max(emptyAt, lastCommit). Nothing commits after the stop here (the
+// emptyAt + offsets.retention.minutes (OffsetMetadataManager.
+// cleanupExpiredOffsets with classic/ClassicGroup.java's
+// offsetExpirationCondition, based on currentStateTimestamp); kfake at
+// max(emptyAt, lastCommit). Nothing commits after the stop here (the
 // delete writes only the config topic), so both give the same time.
 func TestOrphanedSinkOffsetsExpire(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
