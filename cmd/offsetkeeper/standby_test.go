@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -383,8 +384,9 @@ func TestFailoverRefusedWhilePrimaryRuns(t *testing.T) {
 	}
 	for _, n := range running {
 		for _, cmd := range []string{
-			"curl -sS --fail-with-body -X PUT " + prim.URL + "/connectors/" + url.PathEscape(n) + "/stop",
-			"curl -sS --fail-with-body -X PUT " + w.connect.URL + "/connectors/" + url.PathEscape(n) + "/resume",
+			// A URL with a % escape is quoted for the shell.
+			"curl -sS --fail-with-body -X PUT " + restore.ShellQuote(prim.URL+"/connectors/"+url.PathEscape(n)+"/stop"),
+			"curl -sS --fail-with-body -X PUT " + restore.ShellQuote(w.connect.URL+"/connectors/"+url.PathEscape(n)+"/resume"),
 		} {
 			if !lines[cmd] {
 				t.Errorf("the refusal lacks the line %q:\n%s", cmd, errs)
