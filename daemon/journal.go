@@ -468,14 +468,20 @@ func (j *journalWriter) write(ctx context.Context, entries []journal.Entry, obse
 			j.log().Info("restore seen: offsetkeeper's own, no reset", "connector", e.Connector, "kind", e.Reason, "undo_snapshot_id", id)
 			continue
 		}
-		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring { // a warning, logged by the guard
+		if e.Kind == journal.EntryEvent && e.Reason != snapshot.EventSinkExpiring && e.Reason != snapshot.EventSinkOrphanExpiring { // a warning, logged by the guard
 			events++
 			j.d.m.resetEvents.WithLabelValues(e.Reason).Inc()
 			j.noteReset(e.Connector, e.Reason, int(e.Count))
 			cmds := j.d.commands(ctx)
-			undo := cmds.Undo(e.Reason, journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
-			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count, "check", undo.DryRun, "undo", undo.Run}
-			if note := undoNote(cmds, e.Reason, e.Connector); note != "" {
+			before := journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time))
+			undo, note := cmds.Undo(e.Reason, before, e.Connector), undoNote(cmds, e.Reason, e.Connector)
+			attrs := []any{"connector", e.Connector, "kind", e.Reason, "count", e.Count}
+			if o, ok := j.expiry.orphanUndo(cmds, e, before); ok { // no connector to resume
+				undo, note = o.Commands, o.Note
+				attrs = append(attrs, "orphaned", true, "delete", o.Delete)
+			}
+			attrs = append(attrs, "check", undo.DryRun, "undo", undo.Run)
+			if note != "" {
 				attrs = append(attrs, "note", note)
 			}
 			j.log().Warn("reset seen", attrs...)

@@ -4,7 +4,10 @@ package daemon
 // group without members, when Kafka deletes its committed offsets under
 // Kafka's rule (snapshot.ExpiryRule), warns ahead (log, metric, a
 // sink-expiring event), and records a group that vanishes at its expiry
-// as sink-expired instead of sink-deleted.
+// as sink-expired instead of sink-deleted. A group whose connector has
+// no config (deleted, or its config topic lost) is watched too: nothing
+// commits to it again, so it is the one sure to expire; its advice
+// creates the connector again instead of resuming it (restore.Orphaned).
 
 import (
 	"context"
@@ -15,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/journal"
@@ -40,12 +44,22 @@ type sinkExpiry struct {
 	// far as the guard knows: the snapshot runs record it (stamp).
 	mu    sync.Mutex
 	since map[string]time.Time
+
+	// gone is, per connector, the event that took its config as the
+	// journal saw it, for the advice of an orphaned group.
+	gone map[string]restore.ConfigGone
+	// orphansExpired are the orphaned groups the last poll saw expire,
+	// for the reset seen line (orphanUndo).
+	orphansExpired map[string]bool
 }
 
 // expiring is one sink group without members.
 type expiring struct {
 	connector string
 	rule      string
+	// orphan says the connector has no config: nothing commits to the
+	// group again, and there is no connector to resume.
+	orphan bool
 	// since is when it became Empty, the observation before the first
 	// that saw it Empty (it may have become Empty any time after); nil
 	// when it was Empty at the first observation.
@@ -73,11 +87,12 @@ func warnAhead(retention time.Duration) time.Duration { return min(24*time.Hour,
 func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []journal.Entry, observed time.Time) []journal.Entry {
 	x.readRetention(ctx, j)
 	groups := j.tail.SinkGroups()
+	x.noteGone(j, entries)
 	entries = x.classifyVanished(ctx, j, entries, groups, observed)
 	next := map[string]*expiring{}
 	for name, g := range groups {
 		rule := snapshot.ExpiryRule(g, g.Type == capture.GroupTypeConsumer)
-		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 || !j.tail.HasConfig(g.Connector) {
+		if g.Connector == "" || len(g.Offsets) == 0 || rule == snapshot.RuleNone || x.retention <= 0 {
 			continue
 		}
 		e := x.groups[name]
@@ -88,16 +103,23 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 				e.since = &since
 			}
 		}
+		if orphan := !j.tail.HasConfig(g.Connector); orphan != e.orphan {
+			// Warned as a stopped sink, then deleted: warned again, with
+			// the advice for a connector that is not there.
+			e.orphan, e.warned = orphan, false
+		}
 		x.update(e, g, observed)
 		next[name] = e
 		x.gauge.WithLabelValues(name).Set(time.Until(e.at).Seconds())
 		if !e.warned && e.at.Sub(observed) <= warnAhead(x.retention) {
 			e.warned = true
+			kind := snapshot.EventSinkExpiring
+			if e.orphan {
+				kind = snapshot.EventSinkOrphanExpiring
+			}
 			entries = append(entries, journal.Entry{Kind: journal.EntryEvent, Time: journal.Ms(observed), Connector: g.Connector, Group: name,
-				Reason: snapshot.EventSinkExpiring, Count: int32(len(g.Offsets)), Before: journal.Ms(e.at)})
-			after := j.d.commands(ctx).At(observed, g.Connector)
-			j.log().Warn("sink offsets expire", "group", name, "connector", g.Connector, "expires_at", e.at.UTC(), "exact", e.exact,
-				"rule", rule, "resume", "resume the connector before then", "after", j.d.Config.Commands.WithStart(after.Run))
+				Reason: kind, Count: int32(len(g.Offsets)), Before: journal.Ms(e.at)})
+			x.warn(ctx, j, name, e, observed)
 		}
 	}
 	for name := range x.groups {
@@ -120,6 +142,56 @@ func (x *sinkExpiry) observe(ctx context.Context, j *journalWriter, entries []jo
 		x.state[name] = g.State
 	}
 	return entries
+}
+
+// warn logs the warning ahead of group name's expiry, observed now: for
+// a stopped sink, resume it before then; for an orphaned group, what
+// restore.Orphaned says (no connector to resume).
+func (x *sinkExpiry) warn(ctx context.Context, j *journalWriter, name string, e *expiring, observed time.Time) {
+	cs := j.d.commands(ctx)
+	attrs := []any{"group", name, "connector", e.connector, "expires_at", e.at.UTC(), "exact", e.exact, "rule", e.rule}
+	if e.orphan {
+		o := cs.Orphaned(name, e.connector, x.goneOf(e.connector), observed)
+		j.log().Warn("sink offsets expire", append(attrs, "orphaned", true, "note", o.Note, "delete", o.Delete,
+			"check", o.Commands.DryRun, "undo", o.Commands.Run)...)
+		return
+	}
+	after := cs.At(observed, e.connector)
+	j.log().Warn("sink offsets expire", append(attrs, "resume", "resume the connector before then", "after", cs.WithStart(after.Run))...)
+}
+
+// noteGone keeps, per connector, the newest event of entries that took
+// its config.
+func (x *sinkExpiry) noteGone(j *journalWriter, entries []journal.Entry) {
+	for _, e := range entries {
+		if e.Kind != journal.EntryEvent || !snapshot.ConfigLost(e.Reason) {
+			continue
+		}
+		if x.gone == nil {
+			x.gone = map[string]restore.ConfigGone{}
+		}
+		before := journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time))
+		x.gone[e.Connector] = restore.ConfigGone{Kind: e.Reason, Before: before}
+	}
+}
+
+// orphanUndo is the advice for e, a sink-expired event of the last poll
+// whose connector has no config (restore.Orphaned), before its moment
+// just before; ok is false for any other event.
+func (x *sinkExpiry) orphanUndo(cs restore.CommandSettings, e journal.Entry, before time.Time) (o restore.Orphan, ok bool) {
+	if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkExpired || !x.orphansExpired[e.Group] {
+		return restore.Orphan{}, false
+	}
+	return cs.Orphaned(e.Group, e.Connector, x.goneOf(e.Connector), before), true
+}
+
+// goneOf is the event that took connector's config, nil when the journal
+// did not see it go.
+func (x *sinkExpiry) goneOf(connector string) *restore.ConfigGone {
+	if g, ok := x.gone[connector]; ok {
+		return &g
+	}
+	return nil
 }
 
 // update sets e's expiry from g, observed now.
@@ -162,6 +234,7 @@ func (x *sinkExpiry) update(e *expiring, g snapshot.SinkGroup, observed time.Tim
 // first look may have been committed long before: its vanishing stays a
 // deletion.
 func (x *sinkExpiry) classifyVanished(ctx context.Context, j *journalWriter, entries []journal.Entry, groups map[string]snapshot.SinkGroup, observed time.Time) []journal.Entry {
+	x.orphansExpired = nil
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != journal.EntryEvent || e.Reason != snapshot.EventSinkDeleted {
@@ -180,7 +253,19 @@ func (x *sinkExpiry) classifyVanished(ctx context.Context, j *journalWriter, ent
 		}
 		if due {
 			e.Reason = snapshot.EventSinkExpired
-			after := j.d.commands(ctx).At(journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time)), e.Connector)
+			cmds := j.d.commands(ctx)
+			before := journal.UndoMoment(j.chain.Epoch, time.UnixMilli(e.Before), time.UnixMilli(e.Time))
+			if g.orphan {
+				if x.orphansExpired == nil {
+					x.orphansExpired = map[string]bool{}
+				}
+				x.orphansExpired[e.Group] = true
+				o := cmds.Orphaned(e.Group, e.Connector, x.goneOf(e.Connector), before)
+				j.log().Warn("sink offsets expired", "group", e.Group, "connector", e.Connector, "expired_at", g.at.UTC(), "orphaned", true,
+					"note", o.Note, "delete", o.Delete, "restore", o.Commands.Run)
+				continue
+			}
+			after := cmds.At(before, e.Connector)
 			j.log().Warn("sink offsets expired", "group", e.Group, "connector", e.Connector, "expired_at", g.at.UTC(),
 				"restore", j.d.Config.Commands.WithStart(after.Run))
 		}

@@ -183,7 +183,7 @@ func (s CommandSettings) manualSteps(id, base string, cs []Creation) (text strin
 	fmt.Fprintf(&b, "  1. run this restore again without --create-connectors and --resume: it writes the offsets while the connectors do not exist, so nothing overwrites them\n")
 	fmt.Fprintf(&b, "  2. then create each connector from the snapshot's config; it starts from the restored offsets:")
 	program := cmp.Or(s.Program, "offsetkeeper")
-	post := "curl -s -X POST -H 'Content-Type: application/json' --data "
+	post := Curl + " -X POST -H 'Content-Type: application/json' --data "
 	url := ShellQuote(strings.TrimRight(base, "/") + "/connectors")
 	for _, c := range cs {
 		if c.Action != CreateCreate {
@@ -281,7 +281,13 @@ func (r *run) create(ctx context.Context, cs []Creation) error {
 		// Resumed, it runs at least one task if it had any: how many
 		// depends on the new workers (tasks.max is an upper bound).
 		rw := resumeWant{tasks: min(max(c.tasks, 0), 1)}
-		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: c.Resume, before: "created STOPPED by this restore", created: true, resumed: rw})
+		target := c.Resume
+		if r.req.Start && target == snapshot.StateStopped {
+			// --start: STOPPED in the state restored, started here (left
+			// stopped, a sink's offsets would expire).
+			target = snapshot.StateStarted
+		}
+		r.stop.stopped = append(r.stop.stopped, stoppedConnector{name: c.Connector, target: target, before: "created STOPPED by this restore", created: true, resumed: rw})
 		r.Log.Debug("connector created", "connector", c.Connector)
 	}
 	r.report.Created = cs

@@ -109,6 +109,7 @@ func (r *run) createTopics(ctx context.Context) error {
 	})
 	if r.req.DryRun {
 		r.wouldCreate = append(r.wouldCreate, names...)
+		r.planAsCreated(names)
 	} else {
 		r.createdTopics = append(r.createdTopics, names...)
 	}
@@ -117,6 +118,36 @@ func (r *run) createTopics(ctx context.Context) error {
 	}
 	return nil
 }
+
+// planAsCreated lets a dry run plan as if the offsets topics among names,
+// which the real run creates first, existed empty with the partition
+// counts they would be created with (capture.Options.AbsentOffsetsTopics):
+// it shows every write into them instead of failing on their absence.
+func (r *run) planAsCreated(names []string) {
+	for _, t := range r.internalTopics() {
+		if t.Role != snapshot.RoleOffsets || !slices.Contains(names, t.Name) {
+			continue
+		}
+		if r.req.Options.AbsentOffsetsTopics == nil {
+			r.req.Options.AbsentOffsetsTopics = map[string]int32{}
+		}
+		r.req.Options.AbsentOffsetsTopics[t.Name] = t.Partitions
+	}
+}
+
+// printWouldCreate ends a dry run's plan that --create-topics made
+// possible with what the real run does first.
+func (r *run) printWouldCreate() {
+	if len(r.wouldCreate) == 0 {
+		return
+	}
+	fmt.Fprintln(r.Out, english.Wrap(fmt.Sprintf("the real run (the same restore without --dry-run) creates %s first, then writes this plan",
+		strings.Join(r.wouldCreate, ", ")), 120, "  "))
+}
+
+// wouldCreate reports whether offsets topic t does not exist and the dry
+// run plans as if --create-topics had created it (planAsCreated).
+func (p *Plan) wouldCreate(t string) bool { return p.opts.AbsentOffsetsTopics[t] > 0 }
 
 // CreateConnectTopics creates those of topics that do not exist on cl's
 // cluster, each cleanup.policy=compact with its partition count and

@@ -85,6 +85,11 @@ func captureLive(ctx context.Context, cl *kgo.Client, snap *snapshot.Snapshot, o
 	if err != nil {
 		return nil, nil, err
 	}
+	for t, n := range opts.AbsentOffsetsTopics {
+		if n > 0 && (slices.Contains(own, t) || slices.Contains(opts.OffsetsTopics, t)) {
+			exists[t] = true // a dry run's --create-topics creates it: read as empty
+		}
+	}
 	if err := missingWorkerTopics(ctx, adm, snap, opts, func(t string) (bool, []string) { return exists[t], needs[t] }, own); err != nil {
 		return nil, nil, err
 	}

@@ -982,6 +982,10 @@ func (p *Plan) describePolicies(ctx context.Context, adm *kadm.Client) {
 			continue
 		}
 		for _, t := range cp.Source.writtenTopics() {
+			if p.wouldCreate(t) {
+				p.policies[t] = "compact" // as a dry run's --create-topics creates it
+				continue
+			}
 			if !slices.Contains(topics, t) {
 				topics = append(topics, t)
 			}

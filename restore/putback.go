@@ -116,7 +116,7 @@ func startCommand(rc *connectrest.Client, name, target string) string {
 		verb = "pause"
 	}
 	if rc != nil && len(rc.URLs()) > 0 {
-		return fmt.Sprintf("curl -X PUT %s/connectors/%s/%s", strings.TrimSuffix(rc.URLs()[0], "/"), RESTPathSegment(name), verb)
+		return Curl + " -X PUT " + ShellQuote(strings.TrimSuffix(rc.URLs()[0], "/")+"/connectors/"+RESTPathSegment(name)+"/"+verb)
 	}
 	return fmt.Sprintf("PUT /connectors/%s/%s on the Connect REST API", url.PathEscape(name), verb)
 }

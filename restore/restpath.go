@@ -23,3 +23,10 @@ func RESTPathSegment(name string) string {
 	}
 	return b.String()
 }
+
+// Curl is how every curl command the tool prints starts. --fail-with-body
+// (curl 7.76 and later) makes a request Connect refuses (404, 409, 500)
+// exit non-zero, with Connect's error body still shown, so a script that
+// runs the advice stops there instead of carrying on as if the connector
+// were stopped; -sS drops the progress meter but keeps curl's own error.
+const Curl = "curl -sS --fail-with-body"

@@ -403,6 +403,7 @@ func (r *run) run(ctx context.Context) error {
 	if r.req.DryRun {
 		r.report.Outcome = OutcomePlanned
 		fmt.Fprintln(r.Out, "dry run: nothing written")
+		r.printWouldCreate() // createtopics.go
 		r.Log.Info("restore planned (dry run)", "snapshot_id", snap.ID, "connectors", len(plan.Connectors),
 			"source_writes", counts.SourceWrites, "tombstones", counts.Tombstones, "sink_commits", counts.SinkCommits, "sink_deletions", counts.SinkDeletions,
 			"duration", r.since())

@@ -178,7 +178,15 @@ func (r *run) resumes(plan *Plan) map[string]bool {
 		return out
 	}
 	for _, cp := range plan.Connectors {
-		if !cp.Live.HasConfig || !cp.Writes() {
+		if !cp.Writes() {
+			continue
+		}
+		if !cp.Live.HasConfig {
+			// --create-connectors creates it STOPPED; it resumes it unless
+			// the state restored has it STOPPED and there is no --start.
+			if c, ok := r.req.Snapshot.Connector(cp.Name); r.req.CreateConnectors && ok && c.HasConfig && (r.req.Start || c.TargetState != snapshot.StateStopped) {
+				out[cp.Name] = true
+			}
 			continue
 		}
 		if !cp.Live.Stopped() || r.req.Start {

@@ -37,6 +37,9 @@ type SinkTrap struct {
 	// prevents it, ready to paste.
 	Message string `json:"message"`
 	Command string `json:"command,omitempty"`
+	// Delete, for an offsets-expire trap of a group whose connector has
+	// no config, deletes the group (a connector deleted on purpose).
+	Delete string `json:"delete,omitempty"`
 }
 
 // FindSinkTraps compares live, the cluster now, with snap, its newest
@@ -56,7 +59,7 @@ func FindSinkTraps(snap, live *snapshot.Snapshot, retention time.Duration, now t
 	}
 	out = append(out, belowStart(live)...)
 	if retention > 0 {
-		out = append(out, expiring(snap, live, retention, now)...)
+		out = append(out, expiring(snap, live, retention, now, s)...)
 	}
 	if snap != nil {
 		out = append(out, gone(snap, live, s)...)
@@ -100,15 +103,14 @@ func belowStart(live *snapshot.Snapshot) []SinkTrap {
 // consumer-protocol group expires by commit times, which the journal
 // keeps, not a snapshot: such a group is named with the latest time it
 // can expire, now plus the retention).
-func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.Time) []SinkTrap {
+func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.Time, s CommandSettings) []SinkTrap {
 	var out []SinkTrap
 	for _, g := range live.SinkGroups {
 		if g.Connector == "" || len(g.Offsets) == 0 {
 			continue
 		}
-		if c, ok := live.Connector(g.Connector); !ok || !c.HasConfig {
-			continue // no connector here to resume: nothing to warn of
-		}
+		c, ok := live.Connector(g.Connector)
+		orphan := !ok || !c.HasConfig // nothing commits to it again: the surest to expire
 		rule := snapshot.ExpiryRule(g, g.Type == "consumer")
 		if rule == snapshot.RuleNone {
 			continue
@@ -138,6 +140,9 @@ func expiring(snap, live *snapshot.Snapshot, retention time.Duration, now time.T
 		}
 		t.Message = fmt.Sprintf("group %q has no members (%s): Kafka deletes its %d committed offsets %s (offsets.retention.minutes=%d) unless the connector is resumed before",
 			g.Group, g.State, len(g.Offsets), when, int64(retention/time.Minute))
+		if orphan {
+			orphanTrap(&t, snap, s, len(g.Offsets), when, retention) // orphan.go
+		}
 		out = append(out, t)
 	}
 	return out

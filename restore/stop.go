@@ -237,6 +237,12 @@ func (s *stopper) finish(ctx context.Context) error {
 	}
 	if len(kept) > 0 {
 		fmt.Fprintf(s.out, "left STOPPED, as in the snapshot: %s\n", strings.Join(kept, ", "))
+		// A sink left so loses its offsets when they expire: how to start
+		// each (a restore with --start would have).
+		fmt.Fprintln(s.out, "start each with:")
+		for _, n := range kept {
+			fmt.Fprintf(s.out, "  %s\n", startCommand(s.rc, n, snapshot.StateStarted))
+		}
 	}
 	if len(held) > 0 {
 		fmt.Fprintf(s.out, "left STOPPED (offsets not restored here): %s; resume each once the same restore, run again, restored them\n", strings.Join(held, ", "))

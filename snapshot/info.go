@@ -186,6 +186,11 @@ const (
 	// offsets expire at the event's Before unless the connector resumes;
 	// its Time is the moment observed, whose state still holds them.
 	EventSinkExpiring = "sink-expiring"
+	// EventSinkOrphanExpiring: the same warning for a group whose
+	// connector has no config (deleted, or its config topic lost): nothing
+	// commits to it again and there is no connector to resume, so its
+	// advice differs (let it go, or create the connector again).
+	EventSinkOrphanExpiring = "sink-orphan-expiring"
 	// EventSinkRewound: sink group offsets moved backwards.
 	EventSinkRewound = "sink-rewound"
 	// EventConnectorDeleted: a connector's config was deleted.

@@ -162,6 +162,9 @@ func (c *checkCmd) print(res checkResult) {
 			who = t.Group
 		}
 		fmt.Fprintln(c.stdout, english.Wrap(fmt.Sprintf("%s  %s: %s", t.Kind, who, t.Message), 120, "  "))
+		if t.Delete != "" { // an orphaned group, deleted on purpose
+			fmt.Fprintln(c.stdout, english.Continue(t.Delete, lineWidth, "  delete: ", "      "))
+		}
 		if t.Command != "" {
 			fmt.Fprintf(c.stdout, "  fix: %s\n", t.Command)
 		}

@@ -114,8 +114,8 @@ func TestRestoreStopConnectorsResume(t *testing.T) {
 		// Written, and STOPPED before as in the snapshot: named, with
 		// the command that starts each.
 		"left STOPPED: 2 connectors (STOPPED before the restore, STOPPED in the state restored); start each with:\n"+
-			"    curl -X PUT "+srv.URL+"/connectors/mongodb-connector/resume\n"+
-			"    curl -X PUT "+srv.URL+"/connectors/s3-sink-archive/resume\n",
+			"    curl -sS --fail-with-body -X PUT "+srv.URL+"/connectors/mongodb-connector/resume\n"+
+			"    curl -sS --fail-with-body -X PUT "+srv.URL+"/connectors/s3-sink-archive/resume\n",
 	)
 	for _, name := range []string{connectdemo.ConnMongo, connectdemo.ConnFile, connectdemo.ConnJDBCLegacy, connectdemo.ConnPoller} {
 		if strings.Contains(out, "resumed: connector "+name+" ") || strings.Contains(out, "paused again: connector "+name+" ") {
@@ -572,7 +572,7 @@ func TestRestoreNamesConnectorLeftStopped(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("restore --output json: %v\n%s", err, out)
 	}
-	want := "curl -X PUT " + srv.URL + "/connectors/" + connectdemo.ConnMongo + "/resume"
+	want := "curl -sS --fail-with-body -X PUT " + srv.URL + "/connectors/" + connectdemo.ConnMongo + "/resume"
 	if len(doc.LeftStopped) != 1 || doc.LeftStopped[0].Connector != connectdemo.ConnMongo || doc.LeftStopped[0].State != snapshot.StateStopped || doc.LeftStopped[0].Start != want {
 		t.Fatalf("left_stopped: %+v, want %s with %q\n%s", doc.LeftStopped, connectdemo.ConnMongo, want, out)
 	}

@@ -49,7 +49,7 @@ func TestCreateConnectorsByHandRunsAsPrinted(t *testing.T) {
 	t.Cleanup(srv.Close)
 	scope := []string{"restore", id, "--allow-other-cluster", "--connector", plain, "--connector", secret}
 	_, stderr := dst.mustRun(exitRefused, append(scope, "--create-connectors", "--connect-url", srv.URL)...)
-	inline, piped := pasted(stderr, "curl -s -X POST "), pasted(stderr, "offsetkeeper show ")
+	inline, piped := pasted(stderr, "curl -sS --fail-with-body -X POST "), pasted(stderr, "offsetkeeper show ")
 	if !strings.Contains(inline, `"name":"`+plain+`"`) || !strings.Contains(piped, "--connector "+secret) || strings.Contains(stderr, "{...}") ||
 		strings.Contains(stderr, "dbz") {
 		t.Fatalf("the commands to create %s (inline) and %s (through show, its password not shown) by hand:\n%s", plain, secret, stderr)
@@ -58,7 +58,7 @@ func TestCreateConnectorsByHandRunsAsPrinted(t *testing.T) {
 	dst.mustRun(0, scope...) // step 1, as the refusal says
 	self, _ := os.Executable()
 	for _, cmd := range []string{inline, strings.Replace(piped, "offsetkeeper ", self+" ", 1)} {
-		sh := exec.Command("sh", "-c", strings.Replace(cmd, "curl ", curl+" --fail ", 1))
+		sh := exec.Command("sh", "-c", strings.Replace(cmd, "curl ", curl+" ", 1))
 		sh.Env = append(os.Environ(), "OFFSETKEEPER_TEST_AS_MAIN=1")
 		if out, err := sh.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", cmd, err, out)

@@ -224,22 +224,22 @@ Look around, from another terminal in this directory:
   %[1]s daemon%[4]s%[7]s --schedule "@every 1m" --keep-within 1d --keep-daily 7 --journal-interval 1s --listen %[8]s
      (the daemon: snapshots, a journal of every change for restore --at, the page at http://%[8]s/;
       with --connect-url the undo of each reset it logs stops and resumes the connector, or creates it again)
-  curl -s '%[5]s/connectors?expand=status'
+  curl -sS --fail-with-body '%[5]s/connectors?expand=status'
   kcat -b %[6]s -C -t connect-offsets -e -K '  ' -f '%%p %%k %%s\n'
 
 A bad reset, then the restore (start the daemon above first: its journal catches the reset):
   1. The mistake: %[3]s is stopped, its offsets deleted, and it is started again,
      so it would re-read its whole source:
-       curl -s -X PUT %[5]s/connectors/%[3]s/stop
-       curl -s -X DELETE %[5]s/connectors/%[3]s/offsets
-       curl -s -X PUT %[5]s/connectors/%[3]s/resume
-       curl -s %[5]s/connectors/%[3]s/offsets
+       curl -sS --fail-with-body -X PUT %[5]s/connectors/%[3]s/stop
+       curl -sS --fail-with-body -X DELETE %[5]s/connectors/%[3]s/offsets
+       curl -sS --fail-with-body -X PUT %[5]s/connectors/%[3]s/resume
+       curl -sS --fail-with-body %[5]s/connectors/%[3]s/offsets
   2. The reset as the journal caught it, with the restore back to just before it:
        %[1]s events%[4]s%[7]s --connector %[3]s
      Paste its "check:" line (the plan, nothing written), then its "undo:" line (it stops the
      connector through Connect, writes its offsets from just before the reset, verifies, resumes it).
   3. Back where it was just before the reset:
-       curl -s %[5]s/connectors/%[3]s/offsets
+       curl -sS --fail-with-body %[5]s/connectors/%[3]s/offsets
      and paste the "after:" line of step 2's events: the diff from just before the reset, no differences
   4. Second choice, without the daemon: the newest snapshot. Taken after the reset it holds the
      damage: its plan then opens with a WARNING naming the reset and the commands of step 2.

@@ -141,14 +141,14 @@ func standbyGuide(w io.Writer, ok string, s standbyDemo) {
 1. Keep the standby in step (another terminal, in this directory):
 %[10]s
   Its connectors appear on the standby STOPPED:
-    curl -s '%[5]s/connectors?expand=status'
-  The lag:  curl -s http://%[11]s/api/standby   (the page: http://%[11]s/)
+    curl -sS --fail-with-body '%[5]s/connectors?expand=status'
+  The lag:  curl -sS --fail-with-body http://%[11]s/api/standby   (the page: http://%[11]s/)
 2. A disaster: kill the primary cluster and its Connect:
     touch %[12]s
 3. Fail over (the daemon stays fenced; the dry run first):
 %[13]s
 %[14]s
-    curl -s '%[5]s/connectors?expand=status'
+    curl -sS --fail-with-body '%[5]s/connectors?expand=status'
 Ctrl-C stops the demo.
 `, s.primary, s.primaryConnect, s.connectors, s.standby, s.standbyConnect, standbyClusterID, standbyAlias, standbyTarget,
 		connectdemo.GroupSinkES, wrapCommand(daemonCmd), s.listen, s.kill, wrapCommand(append(failover, "--dry-run")), wrapCommand(failover))

@@ -110,7 +110,7 @@ func TestDemo(t *testing.T) {
 	}
 	connectURL := "http://127.0.0.1:" + strconv.Itoa(cport)
 	brokers := "127.0.0.1:" + strconv.Itoa(kport)
-	for _, want := range []string{connectURL, "--stop-connectors --resume", "--via connect", "curl -s -X DELETE " + connectURL + "/connectors/inventory-connector/offsets",
+	for _, want := range []string{connectURL, "--stop-connectors --resume", "--via connect", "curl -sS --fail-with-body -X DELETE " + connectURL + "/connectors/inventory-connector/offsets",
 		"go run ./cmd/offsetkeeper restore latest --connector inventory-connector --brokers " + brokers,
 		// events and its commands first, restore latest second.
 		"2. The reset as the journal caught it, with the restore back to just before it:\n       go run ./cmd/offsetkeeper events --brokers " + brokers} {

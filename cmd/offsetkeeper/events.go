@@ -70,6 +70,12 @@ type eventJSON struct {
 	// the daemons of several clusters share (events_cluster.go).
 	Cluster  string `json:"cluster_id,omitempty"`
 	settings restore.CommandSettings
+	// Note is what to know before the undo, when something: for the
+	// expiry of a group whose connector is gone, what to do instead of
+	// resuming it (restore.Orphaned).
+	Note string `json:"note,omitempty"`
+	// Delete, with Note, deletes an orphaned group (restore.Orphan).
+	Delete string `json:"delete,omitempty"`
 }
 
 // errNoJournal is events' answer on a store without a journal.
@@ -112,11 +118,19 @@ func (c *eventsCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	all, err := c.allEvents(ctx, store, evs) // events_sink.go
+	if err != nil {
+		return err
+	}
 	out := []eventJSON{}
 	for _, e := range evs {
 		if len(keep) == 0 || keep[e.Connector] {
 			s := settings
 			s.FromCluster = clusterOf[e.Epoch]
+			if o, ok := sinkExpiryCommands(s, e, orphanOf(all, e)); ok {
+				out = append(out, eventJSON{Event: e, Undo: o.Commands.Run, UndoDryRun: o.Commands.DryRun, Note: o.Note, Delete: o.Delete, Cluster: s.FromCluster, settings: s})
+				continue
+			}
 			cmds := undoCommands(s, e)
 			out = append(out, eventJSON{Event: e, Undo: cmds.Run, UndoDryRun: cmds.DryRun, Cluster: s.FromCluster, settings: s})
 		}
@@ -175,7 +189,9 @@ func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 		if e.Cluster != "" {
 			fmt.Fprintf(c.stdout, "  cluster: %s\n", e.Cluster)
 		}
-		if note := e.settings.UndoNote(e.Kind); note != "" {
+		if e.Note != "" { // an orphaned group's expiry (events_sink.go)
+			printOrphanNote(c.stdout, e)
+		} else if note := e.settings.UndoNote(e.Kind); note != "" {
 			fmt.Fprintf(c.stdout, "  note:  %s\n", note)
 		}
 		fmt.Fprintf(c.stdout, "  check: %s\n", e.UndoDryRun)
@@ -187,8 +203,8 @@ func (c *eventsCmd) print(out []eventJSON, settings restore.CommandSettings) {
 // undoCommands is the restore that puts e's connector back as it was just
 // before e.
 func undoCommands(s restore.CommandSettings, e snapshot.Event) restore.Commands {
-	if cmds, ok := sinkExpiryCommands(s, e); ok {
-		return cmds
+	if o, ok := sinkExpiryCommands(s, e, orphan{}); ok {
+		return o.Commands
 	}
 	if e.Kind == snapshot.EventRestored {
 		return s.Snapshot(e.RestoreID, e.Connector)

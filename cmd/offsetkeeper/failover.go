@@ -342,7 +342,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var cmds []string
 	for _, n := range running {
 		if base != "" {
-			cmds = append(cmds, "curl -s -X PUT "+base+"/connectors/"+restSegment(n)+"/stop")
+			cmds = append(cmds, restore.Curl+" -X PUT "+restore.ShellQuote(base+"/connectors/"+restSegment(n)+"/stop"))
 		}
 	}
 	how := strings.Join(cmds, "; ")
@@ -358,7 +358,7 @@ func (c *failoverCmd) primaryStopped(ctx context.Context, state *snapshot.Snapsh
 	var resumes []string
 	for _, n := range running {
 		if sbase != "" {
-			resumes = append(resumes, "curl -s -X PUT "+sbase+"/connectors/"+restSegment(n)+"/resume")
+			resumes = append(resumes, restore.Curl+" -X PUT "+restore.ShellQuote(sbase+"/connectors/"+restSegment(n)+"/resume"))
 		}
 	}
 	then := strings.Join(resumes, "; ")
@@ -459,7 +459,7 @@ func (c *failoverCmd) resume(ctx context.Context, state *snapshot.Snapshot, rep 
 		}
 		if rc == nil {
 			doc.ResumeCommands = append(doc.ResumeCommands,
-				fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restSegment(cp.Name), verb))
+				fmt.Sprintf(`%s -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restore.Curl, restSegment(cp.Name), verb))
 			*list = append(*list, cp.Name)
 			continue
 		}

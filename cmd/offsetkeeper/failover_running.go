@@ -32,9 +32,9 @@ func (c *failoverCmd) runningRefusal(err error) error {
 	for _, f := range re.Running {
 		u := base + "/connectors/" + restSegment(f.Connector) + "/stop"
 		if base == "$STANDBY_CONNECT_URL" {
-			cmds = append(cmds, `curl -sS -X PUT "`+u+`"`)
+			cmds = append(cmds, restore.Curl+` -X PUT "`+u+`"`)
 		} else {
-			cmds = append(cmds, "curl -sS -X PUT "+restore.ShellQuote(u))
+			cmds = append(cmds, restore.Curl+" -X PUT "+restore.ShellQuote(u))
 		}
 	}
 	again := fmt.Sprintf("run the same %s again;", c.by)

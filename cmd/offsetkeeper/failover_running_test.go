@@ -69,7 +69,7 @@ func TestFailoverRefusedForConnectorRunningOnStandby(t *testing.T) {
 	if stop == "" || again == "" {
 		t.Fatalf("the refusal does not print the stop and the failover again on lines of their own:\n%s", errs)
 	}
-	if b, err := exec.Command("sh", "-c", strings.Replace(stop, "curl", curl, 1)+" --fail").CombinedOutput(); err != nil {
+	if b, err := exec.Command("sh", "-c", strings.Replace(stop, "curl", curl, 1)).CombinedOutput(); err != nil {
 		t.Fatalf("the printed %s: %v\n%s", stop, err, b)
 	}
 	if code, out, errs = runCLI(t, shellArgs(t, again)...); code != 0 {

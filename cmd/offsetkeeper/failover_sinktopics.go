@@ -98,10 +98,10 @@ func (c *failoverCmd) hold(ctx context.Context, rc *connectrest.Client, state *s
 	if len(unread) == 0 {
 		return false
 	}
-	cmd := fmt.Sprintf(`curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restSegment(name), verb)
+	cmd := fmt.Sprintf(`%s -X PUT "$STANDBY_CONNECT_URL/connectors/%s/%s"`, restore.Curl, restSegment(name), verb)
 	if len(c.standby.connectURLs) > 0 {
 		base := strings.TrimRight(splitList(c.standby.connectURLs[0])[0], "/")
-		cmd = "curl -sS -X PUT " + restore.ShellQuote(base+"/connectors/"+restSegment(name)+"/"+verb)
+		cmd = restore.Curl + " -X PUT " + restore.ShellQuote(base+"/connectors/"+restSegment(name)+"/"+verb)
 	}
 	doc.Held = append(doc.Held, failoverHeld{Connector: name, Regex: re, Unread: unread, Command: cmd})
 	return true

@@ -81,7 +81,7 @@ func TestFailoverHoldsSinkWithUnmatchedRegex(t *testing.T) {
 	if err := w.rc.PutConfig(ctx, name, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := exec.Command("sh", "-c", strings.Replace(cmds[0], "curl", curl, 1)+" --fail").CombinedOutput(); err != nil {
+	if b, err := exec.Command("sh", "-c", strings.Replace(cmds[0], "curl", curl, 1)).CombinedOutput(); err != nil {
 		t.Fatalf("the printed command %s: %v\n%s", cmds[0], err, b)
 	}
 	if s, err := w.rc.Status(ctx, name); err != nil || s.Connector.State != "RUNNING" {
@@ -139,7 +139,7 @@ func TestFailoverNamesStoppedSinkWithUnmatchedRegex(t *testing.T) {
 	if err := w.rc.PutConfig(ctx, name, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := exec.Command("sh", "-c", strings.Replace(doc.Held[0].Command, "curl", curl, 1)+" --fail").CombinedOutput(); err != nil {
+	if b, err := exec.Command("sh", "-c", strings.Replace(doc.Held[0].Command, "curl", curl, 1)).CombinedOutput(); err != nil {
 		t.Fatalf("the printed command %s: %v\n%s", doc.Held[0].Command, err, b)
 	}
 	if s, err := w.rc.Status(ctx, name); err != nil || s.Connector.State != "RUNNING" {

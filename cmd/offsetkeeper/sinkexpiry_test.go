@@ -100,6 +100,7 @@ func TestSinkOffsetsExpire(t *testing.T) {
 	if _, metrics, err := httpGet("http://" + addr + "/metrics"); err != nil || !strings.Contains(metrics, `offsetkeeper_sink_offsets_expire_seconds{group="`+group+`"}`) {
 		t.Errorf("/metrics: %v\n%s", err, metrics)
 	}
+	c.waitJournal(moment(), logs) // the warning's segment is stored after its log line
 	out, _ := c.mustRun(0, "events", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL)
 	t.Logf("events before expiry:\n%s", out)
 	if !strings.Contains(out, "sink-expiring") || !strings.Contains(out, "offsets of "+group+" expire at ") || !strings.Contains(out, "--start") {

@@ -19,6 +19,7 @@ import (
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim"
 	"github.com/offsetkeeper/offsetkeeper/internal/connectsim/connectsimtest"
 	"github.com/offsetkeeper/offsetkeeper/internal/testkit"
+	"github.com/offsetkeeper/offsetkeeper/restore"
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/capture"
 	"github.com/offsetkeeper/offsetkeeper/snapshot/store"
@@ -313,7 +314,7 @@ func TestFailoverDryRunAndRefused(t *testing.T) {
 	before := ends()
 	noConnect := []string{"--standby-brokers", w.standby, "--standby-translate", "mm2", "--mm2-source-alias", "a"}
 	code, out, errs := runCLI(t, append([]string{"failover", "--store", st, "--dry-run"}, noConnect...)...)
-	if code != 0 || !strings.Contains(out, "dry run: nothing written, no fence stored") || !strings.Contains(out, `curl -sS -X PUT "$STANDBY_CONNECT_URL/connectors/`) {
+	if code != 0 || !strings.Contains(out, "dry run: nothing written, no fence stored") || !strings.Contains(out, `curl -sS --fail-with-body -X PUT "$STANDBY_CONNECT_URL/connectors/`) {
 		t.Fatalf("failover --dry-run: %d\n%s\n%s", code, out, errs)
 	}
 	if ends() != before || fenced() {
@@ -386,8 +387,9 @@ func TestFailoverRefusedWhilePrimaryRuns(t *testing.T) {
 	}
 	for _, n := range running {
 		for _, cmd := range []string{
-			"curl -s -X PUT " + prim.URL + "/connectors/" + url.PathEscape(n) + "/stop",
-			"curl -s -X PUT " + w.connect.URL + "/connectors/" + url.PathEscape(n) + "/resume",
+			// A URL with a % escape is quoted for the shell.
+			"curl -sS --fail-with-body -X PUT " + restore.ShellQuote(prim.URL+"/connectors/"+url.PathEscape(n)+"/stop"),
+			"curl -sS --fail-with-body -X PUT " + restore.ShellQuote(w.connect.URL+"/connectors/"+url.PathEscape(n)+"/resume"),
 		} {
 			if !lines[cmd] {
 				t.Errorf("the refusal lacks the line %q:\n%s", cmd, errs)

@@ -133,6 +133,12 @@ type Options struct {
 	// counts as having no config, and the snapshot says so in a warning.
 	// Without it a missing config topic is an error (a mistyped name).
 	ConfigTopicOptional bool
+	// AbsentOffsetsTopics are offsets topics, with their partition counts,
+	// that a restore's dry run would create (--create-topics): one that
+	// does not exist is captured as existing with that many empty
+	// partitions, so that the dry run plans the writes into it. Nil for
+	// every capture that is not such a plan's.
+	AbsentOffsetsTopics map[string]int32
 	// Incremental keeps what was read in the Capturer and reads only what
 	// is new on the next Capture. The result is identical to a full read.
 	Incremental bool
@@ -275,7 +281,10 @@ type captureRun struct {
 	// views are the offsets topics read, offBounds their bounds.
 	views     []*keyview.TopicView
 	offBounds map[string]map[int32]kread.Bounds
-	snap      *snapshot.Snapshot
+	// absent are the Options.AbsentOffsetsTopics that do not exist,
+	// captured empty.
+	absent []string
+	snap   *snapshot.Snapshot
 	// early does the work of a once capture on each partition as it is
 	// read; nil otherwise.
 	early *overlap
@@ -435,6 +444,10 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 	}
 	r.warnings = append(r.warnings, offsetsPolicyWarnings(ctx, c.cl, c.adm, present)...)
 	for _, t := range missing {
+		if n := c.opts.AbsentOffsetsTopics[t]; n > 0 {
+			r.absent = append(r.absent, t) // a dry run would create it
+			continue
+		}
 		if workerTopic[t] {
 			return &MissingTopicError{Topic: t, What: "offsets topic", Flag: "--offsets-topic (offset.storage.topic of the worker)"}
 		}
@@ -457,6 +470,9 @@ func (r *captureRun) readOffsets(ctx context.Context) error {
 		}
 		v.Progress = c.opts.Progress.topic(t)
 		r.views = append(r.views, v)
+	}
+	if len(r.views) == 0 && len(r.absent) > 0 {
+		return nil // only topics a dry run would create: nothing to read
 	}
 	positions := positionsOf(r.views)
 	var onDone func(*keyview.TopicView, int32, *keyview.PartView, float64)
@@ -513,6 +529,13 @@ func (r *captureRun) newSnapshot(cluster string, confBounds map[string]map[int32
 	}
 	for _, v := range r.views {
 		snap.Topics = append(snap.Topics, topicOf(v.Name, snapshot.RoleOffsets, r.offBounds[v.Name]))
+	}
+	for _, t := range r.absent {
+		empty := map[int32]kread.Bounds{}
+		for p := range r.c.opts.AbsentOffsetsTopics[t] {
+			empty[p] = kread.Bounds{}
+		}
+		snap.Topics = append(snap.Topics, topicOf(t, snapshot.RoleOffsets, empty))
 	}
 	r.snap = snap
 }

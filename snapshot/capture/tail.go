@@ -434,6 +434,7 @@ func (t *Tail) readGroups(ctx context.Context) (map[string]snapshot.SinkGroup, e
 		c := t.conf.Connector(name)
 		conns[name] = &c
 	}
+	t.keepOrphans(conns)
 	rd, err := t.capt.readSinkGroups(ctx, conns, func(string) bool { return true }, false, t.groups)
 	if err != nil {
 		return nil, err

@@ -15,3 +15,22 @@ func (t *Tail) HasConfig(connector string) bool {
 	_, ok := t.conf.Connectors[connector]
 	return ok
 }
+
+// keepOrphans adds to conns, the sink connectors whose groups readGroups
+// reads, each group the Tail read for a sink connector that has no config
+// now (deleted, or its config topic lost), under that connector: with a
+// group.id override nothing else ties the group to a sink, and dropping
+// it would record a deletion that did not happen, while nothing will
+// commit to it again and Kafka expires it (the daemon's expiry guard
+// watches it). It is read until it is really gone.
+func (t *Tail) keepOrphans(conns map[string]*snapshot.Connector) {
+	for name, g := range t.groups {
+		if g.Connector == "" || conns[g.Connector] != nil {
+			continue
+		}
+		if _, ok := t.conf.Connectors[g.Connector]; ok {
+			continue // a config again, no longer a sink's
+		}
+		conns[g.Connector] = &snapshot.Connector{Name: g.Connector, Type: snapshot.TypeSink, Group: name}
+	}
+}
