@@ -25,15 +25,19 @@ func TestOffsetsTopicGoneDaemonAdvice(t *testing.T) {
 	spec := connectdemo.DefaultSpec()
 	c := newCluster(t, &spec)
 	c.stopAll()
-	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 2s")
+	// Runs 12 s apart: a run between the journal's last flush before the
+	// deletion and the deletion takes a snapshot newer than the moment the
+	// journal holds, and its restore is then the right advice (the test
+	// would not see the --at). The deletion comes a few seconds after the
+	// first run, the next run fails after the journal recorded it.
+	logs := c.startDaemon("--journal-interval", "1s", "--schedule", "@every 12s")
 	c.waitJournal(time.Now(), logs)
 	off := connectdemo.DefaultOffsetsTopic
 	fileKey := key(connectdemo.ConnFile, `{"filename":"/data/testdata.txt"}`)
 	c.produce(&kgo.Record{Topic: off, Key: fileKey, Value: []byte(`{"position":987654}`)})
 	c.waitJournal(moment(), logs)
-	// The next runs, every 2s, fail from now on: the latest full snapshot
-	// may or may not hold the value; the state just before the deletion
-	// does.
+	// The next runs fail from now on: the latest full snapshot may or may
+	// not hold the value; the state just before the deletion does.
 	if _, err := c.adm.DeleteTopics(context.Background(), off); err != nil {
 		t.Fatal(err)
 	}
