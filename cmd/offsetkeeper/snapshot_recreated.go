@@ -17,8 +17,11 @@ import (
 // earlier snapshot. Without it the snapshot of the loss was stored in
 // silence, and "restore latest" restored the loss.
 func (c *snapshotCmd) warnRecreated(ctx context.Context, sto *store.Store, snap *snapshot.Snapshot, info snapshot.Info) {
-	prev, why := store.RecreatedSince(ctx, sto, snap, info)
-	if prev == nil {
+	prev, why, added := store.ChangedSince(ctx, sto, snap, info)
+	if len(added) > 0 {
+		warn(c.stderr, "snapshot", store.AddedAdvice(added, prev.ID))
+	}
+	if len(why) == 0 {
 		return
 	}
 	dry := c.g.commandSettings().Snapshot(prev.ID).DryRun

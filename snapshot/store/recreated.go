@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/offsetkeeper/offsetkeeper/snapshot"
 )
@@ -24,14 +25,29 @@ func (dropSink) Finish(*snapshot.Snapshot)                                {}
 // journal, the snapshot of such a topic holds its loss, and restore latest
 // restores that.
 func RecreatedSince(ctx context.Context, st *Store, snap *snapshot.Snapshot, info snapshot.Info) (*snapshot.Info, []string) {
-	if len(snap.Scope) > 0 || info.Kind != snapshot.KindFull {
+	prev, why, _ := ChangedSince(ctx, st, snap, info)
+	if len(why) == 0 {
 		return nil, nil
+	}
+	return prev, why
+}
+
+// ChangedSince is RecreatedSince, and also names the offsets topics whose
+// partitions were added since that earlier snapshot (added): more
+// partitions, and every partition it had still ends at or past where it
+// ended then. Nothing was lost from such a topic, and its earlier snapshot
+// is no better to restore; but Connect's producer now writes each key to
+// its murmur2 partition of the new count, while the key's older copy stays
+// on its partition of the old one. prev is the earlier snapshot when either
+// list holds something.
+func ChangedSince(ctx context.Context, st *Store, snap *snapshot.Snapshot, info snapshot.Info) (prev *snapshot.Info, why, added []string) {
+	if len(snap.Scope) > 0 || info.Kind != snapshot.KindFull {
+		return nil, nil, nil
 	}
 	infos, err := st.Snapshots().List(ctx)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var prev *snapshot.Info
 	for i := range infos {
 		in := &infos[i]
 		if in.ID == info.ID || in.Kind != snapshot.KindFull || in.ClusterID != snap.ClusterID || !in.CreatedAt.Before(info.CreatedAt) {
@@ -42,25 +58,50 @@ func RecreatedSince(ctx context.Context, st *Store, snap *snapshot.Snapshot, inf
 		}
 	}
 	if prev == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	then, _, err := st.Snapshots().GetWith(ctx, prev.ID, dropSink{})
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var why []string
 	for _, t := range snap.Topics {
 		if t.Role != snapshot.RoleOffsets {
 			continue
 		}
-		if w := recreatedTopic(t, then.Topics); w != "" {
+		if w := addedPartitions(t, then.Topics); w != "" {
+			added = append(added, w)
+		} else if w := recreatedTopic(t, then.Topics); w != "" {
 			why = append(why, w)
 		}
 	}
-	if len(why) == 0 {
-		return nil, nil
+	if len(why) == 0 && len(added) == 0 {
+		return nil, nil, nil
 	}
-	return prev, why
+	return prev, why, added
+}
+
+// addedPartitions says how offsets topic t has more partitions than in
+// then with every partition it had there still ending at or past where it
+// ended ("" otherwise): partitions added, nothing lost.
+func addedPartitions(t snapshot.Topic, then []snapshot.Topic) string {
+	for _, old := range then {
+		if old.Name != t.Name || old.Role != snapshot.RoleOffsets || len(t.Partitions) <= len(old.Partitions) {
+			continue
+		}
+		for _, op := range old.Partitions {
+			kept := false
+			for _, p := range t.Partitions {
+				if p.Partition == op.Partition && p.EndOffset >= op.EndOffset {
+					kept = true
+				}
+			}
+			if !kept {
+				return ""
+			}
+		}
+		return fmt.Sprintf("offsets topic %q has %d partitions, it had %d", t.Name, len(t.Partitions), len(old.Partitions))
+	}
+	return ""
 }
 
 // recreatedTopic says how offsets topic t differs from the same topic in
@@ -83,4 +124,16 @@ func recreatedTopic(t snapshot.Topic, then []snapshot.Topic) string {
 		}
 	}
 	return ""
+}
+
+// AddedAdvice says what partitions added to an offsets topic (added, from
+// ChangedSince, since snapshot prevID) mean for Connect and what to do.
+func AddedAdvice(added []string, prevID string) string {
+	return fmt.Sprintf("%s: partitions were added, and no record was lost (every partition it had ends at or past where it "+
+		"ended in snapshot %s, which is no better to restore). Connect's producer writes each key to its murmur2 partition of "+
+		"the new count once it sees it, while the key's older copy stays where it was: a worker that starts reads both, and "+
+		"which it keeps depends on read order, so a connector can start from an older offset. Kafka cannot remove partitions. "+
+		"From now on each snapshot names the keys found in two partitions, and the plan of a restore of the connector prints, "+
+		"for each, the kcat tombstone that removes the copy off its murmur2 partition: run it once the connector has "+
+		"committed on its new partition", strings.Join(added, "; "), prevID)
 }
