@@ -138,3 +138,9 @@ func (s *stopper) resumeAsRestored(plan *Plan, snap *snapshot.Snapshot) {
 			before: cp.State() + ", " + c.TargetState + " in the state restored", resumed: resumeWant{tasks: max(c.Tasks, 0)}})
 	}
 }
+
+// ResumeCommand is the request that resumes stopped connector name: a
+// curl command when rc has a URL, else the request in words.
+func ResumeCommand(rc *connectrest.Client, name string) string {
+	return startCommand(rc, name, snapshot.StateStarted)
+}

@@ -121,6 +121,16 @@ func (c *checkCmd) Run(ctx context.Context, args []string) error {
 		res.Warnings = append(res.Warnings, warnings...)
 	}
 	res.Traps = append(res.Traps, restore.FindSinkTraps(snap, live, retention, time.Now(), c.g.commandSettings())...)
+	if rc, err := c.g.connect.client(); err == nil && rc != nil {
+		// A stopped sink's offsets expire unless it is resumed: the
+		// command that resumes it (an orphaned group has no connector,
+		// and its own advice).
+		for i := range res.Traps {
+			if t := &res.Traps[i]; t.Kind == restore.TrapExpiry && t.Command == "" && t.Delete == "" && t.Connector != "" {
+				t.Command = restore.ResumeCommand(rc, t.Connector)
+			}
+		}
+	}
 	if c.output == "json" {
 		if err := writeJSON(c.stdout, res); err != nil {
 			return err
