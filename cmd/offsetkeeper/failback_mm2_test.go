@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +177,38 @@ func TestStandbyDaemonMapsCopiesBack(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mappedBack(t, groupOffsets(t, w.bcl, connectdemo.GroupSinkES), groupOffsets(t, w.acl, connectdemo.GroupSinkES))
+}
+
+// TestStandbyDaemonNamesItsMapSetting: without the mapping, the daemon
+// keeping the old primary in step names the connectors out of step with
+// the setting that maps their copies (--standby-map-topic, its env twin),
+// not restore's --map-topic, which its operator cannot give the daemon.
+func TestStandbyDaemonNamesItsMapSetting(t *testing.T) {
+	w, st, back, _ := failedOver(t)
+	addr := freeAddr(t)
+	dctx, cancel := context.WithCancel(context.Background())
+	var stderr testkit.SyncBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(dctx, []string{"daemon", "--brokers", w.standby, "--store", st, "--schedule", "@every 1h",
+			"--journal-interval", "200ms", "--standby-interval", "200ms", "--listen", addr, "--log-format", "json",
+			"--standby-brokers", w.primary, "--standby-translate", "timestamp", "--standby-connect-url", back.URL}, &bytes.Buffer{}, &stderr)
+	}()
+	defer func() { cancel(); <-exit }()
+	deadline := time.Now().Add(60 * time.Second)
+	for m := standbyMetrics(addr); m[`offsetkeeper_standby_connectors{state="out_of_step"}`] == 0; m = standbyMetrics(addr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no connector out of step without the mapping: %v\n%s", m, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/api/standby")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "the daemon maps them with --standby-map-topic ") || !strings.Contains(string(body), "a.orders=orders") {
+		t.Errorf("/api/standby does not name --standby-map-topic for the connectors out of step:\n%s", body)
+	}
 }

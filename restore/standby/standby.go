@@ -409,12 +409,21 @@ func (s *Syncer) checkPassive(ctx context.Context, plan *restore.Plan, rep *Repo
 // for a translation miss.
 func (s *Syncer) inStep(plan *restore.Plan, rep *Report) {
 	missed := map[string]int{}
+	fixes := map[string][]string{}
 	for _, m := range rep.Misses {
 		missed[m.Connector]++
+		if f := standbyFix(m.Fix); f != "" && !slices.Contains(fixes[m.Connector], f) {
+			fixes[m.Connector] = append(fixes[m.Connector], f)
+		}
 	}
 	for _, cp := range plan.Connectors {
 		if n := missed[cp.Name]; n > 0 {
-			rep.OutOfStep = append(rep.OutOfStep, Finding{cp.Name, fmt.Sprintf("%d sink partitions could not be translated", n)})
+			why := fmt.Sprintf("%d sink partitions could not be translated", n)
+			if f := fixes[cp.Name]; len(f) > 0 {
+				why += fmt.Sprintf("; the daemon maps them with %s (OFFSETKEEPER_STANDBY_MAP_TOPIC, "+
+					"OFFSETKEEPER_STANDBY_TOPIC_PREFIX)", strings.Join(f, " "))
+			}
+			rep.OutOfStep = append(rep.OutOfStep, Finding{cp.Name, why})
 			continue
 		}
 		rep.InStep = append(rep.InStep, cp.Name)
@@ -431,4 +440,17 @@ func (s *Syncer) outOfStep(plan *restore.Plan, rep *Report, why string) {
 			rep.InStep = append(rep.InStep, cp.Name)
 		}
 	}
+}
+
+// standbyFix is a translation miss's fix (restore's --map-topic or
+// --topic-prefix) as the standby daemon's setting of the same name: the
+// daemon takes --standby-map-topic, and a miss said "restore with
+// --map-topic", which the daemon's operator cannot run.
+func standbyFix(fix string) string {
+	for _, flag := range []string{"--map-topic ", "--topic-prefix "} {
+		if v, ok := strings.CutPrefix(fix, flag); ok {
+			return "--standby-" + strings.TrimPrefix(flag, "--") + v
+		}
+	}
+	return ""
 }
