@@ -210,7 +210,7 @@ func (p *Plan) Check(ctx context.Context, cl *kgo.Client) error {
 	written := p.writtenTopics()
 	for _, t := range sortedKeys(written) {
 		policy, ok := p.policies[t]
-		if ok && !onlyCompact(policy) {
+		if ok && !capture.OnlyCompact(policy) {
 			add("", CheckCleanupPolicy, "offsets topic %q has cleanup.policy=%s: a Connect worker refuses to start on an offsets topic whose policy is not exactly compact; fix it with kafka-configs.sh --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", t, policy, orBrokers(p.bootstrap), t)
 		}
 	}

@@ -27,8 +27,8 @@ func TestOnlyCompact(t *testing.T) {
 		"delete, compact": false,
 		"":                false,
 	} {
-		if got := onlyCompact(policy); got != want {
-			t.Errorf("onlyCompact(%q) = %v, want %v", policy, got, want)
+		if got := capture.OnlyCompact(policy); got != want {
+			t.Errorf("OnlyCompact(%q) = %v, want %v", policy, got, want)
 		}
 	}
 }

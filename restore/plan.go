@@ -1019,18 +1019,3 @@ func (p *Plan) describePolicies(ctx context.Context, adm *kadm.Client) {
 	}
 }
 
-// onlyCompact reports whether a cleanup.policy is exactly {compact}, the
-// only policy a Connect worker accepts on its offsets topic.
-func onlyCompact(policy string) bool {
-	seen := false
-	for _, part := range strings.Split(strings.Trim(policy, "[]"), ",") {
-		switch strings.TrimSpace(part) {
-		case "compact":
-			seen = true
-		case "":
-		default:
-			return false
-		}
-	}
-	return seen
-}

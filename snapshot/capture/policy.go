@@ -63,7 +63,7 @@ func offsetsPolicyWarnings(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 				retention = c.MaybeValue()
 			}
 		}
-		if policy == "" || onlyCompact(policy) {
+		if policy == "" || OnlyCompact(policy) {
 			continue
 		}
 		keeps := "Kafka deletes its records as retention.ms says"
@@ -83,9 +83,10 @@ func offsetsPolicyWarnings(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 	return out
 }
 
-// onlyCompact reports whether policy (a list, as Kafka returns it) is
-// exactly compact.
-func onlyCompact(policy string) bool {
+// OnlyCompact reports whether a cleanup.policy (a list, as Kafka returns
+// it) is exactly {compact}, the only policy a Connect worker accepts on
+// its offsets topic.
+func OnlyCompact(policy string) bool {
 	seen := false
 	for _, part := range strings.Split(strings.Trim(policy, "[]"), ",") {
 		switch strings.TrimSpace(part) {
