@@ -1018,4 +1018,3 @@ func (p *Plan) describePolicies(ctx context.Context, adm *kadm.Client) {
 		p.policies[t] = policy
 	}
 }
-
