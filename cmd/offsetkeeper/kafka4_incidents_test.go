@@ -419,23 +419,7 @@ func TestKafka4ConsumerGroupOffsetsExpire(t *testing.T) {
 		t.Fatalf("the offsets were %v when the daemon warned, want %v", got, want)
 	}
 	until(t, 3*time.Minute, "the offsets to expire", logs, func() bool { return len(c.groupOffsets(group)) == 0 })
-	var expired eventJSON
-	until(t, 30*time.Second, "sink-expired in events", logs, func() bool {
-		out, _ := c.mustRun(0, "events", "--output", "json", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL, "--brokers", c.brokers)
-		var evs []eventJSON
-		if err := json.Unmarshal([]byte(out), &evs); err != nil {
-			t.Fatalf("events --output json: %v\n%s", err, out)
-		}
-		for _, e := range evs {
-			if e.Group == group && e.Kind == snapshot.EventSinkDeleted {
-				t.Fatalf("the expiry was recorded as a deletion: %+v", e)
-			}
-			if e.Group == group && e.Kind == snapshot.EventSinkExpired {
-				expired = e
-			}
-		}
-		return expired.Undo != ""
-	})
+	expired := waitSinkExpired(t, c, logs, group, before, srv.URL)
 	if !strings.HasSuffix(expired.Undo, " --start") {
 		t.Errorf("the undo of sink-expired does not resume the connector: %s", expired.Undo)
 	}

@@ -106,24 +106,7 @@ func TestOrphanedSinkOffsetsExpire(t *testing.T) {
 
 	// Kafka (kfake) deletes them; the journal records an expiry.
 	until(t, 3*time.Minute, "the group to expire", logs, func() bool { s, _ := c.groupState(group); return s == "" })
-	var expired eventJSON
-	until(t, 30*time.Second, "sink-expired in events", logs, func() bool {
-		out, _ := c.mustRun(0, "events", "--output", "json", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL, "--brokers", c.brokers)
-		var evs []eventJSON
-		if err := json.Unmarshal([]byte(out), &evs); err != nil {
-			t.Fatalf("events --output json: %v\n%s", err, out)
-		}
-		for _, e := range evs {
-			if e.Group == group && e.Kind == snapshot.EventSinkDeleted {
-				t.Fatalf("the expiry was recorded as a deletion: %+v", e)
-			}
-			if e.Group == group && e.Kind == snapshot.EventSinkExpired {
-				expired = e
-				return true
-			}
-		}
-		return false
-	})
+	expired := waitSinkExpired(t, c, logs, group, before, srv.URL)
 	if !strings.Contains(expired.Undo, "--create-connectors") || strings.Contains(expired.Undo, "--start") || !strings.Contains(expired.Note, "has no config") {
 		t.Fatalf("sink-expired of an orphaned group: undo %q, note %q", expired.Undo, expired.Note)
 	}

@@ -113,24 +113,7 @@ func TestSinkOffsetsExpire(t *testing.T) {
 	if time.Since(stopped) < 50*time.Second {
 		t.Fatalf("the group was gone %s after the stop, before its retention", time.Since(stopped))
 	}
-	var expired eventJSON
-	until(t, 30*time.Second, "sink-expired in events", logs, func() bool {
-		out, _ := c.mustRun(0, "events", "--output", "json", "--since", before.Format(time.RFC3339Nano), "--connect-url", srv.URL, "--brokers", c.brokers)
-		var evs []eventJSON
-		if err := json.Unmarshal([]byte(out), &evs); err != nil {
-			t.Fatalf("events --output json: %v\n%s", err, out)
-		}
-		for _, e := range evs {
-			if e.Group == group && e.Kind == snapshot.EventSinkDeleted {
-				t.Fatalf("the expiry was recorded as a deletion: %+v", e)
-			}
-			if e.Group == group && e.Kind == snapshot.EventSinkExpired {
-				expired = e
-				return true
-			}
-		}
-		return false
-	})
+	expired := waitSinkExpired(t, c, logs, group, before, srv.URL)
 	if !strings.HasSuffix(expired.Undo, " --stop-connectors --resume --start") || !strings.Contains(expired.Undo, "--connector "+conn) {
 		t.Fatalf("the command: %s", expired.Undo)
 	}
@@ -168,4 +151,30 @@ func TestSinkOffsetsExpire(t *testing.T) {
 	if t.Failed() {
 		t.Logf("diff:\n%s\n%s", out, errOut)
 	}
+}
+
+// waitSinkExpired waits until events (since, with connectURL) lists the
+// sink-expired event of group and returns it; an expiry recorded as a
+// deletion fails the test.
+func waitSinkExpired(t *testing.T, c *cluster, logs interface{ String() string }, group string, since time.Time, connectURL string) eventJSON {
+	t.Helper()
+	var expired eventJSON
+	until(t, 30*time.Second, "sink-expired in events", logs, func() bool {
+		out, _ := c.mustRun(0, "events", "--output", "json", "--since", since.Format(time.RFC3339Nano), "--connect-url", connectURL, "--brokers", c.brokers)
+		var evs []eventJSON
+		if err := json.Unmarshal([]byte(out), &evs); err != nil {
+			t.Fatalf("events --output json: %v\n%s", err, out)
+		}
+		for _, e := range evs {
+			if e.Group == group && e.Kind == snapshot.EventSinkDeleted {
+				t.Fatalf("the expiry was recorded as a deletion: %+v", e)
+			}
+			if e.Group == group && e.Kind == snapshot.EventSinkExpired {
+				expired = e
+				return true
+			}
+		}
+		return false
+	})
+	return expired
 }
